@@ -1,0 +1,152 @@
+//! Builds `device/` to PTX and embeds it, in the shape of Rust-CUDA's
+//! `cuda_builder`: a nested cargo compiles the device crate with rustc's
+//! NVPTX back end, once per GPU architecture, and the host binary gets the
+//! PTX texts through `include_str!` (see `host/src/backend/gpu/ptx.rs`).
+//!
+//! `WAVEPATH_CUDA_ARCHS` picks the architectures (comma-separated, e.g.
+//! `sm_80,sm_90`; default [`DEFAULT_ARCHS`]). The device code must not call
+//! out of its module: a PTX with an `.extern .func` would fail to load, so
+//! the build fails on one.
+
+use std::env;
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Turing through Hopper. The driver JIT-compiles the newest PTX not newer
+/// than the device, so later GPUs run the sm_90 PTX.
+const DEFAULT_ARCHS: &str = "sm_75,sm_80,sm_86,sm_89,sm_90";
+
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("error: building the device crate to PTX failed: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<(), String> {
+    let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").map_err(|e| e.to_string())?);
+    let out_dir = PathBuf::from(env::var("OUT_DIR").map_err(|e| e.to_string())?);
+    println!("cargo:rerun-if-changed=device/src");
+    println!("cargo:rerun-if-changed=device/Cargo.toml");
+    println!("cargo:rerun-if-env-changed=WAVEPATH_CUDA_ARCHS");
+
+    let archs = parse_archs(
+        &env::var("WAVEPATH_CUDA_ARCHS").unwrap_or_else(|_| DEFAULT_ARCHS.to_string()),
+    )?;
+    let builds: Vec<_> = archs
+        .iter()
+        .map(|&cc| {
+            let (manifest_dir, out_dir) = (manifest_dir.clone(), out_dir.clone());
+            std::thread::spawn(move || build_ptx(&manifest_dir, &out_dir, cc))
+        })
+        .collect();
+    let mut table =
+        String::from("/// Embedded PTX, one module per compute capability, ascending.\n");
+    table.push_str("pub const PTX_MODULES: &[(u32, &str)] = &[\n");
+    for (build, cc) in builds.into_iter().zip(&archs) {
+        let path = build
+            .join()
+            .map_err(|_| format!("the sm_{cc} build thread panicked"))??;
+        writeln!(
+            table,
+            "    ({cc}, include_str!({:?})),",
+            path.display().to_string()
+        )
+        .unwrap();
+    }
+    table.push_str("];\n");
+    fs::write(out_dir.join("ptx_modules.rs"), table).map_err(|e| e.to_string())
+}
+
+/// `"sm_75, sm_90"` → `[75, 90]`, sorted and de-duplicated.
+fn parse_archs(list: &str) -> Result<Vec<u32>, String> {
+    let mut ccs = Vec::new();
+    for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let cc = item
+            .strip_prefix("sm_")
+            .and_then(|n| n.parse::<u32>().ok())
+            .filter(|&n| n >= 50)
+            .ok_or_else(|| {
+                format!("WAVEPATH_CUDA_ARCHS: `{item}` is not an architecture like `sm_90`")
+            })?;
+        ccs.push(cc);
+    }
+    ccs.sort_unstable();
+    ccs.dedup();
+    if ccs.is_empty() {
+        return Err("WAVEPATH_CUDA_ARCHS names no architecture".into());
+    }
+    Ok(ccs)
+}
+
+/// Compiles the device crate for `sm_{cc}` and returns the path of its PTX.
+fn build_ptx(manifest_dir: &Path, out_dir: &Path, cc: u32) -> Result<PathBuf, String> {
+    let target_dir = out_dir.join(format!("device-target/sm_{cc}"));
+    let deps = target_dir.join("nvptx64-nvidia-cuda/release/deps");
+    // Stale `.s` files from earlier builds would make the output ambiguous.
+    if let Ok(entries) = fs::read_dir(&deps) {
+        for e in entries.flatten() {
+            if e.path().extension().is_some_and(|x| x == "s") {
+                let _ = fs::remove_file(e.path());
+            }
+        }
+    }
+    let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let flags = [
+        format!("-Ctarget-cpu=sm_{cc}"),
+        "-Zunstable-options".into(),
+        // No unwinding on the GPU: a panic (e.g. a bounds check) becomes
+        // `trap`, not a call to an external `core::panicking` function.
+        "-Cpanic=immediate-abort".into(),
+    ];
+    let output = Command::new(cargo)
+        .current_dir(manifest_dir)
+        .args([
+            "rustc",
+            "--release",
+            "-p",
+            "device",
+            "--target",
+            "nvptx64-nvidia-cuda",
+        ])
+        .args(["-Zbuild-std=core", "--target-dir"])
+        .arg(&target_dir)
+        .args(["--", "--emit=asm"])
+        .env("CARGO_ENCODED_RUSTFLAGS", flags.join("\x1f"))
+        // ptxas cannot parse the DWARF sections that debug info would add.
+        .env("CARGO_PROFILE_RELEASE_DEBUG", "false")
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_BUILD_RUSTFLAGS")
+        .env_remove("RUSTC_WRAPPER")
+        .env_remove("RUSTC_WORKSPACE_WRAPPER")
+        .env_remove("CARGO_TARGET_DIR")
+        .output()
+        .map_err(|e| format!("could not run cargo: {e}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "sm_{cc}: nested cargo failed:\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    let asm = fs::read_dir(&deps)
+        .map_err(|e| format!("{}: {e}", deps.display()))?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "s"))
+        .ok_or_else(|| format!("sm_{cc}: no PTX (.s) file in {}", deps.display()))?;
+    let ptx = fs::read_to_string(&asm).map_err(|e| e.to_string())?;
+    if let Some(line) = ptx.lines().find(|l| l.contains(".extern .func")) {
+        return Err(format!(
+            "sm_{cc}: the PTX calls an external function, which cannot load: `{}`",
+            line.trim()
+        ));
+    }
+    if !ptx.contains(".entry") {
+        return Err(format!("sm_{cc}: the PTX holds no kernel entry point"));
+    }
+    let dest = out_dir.join(format!("kernels_sm_{cc}.ptx"));
+    fs::write(&dest, ptx).map_err(|e| e.to_string())?;
+    Ok(dest)
+}

@@ -1,0 +1,52 @@
+//! Compact references to primitives of any type.
+
+/// The primitive types.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PrimKind {
+    /// [`super::Sphere`].
+    Sphere = 0,
+    /// [`super::Parallelepiped`] (a box).
+    Parallelepiped = 1,
+    /// [`super::Polygon`].
+    Polygon = 2,
+    /// [`super::Triangle`].
+    Triangle = 3,
+}
+
+/// A primitive's type and its index in that type's array, packed in 32 bits
+/// (type in the top two bits).
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PrimRef(u32);
+
+const INDEX_BITS: u32 = 30;
+const INDEX_MASK: u32 = (1 << INDEX_BITS) - 1;
+
+impl PrimRef {
+    /// The largest index a reference can hold.
+    pub const MAX_INDEX: u32 = INDEX_MASK;
+
+    /// Packs a reference; `index` must not exceed [`PrimRef::MAX_INDEX`].
+    #[inline(always)]
+    pub const fn new(kind: PrimKind, index: u32) -> Self {
+        PrimRef(((kind as u32) << INDEX_BITS) | (index & INDEX_MASK))
+    }
+
+    /// The primitive's type.
+    #[inline(always)]
+    pub fn kind(self) -> PrimKind {
+        match self.0 >> INDEX_BITS {
+            0 => PrimKind::Sphere,
+            1 => PrimKind::Parallelepiped,
+            2 => PrimKind::Polygon,
+            _ => PrimKind::Triangle,
+        }
+    }
+
+    /// The index within that type's array.
+    #[inline(always)]
+    pub fn index(self) -> u32 {
+        self.0 & INDEX_MASK
+    }
+}

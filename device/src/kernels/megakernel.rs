@@ -1,0 +1,65 @@
+//! The megakernel: one thread traces every sample of one pixel, start to end.
+
+use crate::film::FixedRgb;
+use crate::integrator::{SampleRange, render_pixel};
+use crate::scene::{RenderParams, SceneView};
+use core::arch::nvptx::{
+    _block_dim_x, _block_dim_y, _block_idx_x, _block_idx_y, _thread_idx_x, _thread_idx_y,
+};
+use core::sync::atomic::{AtomicU64, Ordering};
+
+/// A rectangle of the image covered by one launch.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Tile {
+    /// Left column.
+    pub x0: u32,
+    /// Top row.
+    pub y0: u32,
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+}
+
+/// Counters a launch adds to.
+#[repr(C)]
+pub struct LaunchCounters {
+    /// Ray segments traced.
+    pub rays: u64,
+    /// Samples dropped for being NaN or infinite.
+    pub invalid_samples: u64,
+}
+
+/// Renders `samples` of every pixel in `tile`, adding into `film` (one
+/// `FixedRgb` per image pixel). A 2D grid of 2D blocks covers the tile.
+///
+/// # Safety
+/// `film` must hold `width * height` values and `counters` one value, in
+/// device memory; the scene's slices must point to device memory.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn megakernel(
+    scene: SceneView<'static>,
+    params: RenderParams,
+    samples: SampleRange,
+    tile: Tile,
+    film: *mut FixedRgb,
+    counters: *mut LaunchCounters,
+) {
+    let tx = _block_idx_x() * _block_dim_x() + _thread_idx_x();
+    let ty = _block_idx_y() * _block_dim_y() + _thread_idx_y();
+    if tx >= tile.width || ty >= tile.height {
+        return;
+    }
+    let pixel = (tile.y0 + ty) * params.width + tile.x0 + tx;
+    let result = render_pixel(&scene, &params, pixel, samples);
+    // SAFETY: each pixel belongs to exactly one thread of this launch, and the
+    // caller guarantees the buffers' sizes.
+    unsafe {
+        (*film.add(pixel as usize)).add(result.sum);
+        AtomicU64::from_ptr(&raw mut (*counters).rays)
+            .fetch_add(result.rays as u64, Ordering::Relaxed);
+        AtomicU64::from_ptr(&raw mut (*counters).invalid_samples)
+            .fetch_add(result.invalid_samples as u64, Ordering::Relaxed);
+    }
+}

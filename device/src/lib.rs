@@ -1,0 +1,41 @@
+//! wavepath's shared render code.
+//!
+//! One `#![no_std]` crate holds everything a path needs: vector math and the
+//! crate's own transcendental functions, the counter-based RNG, the camera,
+//! the primitives, scene traversal, the materials and the path stages
+//! (generate, extend, shade). It is built twice from the same source:
+//!
+//! * for the host, as an ordinary rlib that the CPU back ends call, and
+//! * for `nvptx64-nvidia-cuda` by the root `build.rs`, where the thin entry
+//!   points in [`kernels`] become PTX kernels.
+//!
+//! Every float operation is IEEE-strict on both targets (no fast-math, no
+//! implicit fused multiply-add) and every transcendental is the crate's own
+//! ([`math::scalar`]), so a CPU render and a GPU render of one scene and seed are
+//! bit-for-bit the same image.
+#![no_std]
+#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, stdarch_nvptx))]
+#![feature(core_intrinsics)]
+#![allow(internal_features)]
+
+pub mod accel;
+pub mod camera;
+pub mod film;
+pub mod geometry;
+pub mod integrator;
+pub mod material;
+pub mod math;
+pub mod rng;
+pub mod scene;
+pub mod stages;
+
+#[cfg(target_arch = "nvptx64")]
+pub mod kernels;
+
+#[cfg(target_arch = "nvptx64")]
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo) -> ! {
+    // NOTE: built with -Cpanic=immediate-abort, so this is never reached from
+    // core; it only satisfies the no_std requirement for a handler.
+    core::intrinsics::abort()
+}

@@ -1,0 +1,104 @@
+//! Materials: how a surface scatters (or absorbs) an arriving path.
+//!
+//! Each material class has its own module and its own `scatter` function, so
+//! the wavefront back end can run one shading kernel per class without
+//! divergence; [`scatter`] dispatches on the class for the megakernel and the
+//! CPU back ends.
+
+pub mod dielectric;
+pub mod diffuse;
+pub mod fresnel;
+pub mod metal;
+
+use crate::geometry::Hit;
+use crate::math::{Ray, Rgb, Vec3};
+use crate::rng::PathRng;
+
+pub use fresnel::FresnelModel;
+
+/// The material classes (one shading kernel each on the wavefront back end).
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MaterialKind {
+    /// Lambertian reflector, cosine-weighted sampling.
+    Diffuse = 0,
+    /// Mirror reflection perturbed inside a roughness ball.
+    Metal = 1,
+    /// Glass-like: Fresnel reflect-or-refract with Beer–Lambert absorption.
+    Dielectric = 2,
+    /// A pure emitter: emits on its front face and absorbs every path.
+    Emissive = 3,
+}
+
+/// A material as the device reads it. Fields that a class does not use are
+/// ignored (and written as zero by the host).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Material {
+    /// Which scattering model applies.
+    pub kind: MaterialKind,
+    /// Reflectance (diffuse, metal).
+    pub albedo: Rgb,
+    /// Radiance emitted from the front face; any class may emit.
+    pub emission: Rgb,
+    /// Metal: radius of the perturbation ball (0 is a perfect mirror).
+    pub roughness: f32,
+    /// Dielectric: index of refraction relative to the outside (vacuum).
+    pub ior: f32,
+    /// Dielectric: which Fresnel formula decides reflect versus refract.
+    pub fresnel: FresnelModel,
+    /// Dielectric: Beer–Lambert transmittance over one unit of distance
+    /// inside (`A` in `I = I0 · A^t`); white is clear glass.
+    pub transmittance: Rgb,
+}
+
+const _: () = assert!(core::mem::size_of::<Material>() == 52);
+
+/// The outcome of a scattering event.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Scatter {
+    /// The path ends here.
+    Absorbed,
+    /// The path continues along `ray`, its throughput multiplied by `weight`.
+    Continue {
+        /// The next ray segment.
+        ray: Ray,
+        /// Factor for the path throughput (BSDF · cos / pdf).
+        weight: Rgb,
+    },
+}
+
+/// Everything a material needs to scatter one path at one hit.
+#[derive(Clone, Copy, Debug)]
+pub struct ScatterInput<'a> {
+    /// The ray that arrived.
+    pub ray: &'a Ray,
+    /// Where it hit.
+    pub hit: &'a Hit,
+    /// The path's random stream.
+    pub rng: PathRng,
+    /// Which bounce this is (keys the random numbers).
+    pub bounce: u32,
+}
+
+/// Relative size of the offset that moves a new ray's origin off the surface
+/// it leaves, scaled by the hit point's magnitude (float spacing grows with it).
+pub const RAY_OFFSET_SCALE: f32 = 3.0e-5;
+
+/// `point` pushed off its surface along `normal` by a distance that grows
+/// with the point's magnitude, so the new ray does not re-hit the surface.
+#[inline(always)]
+pub fn offset_origin(point: Vec3, normal: Vec3) -> Vec3 {
+    point + normal * (RAY_OFFSET_SCALE * (1.0 + point.max_abs_component()))
+}
+
+/// Scatters a path at a surface of `material`, dispatching on its class.
+#[inline(always)]
+pub fn scatter(material: &Material, input: &ScatterInput) -> Scatter {
+    match material.kind {
+        MaterialKind::Diffuse => diffuse::scatter(material, input),
+        MaterialKind::Metal => metal::scatter(material, input),
+        MaterialKind::Dielectric => dielectric::scatter(material, input),
+        MaterialKind::Emissive => Scatter::Absorbed,
+    }
+}

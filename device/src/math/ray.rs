@@ -1,0 +1,27 @@
+//! Rays.
+
+use super::Vec3;
+
+/// A ray `origin + t * dir` with a unit-length `dir`, so that `t` is a distance.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Ray {
+    /// Where the ray starts.
+    pub origin: Vec3,
+    /// Unit direction.
+    pub dir: Vec3,
+}
+
+impl Ray {
+    /// Builds a ray; `dir` must already be unit length.
+    #[inline(always)]
+    pub fn new(origin: Vec3, dir: Vec3) -> Self {
+        Ray { origin, dir }
+    }
+
+    /// The point at distance `t` along the ray.
+    #[inline(always)]
+    pub fn at(&self, t: f32) -> Vec3 {
+        self.origin + self.dir * t
+    }
+}

@@ -1,0 +1,224 @@
+//! Scalar functions with the same bits on every back end.
+//!
+//! `sqrt` and `floor` are correctly rounded (exact) on x86-64 and NVPTX alike,
+//! so they map to the compiler intrinsics. Everything transcendental is
+//! written here as range reduction plus a minimax polynomial (the Cephes
+//! single-precision coefficients) using only `+ - * /`, which both targets
+//! round identically. The libm or `*.approx` versions would differ between the
+//! CPU and the GPU in the last bits and break bit-exact agreement.
+
+/// π.
+pub const PI: f32 = core::f32::consts::PI;
+/// 2π.
+pub const TAU: f32 = core::f32::consts::TAU;
+
+/// Correctly rounded square root.
+#[inline(always)]
+pub fn sqrt(x: f32) -> f32 {
+    core::intrinsics::sqrtf32(x)
+}
+
+/// Largest integer not greater than `x`.
+#[inline(always)]
+pub fn floor(x: f32) -> f32 {
+    core::intrinsics::floorf32(x)
+}
+
+/// Cube root of a non-negative number.
+#[inline(always)]
+pub fn cbrt(x: f32) -> f32 {
+    pow(x, 1.0 / 3.0)
+}
+
+// Cody–Waite split of π/2: the high parts have trailing zero bits so that
+// `k * PIO2_HI` is exact for the quadrant counts used in rendering.
+const PIO2_HI: f32 = 1.570_312_5;
+const PIO2_MID: f32 = 4.837_513e-4;
+const PIO2_LO: f32 = 7.549_79e-8;
+const TWO_OVER_PI: f32 = core::f32::consts::FRAC_2_PI;
+
+/// Sine and cosine of `x` (radians) together. Accurate to a few ulp for
+/// `|x|` up to about 10⁴, far beyond the angles a renderer forms.
+#[inline(always)]
+pub fn sin_cos(x: f32) -> (f32, f32) {
+    let k = floor(x * TWO_OVER_PI + 0.5);
+    let r = ((x - k * PIO2_HI) - k * PIO2_MID) - k * PIO2_LO;
+    let z = r * r;
+    let s = ((-1.951_529_6e-4 * z + 8.332_161e-3) * z - 1.666_665_5e-1) * z * r + r;
+    let c = ((2.443_315_7e-5 * z - 1.388_731_6e-3) * z + 4.166_664_6e-2) * z * z - 0.5 * z + 1.0;
+    match (k as i32) & 3 {
+        0 => (s, c),
+        1 => (c, -s),
+        2 => (-s, -c),
+        _ => (-c, s),
+    }
+}
+
+/// Sine of `x` (radians).
+#[inline(always)]
+pub fn sin(x: f32) -> f32 {
+    sin_cos(x).0
+}
+
+/// Cosine of `x` (radians).
+#[inline(always)]
+pub fn cos(x: f32) -> f32 {
+    sin_cos(x).1
+}
+
+/// Tangent of `x` (radians).
+#[inline(always)]
+pub fn tan(x: f32) -> f32 {
+    let (s, c) = sin_cos(x);
+    s / c
+}
+
+const LN2_HI: f32 = 0.693_359_4;
+const LN2_LO: f32 = -2.121_944_4e-4;
+const LOG2_E: f32 = core::f32::consts::LOG2_E;
+const EXP_MAX_ARG: f32 = 88.37626;
+const EXP_MIN_ARG: f32 = -87.33654;
+
+/// Natural exponential. Returns 0 below about −87.3 (no subnormal results)
+/// and +∞ above about 88.4.
+#[inline(always)]
+pub fn exp(x: f32) -> f32 {
+    if x.is_nan() {
+        return x;
+    }
+    if x > EXP_MAX_ARG {
+        return f32::INFINITY;
+    }
+    if x < EXP_MIN_ARG {
+        return 0.0;
+    }
+    let n = floor(x * LOG2_E + 0.5);
+    let r = (x - n * LN2_HI) - n * LN2_LO;
+    let z = r * r;
+    let p = (((((1.987_569_2e-4 * r + 1.398_2e-3) * r + 8.333_452e-3) * r + 4.166_579_6e-2) * r
+        + 1.666_666_5e-1)
+        * r
+        + 5.000_000_1e-1)
+        * z
+        + r
+        + 1.0;
+    // n lies in [-126, 127] after the clamps above, so 2^n is a normal float.
+    p * f32::from_bits(((n as i32 + 127) as u32) << 23)
+}
+
+const SQRT_HALF: f32 = core::f32::consts::FRAC_1_SQRT_2;
+
+/// Natural logarithm: −∞ at 0, NaN below 0.
+#[inline(always)]
+pub fn ln(x: f32) -> f32 {
+    if x.is_nan() || x < 0.0 {
+        return f32::NAN;
+    }
+    if x == 0.0 {
+        return f32::NEG_INFINITY;
+    }
+    if x == f32::INFINITY {
+        return x;
+    }
+    // Scale subnormals into the normal range first.
+    let (x, bias) = if x < f32::MIN_POSITIVE {
+        (x * 8_388_608.0, 23)
+    } else {
+        (x, 0)
+    };
+    let bits = x.to_bits();
+    let mut e = ((bits >> 23) & 0xff) as i32 - 126 - bias;
+    let mut m = f32::from_bits((bits & 0x007f_ffff) | 0x3f00_0000);
+    if m < SQRT_HALF {
+        e -= 1;
+        m = m + m - 1.0;
+    } else {
+        m -= 1.0;
+    }
+    let ef = e as f32;
+    let z = m * m;
+    let mut y = ((((((((7.037_683_6e-2 * m - 1.151_461e-1) * m + 1.167_699_9e-1) * m
+        - 1.242_014_1e-1)
+        * m
+        + 1.424_932_3e-1)
+        * m
+        - 1.666_805_7e-1)
+        * m
+        + 2.000_071_4e-1)
+        * m
+        - 2.499_999_4e-1)
+        * m
+        + 3.333_333e-1)
+        * m
+        * z;
+    y += LN2_LO * ef;
+    y -= 0.5 * z;
+    m + y + LN2_HI * ef
+}
+
+/// `base` raised to `exponent`, for `base >= 0` (the only case a renderer
+/// needs: transmittance, roughness and gamma). Negative bases give NaN.
+#[inline(always)]
+pub fn pow(base: f32, exponent: f32) -> f32 {
+    if exponent == 0.0 || base == 1.0 {
+        return 1.0;
+    }
+    if base == 0.0 {
+        return if exponent > 0.0 { 0.0 } else { f32::INFINITY };
+    }
+    exp(exponent * ln(base))
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+
+    fn rel_err(got: f32, want: f64) -> f64 {
+        ((got as f64) - want).abs() / want.abs().max(1e-30)
+    }
+
+    #[test]
+    fn sin_cos_match_libm_over_two_turns() {
+        for i in 0..20_000 {
+            let x = -12.566 + i as f32 * (25.13 / 20_000.0);
+            let (s, c) = sin_cos(x);
+            assert!((s as f64 - (x as f64).sin()).abs() < 2e-7, "sin({x})");
+            assert!((c as f64 - (x as f64).cos()).abs() < 2e-7, "cos({x})");
+        }
+    }
+
+    #[test]
+    fn exp_and_ln_match_libm() {
+        for i in 0..20_000 {
+            let x = -80.0 + i as f32 * (160.0 / 20_000.0);
+            assert!(rel_err(exp(x), (x as f64).exp()) < 5e-7, "exp({x})");
+        }
+        for i in 1..20_000 {
+            let x = i as f32 * 0.013;
+            let want = (x as f64).ln();
+            assert!(
+                (ln(x) as f64 - want).abs() < 5e-7 * want.abs().max(1.0),
+                "ln({x})"
+            );
+        }
+        assert_eq!(ln(0.0), f32::NEG_INFINITY);
+        assert!(ln(-1.0).is_nan());
+        assert!((ln(1e-40) as f64 - (1e-40f64).ln()).abs() < 1e-4);
+        assert_eq!(exp(-100.0), 0.0);
+        assert_eq!(exp(100.0), f32::INFINITY);
+    }
+
+    #[test]
+    fn pow_matches_libm_and_edge_cases() {
+        for &(b, e) in &[(0.5f32, 3.0f32), (0.9, 12.5), (2.0, 0.5), (0.25, 1.0 / 2.2)] {
+            assert!(
+                rel_err(pow(b, e), (b as f64).powf(e as f64)) < 2e-6,
+                "pow({b},{e})"
+            );
+        }
+        assert_eq!(pow(0.0, 2.0), 0.0);
+        assert_eq!(pow(0.3, 0.0), 1.0);
+        assert!((cbrt(27.0) - 3.0).abs() < 2e-6);
+    }
+}

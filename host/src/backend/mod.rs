@@ -1,0 +1,78 @@
+//! Back ends: different schedules of the same device stages.
+//!
+//! | back end     | schedule                                        |
+//! |--------------|-------------------------------------------------|
+//! | `cpu-serial` | one thread, pixel after pixel                   |
+//! | `cpu`        | rows spread over all cores by rayon (work stealing) |
+//!
+//! Every back end returns the fixed-point film ([`device::film::FixedRgb`]
+//! per pixel), so their images can be compared bit for bit.
+
+pub mod cpu;
+
+use crate::scene::Scene;
+use device::camera::Camera;
+use device::film::FixedRgb;
+use device::scene::RenderParams;
+use std::time::Duration;
+
+/// Which back end renders.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum BackendKind {
+    /// One CPU thread.
+    CpuSerial,
+    /// Every CPU core.
+    Cpu,
+}
+
+impl BackendKind {
+    /// The name used on the command line and in reports.
+    pub fn label(self) -> &'static str {
+        match self {
+            BackendKind::CpuSerial => "cpu-serial",
+            BackendKind::Cpu => "cpu",
+        }
+    }
+}
+
+/// One render: a scene, the settings every stage reads, and the sample count.
+#[derive(Clone, Copy)]
+pub struct RenderJob<'a> {
+    /// The scene.
+    pub scene: &'a Scene,
+    /// Size, depth, seed, roulette and view.
+    pub params: RenderParams,
+    /// The camera for this image size.
+    pub camera: Camera,
+    /// Samples per pixel.
+    pub spp: u32,
+}
+
+impl RenderJob<'_> {
+    /// Pixels in the image.
+    pub fn pixel_count(&self) -> usize {
+        self.params.width as usize * self.params.height as usize
+    }
+}
+
+/// What a render produced.
+#[derive(Clone, Debug)]
+pub struct RenderOutput {
+    /// Per-pixel fixed-point radiance sums, row-major from the top-left.
+    pub film: Vec<FixedRgb>,
+    /// Ray segments traced.
+    pub rays: u64,
+    /// Samples dropped for being NaN or infinite.
+    pub invalid_samples: u64,
+    /// Wall time of the render itself (no loading, no output).
+    pub elapsed: Duration,
+    /// Human-readable description of the device that rendered, e.g.
+    /// "cpu (16 threads)".
+    pub device: String,
+}
+
+/// Reports progress in samples (pixel-samples) completed.
+pub type Progress<'a> = &'a (dyn Fn(u64) + Sync);

@@ -1,0 +1,14 @@
+//! wavepath: a GPU path-tracing research engine.
+//!
+//! The host side: scene loading ([`scene`]), the back ends that schedule the
+//! shared device stages ([`backend`]), image output ([`image_out`]) and the
+//! command line ([`cli`]). The render code itself lives in the `device`
+//! crate, which the same source builds for the CPU and, through `build.rs`,
+//! to PTX.
+
+pub mod backend;
+pub mod cli;
+pub mod image_out;
+pub mod ptx;
+pub mod render;
+pub mod scene;

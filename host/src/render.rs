@@ -1,0 +1,200 @@
+//! One render from start to finish: load the scene, apply overrides, pick a
+//! back end, render, write the image, summarise.
+
+use crate::backend::cpu::{self, Threads};
+use crate::backend::{BackendKind, RenderJob, RenderOutput};
+use crate::image_out;
+use crate::scene::{self, Scene};
+use anyhow::Context;
+use device::scene::{RenderParams, RenderView};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::{Path, PathBuf};
+
+/// Which back end a render asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BackendChoice {
+    /// The fastest available: a GPU when there is one, else `cpu`.
+    Auto,
+    /// Exactly this one.
+    Exactly(BackendKind),
+}
+
+/// Command-line settings that replace the scene file's.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Overrides {
+    /// Samples per pixel.
+    pub spp: Option<u32>,
+    /// Maximum ray segments per path.
+    pub max_depth: Option<u32>,
+    /// Image size (width, height).
+    pub size: Option<(u32, u32)>,
+    /// RNG seed.
+    pub seed: Option<u32>,
+}
+
+/// Everything `wavepath render` needs.
+#[derive(Clone, Debug)]
+pub struct RenderRequest {
+    /// The scene file.
+    pub scene: PathBuf,
+    /// Back end.
+    pub backend: BackendChoice,
+    /// Settings replacing the file's.
+    pub overrides: Overrides,
+    /// Which image to produce.
+    pub view: RenderView,
+    /// CPU threads (0: one per core).
+    pub threads: usize,
+    /// Output image; `None` writes `<scene name>.png` in the current folder.
+    pub out: Option<PathBuf>,
+    /// Show a progress bar.
+    pub progress: bool,
+}
+
+/// What a finished render reports.
+#[derive(Clone, Debug)]
+pub struct RenderSummary {
+    /// The scene file.
+    pub scene: PathBuf,
+    /// The back end that ran.
+    pub backend: BackendKind,
+    /// Why the back end was chosen, when `auto` chose it.
+    pub note: Option<String>,
+    /// Settings used.
+    pub params: RenderParams,
+    /// Samples per pixel.
+    pub spp: u32,
+    /// The render's raw output.
+    pub output: RenderOutput,
+    /// The image written.
+    pub image: PathBuf,
+}
+
+impl RenderSummary {
+    /// The one-line summary printed after a render.
+    pub fn line(&self) -> String {
+        let secs = self.output.elapsed.as_secs_f64().max(1e-9);
+        let samples = self.params.width as f64 * self.params.height as f64 * self.spp as f64;
+        format!(
+            "{}: {} on {}, {}x{}, {} spp, depth {}: {:.3} s, {:.3} M samples/s, {:.3} M rays/s{} -> {}",
+            self.scene.display(),
+            self.backend.label(),
+            self.output.device,
+            self.params.width,
+            self.params.height,
+            self.spp,
+            self.params.max_depth,
+            secs,
+            samples / secs / 1e6,
+            self.output.rays as f64 / secs / 1e6,
+            match self.output.invalid_samples {
+                0 => String::new(),
+                n => format!(", {n} NaN/inf samples dropped"),
+            },
+            self.image.display(),
+        )
+    }
+}
+
+/// The render settings for `scene` after `overrides`.
+pub fn params_for(scene: &Scene, overrides: &Overrides, view: RenderView) -> (RenderParams, u32) {
+    let s = &scene.settings;
+    let (width, height) = overrides.size.unwrap_or((s.width, s.height));
+    let params = RenderParams {
+        width,
+        height,
+        max_depth: overrides.max_depth.unwrap_or(s.max_depth),
+        seed: overrides.seed.unwrap_or(s.seed),
+        roulette_start: s.roulette_start,
+        view,
+    };
+    (params, overrides.spp.unwrap_or(s.spp))
+}
+
+/// Picks the back end for `choice`, with a note saying why when it was automatic.
+fn resolve_backend(choice: BackendChoice) -> (BackendKind, Option<String>) {
+    match choice {
+        BackendChoice::Exactly(kind) => (kind, None),
+        BackendChoice::Auto => (
+            BackendKind::Cpu,
+            Some("no GPU back end is built into this version; using the cpu back end".into()),
+        ),
+    }
+}
+
+/// Renders `scene` with `kind`, reporting progress in pixel-samples.
+pub fn render_scene(
+    scene: &Scene,
+    kind: BackendKind,
+    params: RenderParams,
+    spp: u32,
+    threads: usize,
+    progress: &(dyn Fn(u64) + Sync),
+) -> anyhow::Result<RenderOutput> {
+    let job = RenderJob {
+        scene,
+        params,
+        camera: scene.camera_for(params.width, params.height),
+        spp,
+    };
+    match kind {
+        BackendKind::CpuSerial => cpu::render(&job, Threads::Serial, progress),
+        BackendKind::Cpu => cpu::render(&job, Threads::Pool(threads), progress),
+    }
+}
+
+/// The default output path: `<scene name>.png` in the current folder.
+fn default_output(scene: &Path) -> PathBuf {
+    let stem = scene
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "render".into());
+    PathBuf::from(format!("{stem}.png"))
+}
+
+/// Runs a whole render request.
+pub fn run(req: &RenderRequest) -> anyhow::Result<RenderSummary> {
+    let out = req
+        .out
+        .clone()
+        .unwrap_or_else(|| default_output(&req.scene));
+    image_out::format_for(&out)?;
+    let scene = scene::load(&req.scene)?;
+    let (params, spp) = params_for(&scene, &req.overrides, req.view);
+    let (backend, note) = resolve_backend(req.backend);
+    if let Some(n) = &note {
+        eprintln!("wavepath: {n}");
+    }
+    let total = params.width as u64 * params.height as u64 * spp as u64;
+    let bar = if req.progress {
+        ProgressBar::new(total)
+    } else {
+        ProgressBar::hidden()
+    };
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {wide_bar} {percent:>3}% eta {eta}",
+        )
+        .context("progress bar template")?,
+    );
+    let output = render_scene(&scene, backend, params, spp, req.threads, &|n| bar.inc(n))?;
+    bar.finish_and_clear();
+    let pixels = image_out::mean_radiance(&output.film, spp);
+    let image = image_out::to_image(
+        &pixels,
+        params.width,
+        params.height,
+        req.view,
+        &scene.settings.tone,
+    );
+    image_out::write_image(&out, &image)?;
+    Ok(RenderSummary {
+        scene: req.scene.clone(),
+        backend,
+        note,
+        params,
+        spp,
+        output,
+        image: out,
+    })
+}

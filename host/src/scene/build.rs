@@ -1,0 +1,499 @@
+//! Validation of a parsed scene file and its conversion to device types.
+
+use super::error::{SceneError, line_col};
+use super::schema::{
+    BackgroundDef, FresnelDef, GeneratorDef, MaterialDef, ObjectDef, SceneFile, Triple,
+};
+use super::{Geometry, Scene, SceneSettings, ToneMapping, generators, mesh};
+use device::camera::CameraSpec;
+use device::geometry::{Parallelepiped, Polygon, PrimRef, Sphere, Triangle};
+use device::material::{FresnelModel, Material, MaterialKind};
+use device::math::{Rgb, Vec3};
+use device::scene::Background;
+use std::collections::HashMap;
+use std::ops::Range;
+use std::path::Path;
+
+/// The largest image side accepted, in pixels.
+pub const MAX_IMAGE_SIDE: u32 = 32_768;
+
+/// A problem found in one field, before it is placed in the file.
+pub struct FieldError {
+    field: String,
+    message: String,
+}
+
+/// Shorthand for a field check.
+pub type FieldResult<T> = Result<T, FieldError>;
+
+fn field_error(field: &str, message: impl Into<String>) -> FieldError {
+    FieldError {
+        field: field.to_string(),
+        message: message.into(),
+    }
+}
+
+/// A finite number.
+pub fn finite(field: &str, v: f32) -> FieldResult<f32> {
+    if v.is_finite() {
+        Ok(v)
+    } else {
+        Err(field_error(
+            field,
+            format!("expected a finite number, got {v}"),
+        ))
+    }
+}
+
+/// A finite, strictly positive number.
+pub fn positive(field: &str, v: f32) -> FieldResult<f32> {
+    if finite(field, v)? > 0.0 {
+        Ok(v)
+    } else {
+        Err(field_error(field, format!("must be positive, got {v}")))
+    }
+}
+
+/// A finite vector.
+pub fn vec3(field: &str, v: Triple) -> FieldResult<Vec3> {
+    for c in v {
+        if !c.is_finite() {
+            return Err(field_error(
+                field,
+                format!("expected three finite numbers, got {v:?}"),
+            ));
+        }
+    }
+    Ok(Vec3::new(v[0], v[1], v[2]))
+}
+
+/// A colour with finite, non-negative channels, at most `max` each.
+fn rgb(field: &str, v: Triple, max: f32) -> FieldResult<Rgb> {
+    vec3(field, v)?;
+    if v.iter().any(|&c| !(0.0..=max).contains(&c)) {
+        let range = if max.is_finite() {
+            format!("in [0, {max}]")
+        } else {
+            "non-negative".to_string()
+        };
+        return Err(field_error(
+            field,
+            format!("channels must be {range}, got {v:?}"),
+        ));
+    }
+    Ok(Rgb::new(v[0], v[1], v[2]))
+}
+
+/// Collects validated content: materials by name, and primitives.
+pub struct SceneBuilder {
+    pub materials: Vec<Material>,
+    pub material_names: Vec<String>,
+    by_name: HashMap<String, u32>,
+    pub geometry: Geometry,
+    /// Mesh triangles dropped for having no area.
+    pub degenerate_triangles: usize,
+}
+
+impl SceneBuilder {
+    fn new() -> Self {
+        SceneBuilder {
+            materials: Vec::new(),
+            material_names: Vec::new(),
+            by_name: HashMap::new(),
+            geometry: Geometry::default(),
+            degenerate_triangles: 0,
+        }
+    }
+
+    /// Adds a named material and returns its index.
+    pub fn add_material(&mut self, name: &str, material: Material) -> u32 {
+        let index = self.materials.len() as u32;
+        self.materials.push(material);
+        self.material_names.push(name.to_string());
+        self.by_name.insert(name.to_string(), index);
+        index
+    }
+
+    /// The index of a material named in the file.
+    fn material(&self, name: &str) -> FieldResult<u32> {
+        self.by_name.get(name).copied().ok_or_else(|| {
+            let mut known: Vec<_> = self.material_names.iter().map(String::as_str).collect();
+            known.sort_unstable();
+            field_error(
+                "material",
+                format!("unknown material `{name}` (defined: {})", known.join(", ")),
+            )
+        })
+    }
+
+    /// Adds a sphere.
+    pub fn add_sphere(&mut self, center: Vec3, radius: f32, material: u32) {
+        self.geometry.spheres.push(Sphere {
+            center,
+            radius,
+            material,
+        });
+    }
+
+    /// Adds a convex polygon (vertices counter-clockwise about its front).
+    pub fn add_polygon(&mut self, vertices: &[Vec3], material: u32) {
+        let first = self.geometry.polygon_vertices.len() as u32;
+        self.geometry
+            .polygons
+            .push(Polygon::new(vertices, first, material));
+        self.geometry.polygon_vertices.extend_from_slice(vertices);
+    }
+}
+
+/// Where in the file an entry is, for error messages.
+struct Locator<'a> {
+    path: &'a Path,
+    text: &'a str,
+}
+
+impl Locator<'_> {
+    fn error(&self, span: Range<usize>, entry: &str, e: FieldError) -> SceneError {
+        let (line, _) = line_col(self.text, span.start);
+        SceneError::Invalid {
+            path: self.path.to_path_buf(),
+            line,
+            item: format!("{entry}, field `{}`", e.field),
+            message: e.message,
+        }
+    }
+}
+
+/// Validates `file` (parsed from `text` at `path`) into a [`Scene`].
+pub fn build(path: &Path, text: &str, file: SceneFile) -> Result<Scene, SceneError> {
+    let at = Locator { path, text };
+    let render_span = file.render.span();
+    let settings =
+        settings(file.render.get_ref()).map_err(|e| at.error(render_span, "[render]", e))?;
+    let camera_span = file.camera.span();
+    let camera = camera(file.camera.get_ref(), &settings)
+        .map_err(|e| at.error(camera_span, "[camera]", e))?;
+    let background = match &file.background {
+        None => Background::Constant(Rgb::BLACK),
+        Some(b) => background(b.get_ref()).map_err(|e| at.error(b.span(), "[background]", e))?,
+    };
+
+    let mut builder = SceneBuilder::new();
+    for (name, def) in &file.materials {
+        let m = material(def.get_ref())
+            .map_err(|e| at.error(def.span(), &format!("[materials.{name}]"), e))?;
+        builder.add_material(name, m);
+    }
+    for (i, g) in file.generators.iter().enumerate() {
+        generate(&mut builder, g.get_ref())
+            .map_err(|e| at.error(g.span(), &format!("generators[{i}]"), e))?;
+    }
+    let scene_dir = path.parent().unwrap_or(Path::new("."));
+    for (i, o) in file.objects.iter().enumerate() {
+        let entry = format!("objects[{i}] ({})", object_kind(o.get_ref()));
+        object(&mut builder, scene_dir, o.get_ref()).map_err(|e| at.error(o.span(), &entry, e))?;
+    }
+    if builder.geometry.primitive_count() == 0 {
+        return Err(at.error(
+            0..0,
+            "scene",
+            field_error("objects", "the scene has no objects"),
+        ));
+    }
+    if builder.geometry.primitive_count() > PrimRef::MAX_INDEX as usize {
+        let msg = format!(
+            "{} primitives exceed the limit of {}",
+            builder.geometry.primitive_count(),
+            PrimRef::MAX_INDEX
+        );
+        return Err(at.error(0..0, "scene", field_error("objects", msg)));
+    }
+    Ok(Scene {
+        path: path.to_path_buf(),
+        settings,
+        camera,
+        background,
+        materials: builder.materials,
+        material_names: builder.material_names,
+        geometry: builder.geometry,
+    })
+}
+
+fn settings(r: &super::schema::RenderDef) -> FieldResult<SceneSettings> {
+    for (field, v) in [("width", r.width), ("height", r.height)] {
+        if v == 0 || v > MAX_IMAGE_SIDE {
+            return Err(field_error(
+                field,
+                format!("must be between 1 and {MAX_IMAGE_SIDE} pixels, got {v}"),
+            ));
+        }
+    }
+    if r.spp == 0 {
+        return Err(field_error("spp", "must be at least 1"));
+    }
+    if r.max_depth == 0 {
+        return Err(field_error(
+            "max_depth",
+            "must be at least 1 (the camera ray)",
+        ));
+    }
+    Ok(SceneSettings {
+        width: r.width,
+        height: r.height,
+        spp: r.spp,
+        max_depth: r.max_depth,
+        seed: r.seed,
+        roulette_start: r.roulette_start,
+        tone: ToneMapping {
+            exposure: positive("exposure", r.exposure)?,
+            curve: r.tone_curve,
+            gamma: positive("gamma", r.gamma)?,
+        },
+    })
+}
+
+fn camera(c: &super::schema::CameraDef, s: &SceneSettings) -> FieldResult<CameraSpec> {
+    let look_from = vec3("look_from", c.look_from)?;
+    let look_at = vec3("look_at", c.look_at)?;
+    let up = vec3("up", c.up)?;
+    let view = look_at - look_from;
+    if view.length() == 0.0 {
+        return Err(field_error("look_at", "must differ from look_from"));
+    }
+    if up.cross(view).length() <= 1e-6 * up.length() * view.length() {
+        return Err(field_error(
+            "up",
+            "must not be parallel to the viewing direction",
+        ));
+    }
+    let vfov = finite("vfov", c.vfov)?;
+    if !(vfov > 0.0 && vfov < 180.0) {
+        return Err(field_error(
+            "vfov",
+            format!("must be between 0 and 180 degrees, got {vfov}"),
+        ));
+    }
+    if finite("aperture", c.aperture)? < 0.0 {
+        return Err(field_error(
+            "aperture",
+            format!("must not be negative, got {}", c.aperture),
+        ));
+    }
+    let focus_distance = match c.focus_distance {
+        Some(d) => positive("focus_distance", d)?,
+        None => view.length(),
+    };
+    Ok(CameraSpec {
+        look_from,
+        look_at,
+        up,
+        vfov_degrees: vfov,
+        aspect: s.width as f32 / s.height as f32,
+        aperture: c.aperture,
+        focus_distance,
+    })
+}
+
+fn background(b: &BackgroundDef) -> FieldResult<Background> {
+    Ok(match b {
+        BackgroundDef::Constant { color } => {
+            Background::Constant(rgb("color", *color, f32::INFINITY)?)
+        }
+        BackgroundDef::Sky { horizon, zenith } => Background::Sky {
+            horizon: rgb("horizon", *horizon, f32::INFINITY)?,
+            zenith: rgb("zenith", *zenith, f32::INFINITY)?,
+        },
+    })
+}
+
+/// A material with every field zeroed but the class.
+pub fn blank_material(kind: MaterialKind) -> Material {
+    Material {
+        kind,
+        albedo: Rgb::BLACK,
+        emission: Rgb::BLACK,
+        roughness: 0.0,
+        ior: 1.0,
+        fresnel: FresnelModel::Exact,
+        transmittance: Rgb::WHITE,
+    }
+}
+
+fn material(def: &MaterialDef) -> FieldResult<Material> {
+    Ok(match def {
+        MaterialDef::Diffuse { albedo, emission } => Material {
+            albedo: rgb("albedo", *albedo, 1.0)?,
+            emission: rgb("emission", *emission, f32::INFINITY)?,
+            ..blank_material(MaterialKind::Diffuse)
+        },
+        MaterialDef::Metal {
+            albedo,
+            roughness,
+            emission,
+        } => {
+            if finite("roughness", *roughness)? < 0.0 {
+                return Err(field_error(
+                    "roughness",
+                    format!("must not be negative, got {roughness}"),
+                ));
+            }
+            Material {
+                albedo: rgb("albedo", *albedo, 1.0)?,
+                emission: rgb("emission", *emission, f32::INFINITY)?,
+                roughness: *roughness,
+                ..blank_material(MaterialKind::Metal)
+            }
+        }
+        MaterialDef::Dielectric {
+            ior,
+            fresnel,
+            transmittance,
+        } => Material {
+            ior: positive("ior", *ior)?,
+            fresnel: match fresnel {
+                FresnelDef::Exact => FresnelModel::Exact,
+                FresnelDef::Schlick => FresnelModel::Schlick,
+            },
+            transmittance: rgb("transmittance", *transmittance, 1.0)?,
+            ..blank_material(MaterialKind::Dielectric)
+        },
+        MaterialDef::Emissive { emission } => Material {
+            emission: rgb("emission", *emission, f32::INFINITY)?,
+            ..blank_material(MaterialKind::Emissive)
+        },
+    })
+}
+
+fn generate(b: &mut SceneBuilder, g: &GeneratorDef) -> FieldResult<()> {
+    match *g {
+        GeneratorDef::RtiowFinal { grid, seed } => {
+            if grid == 0 || grid > generators::MAX_RTIOW_GRID {
+                let msg = format!(
+                    "must be between 1 and {}, got {grid}",
+                    generators::MAX_RTIOW_GRID
+                );
+                return Err(field_error("grid", msg));
+            }
+            generators::rtiow_final(b, grid, seed);
+        }
+        GeneratorDef::SmallptCornell => generators::smallpt_cornell(b),
+    }
+    Ok(())
+}
+
+fn object_kind(o: &ObjectDef) -> &'static str {
+    match o {
+        ObjectDef::Sphere { .. } => "sphere",
+        ObjectDef::Box { .. } => "box",
+        ObjectDef::Polygon { .. } => "polygon",
+        ObjectDef::Triangle { .. } => "triangle",
+        ObjectDef::Mesh { .. } => "mesh",
+    }
+}
+
+fn object(b: &mut SceneBuilder, scene_dir: &Path, o: &ObjectDef) -> FieldResult<()> {
+    match o {
+        ObjectDef::Sphere {
+            center,
+            radius,
+            material,
+        } => {
+            let m = b.material(material)?;
+            b.add_sphere(vec3("center", *center)?, positive("radius", *radius)?, m);
+        }
+        ObjectDef::Box {
+            corner,
+            edges,
+            material,
+        } => {
+            let m = b.material(material)?;
+            let corner = vec3("corner", *corner)?;
+            let e = [
+                vec3("edges", edges[0])?,
+                vec3("edges", edges[1])?,
+                vec3("edges", edges[2])?,
+            ];
+            let volume = e[0].dot(e[1].cross(e[2])).abs();
+            if volume <= 1e-9 * e[0].length() * e[1].length() * e[2].length() || volume == 0.0 {
+                return Err(field_error(
+                    "edges",
+                    "the three edges must span a volume (they are coplanar or zero)",
+                ));
+            }
+            b.geometry.boxes.push(Parallelepiped::new(corner, e, m));
+        }
+        ObjectDef::Polygon { vertices, material } => {
+            let m = b.material(material)?;
+            let v = vertices
+                .iter()
+                .map(|&p| vec3("vertices", p))
+                .collect::<FieldResult<Vec<_>>>()?;
+            check_convex_polygon(&v)?;
+            b.add_polygon(&v, m);
+        }
+        ObjectDef::Triangle { vertices, material } => {
+            let m = b.material(material)?;
+            let v = [
+                vec3("vertices", vertices[0])?,
+                vec3("vertices", vertices[1])?,
+                vec3("vertices", vertices[2])?,
+            ];
+            if (v[1] - v[0]).cross(v[2] - v[0]).length() == 0.0 {
+                return Err(field_error("vertices", "the triangle has no area"));
+            }
+            b.geometry
+                .triangles
+                .push(Triangle::new(v[0], v[1], v[2], m));
+        }
+        ObjectDef::Mesh {
+            file,
+            material,
+            transform,
+        } => {
+            let m = b.material(material)?;
+            let transform = mesh::Transform::from_def(transform)?;
+            let obj_path = scene_dir.join(file);
+            let loaded =
+                mesh::load_obj(&obj_path, &transform).map_err(|e| field_error("file", e))?;
+            b.degenerate_triangles += loaded.degenerate;
+            b.geometry.triangles.extend(
+                loaded
+                    .triangles
+                    .iter()
+                    .map(|t| Triangle::new(t[0], t[1], t[2], m)),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Checks that `v` is a planar, convex polygon with at least three corners.
+fn check_convex_polygon(v: &[Vec3]) -> FieldResult<()> {
+    if v.len() < 3 {
+        return Err(field_error(
+            "vertices",
+            format!("a polygon needs at least 3 vertices, got {}", v.len()),
+        ));
+    }
+    let poly = Polygon::new(v, 0, 0);
+    if !poly.normal.is_finite() {
+        return Err(field_error("vertices", "the polygon has no area"));
+    }
+    let size = v.iter().fold(0.0f32, |m, p| m.max((*p - v[0]).length()));
+    for (i, p) in v.iter().enumerate() {
+        if (poly.normal.dot(*p) - poly.offset).abs() > 1e-4 * size {
+            return Err(field_error(
+                "vertices",
+                format!("vertex {i} is off the polygon's plane"),
+            ));
+        }
+        let next = v[(i + 1) % v.len()];
+        let after = v[(i + 2) % v.len()];
+        if (next - *p).cross(after - next).dot(poly.normal) < -1e-6 * size * size {
+            return Err(field_error(
+                "vertices",
+                format!("the polygon is not convex at vertex {}", (i + 1) % v.len()),
+            ));
+        }
+    }
+    Ok(())
+}

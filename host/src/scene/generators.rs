@@ -1,0 +1,150 @@
+//! Procedural scene content: RTIOW's final scene and smallpt's Cornell box.
+
+use super::build::{SceneBuilder, blank_material};
+use device::material::{FresnelModel, Material, MaterialKind};
+use device::math::{Rgb, Vec3};
+use device::rng::pcg_hash;
+
+/// The largest `grid` accepted by [`rtiow_final`] (a 400 × 400 field).
+pub const MAX_RTIOW_GRID: u32 = 200;
+
+/// Uniform numbers in [0, 1) from a seed, drawn in sequence.
+struct Sequence {
+    key: u32,
+    counter: u32,
+}
+
+impl Sequence {
+    fn next(&mut self) -> f32 {
+        self.counter += 1;
+        (pcg_hash(self.key ^ pcg_hash(self.counter)) >> 8) as f32 / 16_777_216.0
+    }
+
+    fn range(&mut self, lo: f32, hi: f32) -> f32 {
+        lo + (hi - lo) * self.next()
+    }
+}
+
+fn diffuse(albedo: Rgb) -> Material {
+    Material {
+        albedo,
+        ..blank_material(MaterialKind::Diffuse)
+    }
+}
+
+fn metal(albedo: Rgb, roughness: f32) -> Material {
+    Material {
+        albedo,
+        roughness,
+        ..blank_material(MaterialKind::Metal)
+    }
+}
+
+fn glass(fresnel: FresnelModel) -> Material {
+    Material {
+        ior: 1.5,
+        fresnel,
+        ..blank_material(MaterialKind::Dielectric)
+    }
+}
+
+/// RTIOW's final scene (Shirley, "Ray Tracing in One Weekend", §13): a ground
+/// sphere, small spheres at `(a + 0.9u, 0.2, b + 0.9v)` for `a, b` in
+/// `-grid..grid` (80% diffuse, 15% metal, 5% glass, skipping those near the
+/// big metal sphere) and three large spheres. `grid = 11` is the book's.
+pub fn rtiow_final(b: &mut SceneBuilder, grid: u32, seed: u32) {
+    let mut rng = Sequence {
+        key: pcg_hash(seed ^ 0x5254_494f),
+        counter: 0,
+    };
+    let ground = b.add_material("rtiow.ground", diffuse(Rgb::new(0.5, 0.5, 0.5)));
+    b.add_sphere(Vec3::new(0.0, -1000.0, 0.0), 1000.0, ground);
+    let glass_m = b.add_material("rtiow.glass", glass(FresnelModel::Schlick));
+    let g = grid as i32;
+    for a in -g..g {
+        for c in -g..g {
+            let choose = rng.next();
+            let center = Vec3::new(
+                a as f32 + 0.9 * rng.next(),
+                0.2,
+                c as f32 + 0.9 * rng.next(),
+            );
+            if (center - Vec3::new(4.0, 0.2, 0.0)).length() <= 0.9 {
+                continue;
+            }
+            let name = format!("rtiow.sphere[{a},{c}]");
+            let m = if choose < 0.8 {
+                let albedo = Rgb::new(
+                    rng.next() * rng.next(),
+                    rng.next() * rng.next(),
+                    rng.next() * rng.next(),
+                );
+                b.add_material(&name, diffuse(albedo))
+            } else if choose < 0.95 {
+                let albedo = Rgb::new(
+                    rng.range(0.5, 1.0),
+                    rng.range(0.5, 1.0),
+                    rng.range(0.5, 1.0),
+                );
+                let fuzz = rng.range(0.0, 0.5);
+                b.add_material(&name, metal(albedo, fuzz))
+            } else {
+                glass_m
+            };
+            b.add_sphere(center, 0.2, m);
+        }
+    }
+    b.add_sphere(Vec3::new(0.0, 1.0, 0.0), 1.0, glass_m);
+    let brown = b.add_material("rtiow.brown", diffuse(Rgb::new(0.4, 0.2, 0.1)));
+    b.add_sphere(Vec3::new(-4.0, 1.0, 0.0), 1.0, brown);
+    let bronze = b.add_material("rtiow.bronze", metal(Rgb::new(0.7, 0.6, 0.5), 0.0));
+    b.add_sphere(Vec3::new(4.0, 1.0, 0.0), 1.0, bronze);
+}
+
+/// smallpt's Cornell box (Beason, 2008): red and blue side walls, a mirror
+/// sphere, a glass sphere and a spherical light of radius 600 sunk into the
+/// ceiling (emission 12). smallpt builds its walls from spheres of radius
+/// 1e5, which single precision cannot intersect accurately; here they are the
+/// planes those spheres approximate. smallpt's black front wall is left out:
+/// a black wall and an open side both return no light, and smallpt's camera
+/// starts its rays 140 units forward, past that wall.
+pub fn smallpt_cornell(b: &mut SceneBuilder) {
+    let (x0, x1, y0, y1, z0, z1) = (1.0, 99.0, 0.0, 81.6, 0.0, 170.0);
+    let p = Vec3::new;
+    let red = b.add_material("smallpt.left", diffuse(Rgb::new(0.75, 0.25, 0.25)));
+    let blue = b.add_material("smallpt.right", diffuse(Rgb::new(0.25, 0.25, 0.75)));
+    let grey = b.add_material("smallpt.grey", diffuse(Rgb::new(0.75, 0.75, 0.75)));
+    let mirror = b.add_material("smallpt.mirror", metal(Rgb::new(0.999, 0.999, 0.999), 0.0));
+    let glass_m = b.add_material("smallpt.glass", glass(FresnelModel::Schlick));
+    let light = b.add_material(
+        "smallpt.light",
+        Material {
+            emission: Rgb::new(12.0, 12.0, 12.0),
+            ..blank_material(MaterialKind::Diffuse)
+        },
+    );
+    // Each wall faces into the room (counter-clockwise seen from inside).
+    b.add_polygon(
+        &[p(x0, y0, z0), p(x0, y1, z0), p(x0, y1, z1), p(x0, y0, z1)],
+        red,
+    );
+    b.add_polygon(
+        &[p(x1, y0, z0), p(x1, y0, z1), p(x1, y1, z1), p(x1, y1, z0)],
+        blue,
+    );
+    b.add_polygon(
+        &[p(x0, y0, z0), p(x1, y0, z0), p(x1, y1, z0), p(x0, y1, z0)],
+        grey,
+    );
+    b.add_polygon(
+        &[p(x0, y0, z0), p(x0, y0, z1), p(x1, y0, z1), p(x1, y0, z0)],
+        grey,
+    );
+    b.add_polygon(
+        &[p(x0, y1, z0), p(x1, y1, z0), p(x1, y1, z1), p(x0, y1, z1)],
+        grey,
+    );
+    b.add_sphere(p(27.0, 16.5, 47.0), 16.5, mirror);
+    b.add_sphere(p(73.0, 16.5, 78.0), 16.5, glass_m);
+    b.add_sphere(p(50.0, 681.6 - 0.27, 81.6), 600.0, light);
+}

@@ -1,0 +1,149 @@
+//! Scenes: TOML files (with OBJ meshes and procedural generators) loaded into
+//! flat arrays of device primitives.
+//!
+//! [`load`] reads and validates a file; every error names the file, the line
+//! and the field at fault ([`SceneError`]).
+
+mod build;
+mod error;
+mod generators;
+mod mesh;
+mod schema;
+
+pub use build::MAX_IMAGE_SIDE;
+pub use error::SceneError;
+pub use schema::ToneCurve;
+
+use device::camera::{Camera, CameraSpec};
+use device::geometry::{Parallelepiped, Polygon, Sphere, Triangle};
+use device::material::Material;
+use device::math::Vec3;
+use device::scene::{Background, DeviceSlice, SceneView};
+use std::path::{Path, PathBuf};
+
+/// How a finished image is turned into display values.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ToneMapping {
+    /// Multiplier applied to radiance first.
+    pub exposure: f32,
+    /// The curve from scaled radiance to [0, 1].
+    pub curve: ToneCurve,
+    /// Display gamma (2.2 for smallpt, 2.0 for RTIOW, 1.0 for linear).
+    pub gamma: f32,
+}
+
+/// Render settings a scene file states; the command line may override them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SceneSettings {
+    /// Image width in pixels.
+    pub width: u32,
+    /// Image height in pixels.
+    pub height: u32,
+    /// Samples per pixel.
+    pub spp: u32,
+    /// Maximum ray segments per path.
+    pub max_depth: u32,
+    /// RNG seed.
+    pub seed: u32,
+    /// First bounce at which Russian roulette applies (0: never).
+    pub roulette_start: u32,
+    /// Display transform.
+    pub tone: ToneMapping,
+}
+
+/// The flat primitive arrays of a scene.
+#[derive(Clone, Debug, Default)]
+pub struct Geometry {
+    /// Spheres.
+    pub spheres: Vec<Sphere>,
+    /// Boxes.
+    pub boxes: Vec<Parallelepiped>,
+    /// Convex polygons.
+    pub polygons: Vec<Polygon>,
+    /// The polygons' vertices, each polygon a contiguous run.
+    pub polygon_vertices: Vec<Vec3>,
+    /// Triangles from meshes and triangle objects.
+    pub triangles: Vec<Triangle>,
+}
+
+impl Geometry {
+    /// Total number of primitives of all types.
+    pub fn primitive_count(&self) -> usize {
+        self.spheres.len() + self.boxes.len() + self.polygons.len() + self.triangles.len()
+    }
+}
+
+/// A loaded, validated scene.
+#[derive(Clone, Debug)]
+pub struct Scene {
+    /// The file it came from.
+    pub path: PathBuf,
+    /// Settings from the file.
+    pub settings: SceneSettings,
+    /// Camera placement (its aspect ratio follows the image size at render time).
+    pub camera: CameraSpec,
+    /// What escaped rays see.
+    pub background: Background,
+    /// Materials, indexed by the primitives.
+    pub materials: Vec<Material>,
+    /// Material names, parallel to `materials`.
+    pub material_names: Vec<String>,
+    /// All primitives.
+    pub geometry: Geometry,
+}
+
+impl Scene {
+    /// The scene's name: its file stem.
+    pub fn name(&self) -> String {
+        self.path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    }
+
+    /// The camera for an image of `width × height` pixels.
+    pub fn camera_for(&self, width: u32, height: u32) -> Camera {
+        Camera::new(&CameraSpec {
+            aspect: width as f32 / height as f32,
+            ..self.camera
+        })
+    }
+
+    /// A device view of this scene's host arrays, with the given camera.
+    pub fn view(&self, camera: Camera) -> SceneView<'_> {
+        let g = &self.geometry;
+        SceneView {
+            spheres: host_slice(&g.spheres),
+            boxes: host_slice(&g.boxes),
+            polygons: host_slice(&g.polygons),
+            polygon_vertices: host_slice(&g.polygon_vertices),
+            triangles: host_slice(&g.triangles),
+            materials: host_slice(&self.materials),
+            camera,
+            background: self.background,
+        }
+    }
+}
+
+/// Borrows a scene array for the device stages.
+fn host_slice<T>(v: &[T]) -> DeviceSlice<'_, T> {
+    // Loading caps every array far below u32::MAX elements.
+    DeviceSlice::from_slice(v).expect("scene array lengths are checked at load")
+}
+
+/// Reads, parses and validates the scene file at `path`.
+pub fn load(path: &Path) -> Result<Scene, SceneError> {
+    let text = std::fs::read_to_string(path).map_err(|source| SceneError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    load_str(path, &text)
+}
+
+/// Parses and validates scene text; `path` names it in errors and anchors
+/// relative mesh paths.
+pub fn load_str(path: &Path, text: &str) -> Result<Scene, SceneError> {
+    let file: schema::SceneFile =
+        toml::from_str(text).map_err(|e| SceneError::syntax(path, text, &e))?;
+    build::build(path, text, file)
+}

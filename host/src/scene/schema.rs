@@ -1,0 +1,213 @@
+//! The TOML scene format, as serde types. Validation and conversion to
+//! device types happen in `build.rs`; this file only says what may be written.
+
+use serde::Deserialize;
+use serde_spanned::Spanned;
+use std::collections::BTreeMap;
+
+/// Three numbers: a point, a direction or a colour.
+pub type Triple = [f32; 3];
+
+/// A whole scene file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SceneFile {
+    pub render: Spanned<RenderDef>,
+    pub camera: Spanned<CameraDef>,
+    #[serde(default)]
+    pub background: Option<Spanned<BackgroundDef>>,
+    #[serde(default)]
+    pub materials: BTreeMap<String, Spanned<MaterialDef>>,
+    #[serde(default)]
+    pub objects: Vec<Spanned<ObjectDef>>,
+    #[serde(default)]
+    pub generators: Vec<Spanned<GeneratorDef>>,
+}
+
+/// `[render]`: image size, sampling and display.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RenderDef {
+    pub width: u32,
+    pub height: u32,
+    pub spp: u32,
+    pub max_depth: u32,
+    #[serde(default)]
+    pub seed: u32,
+    /// 0 (the default) disables Russian roulette.
+    #[serde(default)]
+    pub roulette_start: u32,
+    #[serde(default = "one")]
+    pub exposure: f32,
+    #[serde(default)]
+    pub tone_curve: ToneCurve,
+    #[serde(default = "default_gamma")]
+    pub gamma: f32,
+}
+
+fn one() -> f32 {
+    1.0
+}
+
+fn default_gamma() -> f32 {
+    2.2
+}
+
+/// The curve that maps scaled radiance into [0, 1] before gamma.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToneCurve {
+    /// Clamp to [0, 1] (smallpt, RTIOW).
+    #[default]
+    Clamp,
+    /// `x / (1 + x)`.
+    Reinhard,
+    /// Narkowicz's fit of the ACES filmic curve.
+    Aces,
+}
+
+/// `[camera]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CameraDef {
+    pub look_from: Triple,
+    pub look_at: Triple,
+    #[serde(default = "y_up")]
+    pub up: Triple,
+    /// Vertical field of view in degrees.
+    pub vfov: f32,
+    #[serde(default)]
+    pub aperture: f32,
+    /// Defaults to the distance from `look_from` to `look_at`.
+    #[serde(default)]
+    pub focus_distance: Option<f32>,
+}
+
+fn y_up() -> Triple {
+    [0.0, 1.0, 0.0]
+}
+
+/// `[background]`.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum BackgroundDef {
+    Constant {
+        color: Triple,
+    },
+    Sky {
+        #[serde(default = "white")]
+        horizon: Triple,
+        #[serde(default = "rtiow_blue")]
+        zenith: Triple,
+    },
+}
+
+fn white() -> Triple {
+    [1.0; 3]
+}
+
+fn rtiow_blue() -> Triple {
+    [0.5, 0.7, 1.0]
+}
+
+/// `[materials.NAME]`.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum MaterialDef {
+    Diffuse {
+        albedo: Triple,
+        #[serde(default)]
+        emission: Triple,
+    },
+    Metal {
+        albedo: Triple,
+        #[serde(default)]
+        roughness: f32,
+        #[serde(default)]
+        emission: Triple,
+    },
+    Dielectric {
+        ior: f32,
+        #[serde(default)]
+        fresnel: FresnelDef,
+        /// Beer–Lambert transmittance per unit distance.
+        #[serde(default = "white")]
+        transmittance: Triple,
+    },
+    Emissive {
+        emission: Triple,
+    },
+}
+
+/// Which Fresnel formula a dielectric uses.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FresnelDef {
+    #[default]
+    Exact,
+    Schlick,
+}
+
+/// One `[[objects]]` entry.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ObjectDef {
+    Sphere {
+        center: Triple,
+        radius: f32,
+        material: String,
+    },
+    Box {
+        corner: Triple,
+        edges: [Triple; 3],
+        material: String,
+    },
+    Polygon {
+        vertices: Vec<Triple>,
+        material: String,
+    },
+    Triangle {
+        vertices: [Triple; 3],
+        material: String,
+    },
+    Mesh {
+        /// OBJ path, relative to the scene file.
+        file: String,
+        material: String,
+        #[serde(default)]
+        transform: TransformDef,
+    },
+}
+
+/// A mesh placement: scale, then rotations about x, y and z (degrees), then
+/// translation.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TransformDef {
+    #[serde(default)]
+    pub scale: Option<f32>,
+    #[serde(default)]
+    pub rotate: Option<Triple>,
+    #[serde(default)]
+    pub translate: Option<Triple>,
+}
+
+/// One `[[generators]]` entry: procedurally generated content.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum GeneratorDef {
+    /// RTIOW's final scene: a `2·grid × 2·grid` field of small random
+    /// spheres, a ground sphere and three large spheres.
+    RtiowFinal {
+        #[serde(default = "eleven")]
+        grid: u32,
+        #[serde(default)]
+        seed: u32,
+    },
+    /// smallpt's Cornell box, its walls as polygons.
+    SmallptCornell,
+}
+
+fn eleven() -> u32 {
+    11
+}
