@@ -46,8 +46,13 @@ pub unsafe extern "ptx-kernel" fn megakernel(
     film: *mut FixedRgb,
     counters: *mut LaunchCounters,
 ) {
-    let tx = _block_idx_x() * _block_dim_x() + _thread_idx_x();
-    let ty = _block_idx_y() * _block_dim_y() + _thread_idx_y();
+    // SAFETY: reading the special registers has no preconditions.
+    let (tx, ty) = unsafe {
+        (
+            _block_idx_x() * _block_dim_x() + _thread_idx_x(),
+            _block_idx_y() * _block_dim_y() + _thread_idx_y(),
+        )
+    };
     if tx >= tile.width || ty >= tile.height {
         return;
     }

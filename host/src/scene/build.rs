@@ -152,8 +152,32 @@ struct Locator<'a> {
 }
 
 impl Locator<'_> {
+    /// An error in field `e.field` of the entry spanning `span`, placed on
+    /// the field's own line when the entry writes it as `field = ...`, else on
+    /// the entry's first line.
     fn error(&self, span: Range<usize>, entry: &str, e: FieldError) -> SceneError {
-        let (line, _) = line_col(self.text, span.start);
+        let key = e.field.split('.').next().unwrap_or_default();
+        // A table's span covers only its header; its fields run to the next header.
+        let span = span.start..entry_end(self.text, span.end);
+        let entry_text = self.text.get(span.clone()).unwrap_or_default();
+        let mut offset = span.start;
+        for l in entry_text.split_inclusive('\n') {
+            let rest = l.trim_start();
+            if rest
+                .strip_prefix(key)
+                .is_some_and(|r| r.trim_start().starts_with('='))
+            {
+                offset += l.len() - rest.len();
+                break;
+            }
+            offset += l.len();
+        }
+        let at = if offset >= span.end {
+            span.start
+        } else {
+            offset
+        };
+        let (line, _) = line_col(self.text, at);
         SceneError::Invalid {
             path: self.path.to_path_buf(),
             line,
@@ -161,6 +185,30 @@ impl Locator<'_> {
             message: e.message,
         }
     }
+}
+
+/// Where the entry whose header or inline table ends at `from` ends: at the
+/// next `[table]` or `[[array]]` header line, or the end of the text.
+fn entry_end(text: &str, from: usize) -> usize {
+    let mut at = from;
+    for (i, line) in text
+        .get(from..)
+        .unwrap_or_default()
+        .split_inclusive('\n')
+        .enumerate()
+    {
+        let l = line.split('#').next().unwrap_or_default().trim();
+        let is_header = l.starts_with('[')
+            && l.ends_with(']')
+            && l.trim_matches(['[', ']'])
+                .chars()
+                .all(|c| c.is_alphanumeric() || "_-.\"".contains(c));
+        if i > 0 && is_header {
+            return at;
+        }
+        at += line.len();
+    }
+    text.len()
 }
 
 /// Validates `file` (parsed from `text` at `path`) into a [`Scene`].

@@ -1,0 +1,182 @@
+//! The `wavepath` binary end to end: a render writes a real image, bad input
+//! fails with a message naming the file, and nothing half-written is left.
+
+mod util;
+
+use std::process::Command;
+use util::repo;
+
+fn wavepath() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_wavepath"))
+}
+
+const TINY: &str = r#"
+[render]
+width = 16
+height = 8
+spp = 2
+max_depth = 4
+
+[camera]
+look_from = [0.0, 0.0, 5.0]
+look_at = [0.0, 0.0, 0.0]
+vfov = 40.0
+
+[background]
+kind = "sky"
+
+[materials.red]
+kind = "diffuse"
+albedo = [0.8, 0.1, 0.1]
+
+[[objects]]
+kind = "sphere"
+center = [0.0, 0.0, 0.0]
+radius = 1.0
+material = "red"
+"#;
+
+#[test]
+fn render_writes_each_format_and_prints_a_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = dir.path().join("tiny.toml");
+    std::fs::write(&scene, TINY).unwrap();
+    for ext in ["png", "ppm", "bmp"] {
+        let out = dir.path().join(format!("tiny.{ext}"));
+        let run = wavepath()
+            .arg("render")
+            .arg(&scene)
+            .arg("--out")
+            .arg(&out)
+            .arg("--quiet")
+            .output()
+            .unwrap();
+        assert!(
+            run.status.success(),
+            "{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        let stdout = String::from_utf8_lossy(&run.stdout);
+        assert!(
+            stdout.contains("16x8") && stdout.contains("M rays/s"),
+            "{stdout}"
+        );
+        let img = image::open(&out).unwrap().to_rgb8();
+        assert_eq!(img.dimensions(), (16, 8));
+        // The red sphere is in the middle, the sky at the corner.
+        let centre = img.get_pixel(8, 4);
+        assert!(centre[0] > centre[2], "{centre:?}");
+    }
+    // No GPU here: auto falls back to the CPU and says so.
+    let run = wavepath()
+        .arg("render")
+        .arg(&scene)
+        .arg("--out")
+        .arg(dir.path().join("a.png"))
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&run.stderr).contains("cpu back end"));
+}
+
+#[test]
+fn overrides_and_debug_views_apply() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = dir.path().join("tiny.toml");
+    std::fs::write(&scene, TINY).unwrap();
+    let out = dir.path().join("n.png");
+    let run = wavepath()
+        .args([
+            "render",
+            "--size",
+            "10x6",
+            "--spp",
+            "1",
+            "--view",
+            "normals",
+            "--backend",
+            "cpu-serial",
+            "--quiet",
+        ])
+        .arg(&scene)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let img = image::open(&out).unwrap().to_rgb8();
+    assert_eq!(img.dimensions(), (10, 6));
+    // The sphere's centre faces the camera: normal (0,0,1) shows as (128,128,255).
+    let p = img.get_pixel(5, 3);
+    assert!(p[2] > 240 && (p[0] as i32 - 128).abs() < 40, "{p:?}");
+}
+
+#[test]
+fn bad_scene_fails_with_the_file_and_line_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = dir.path().join("bad.toml");
+    std::fs::write(&scene, TINY.replace("radius = 1.0", "radius = -1.0")).unwrap();
+    let out = dir.path().join("bad.png");
+    let run = wavepath()
+        .arg("render")
+        .arg(&scene)
+        .arg("--out")
+        .arg(&out)
+        .arg("--quiet")
+        .output()
+        .unwrap();
+    assert!(!run.status.success());
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        stderr.contains("bad.toml:23:") && stderr.contains("radius"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "only the scene file may remain"
+    );
+}
+
+#[test]
+fn unwritable_output_and_unknown_format_are_errors() {
+    let scene = repo("scenes/cornell_diffuse.toml");
+    let run = wavepath()
+        .arg("render")
+        .arg(&scene)
+        .args(["--out", "x.jpg", "--quiet"])
+        .output()
+        .unwrap();
+    assert!(!run.status.success());
+    assert!(String::from_utf8_lossy(&run.stderr).contains("x.jpg"));
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("no/such/folder/x.png");
+    let run = wavepath()
+        .arg("render")
+        .arg(&scene)
+        .args(["--size", "4x4", "--spp", "1", "--quiet", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(!run.status.success());
+    assert!(String::from_utf8_lossy(&run.stderr).contains("no/such/folder"));
+}
+
+#[test]
+fn bad_arguments_are_refused_by_the_parser() {
+    let run = wavepath()
+        .args(["render", "scenes/cs500.toml", "--size", "big"])
+        .output()
+        .unwrap();
+    assert!(!run.status.success());
+    assert!(String::from_utf8_lossy(&run.stderr).contains("WIDTHxHEIGHT"));
+    let run = wavepath()
+        .args(["render", "scenes/cs500.toml", "--spp", "0"])
+        .output()
+        .unwrap();
+    assert!(!run.status.success());
+}

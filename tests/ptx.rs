@@ -1,0 +1,84 @@
+//! The embedded PTX: a real kernel entry point, no external calls, and it
+//! assembles with `ptxas` for every architecture it was built for.
+//!
+//! `ptxas` comes from PyPI's `nvidia-cuda-nvcc` (see `.ci/run`). The test
+//! finds it through `$PTXAS` or `PATH`; without it, it fails under CI and is
+//! skipped (saying so) elsewhere.
+
+use std::path::PathBuf;
+use std::process::Command;
+use wavepath::ptx::PTX_MODULES;
+
+#[test]
+fn every_module_has_the_megakernel_and_no_extern_functions() {
+    assert!(!PTX_MODULES.is_empty());
+    for (cc, ptx) in PTX_MODULES {
+        assert!(
+            ptx.contains(&format!(".target sm_{cc}")),
+            "sm_{cc}: wrong target"
+        );
+        assert!(
+            ptx.contains(".entry megakernel("),
+            "sm_{cc}: no megakernel entry"
+        );
+        assert!(
+            !ptx.contains(".extern .func"),
+            "sm_{cc}: calls an external function"
+        );
+        // Strict IEEE float semantics keep CPU and GPU bit-identical:
+        // no approximate instructions may appear.
+        assert!(
+            !ptx.contains(".approx"),
+            "sm_{cc}: approximate math in the PTX"
+        );
+    }
+}
+
+fn find_ptxas() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("PTXAS") {
+        return Some(PathBuf::from(p));
+    }
+    let ok = Command::new("ptxas")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    ok.then(|| PathBuf::from("ptxas"))
+}
+
+#[test]
+fn ptx_assembles_for_every_architecture() {
+    let Some(ptxas) = find_ptxas() else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must provide ptxas (set PTXAS)"
+        );
+        eprintln!("SKIPPED: ptxas not found (set PTXAS or install nvidia-cuda-nvcc from PyPI)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    for (cc, ptx) in PTX_MODULES {
+        let src = dir.path().join(format!("sm_{cc}.ptx"));
+        std::fs::write(&src, ptx).unwrap();
+        let out = Command::new(&ptxas)
+            .arg(format!("-arch=sm_{cc}"))
+            .arg("-v")
+            .arg(&src)
+            .arg("-o")
+            .arg(dir.path().join(format!("sm_{cc}.cubin")))
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", ptxas.display()));
+        let log = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "ptxas failed for sm_{cc}:\n{log}");
+        assert!(
+            log.contains("megakernel"),
+            "sm_{cc}: ptxas did not report the megakernel:\n{log}"
+        );
+        eprintln!(
+            "sm_{cc}: {}",
+            log.lines()
+                .filter(|l| l.contains("registers"))
+                .collect::<Vec<_>>()
+                .join("; ")
+        );
+    }
+}

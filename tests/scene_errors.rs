@@ -1,0 +1,215 @@
+//! Bad scene input: every error names the file, the line and the field, and
+//! says what was expected. Nothing panics.
+
+mod util;
+
+use util::{line_of, repo, try_scene};
+use wavepath::scene::{self, SceneError};
+
+const HEADER: &str = r#"
+[render]
+width = 8
+height = 8
+spp = 1
+max_depth = 4
+
+[camera]
+look_from = [0.0, 0.0, 5.0]
+look_at = [0.0, 0.0, 0.0]
+vfov = 40.0
+
+[materials.white]
+kind = "diffuse"
+albedo = [0.8, 0.8, 0.8]
+"#;
+
+/// Loads `HEADER + body` and returns the error text and the line the
+/// `marker` text is on.
+fn error_for(body: &str, marker: &str) -> (String, usize) {
+    let text = format!("{HEADER}{body}");
+    let err = try_scene(&text)
+        .err()
+        .unwrap_or_else(|| panic!("should fail:\n{body}"));
+    (err.to_string(), line_of(&text, marker))
+}
+
+fn assert_mentions(message: &str, parts: &[&str]) {
+    for p in parts {
+        assert!(message.contains(p), "`{message}` should mention `{p}`");
+    }
+}
+
+#[test]
+fn unknown_material_names_the_object_line_and_the_known_ones() {
+    let body = "\n[[objects]]\nkind = \"sphere\"\ncenter = [0, 0, 0]\nradius = 1.0\nmaterial = \"chrome\"\n";
+    let (msg, line) = error_for(body, "material = \"chrome\"");
+    assert_mentions(
+        &msg,
+        &[
+            &format!("test.toml:{line}:"),
+            "objects[0] (sphere)",
+            "`material`",
+            "unknown material `chrome`",
+            "white",
+        ],
+    );
+}
+
+#[test]
+fn missing_obj_names_the_mesh_file() {
+    let body =
+        "\n[[objects]]\nkind = \"mesh\"\nfile = \"meshes/nowhere.obj\"\nmaterial = \"white\"\n";
+    let (msg, line) = error_for(body, "file = ");
+    assert_mentions(
+        &msg,
+        &[
+            &format!("test.toml:{line}:"),
+            "objects[0] (mesh)",
+            "`file`",
+            "nowhere.obj",
+            "does not exist",
+        ],
+    );
+}
+
+#[test]
+fn nan_is_refused_as_not_finite() {
+    let body = "\n[[objects]]\nkind = \"sphere\"\ncenter = [0, nan, 0]\nradius = 1.0\nmaterial = \"white\"\n";
+    let (msg, line) = error_for(body, "center = [0, nan");
+    assert_mentions(&msg, &[&format!("test.toml:{line}:"), "`center`", "finite"]);
+}
+
+#[test]
+fn negative_radius_must_be_positive() {
+    let body = "\n[[objects]]\nkind = \"sphere\"\ncenter = [0, 0, 0]\nradius = -2.0\nmaterial = \"white\"\n";
+    let (msg, line) = error_for(body, "radius = -2.0");
+    assert_mentions(
+        &msg,
+        &[
+            &format!("test.toml:{line}:"),
+            "`radius`",
+            "must be positive, got -2",
+        ],
+    );
+}
+
+#[test]
+fn malformed_toml_gives_line_and_column() {
+    let text = format!("{HEADER}\n[[objects]]\nkind = \"sphere\"\nradius = \n");
+    let err = try_scene(&text).unwrap_err();
+    let line = line_of(&text, "radius = ");
+    assert!(matches!(err, SceneError::Syntax { .. }), "{err:?}");
+    assert_mentions(&err.to_string(), &[&format!("test.toml:{line}:")]);
+}
+
+#[test]
+fn unknown_field_and_wrong_type_are_named() {
+    let (msg, line) = error_for(
+        "\n[[objects]]\nkind = \"sphere\"\nradus = 1.0\n",
+        "[[objects]]",
+    );
+    assert_mentions(&msg, &["test.toml:", "unknown field `radus`"]);
+    assert!(
+        msg.contains(&format!(":{line}:")) || msg.contains(&format!(":{}:", line + 1)),
+        "{msg}"
+    );
+    let text = HEADER.replace("width = 8", "width = \"wide\"");
+    let msg = try_scene(&text).unwrap_err().to_string();
+    assert_mentions(
+        &msg,
+        &[
+            &format!("test.toml:{}:", line_of(&text, "width")),
+            "invalid type",
+        ],
+    );
+}
+
+#[test]
+fn missing_section_is_named() {
+    let text = "[render]\nwidth = 8\nheight = 8\nspp = 1\nmax_depth = 1\n";
+    let msg = try_scene(text).unwrap_err().to_string();
+    assert_mentions(&msg, &["test.toml:", "missing field `camera`"]);
+}
+
+#[test]
+fn degenerate_shapes_are_refused() {
+    let cases = [
+        (
+            "kind = \"box\"\ncorner = [0,0,0]\nedges = [[1,0,0],[0,1,0],[1,1,0]]",
+            "`edges`",
+            "span a volume",
+        ),
+        (
+            "kind = \"polygon\"\nvertices = [[0,0,0],[1,0,0]]",
+            "`vertices`",
+            "at least 3",
+        ),
+        (
+            "kind = \"polygon\"\nvertices = [[0,0,0],[2,0,0],[1,0.2,0],[1,2,0]]",
+            "`vertices`",
+            "not convex",
+        ),
+        (
+            "kind = \"polygon\"\nvertices = [[0,0,0],[1,0,0],[1,1,0],[0,1,1]]",
+            "`vertices`",
+            "off the polygon's plane",
+        ),
+        (
+            "kind = \"triangle\"\nvertices = [[0,0,0],[1,1,1],[2,2,2]]",
+            "`vertices`",
+            "no area",
+        ),
+    ];
+    for (object, field, expected) in cases {
+        let body = format!("\n[[objects]]\n{object}\nmaterial = \"white\"\n");
+        let marker = if field == "`edges`" {
+            "edges ="
+        } else {
+            "vertices ="
+        };
+        let (msg, line) = error_for(&body, marker);
+        assert_mentions(&msg, &[&format!("test.toml:{line}:"), field, expected]);
+    }
+}
+
+#[test]
+fn bad_render_and_camera_settings_are_refused() {
+    let cases = [
+        ("spp = 1", "spp = 0", "`spp`"),
+        ("vfov = 40.0", "vfov = 190.0", "`vfov`"),
+        (
+            "look_at = [0.0, 0.0, 0.0]",
+            "look_at = [0.0, 0.0, 5.0]",
+            "`look_at`",
+        ),
+        (
+            "albedo = [0.8, 0.8, 0.8]",
+            "albedo = [0.8, 1.8, 0.8]",
+            "`albedo`",
+        ),
+    ];
+    for (from, to, field) in cases {
+        let text = format!(
+            "{}\n[[objects]]\nkind = \"sphere\"\ncenter = [0,0,0]\nradius = 1.0\nmaterial = \"white\"\n",
+            HEADER.replace(from, to)
+        );
+        let msg = try_scene(&text).unwrap_err().to_string();
+        assert_mentions(
+            &msg,
+            &[&format!("test.toml:{}:", line_of(&text, to)), field],
+        );
+    }
+}
+
+#[test]
+fn unreadable_file_names_the_path() {
+    let path = repo("scenes/does-not-exist.toml");
+    let msg = scene::load(&path).unwrap_err().to_string();
+    assert_mentions(&msg, &["does-not-exist.toml", "cannot read"]);
+}
+
+#[test]
+fn a_scene_with_nothing_in_it_is_refused() {
+    let msg = try_scene(HEADER).unwrap_err().to_string();
+    assert_mentions(&msg, &["test.toml:", "no objects"]);
+}

@@ -1,0 +1,106 @@
+//! The scene library: every file in `scenes/` loads, and each holds what its
+//! source describes.
+
+mod util;
+
+use device::material::MaterialKind;
+use util::{repo, seed_scene};
+
+#[test]
+fn every_scene_file_loads() {
+    let mut count = 0;
+    for entry in std::fs::read_dir(repo("scenes")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            wavepath::scene::load(&path).unwrap_or_else(|e| panic!("{e}"));
+            count += 1;
+        }
+    }
+    assert!(count >= 4);
+}
+
+#[test]
+fn rtiow_final_matches_the_book() {
+    let s = seed_scene("rtiow_final");
+    assert_eq!(
+        (
+            s.settings.width,
+            s.settings.height,
+            s.settings.spp,
+            s.settings.max_depth
+        ),
+        (1200, 675, 10, 50)
+    );
+    let g = &s.geometry;
+    // 22 x 22 candidates minus those too close to the bronze sphere, plus
+    // the ground and three large spheres: at most 488.
+    assert!(
+        g.spheres.len() > 470 && g.spheres.len() <= 488,
+        "{}",
+        g.spheres.len()
+    );
+    assert_eq!(g.primitive_count(), g.spheres.len());
+    let big: Vec<_> = g.spheres.iter().filter(|s| s.radius == 1.0).collect();
+    assert_eq!(big.len(), 3);
+    let kinds: Vec<_> = big
+        .iter()
+        .map(|b| s.materials[b.material as usize].kind)
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            MaterialKind::Dielectric,
+            MaterialKind::Diffuse,
+            MaterialKind::Metal
+        ]
+    );
+}
+
+#[test]
+fn rtiow_grid_sweeps_the_object_count() {
+    let text = std::fs::read_to_string(repo("scenes/rtiow_final.toml")).unwrap();
+    let small = util::scene(&text.replace("grid = 11", "grid = 2"));
+    let large = util::scene(&text.replace("grid = 11", "grid = 30"));
+    assert!(small.geometry.spheres.len() <= 4 * 4 + 4);
+    assert!(large.geometry.spheres.len() > 60 * 60 - 10);
+}
+
+#[test]
+fn smallpt_cornell_has_its_light_and_two_special_spheres() {
+    let s = seed_scene("cornell_smallpt");
+    let g = &s.geometry;
+    assert_eq!((g.polygons.len(), g.spheres.len()), (5, 3));
+    let light = g.spheres.iter().find(|s| s.radius == 600.0).unwrap();
+    assert_eq!(s.materials[light.material as usize].emission.r, 12.0);
+    let kinds: Vec<_> = g
+        .spheres
+        .iter()
+        .map(|sp| s.materials[sp.material as usize].kind)
+        .collect();
+    assert!(kinds.contains(&MaterialKind::Metal) && kinds.contains(&MaterialKind::Dielectric));
+}
+
+#[test]
+fn cs500_uses_every_primitive_and_material_type() {
+    let s = seed_scene("cs500");
+    let g = &s.geometry;
+    assert!(!g.spheres.is_empty() && !g.boxes.is_empty() && !g.polygons.is_empty());
+    // The bunny (3674 faces) plus one loose triangle.
+    assert_eq!(g.triangles.len(), 3675);
+    for kind in [
+        MaterialKind::Diffuse,
+        MaterialKind::Metal,
+        MaterialKind::Dielectric,
+        MaterialKind::Emissive,
+    ] {
+        assert!(
+            s.materials.iter().any(|m| m.kind == kind),
+            "{kind:?} missing"
+        );
+    }
+    assert!(
+        s.materials
+            .iter()
+            .any(|m| m.kind == MaterialKind::Dielectric && m.transmittance.r < 1.0)
+    );
+}

@@ -1,0 +1,50 @@
+//! Shared harness for the integration tests: scenes from strings, renders
+//! into films, and paths in the repository.
+#![allow(dead_code)] // each test binary uses a different subset
+
+use std::path::{Path, PathBuf};
+use wavepath::backend::{BackendKind, RenderOutput};
+use wavepath::render::{Overrides, params_for, render_scene};
+use wavepath::scene::{self, Scene, SceneError};
+
+/// A path inside the repository.
+pub fn repo(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+/// Parses scene text as if it came from `test.toml` in the repository root.
+pub fn try_scene(text: &str) -> Result<Scene, SceneError> {
+    scene::load_str(&repo("test.toml"), text)
+}
+
+/// Parses scene text that must be valid.
+pub fn scene(text: &str) -> Scene {
+    try_scene(text).unwrap_or_else(|e| panic!("test scene should load: {e}"))
+}
+
+/// Loads a scene file of the repository's `scenes/` folder.
+pub fn seed_scene(name: &str) -> Scene {
+    scene::load(&repo(&format!("scenes/{name}.toml"))).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Renders `scene` at `width × height` with `spp` samples on `kind`.
+pub fn render(scene: &Scene, kind: BackendKind, width: u32, height: u32, spp: u32) -> RenderOutput {
+    let overrides = Overrides {
+        spp: Some(spp),
+        size: Some((width, height)),
+        ..Overrides::default()
+    };
+    let (params, spp) = params_for(scene, &overrides, device::scene::RenderView::Radiance);
+    render_scene(scene, kind, params, spp, 0, &|_| {}).expect("render")
+}
+
+/// The 1-based line of the first occurrence of `needle` in `text`.
+pub fn line_of(text: &str, needle: &str) -> usize {
+    let at = text
+        .find(needle)
+        .unwrap_or_else(|| panic!("`{needle}` not in the test scene"));
+    text[..at].matches('\n').count() + 1
+}
+
+/// The seed scenes every back end must agree on.
+pub const SEED_SCENES: [&str; 4] = ["cornell_smallpt", "cornell_diffuse", "rtiow_final", "cs500"];
