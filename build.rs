@@ -31,6 +31,7 @@ fn run() -> Result<(), String> {
     println!("cargo:rerun-if-changed=device/src");
     println!("cargo:rerun-if-changed=device/Cargo.toml");
     println!("cargo:rerun-if-env-changed=WAVEPATH_CUDA_ARCHS");
+    println!("cargo:rustc-env=WAVEPATH_COMMIT={}", commit(&manifest_dir));
 
     let archs = parse_archs(
         &env::var("WAVEPATH_CUDA_ARCHS").unwrap_or_else(|_| DEFAULT_ARCHS.to_string()),
@@ -60,6 +61,33 @@ fn run() -> Result<(), String> {
     fs::write(out_dir.join("ptx_modules.rs"), table).map_err(|e| e.to_string())
 }
 
+/// The commit being built, `-dirty` when tracked files differ from it, or
+/// `unknown` outside a git checkout. Results carry it as provenance.
+fn commit(manifest_dir: &Path) -> String {
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .current_dir(manifest_dir)
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    for f in [".git/HEAD", ".git/index"] {
+        if manifest_dir.join(f).exists() {
+            println!("cargo:rerun-if-changed={f}");
+        }
+    }
+    match git(&["rev-parse", "--short=12", "HEAD"]) {
+        Some(hash) => {
+            let dirty = git(&["status", "--porcelain", "--untracked-files=no"])
+                .is_some_and(|s| !s.is_empty());
+            if dirty { format!("{hash}-dirty") } else { hash }
+        }
+        None => "unknown".into(),
+    }
+}
+
 /// `"sm_75, sm_90"` → `[75, 90]`, sorted and de-duplicated.
 fn parse_archs(list: &str) -> Result<Vec<u32>, String> {
     let mut ccs = Vec::new();
@@ -84,15 +112,7 @@ fn parse_archs(list: &str) -> Result<Vec<u32>, String> {
 /// Compiles the device crate for `sm_{cc}` and returns the path of its PTX.
 fn build_ptx(manifest_dir: &Path, out_dir: &Path, cc: u32) -> Result<PathBuf, String> {
     let target_dir = out_dir.join(format!("device-target/sm_{cc}"));
-    let deps = target_dir.join("nvptx64-nvidia-cuda/release/deps");
-    // Stale `.s` files from earlier builds would make the output ambiguous.
-    if let Ok(entries) = fs::read_dir(&deps) {
-        for e in entries.flatten() {
-            if e.path().extension().is_some_and(|x| x == "s") {
-                let _ = fs::remove_file(e.path());
-            }
-        }
-    }
+    let asm = target_dir.join(format!("kernels_sm_{cc}.ptx"));
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let flags = [
         format!("-Ctarget-cpu=sm_{cc}"),
@@ -113,7 +133,8 @@ fn build_ptx(manifest_dir: &Path, out_dir: &Path, cc: u32) -> Result<PathBuf, St
         ])
         .args(["-Zbuild-std=core", "--target-dir"])
         .arg(&target_dir)
-        .args(["--", "--emit=asm"])
+        .arg("--")
+        .arg(format!("--emit=asm={}", asm.display()))
         .env("CARGO_ENCODED_RUSTFLAGS", flags.join("\x1f"))
         // ptxas cannot parse the DWARF sections that debug info would add.
         .env("CARGO_PROFILE_RELEASE_DEBUG", "false")
@@ -130,13 +151,14 @@ fn build_ptx(manifest_dir: &Path, out_dir: &Path, cc: u32) -> Result<PathBuf, St
             String::from_utf8_lossy(&output.stderr)
         ));
     }
-    let asm = fs::read_dir(&deps)
-        .map_err(|e| format!("{}: {e}", deps.display()))?
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|x| x == "s"))
-        .ok_or_else(|| format!("sm_{cc}: no PTX (.s) file in {}", deps.display()))?;
-    let ptx = fs::read_to_string(&asm).map_err(|e| e.to_string())?;
+    // NOTE: cargo skips the compile when the crate is fresh, so the file
+    // from the last real build must stay where it is.
+    let ptx = fs::read_to_string(&asm).map_err(|e| {
+        format!(
+            "sm_{cc}: cannot read {} ({e}); `cargo clean` forces a rebuild",
+            asm.display()
+        )
+    })?;
     if let Some(line) = ptx.lines().find(|l| l.contains(".extern .func")) {
         return Err(format!(
             "sm_{cc}: the PTX calls an external function, which cannot load: `{}`",

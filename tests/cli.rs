@@ -180,3 +180,38 @@ fn bad_arguments_are_refused_by_the_parser() {
         .unwrap();
     assert!(!run.status.success());
 }
+
+#[test]
+fn gpu_back_end_without_a_driver_is_a_clear_error_pointing_to_the_cpu() {
+    // SAFETY: only probes whether libcuda can be opened.
+    if unsafe { cudarc::driver::sys::is_culib_present() } {
+        eprintln!("SKIPPED: a CUDA driver is present, so the no-driver error cannot be seen here");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.png");
+    let scene = repo("scenes/cornell_diffuse.toml");
+    let runs = [
+        wavepath()
+            .args(["render", "--backend", "gpu-mega", "--quiet", "--out"])
+            .arg(&out)
+            .arg(&scene)
+            .output(),
+        wavepath().arg("verify").arg(&scene).output(),
+        wavepath().arg("bench").arg(&scene).output(),
+    ];
+    for run in runs {
+        let run = run.unwrap();
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(!run.status.success());
+        assert!(
+            stderr.contains("no CUDA driver") && stderr.contains("--backend cpu"),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+    assert!(!out.exists(), "a failed render leaves no image");
+    let run = wavepath().arg("gpu-info").output().unwrap();
+    assert!(!run.status.success());
+    assert!(String::from_utf8_lossy(&run.stdout).contains("embedded PTX: sm_"));
+}

@@ -23,6 +23,7 @@ pub mod camera;
 pub mod film;
 pub mod geometry;
 pub mod integrator;
+pub mod launch;
 pub mod material;
 pub mod math;
 pub mod rng;

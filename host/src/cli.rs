@@ -1,6 +1,7 @@
 //! The `wavepath` command line (clap), converted once into validated requests.
 
-use crate::backend::BackendKind;
+use crate::backend::gpu::megakernel::MegakernelConfig;
+use crate::backend::{BackendKind, BackendOptions};
 use crate::render::{BackendChoice, Overrides, RenderRequest};
 use clap::{Parser, Subcommand, ValueEnum};
 use device::scene::RenderView;
@@ -20,17 +21,36 @@ pub struct Cli {
 pub enum Command {
     /// Render a scene file to an image.
     Render(RenderArgs),
+    /// Check that a GPU back end renders the same bits as the CPU reference.
+    Verify(VerifyArgs),
+    /// Time a back end over launch configurations and repetitions.
+    Bench(BenchArgs),
+    /// Describe the GPU and the embedded PTX modules.
+    GpuInfo,
 }
 
 /// A back end, or `auto`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum BackendArg {
-    /// A GPU back end when a GPU is usable, otherwise `cpu` (and it says so).
+    /// `gpu-mega` when a GPU is usable, otherwise `cpu` (and it says so).
     Auto,
     /// One CPU thread.
     CpuSerial,
     /// All CPU cores.
     Cpu,
+    /// The GPU megakernel.
+    GpuMega,
+}
+
+impl BackendArg {
+    fn choice(self) -> BackendChoice {
+        match self {
+            BackendArg::Auto => BackendChoice::Auto,
+            BackendArg::CpuSerial => BackendChoice::Exactly(BackendKind::CpuSerial),
+            BackendArg::Cpu => BackendChoice::Exactly(BackendKind::Cpu),
+            BackendArg::GpuMega => BackendChoice::Exactly(BackendKind::GpuMega),
+        }
+    }
 }
 
 /// The image a render produces.
@@ -46,14 +66,11 @@ pub enum ViewArg {
     Depth,
 }
 
-/// `wavepath render`.
+/// A scene and the settings that may replace its own.
 #[derive(Debug, clap::Args)]
-pub struct RenderArgs {
+pub struct SceneArgs {
     /// The scene file (TOML).
     pub scene: PathBuf,
-    /// Back end.
-    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
-    pub backend: BackendArg,
     /// Samples per pixel (default: the scene's).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub spp: Option<u32>,
@@ -66,18 +83,123 @@ pub struct RenderArgs {
     /// RNG seed (default: the scene's).
     #[arg(long)]
     pub seed: Option<u32>,
+}
+
+impl SceneArgs {
+    /// The overrides these arguments set.
+    pub fn overrides(&self) -> Overrides {
+        Overrides {
+            spp: self.spp,
+            max_depth: self.depth,
+            size: self.size,
+            seed: self.seed,
+        }
+    }
+}
+
+/// Launch configuration of the GPU back ends.
+#[derive(Debug, clap::Args)]
+pub struct LaunchArgs {
+    /// Megakernel block shape as XxY threads (X*Y a multiple of 32, at most 1024).
+    #[arg(long, value_parser = parse_size, default_value = "16x16")]
+    pub block: (u32, u32),
+    /// Megakernel tile size in pixels (default: the whole image per launch).
+    #[arg(long, value_parser = parse_size)]
+    pub tile: Option<(u32, u32)>,
+    /// Samples per pixel per megakernel launch.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..), default_value_t = 1)]
+    pub samples_per_launch: u32,
+    /// CPU threads for the `cpu` back end (0: one per core).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+}
+
+impl LaunchArgs {
+    /// The back-end options these arguments set.
+    pub fn options(&self) -> Result<BackendOptions, String> {
+        let megakernel = MegakernelConfig {
+            block: self.block,
+            tile: self.tile,
+            samples_per_launch: self.samples_per_launch,
+        };
+        megakernel.validate()?;
+        Ok(BackendOptions {
+            threads: self.threads,
+            megakernel,
+        })
+    }
+}
+
+/// `wavepath render`.
+#[derive(Debug, clap::Args)]
+pub struct RenderArgs {
+    /// Scene and overrides.
+    #[command(flatten)]
+    pub scene: SceneArgs,
+    /// Back end.
+    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+    pub backend: BackendArg,
+    /// Launch configuration.
+    #[command(flatten)]
+    pub launch: LaunchArgs,
     /// Output image (.png, .ppm or .bmp); default `<scene name>.png`.
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Render a debug view instead of radiance.
     #[arg(long, value_enum, default_value_t = ViewArg::Radiance)]
     pub view: ViewArg,
-    /// CPU threads for the `cpu` back end (0: one per core).
-    #[arg(long, default_value_t = 0)]
-    pub threads: usize,
+    /// Write one CSV row per GPU kernel launch to this file.
+    #[arg(long)]
+    pub launch_log: Option<PathBuf>,
     /// Hide the progress bar.
     #[arg(long)]
     pub quiet: bool,
+}
+
+/// `wavepath verify`.
+#[derive(Debug, clap::Args)]
+pub struct VerifyArgs {
+    /// Scene and overrides.
+    #[command(flatten)]
+    pub scene: SceneArgs,
+    /// The GPU back end to check.
+    #[arg(long, value_enum, default_value_t = BackendArg::GpuMega)]
+    pub backend: BackendArg,
+    /// Launch configuration.
+    #[command(flatten)]
+    pub launch: LaunchArgs,
+}
+
+/// `wavepath bench`.
+#[derive(Debug, clap::Args)]
+pub struct BenchArgs {
+    /// Scene and overrides.
+    #[command(flatten)]
+    pub scene: SceneArgs,
+    /// Back end.
+    #[arg(long, value_enum, default_value_t = BackendArg::GpuMega)]
+    pub backend: BackendArg,
+    /// Megakernel block shapes to try, comma-separated.
+    #[arg(long, value_delimiter = ',', value_parser = parse_size, default_value = "16x16")]
+    pub blocks: Vec<(u32, u32)>,
+    /// Samples per launch to try, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "1")]
+    pub samples_per_launch: Vec<u32>,
+    /// Megakernel tile size (default: whole image).
+    #[arg(long, value_parser = parse_size)]
+    pub tile: Option<(u32, u32)>,
+    /// Timed repetitions per configuration.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    pub repeat: u32,
+    /// Untimed warm-up renders per configuration.
+    #[arg(long, default_value_t = 1)]
+    pub warmup: u32,
+    /// CPU threads for the `cpu` back end (0: one per core).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+    /// Write one row per repetition to this CSV file.
+    #[arg(long)]
+    pub csv: Option<PathBuf>,
 }
 
 /// Parses `WIDTHxHEIGHT`.
@@ -97,30 +219,31 @@ pub fn parse_size(s: &str) -> Result<(u32, u32), String> {
 
 impl RenderArgs {
     /// The validated request.
-    pub fn to_request(&self) -> RenderRequest {
-        RenderRequest {
-            scene: self.scene.clone(),
-            backend: match self.backend {
-                BackendArg::Auto => BackendChoice::Auto,
-                BackendArg::CpuSerial => BackendChoice::Exactly(BackendKind::CpuSerial),
-                BackendArg::Cpu => BackendChoice::Exactly(BackendKind::Cpu),
-            },
-            overrides: Overrides {
-                spp: self.spp,
-                max_depth: self.depth,
-                size: self.size,
-                seed: self.seed,
-            },
+    pub fn to_request(&self) -> Result<RenderRequest, String> {
+        Ok(RenderRequest {
+            scene: self.scene.scene.clone(),
+            backend: self.backend.choice(),
+            overrides: self.scene.overrides(),
             view: match self.view {
                 ViewArg::Radiance => RenderView::Radiance,
                 ViewArg::Normals => RenderView::Normals,
                 ViewArg::Albedo => RenderView::Albedo,
                 ViewArg::Depth => RenderView::Depth,
             },
-            threads: self.threads,
+            options: self.launch.options()?,
             out: self.out.clone(),
             progress: !self.quiet,
-        }
+            launch_log: self.launch_log.clone(),
+        })
+    }
+}
+
+/// The concrete back end of a `verify` or `bench` argument (`auto` is not a
+/// back end to measure).
+pub fn concrete_backend(arg: BackendArg) -> Result<BackendKind, String> {
+    match arg.choice() {
+        BackendChoice::Exactly(kind) => Ok(kind),
+        BackendChoice::Auto => Err("name a back end (cpu, cpu-serial, gpu-mega), not auto".into()),
     }
 }
 
@@ -135,5 +258,25 @@ mod tests {
         for bad in ["1200", "0x10", "axb", "10x", "40000x10"] {
             assert!(parse_size(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn launch_arguments_are_validated() {
+        let cli = Cli::try_parse_from(["wavepath", "render", "s.toml", "--block", "7x3"]).unwrap();
+        let Command::Render(args) = cli.command else {
+            panic!()
+        };
+        assert!(
+            args.to_request()
+                .unwrap_err()
+                .contains("multiple of the 32-thread warp")
+        );
+        let cli =
+            Cli::try_parse_from(["wavepath", "bench", "s.toml", "--blocks", "8x8,32x4,256x1"])
+                .unwrap();
+        let Command::Bench(args) = cli.command else {
+            panic!()
+        };
+        assert_eq!(args.blocks, [(8, 8), (32, 4), (256, 1)]);
     }
 }

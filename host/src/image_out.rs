@@ -2,13 +2,13 @@
 //! normalisation, and PNG/PPM/BMP output written atomically (a temporary file
 //! renamed into place, so a failed render never leaves half a file).
 
+use crate::atomic_file;
 use crate::scene::{ToneCurve, ToneMapping};
 use anyhow::{Context, bail};
 use device::film::FixedRgb;
 use device::math::Rgb;
 use device::scene::RenderView;
 use image::{ImageFormat, RgbImage};
-use std::io::Write;
 use std::path::Path;
 
 /// The mean radiance of every pixel.
@@ -76,30 +76,14 @@ pub fn format_for(path: &Path) -> anyhow::Result<ImageFormat> {
     })
 }
 
-/// Writes `image` to `path` through a temporary file in the same folder.
+/// Writes `image` to `path` (format from the extension), atomically.
 pub fn write_image(path: &Path, image: &RgbImage) -> anyhow::Result<()> {
     let format = format_for(path)?;
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".wavepath-")
-        .tempfile_in(dir)
-        .with_context(|| format!("{}: cannot create a file in this folder", dir.display()))?;
     let mut encoded = std::io::Cursor::new(Vec::new());
     image
         .write_to(&mut encoded, format)
         .with_context(|| format!("{}: cannot encode the image", path.display()))?;
-    tmp.write_all(encoded.get_ref())
-        .with_context(|| format!("{}: cannot write", path.display()))?;
-    tmp.persist(path).with_context(|| {
-        format!(
-            "{}: cannot move the finished image into place",
-            path.display()
-        )
-    })?;
-    Ok(())
+    atomic_file::write(path, encoded.get_ref())
 }
 
 #[cfg(test)]

@@ -6,9 +6,14 @@
 //! crate, which the same source builds for the CPU and, through `build.rs`,
 //! to PTX.
 
+pub mod atomic_file;
 pub mod backend;
+pub mod bench;
 pub mod cli;
 pub mod image_out;
+pub mod provenance;
 pub mod ptx;
 pub mod render;
+pub mod report;
 pub mod scene;
+pub mod verify;

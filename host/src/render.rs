@@ -2,7 +2,8 @@
 //! back end, render, write the image, summarise.
 
 use crate::backend::cpu::{self, Threads};
-use crate::backend::{BackendKind, RenderJob, RenderOutput};
+use crate::backend::gpu::{Gpu, megakernel};
+use crate::backend::{BackendKind, BackendOptions, RenderJob, RenderOutput};
 use crate::image_out;
 use crate::scene::{self, Scene};
 use anyhow::Context;
@@ -43,12 +44,14 @@ pub struct RenderRequest {
     pub overrides: Overrides,
     /// Which image to produce.
     pub view: RenderView,
-    /// CPU threads (0: one per core).
-    pub threads: usize,
+    /// Back-end tuning (threads, launch configuration).
+    pub options: BackendOptions,
     /// Output image; `None` writes `<scene name>.png` in the current folder.
     pub out: Option<PathBuf>,
     /// Show a progress bar.
     pub progress: bool,
+    /// Write one CSV row per GPU kernel launch here.
+    pub launch_log: Option<PathBuf>,
 }
 
 /// What a finished render reports.
@@ -111,36 +114,110 @@ pub fn params_for(scene: &Scene, overrides: &Overrides, view: RenderView) -> (Re
     (params, overrides.spp.unwrap_or(s.spp))
 }
 
-/// Picks the back end for `choice`, with a note saying why when it was automatic.
-fn resolve_backend(choice: BackendChoice) -> (BackendKind, Option<String>) {
-    match choice {
-        BackendChoice::Exactly(kind) => (kind, None),
-        BackendChoice::Auto => (
-            BackendKind::Cpu,
-            Some("no GPU back end is built into this version; using the cpu back end".into()),
-        ),
+/// A back end ready to render: for GPU back ends, an open device with the
+/// module loaded (opened once, reused across renders).
+pub struct Renderer {
+    kind: BackendKind,
+    options: BackendOptions,
+    gpu: Option<Gpu>,
+}
+
+impl Renderer {
+    /// Prepares `kind`; for a GPU back end this opens device 0.
+    pub fn new(kind: BackendKind, options: BackendOptions) -> anyhow::Result<Self> {
+        let gpu = if kind.is_gpu() {
+            let hint = || {
+                format!(
+                    "the {} back end needs a GPU; --backend cpu renders on the CPU",
+                    kind.label()
+                )
+            };
+            Some(Gpu::open(0).with_context(hint)?)
+        } else {
+            None
+        };
+        Ok(Renderer { kind, options, gpu })
+    }
+
+    /// Resolves `choice`: `auto` takes the GPU megakernel when a GPU opens and
+    /// otherwise the `cpu` back end, with a note saying why.
+    pub fn choose(
+        choice: BackendChoice,
+        options: BackendOptions,
+    ) -> anyhow::Result<(Self, Option<String>)> {
+        match choice {
+            BackendChoice::Exactly(kind) => Ok((Renderer::new(kind, options)?, None)),
+            BackendChoice::Auto => match Gpu::open(0) {
+                Ok(gpu) => {
+                    let note = format!("using the gpu-mega back end on {}", gpu.info().describe());
+                    Ok((
+                        Renderer {
+                            kind: BackendKind::GpuMega,
+                            options,
+                            gpu: Some(gpu),
+                        },
+                        Some(note),
+                    ))
+                }
+                Err(e) => {
+                    let note = format!("no usable GPU ({e}); rendering on the cpu back end");
+                    Ok((Renderer::new(BackendKind::Cpu, options)?, Some(note)))
+                }
+            },
+        }
+    }
+
+    /// The back end this renderer runs.
+    pub fn kind(&self) -> BackendKind {
+        self.kind
+    }
+
+    /// The open GPU, for GPU back ends.
+    pub fn gpu(&self) -> Option<&Gpu> {
+        self.gpu.as_ref()
+    }
+
+    /// Renders `scene` with `params` and `spp`, reporting progress in pixel-samples.
+    pub fn render(
+        &self,
+        scene: &Scene,
+        params: RenderParams,
+        spp: u32,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> anyhow::Result<RenderOutput> {
+        let job = RenderJob {
+            scene,
+            params,
+            camera: scene.camera_for(params.width, params.height),
+            spp,
+        };
+        match (self.kind, &self.gpu) {
+            (BackendKind::CpuSerial, _) => cpu::render(&job, Threads::Serial, progress),
+            (BackendKind::Cpu, _) => {
+                cpu::render(&job, Threads::Pool(self.options.threads), progress)
+            }
+            (BackendKind::GpuMega, Some(gpu)) => Ok(megakernel::render(
+                gpu,
+                &job,
+                &self.options.megakernel,
+                progress,
+            )?),
+            (BackendKind::GpuMega, None) => anyhow::bail!("internal: gpu-mega without an open GPU"),
+        }
     }
 }
 
-/// Renders `scene` with `kind`, reporting progress in pixel-samples.
+/// Renders `scene` once with a freshly prepared `kind` (convenience for tests
+/// and one-off renders).
 pub fn render_scene(
     scene: &Scene,
     kind: BackendKind,
     params: RenderParams,
     spp: u32,
-    threads: usize,
+    options: &BackendOptions,
     progress: &(dyn Fn(u64) + Sync),
 ) -> anyhow::Result<RenderOutput> {
-    let job = RenderJob {
-        scene,
-        params,
-        camera: scene.camera_for(params.width, params.height),
-        spp,
-    };
-    match kind {
-        BackendKind::CpuSerial => cpu::render(&job, Threads::Serial, progress),
-        BackendKind::Cpu => cpu::render(&job, Threads::Pool(threads), progress),
-    }
+    Renderer::new(kind, *options)?.render(scene, params, spp, progress)
 }
 
 /// The default output path: `<scene name>.png` in the current folder.
@@ -152,21 +229,9 @@ fn default_output(scene: &Path) -> PathBuf {
     PathBuf::from(format!("{stem}.png"))
 }
 
-/// Runs a whole render request.
-pub fn run(req: &RenderRequest) -> anyhow::Result<RenderSummary> {
-    let out = req
-        .out
-        .clone()
-        .unwrap_or_else(|| default_output(&req.scene));
-    image_out::format_for(&out)?;
-    let scene = scene::load(&req.scene)?;
-    let (params, spp) = params_for(&scene, &req.overrides, req.view);
-    let (backend, note) = resolve_backend(req.backend);
-    if let Some(n) = &note {
-        eprintln!("wavepath: {n}");
-    }
-    let total = params.width as u64 * params.height as u64 * spp as u64;
-    let bar = if req.progress {
+/// A progress bar over `total` pixel-samples, or a hidden one.
+pub fn progress_bar(total: u64, visible: bool) -> anyhow::Result<ProgressBar> {
+    let bar = if visible {
         ProgressBar::new(total)
     } else {
         ProgressBar::hidden()
@@ -177,8 +242,31 @@ pub fn run(req: &RenderRequest) -> anyhow::Result<RenderSummary> {
         )
         .context("progress bar template")?,
     );
-    let output = render_scene(&scene, backend, params, spp, req.threads, &|n| bar.inc(n))?;
+    Ok(bar)
+}
+
+/// Runs a whole render request.
+pub fn run(req: &RenderRequest) -> anyhow::Result<RenderSummary> {
+    let out = req
+        .out
+        .clone()
+        .unwrap_or_else(|| default_output(&req.scene));
+    image_out::format_for(&out)?;
+    let scene = scene::load(&req.scene)?;
+    let (params, spp) = params_for(&scene, &req.overrides, req.view);
+    let (renderer, note) = Renderer::choose(req.backend, req.options)?;
+    if let Some(n) = &note {
+        eprintln!("wavepath: {n}");
+    }
+    let bar = progress_bar(
+        params.width as u64 * params.height as u64 * spp as u64,
+        req.progress,
+    )?;
+    let output = renderer.render(&scene, params, spp, &|n| bar.inc(n))?;
     bar.finish_and_clear();
+    if let (Some(path), Some(profile)) = (&req.launch_log, &output.gpu) {
+        profile.write_launch_csv(path)?;
+    }
     let pixels = image_out::mean_radiance(&output.film, spp);
     let image = image_out::to_image(
         &pixels,
@@ -190,7 +278,7 @@ pub fn run(req: &RenderRequest) -> anyhow::Result<RenderSummary> {
     image_out::write_image(&out, &image)?;
     Ok(RenderSummary {
         scene: req.scene.clone(),
-        backend,
+        backend: renderer.kind(),
         note,
         params,
         spp,

@@ -3,13 +3,20 @@
 #![allow(dead_code)] // each test binary uses a different subset
 
 use std::path::{Path, PathBuf};
-use wavepath::backend::{BackendKind, RenderOutput};
+use wavepath::backend::{BackendKind, BackendOptions, RenderOutput};
 use wavepath::render::{Overrides, params_for, render_scene};
 use wavepath::scene::{self, Scene, SceneError};
 
-/// A path inside the repository.
+/// A path inside the repository. A test binary run from another copy of the
+/// repository (the GPU machine has no Rust: tests are built here, run there)
+/// resolves paths against the current folder instead.
 pub fn repo(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+    let built_in = Path::new(env!("CARGO_MANIFEST_DIR"));
+    if built_in.exists() {
+        built_in.join(rel)
+    } else {
+        PathBuf::from(rel)
+    }
 }
 
 /// Parses scene text as if it came from `test.toml` in the repository root.
@@ -35,7 +42,15 @@ pub fn render(scene: &Scene, kind: BackendKind, width: u32, height: u32, spp: u3
         ..Overrides::default()
     };
     let (params, spp) = params_for(scene, &overrides, device::scene::RenderView::Radiance);
-    render_scene(scene, kind, params, spp, 0, &|_| {}).expect("render")
+    render_scene(
+        scene,
+        kind,
+        params,
+        spp,
+        &BackendOptions::default(),
+        &|_| {},
+    )
+    .expect("render")
 }
 
 /// The 1-based line of the first occurrence of `needle` in `text`.

@@ -2,34 +2,12 @@
 
 use crate::film::FixedRgb;
 use crate::integrator::{SampleRange, render_pixel};
+use crate::launch::{LaunchCounters, Tile};
 use crate::scene::{RenderParams, SceneView};
 use core::arch::nvptx::{
     _block_dim_x, _block_dim_y, _block_idx_x, _block_idx_y, _thread_idx_x, _thread_idx_y,
 };
 use core::sync::atomic::{AtomicU64, Ordering};
-
-/// A rectangle of the image covered by one launch.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct Tile {
-    /// Left column.
-    pub x0: u32,
-    /// Top row.
-    pub y0: u32,
-    /// Width in pixels.
-    pub width: u32,
-    /// Height in pixels.
-    pub height: u32,
-}
-
-/// Counters a launch adds to.
-#[repr(C)]
-pub struct LaunchCounters {
-    /// Ray segments traced.
-    pub rays: u64,
-    /// Samples dropped for being NaN or infinite.
-    pub invalid_samples: u64,
-}
 
 /// Renders `samples` of every pixel in `tile`, adding into `film` (one
 /// `FixedRgb` per image pixel). A 2D grid of 2D blocks covers the tile.

@@ -85,5 +85,6 @@ pub fn render(
         invalid_samples: tally.invalid,
         elapsed: start.elapsed(),
         device,
+        gpu: None,
     })
 }

@@ -1,31 +1,35 @@
 //! Back ends: different schedules of the same device stages.
 //!
-//! | back end     | schedule                                        |
-//! |--------------|-------------------------------------------------|
-//! | `cpu-serial` | one thread, pixel after pixel                   |
-//! | `cpu`        | rows spread over all cores by rayon (work stealing) |
+//! | back end     | schedule                                              |
+//! |--------------|-------------------------------------------------------|
+//! | `cpu-serial` | one thread, pixel after pixel                         |
+//! | `cpu`        | rows spread over all cores by rayon (work stealing)   |
+//! | `gpu-mega`   | one GPU thread per pixel traces whole paths           |
 //!
 //! Every back end returns the fixed-point film ([`device::film::FixedRgb`]
 //! per pixel), so their images can be compared bit for bit.
 
 pub mod cpu;
+pub mod gpu;
 
 use crate::scene::Scene;
 use device::camera::Camera;
 use device::film::FixedRgb;
 use device::scene::RenderParams;
+use gpu::megakernel::MegakernelConfig;
+use gpu::profile::GpuProfile;
 use std::time::Duration;
 
 /// Which back end renders.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum BackendKind {
     /// One CPU thread.
     CpuSerial,
     /// Every CPU core.
     Cpu,
+    /// The GPU megakernel.
+    GpuMega,
 }
 
 impl BackendKind {
@@ -34,8 +38,23 @@ impl BackendKind {
         match self {
             BackendKind::CpuSerial => "cpu-serial",
             BackendKind::Cpu => "cpu",
+            BackendKind::GpuMega => "gpu-mega",
         }
     }
+
+    /// True for the back ends that need a GPU.
+    pub fn is_gpu(self) -> bool {
+        matches!(self, BackendKind::GpuMega)
+    }
+}
+
+/// Tuning knobs of the back ends; each uses its own.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BackendOptions {
+    /// CPU threads for `cpu` (0: one per core).
+    pub threads: usize,
+    /// Launch configuration for `gpu-mega`.
+    pub megakernel: MegakernelConfig,
 }
 
 /// One render: a scene, the settings every stage reads, and the sample count.
@@ -67,11 +86,13 @@ pub struct RenderOutput {
     pub rays: u64,
     /// Samples dropped for being NaN or infinite.
     pub invalid_samples: u64,
-    /// Wall time of the render itself (no loading, no output).
+    /// Wall time of the render itself (no loading, upload or output).
     pub elapsed: Duration,
     /// Human-readable description of the device that rendered, e.g.
     /// "cpu (16 threads)".
     pub device: String,
+    /// Per-launch timings and kernel resources, for GPU back ends.
+    pub gpu: Option<GpuProfile>,
 }
 
 /// Reports progress in samples (pixel-samples) completed.

@@ -1,0 +1,140 @@
+//! The scene in device memory, and kernel arguments passed by value.
+
+use super::{Gpu, GpuError, driver_error};
+use crate::scene::Scene;
+use cudarc::driver::sys::cudaError_enum as Code;
+use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr, ValidAsZeroBits};
+use device::camera::Camera;
+use device::scene::{DeviceSlice, SceneView};
+use std::marker::PhantomData;
+
+/// A `#[repr(C)]` plain-data value passed to a kernel by value.
+#[repr(transparent)]
+pub struct KernelArg<T>(pub T);
+
+// SAFETY: only the device crate's `#[repr(C)]` kernel-interface types are
+// wrapped; their layout is identical on both targets (see `device::launch`).
+unsafe impl<T: Copy> DeviceRepr for KernelArg<T> {}
+
+/// An array of plain `#[repr(C)]` values in device memory, stored as bytes
+/// (the device crate's types cannot implement cudarc's traits themselves).
+pub struct DeviceArray<T> {
+    bytes: CudaSlice<u8>,
+    len: usize,
+    _type: PhantomData<T>,
+}
+
+/// Allocates zeroed device memory for `len` values, reporting exhaustion as
+/// [`GpuError::OutOfMemory`].
+pub fn alloc_zeros<T: DeviceRepr + ValidAsZeroBits>(
+    gpu: &Gpu,
+    what: &str,
+    len: usize,
+) -> Result<CudaSlice<T>, GpuError> {
+    gpu.stream()
+        .alloc_zeros::<T>(len.max(1))
+        .map_err(|e| out_of_memory_or(gpu, what, len * size_of::<T>(), e))
+}
+
+fn out_of_memory_or(
+    gpu: &Gpu,
+    what: &str,
+    bytes: usize,
+    e: cudarc::driver::DriverError,
+) -> GpuError {
+    if e.0 == Code::CUDA_ERROR_OUT_OF_MEMORY {
+        let (free, total) = gpu.memory().unwrap_or((0, 0));
+        GpuError::OutOfMemory {
+            what: what.to_string(),
+            bytes,
+            free,
+            total,
+        }
+    } else {
+        driver_error(format!("allocating {what}"))(e)
+    }
+}
+
+impl<T: Copy> DeviceArray<T> {
+    /// Copies `values` to the device.
+    pub fn upload(gpu: &Gpu, what: &str, values: &[T]) -> Result<Self, GpuError> {
+        let len_bytes = std::mem::size_of_val(values);
+        // SAFETY: `T` is plain data; viewing it as bytes reads initialised memory.
+        let bytes = unsafe { std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), len_bytes) };
+        // Zero-length allocations are refused by the driver: keep one
+        // (unused) element's worth so the pointer stays valid.
+        let mut slice = alloc_zeros::<u8>(gpu, what, len_bytes.max(size_of::<T>()))?;
+        if !bytes.is_empty() {
+            gpu.stream()
+                .memcpy_htod(bytes, &mut slice)
+                .map_err(driver_error(format!("uploading {what}")))?;
+        }
+        Ok(DeviceArray {
+            bytes: slice,
+            len: values.len(),
+            _type: PhantomData,
+        })
+    }
+
+    /// Bytes held on the device.
+    pub fn byte_len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// A device-side view for a kernel argument.
+    fn device_slice(&self, gpu: &Gpu) -> DeviceSlice<'_, T> {
+        let (ptr, _sync) = self.bytes.device_ptr(gpu.stream());
+        // SAFETY: the allocation holds `len` values of `T`, outlives the
+        // returned borrow, and is only read by kernels.
+        unsafe { DeviceSlice::from_raw(ptr as *const T, self.len as u32) }
+    }
+}
+
+/// Every scene array, uploaded once per render.
+pub struct DeviceScene {
+    spheres: DeviceArray<device::geometry::Sphere>,
+    boxes: DeviceArray<device::geometry::Parallelepiped>,
+    polygons: DeviceArray<device::geometry::Polygon>,
+    polygon_vertices: DeviceArray<device::math::Vec3>,
+    triangles: DeviceArray<device::geometry::Triangle>,
+    materials: DeviceArray<device::material::Material>,
+}
+
+impl DeviceScene {
+    /// Uploads `scene`'s arrays.
+    pub fn upload(gpu: &Gpu, scene: &Scene) -> Result<Self, GpuError> {
+        let g = &scene.geometry;
+        Ok(DeviceScene {
+            spheres: DeviceArray::upload(gpu, "spheres", &g.spheres)?,
+            boxes: DeviceArray::upload(gpu, "boxes", &g.boxes)?,
+            polygons: DeviceArray::upload(gpu, "polygons", &g.polygons)?,
+            polygon_vertices: DeviceArray::upload(gpu, "polygon vertices", &g.polygon_vertices)?,
+            triangles: DeviceArray::upload(gpu, "triangles", &g.triangles)?,
+            materials: DeviceArray::upload(gpu, "materials", &scene.materials)?,
+        })
+    }
+
+    /// Bytes of scene data on the device.
+    pub fn byte_len(&self) -> usize {
+        self.spheres.byte_len()
+            + self.boxes.byte_len()
+            + self.polygons.byte_len()
+            + self.polygon_vertices.byte_len()
+            + self.triangles.byte_len()
+            + self.materials.byte_len()
+    }
+
+    /// The kernel-side view (device pointers) with `camera` and `scene`'s background.
+    pub fn view(&self, gpu: &Gpu, scene: &Scene, camera: Camera) -> SceneView<'_> {
+        SceneView {
+            spheres: self.spheres.device_slice(gpu),
+            boxes: self.boxes.device_slice(gpu),
+            polygons: self.polygons.device_slice(gpu),
+            polygon_vertices: self.polygon_vertices.device_slice(gpu),
+            triangles: self.triangles.device_slice(gpu),
+            materials: self.materials.device_slice(gpu),
+            camera,
+            background: scene.background,
+        }
+    }
+}

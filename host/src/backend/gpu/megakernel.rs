@@ -1,0 +1,307 @@
+//! `gpu-mega`: the classic megakernel. One thread traces every sample of
+//! one pixel from camera to termination, calling the same
+//! [`device::integrator::render_pixel`] as the CPU back ends.
+//!
+//! The image is launched in tiles and in passes of a few samples, so a long
+//! render never trips a display watchdog and progress can be shown; every
+//! launch is timed with CUDA events.
+
+use super::buffers::{DeviceScene, KernelArg, alloc_zeros};
+use super::profile::{GpuProfile, LaunchRecord};
+use super::{Gpu, GpuError, describe, driver_error, is_kernel_fault};
+use crate::backend::{Progress, RenderJob, RenderOutput};
+use cudarc::driver::sys::CUevent_flags;
+use cudarc::driver::{CudaEvent, DriverError, LaunchConfig, PushKernelArg};
+use device::film::FixedRgb;
+use device::integrator::SampleRange;
+use device::launch::{LaunchCounters, MEGAKERNEL, Tile};
+use std::time::Instant;
+
+/// How the megakernel is launched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MegakernelConfig {
+    /// Block shape in threads (x, y), e.g. (16, 16) or (256, 1).
+    pub block: (u32, u32),
+    /// Tile size in pixels; `None` launches the whole image at once.
+    pub tile: Option<(u32, u32)>,
+    /// Samples per pixel per launch.
+    pub samples_per_launch: u32,
+}
+
+impl Default for MegakernelConfig {
+    fn default() -> Self {
+        MegakernelConfig {
+            block: (16, 16),
+            tile: None,
+            samples_per_launch: 1,
+        }
+    }
+}
+
+impl MegakernelConfig {
+    /// Checks the block shape against CUDA's limits.
+    pub fn validate(&self) -> Result<(), String> {
+        let (bx, by) = self.block;
+        if bx == 0 || by == 0 || bx * by > 1024 || bx * by % 32 != 0 {
+            return Err(format!(
+                "block {bx}x{by}: a block needs 32 to 1024 threads, a multiple of the 32-thread warp"
+            ));
+        }
+        if self.samples_per_launch == 0 {
+            return Err("samples per launch must be at least 1".into());
+        }
+        if let Some((tw, th)) = self.tile
+            && (tw == 0 || th == 0)
+        {
+            return Err(format!("tile {tw}x{th}: sides must be positive"));
+        }
+        Ok(())
+    }
+}
+
+/// The tiles covering a `width × height` image, row by row.
+pub fn tiles(width: u32, height: u32, tile: Option<(u32, u32)>) -> Vec<Tile> {
+    let (tw, th) = tile.unwrap_or((width, height));
+    let mut out = Vec::new();
+    for y0 in (0..height).step_by(th as usize) {
+        for x0 in (0..width).step_by(tw as usize) {
+            out.push(Tile {
+                x0,
+                y0,
+                width: tw.min(width - x0),
+                height: th.min(height - y0),
+            });
+        }
+    }
+    out
+}
+
+/// The sample ranges of successive passes.
+pub fn passes(spp: u32, samples_per_launch: u32) -> Vec<SampleRange> {
+    (0..spp)
+        .step_by(samples_per_launch as usize)
+        .map(|begin| SampleRange {
+            begin,
+            end: (begin + samples_per_launch).min(spp),
+        })
+        .collect()
+}
+
+fn kernel_fault_or(action: &str) -> impl FnOnce(DriverError) -> GpuError + '_ {
+    move |e| {
+        if is_kernel_fault(&e) {
+            GpuError::KernelFault {
+                kernel: MEGAKERNEL.into(),
+                error: describe(&e),
+            }
+        } else {
+            driver_error(action)(e)
+        }
+    }
+}
+
+/// Renders `job` with the megakernel on `gpu`: every tile, every pass.
+pub fn render(
+    gpu: &Gpu,
+    job: &RenderJob,
+    config: &MegakernelConfig,
+    progress: Progress,
+) -> Result<RenderOutput, GpuError> {
+    let tiles = tiles(job.params.width, job.params.height, config.tile);
+    render_launches(
+        gpu,
+        job,
+        config,
+        &tiles,
+        &passes(job.spp, config.samples_per_launch),
+        progress,
+    )
+}
+
+/// Renders the given sample passes of the given tiles (pixels outside every
+/// tile stay zero). [`render`] covers the image; `wavepath verify` uses
+/// single-pixel, single-sample launches to find the first differing path.
+pub fn render_launches(
+    gpu: &Gpu,
+    job: &RenderJob,
+    config: &MegakernelConfig,
+    tiles: &[Tile],
+    passes: &[SampleRange],
+    progress: Progress,
+) -> Result<RenderOutput, GpuError> {
+    config.validate().map_err(|e| GpuError::Driver {
+        action: "configuring the megakernel".into(),
+        error: e,
+    })?;
+    let stream = gpu.stream();
+    let upload_start = Instant::now();
+    let scene = DeviceScene::upload(gpu, job.scene)?;
+    let mut film = alloc_zeros::<u64>(gpu, "the film", job.pixel_count() * 3)?;
+    let mut counters = alloc_zeros::<u64>(gpu, "the counters", 2)?;
+    stream
+        .synchronize()
+        .map_err(driver_error("uploading the scene"))?;
+    let upload_ms = upload_start.elapsed().as_secs_f64() * 1e3;
+
+    let function = gpu.function(MEGAKERNEL)?;
+    let (bx, by) = config.block;
+    let kernel = gpu.kernel_info(MEGAKERNEL, &function, bx * by)?;
+    let view = KernelArg(scene.view(gpu, job.scene, job.camera));
+    let params = KernelArg(job.params);
+
+    let mut timed: Vec<(LaunchRecord, CudaEvent, CudaEvent)> = Vec::new();
+    let loop_start = Instant::now();
+    for &samples in passes {
+        let pass_pixels: u64 = tiles.iter().map(|t| t.width as u64 * t.height as u64).sum();
+        for tile in tiles {
+            let grid = (tile.width.div_ceil(bx), tile.height.div_ceil(by), 1);
+            let cfg = LaunchConfig {
+                grid_dim: grid,
+                block_dim: (bx, by, 1),
+                shared_mem_bytes: 0,
+            };
+            let (range, tile_arg) = (KernelArg(samples), KernelArg(*tile));
+            let event = || {
+                stream
+                    .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+                    .map_err(driver_error("recording an event"))
+            };
+            let start = event()?;
+            let mut launch = stream.launch_builder(&function);
+            launch
+                .arg(&view)
+                .arg(&params)
+                .arg(&range)
+                .arg(&tile_arg)
+                .arg(&mut film)
+                .arg(&mut counters);
+            // SAFETY: the arguments match the kernel's signature
+            // (device::kernels::megakernel) in order and layout; the film
+            // holds one FixedRgb per pixel and the counters one LaunchCounters.
+            unsafe { launch.launch(cfg) }.map_err(kernel_fault_or("launching the megakernel"))?;
+            let end = event()?;
+            let record = LaunchRecord {
+                kernel: MEGAKERNEL.into(),
+                launch: timed.len() as u32,
+                sample_begin: samples.begin,
+                sample_end: samples.end,
+                tile_x: tile.x0,
+                tile_y: tile.y0,
+                tile_width: tile.width,
+                tile_height: tile.height,
+                threads: grid.0 as u64 * grid.1 as u64 * (bx * by) as u64,
+                items: tile.width as u64
+                    * tile.height as u64
+                    * (samples.end - samples.begin) as u64,
+                ms: 0.0,
+            };
+            timed.push((record, start, end));
+        }
+        // One synchronisation per pass: progress, and faults surface here.
+        stream
+            .synchronize()
+            .map_err(kernel_fault_or("running the megakernel"))?;
+        progress(pass_pixels * (samples.end - samples.begin) as u64);
+    }
+    let loop_time = loop_start.elapsed();
+
+    let readback_start = Instant::now();
+    let raw = stream
+        .clone_dtoh(&film)
+        .map_err(kernel_fault_or("reading back the film"))?;
+    let count = stream
+        .clone_dtoh(&counters)
+        .map_err(driver_error("reading back the counters"))?;
+    let readback_ms = readback_start.elapsed().as_secs_f64() * 1e3;
+
+    let mut launches = Vec::with_capacity(timed.len());
+    for (mut record, start, end) in timed {
+        record.ms = start
+            .elapsed_ms(&end)
+            .map_err(driver_error("reading event times"))? as f64;
+        launches.push(record);
+    }
+    let film: Vec<FixedRgb> = raw
+        .chunks_exact(3)
+        .take(job.pixel_count())
+        .map(|c| FixedRgb {
+            r: c[0],
+            g: c[1],
+            b: c[2],
+        })
+        .collect();
+    let counters = LaunchCounters {
+        rays: count[0],
+        invalid_samples: count[1],
+    };
+    let profile = GpuProfile {
+        device: gpu.info().clone(),
+        kernels: vec![kernel],
+        launches,
+        upload_ms,
+        readback_ms,
+        loop_ms: loop_time.as_secs_f64() * 1e3,
+        scene_bytes: scene.byte_len(),
+        film_bytes: (job.pixel_count() * 3 + 2) * 8,
+    };
+    Ok(RenderOutput {
+        film,
+        rays: counters.rays,
+        invalid_samples: counters.invalid_samples,
+        elapsed: loop_time,
+        device: gpu.info().name.clone(),
+        gpu: Some(profile),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tiles_cover_the_image_exactly_once() {
+        let t = tiles(100, 70, Some((32, 32)));
+        assert_eq!(t.len(), 4 * 3);
+        let area: u32 = t.iter().map(|t| t.width * t.height).sum();
+        assert_eq!(area, 100 * 70);
+        assert_eq!(
+            t.last().unwrap(),
+            &Tile {
+                x0: 96,
+                y0: 64,
+                width: 4,
+                height: 6
+            }
+        );
+        assert_eq!(
+            tiles(100, 70, None),
+            vec![Tile {
+                x0: 0,
+                y0: 0,
+                width: 100,
+                height: 70
+            }]
+        );
+    }
+
+    #[test]
+    fn passes_split_the_samples() {
+        let p = passes(10, 4);
+        assert_eq!(
+            p.iter().map(|r| (r.begin, r.end)).collect::<Vec<_>>(),
+            [(0, 4), (4, 8), (8, 10)]
+        );
+    }
+
+    #[test]
+    fn block_shapes_are_checked() {
+        let ok = MegakernelConfig::default();
+        assert!(ok.validate().is_ok());
+        for block in [(0, 4), (33, 1), (64, 32)] {
+            assert!(
+                MegakernelConfig { block, ..ok }.validate().is_err(),
+                "{block:?}"
+            );
+        }
+    }
+}

@@ -1,0 +1,32 @@
+//! Where a measurement came from: commit, host CPU and time.
+
+/// Metadata stamped on every result row.
+#[derive(Clone, Debug)]
+pub struct Provenance {
+    /// Commit the binary was built from (with `-dirty` for uncommitted changes).
+    pub commit: String,
+    /// Host CPU model and thread count.
+    pub cpu: String,
+    /// UTC time, RFC 3339.
+    pub date: String,
+}
+
+impl Provenance {
+    /// Reads the build's commit, the CPU model and the clock.
+    pub fn collect() -> Self {
+        let model = std::fs::read_to_string("/proc/cpuinfo")
+            .ok()
+            .and_then(|c| {
+                c.lines()
+                    .find(|l| l.starts_with("model name"))
+                    .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+            })
+            .unwrap_or_else(|| "unknown CPU".into());
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Provenance {
+            commit: env!("WAVEPATH_COMMIT").to_string(),
+            cpu: format!("{model} ({threads} threads)"),
+            date: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+        }
+    }
+}

@@ -1,0 +1,278 @@
+//! `wavepath verify`: a GPU back end against the CPU reference, bit for bit.
+//!
+//! Both render the same scene, seed and settings; the fixed-point films must
+//! be identical. On a mismatch the report names the first differing pixel,
+//! then re-renders that pixel one sample at a time on the GPU to find the
+//! first differing sample, and prints the CPU's path for it bounce by bounce.
+
+use crate::backend::gpu::megakernel::render_launches;
+use crate::backend::{BackendKind, BackendOptions, RenderJob};
+use crate::render::{Overrides, Renderer, params_for};
+use crate::scene::{self, Scene};
+use device::film::{FixedRgb, is_invalid_sample};
+use device::geometry::PrimRef;
+use device::integrator::{SampleRange, trace_path};
+use device::launch::Tile;
+use device::math::{Ray, Rgb};
+use device::scene::{RenderParams, RenderView};
+use device::stages::{PathStatus, extend::extend, generate::generate, shade::shade};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// One segment of a path, as the CPU traced it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PathStep {
+    /// Segment index.
+    pub bounce: u32,
+    /// The ray traced.
+    pub ray: Ray,
+    /// What it hit: primitive, material and distance.
+    pub hit: Option<(PrimRef, u32, f32)>,
+    /// Throughput before shading this hit.
+    pub throughput: Rgb,
+}
+
+/// The first sample of a pixel whose value differs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SampleMismatch {
+    /// Sample index.
+    pub sample: u32,
+    /// CPU value (fixed point).
+    pub cpu: FixedRgb,
+    /// GPU value (fixed point).
+    pub gpu: FixedRgb,
+    /// The CPU's path for this sample.
+    pub path: Vec<PathStep>,
+}
+
+/// Where the films first differ.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Mismatch {
+    /// Column of the first differing pixel (row-major order).
+    pub x: u32,
+    /// Row.
+    pub y: u32,
+    /// CPU sum.
+    pub cpu: FixedRgb,
+    /// GPU sum.
+    pub gpu: FixedRgb,
+    /// Pixels that differ in all.
+    pub differing_pixels: usize,
+    /// The first differing sample of that pixel, when one was found.
+    pub sample: Option<SampleMismatch>,
+}
+
+/// The outcome of a verification.
+#[derive(Clone, Debug)]
+pub struct VerifyReport {
+    /// The scene file.
+    pub scene: PathBuf,
+    /// The back end checked.
+    pub backend: BackendKind,
+    /// The device it ran on.
+    pub device: String,
+    /// Settings used.
+    pub params: RenderParams,
+    /// Samples per pixel.
+    pub spp: u32,
+    /// CPU reference render time.
+    pub cpu_time: Duration,
+    /// Checked back end's render time.
+    pub time: Duration,
+    /// Ray segments traced (equal on both when the films agree).
+    pub rays: u64,
+    /// `None` when the films are identical.
+    pub mismatch: Option<Mismatch>,
+}
+
+impl VerifyReport {
+    /// True when the images are bit-identical.
+    pub fn passed(&self) -> bool {
+        self.mismatch.is_none()
+    }
+
+    /// A human-readable account.
+    pub fn describe(&self) -> String {
+        let mut s = format!(
+            "{}: {} on {} vs cpu, {}x{}, {} spp, depth {}, seed {}: ",
+            self.scene.display(),
+            self.backend.label(),
+            self.device,
+            self.params.width,
+            self.params.height,
+            self.spp,
+            self.params.max_depth,
+            self.params.seed
+        );
+        match &self.mismatch {
+            None => {
+                let _ = write!(
+                    s,
+                    "IDENTICAL ({} pixels, {} rays; cpu {:.3} s, {} {:.3} s)",
+                    self.params.width as u64 * self.params.height as u64,
+                    self.rays,
+                    self.cpu_time.as_secs_f64(),
+                    self.backend.label(),
+                    self.time.as_secs_f64()
+                );
+            }
+            Some(m) => {
+                let _ = writeln!(
+                    s,
+                    "DIFFERENT in {} pixels; first at ({}, {}): cpu {:?}, gpu {:?}",
+                    m.differing_pixels, m.x, m.y, m.cpu, m.gpu
+                );
+                if let Some(sm) = &m.sample {
+                    let _ = writeln!(
+                        s,
+                        "first differing sample {}: cpu {:?}, gpu {:?}; cpu path:",
+                        sm.sample, sm.cpu, sm.gpu
+                    );
+                    for step in &sm.path {
+                        let _ = writeln!(
+                            s,
+                            "  bounce {}: origin {:?} dir {:?} throughput {:?} -> {}",
+                            step.bounce,
+                            step.ray.origin,
+                            step.ray.dir,
+                            step.throughput,
+                            match step.hit {
+                                Some((p, m, t)) =>
+                                    format!("{:?} #{} material {m} at t = {t}", p.kind(), p.index()),
+                                None => "escaped".into(),
+                            }
+                        );
+                    }
+                }
+            }
+        }
+        s
+    }
+}
+
+/// The CPU's path for one sample, segment by segment, through the same stages.
+pub fn trace_steps(scene: &Scene, params: &RenderParams, pixel: u32, sample: u32) -> Vec<PathStep> {
+    let view = scene.view(scene.camera_for(params.width, params.height));
+    let mut path = generate(&view, params, pixel, sample);
+    let mut steps = Vec::new();
+    loop {
+        let hit = extend(&view, &path.ray);
+        steps.push(PathStep {
+            bounce: path.bounce,
+            ray: path.ray,
+            hit: hit.map(|h| (h.prim, h.material, h.t)),
+            throughput: path.throughput,
+        });
+        if params.view != RenderView::Radiance
+            || shade(&view, params, &mut path, hit) == PathStatus::Finished
+        {
+            return steps;
+        }
+    }
+}
+
+/// Renders `scene_path` on `backend` and on the CPU and compares the films.
+pub fn verify(
+    scene_path: &Path,
+    overrides: &Overrides,
+    backend: BackendKind,
+    options: BackendOptions,
+) -> anyhow::Result<VerifyReport> {
+    let scene = scene::load(scene_path)?;
+    let (params, spp) = params_for(&scene, overrides, RenderView::Radiance);
+    let checked = Renderer::new(backend, options)?;
+    let reference = Renderer::new(BackendKind::Cpu, options)?;
+    let gpu_out = checked.render(&scene, params, spp, &|_| {})?;
+    let cpu_out = reference.render(&scene, params, spp, &|_| {})?;
+    let differing: Vec<usize> = (0..cpu_out.film.len())
+        .filter(|&i| cpu_out.film[i] != gpu_out.film[i])
+        .collect();
+    let mismatch = match differing.first() {
+        None => None,
+        Some(&i) => {
+            let (x, y) = (i as u32 % params.width, i as u32 / params.width);
+            let sample = first_differing_sample(&checked, &scene, params, spp, x, y)?;
+            Some(Mismatch {
+                x,
+                y,
+                cpu: cpu_out.film[i],
+                gpu: gpu_out.film[i],
+                differing_pixels: differing.len(),
+                sample,
+            })
+        }
+    };
+    Ok(VerifyReport {
+        scene: scene_path.to_path_buf(),
+        backend,
+        device: gpu_out.device.clone(),
+        params,
+        spp,
+        cpu_time: cpu_out.elapsed,
+        time: gpu_out.elapsed,
+        rays: cpu_out.rays,
+        mismatch,
+    })
+}
+
+/// Re-renders pixel `(x, y)` one sample at a time on the checked back end
+/// and returns the first sample whose value differs from the CPU's.
+fn first_differing_sample(
+    checked: &Renderer,
+    scene: &Scene,
+    params: RenderParams,
+    spp: u32,
+    x: u32,
+    y: u32,
+) -> anyhow::Result<Option<SampleMismatch>> {
+    let Some(gpu) = checked.gpu() else {
+        return Ok(None);
+    };
+    let pixel = y * params.width + x;
+    let job = RenderJob {
+        scene,
+        params,
+        camera: scene.camera_for(params.width, params.height),
+        spp,
+    };
+    let view = scene.view(job.camera);
+    let tile = [Tile {
+        x0: x,
+        y0: y,
+        width: 1,
+        height: 1,
+    }];
+    for sample in 0..spp {
+        let pass = [SampleRange {
+            begin: sample,
+            end: sample + 1,
+        }];
+        let out = render_launches(
+            gpu,
+            &job,
+            &crate::backend::gpu::megakernel::MegakernelConfig::default(),
+            &tile,
+            &pass,
+            &|_| {},
+        )?;
+        let gpu_value = out.film[pixel as usize];
+        let radiance = trace_path(&view, &params, pixel, sample).radiance;
+        // The same rule as `render_pixel`: invalid samples add nothing.
+        let cpu_value = if is_invalid_sample(radiance) {
+            FixedRgb::default()
+        } else {
+            FixedRgb::from_radiance(radiance)
+        };
+        if gpu_value != cpu_value {
+            let path = trace_steps(scene, &params, pixel, sample);
+            return Ok(Some(SampleMismatch {
+                sample,
+                cpu: cpu_value,
+                gpu: gpu_value,
+                path,
+            }));
+        }
+    }
+    Ok(None)
+}

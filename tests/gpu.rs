@@ -1,0 +1,102 @@
+//! The GPU back ends against the CPU reference: bit-identical films on every
+//! seed scene, whatever the launch shape. These run where a GPU is present;
+//! elsewhere each says SKIPPED (loudly, on stderr) and passes.
+
+mod util;
+
+use util::{SEED_SCENES, repo, seed_scene};
+use wavepath::backend::gpu::buffers::alloc_zeros;
+use wavepath::backend::gpu::megakernel::MegakernelConfig;
+use wavepath::backend::gpu::{Gpu, GpuError};
+use wavepath::backend::{BackendKind, BackendOptions};
+use wavepath::render::{Overrides, Renderer, params_for};
+use wavepath::verify::verify;
+
+fn gpu_or_skip(test: &str) -> Option<Gpu> {
+    match Gpu::open(0) {
+        Ok(gpu) => Some(gpu),
+        Err(e) => {
+            eprintln!("SKIPPED {test}: no usable GPU ({e})");
+            None
+        }
+    }
+}
+
+#[test]
+fn megakernel_matches_the_cpu_bit_for_bit_on_every_seed_scene() {
+    if gpu_or_skip("megakernel parity").is_none() {
+        return;
+    }
+    for name in SEED_SCENES {
+        let (size, spp) = if name == "cs500" {
+            ((96, 96), 2)
+        } else {
+            ((160, 120), 4)
+        };
+        let overrides = Overrides {
+            spp: Some(spp),
+            size: Some(size),
+            ..Overrides::default()
+        };
+        let report = verify(
+            &repo(&format!("scenes/{name}.toml")),
+            &overrides,
+            BackendKind::GpuMega,
+            BackendOptions::default(),
+        )
+        .unwrap_or_else(|e| panic!("{name}: {e:#}"));
+        eprintln!("{}", report.describe());
+        assert!(report.passed(), "{}", report.describe());
+    }
+}
+
+#[test]
+fn launch_shape_never_changes_the_image() {
+    if gpu_or_skip("launch shapes").is_none() {
+        return;
+    }
+    let scene = seed_scene("rtiow_final");
+    let overrides = Overrides {
+        spp: Some(3),
+        size: Some((131, 77)),
+        ..Overrides::default()
+    };
+    let (params, spp) = params_for(&scene, &overrides, device::scene::RenderView::Radiance);
+    let mut films = Vec::new();
+    for (block, tile, samples_per_launch) in [
+        ((16, 16), None, 1),
+        ((8, 8), Some((17, 13)), 3),
+        ((32, 4), Some((64, 64)), 2),
+        ((256, 1), None, 3),
+    ] {
+        let options = BackendOptions {
+            threads: 0,
+            megakernel: MegakernelConfig {
+                block,
+                tile,
+                samples_per_launch,
+            },
+        };
+        let out = Renderer::new(BackendKind::GpuMega, options)
+            .unwrap()
+            .render(&scene, params, spp, &|_| {})
+            .unwrap();
+        let profile = out.gpu.expect("GPU renders carry a profile");
+        assert!(profile.launches.iter().all(|l| l.ms > 0.0));
+        films.push(out.film);
+    }
+    assert!(films.windows(2).all(|w| w[0] == w[1]));
+}
+
+#[test]
+fn an_impossible_allocation_is_an_out_of_memory_error() {
+    let Some(gpu) = gpu_or_skip("out of memory") else {
+        return;
+    };
+    match alloc_zeros::<u8>(&gpu, "a petabyte", 1 << 50) {
+        Err(GpuError::OutOfMemory { bytes, total, .. }) => assert!(bytes > total),
+        other => panic!("expected OutOfMemory, got {:?}", other.map(|_| ())),
+    }
+    // The device still works after the failed allocation.
+    assert!(alloc_zeros::<u8>(&gpu, "a kilobyte", 1024).is_ok());
+}
