@@ -101,13 +101,13 @@ impl SceneArgs {
 #[derive(Debug, clap::Args)]
 pub struct LaunchArgs {
     /// Megakernel block shape as XxY threads (X*Y a multiple of 32, at most 1024).
-    #[arg(long, value_parser = parse_size, default_value = "16x16")]
+    #[arg(long, value_parser = parse_size, default_value = "8x8")]
     pub block: (u32, u32),
     /// Megakernel tile size in pixels (default: the whole image per launch).
     #[arg(long, value_parser = parse_size)]
     pub tile: Option<(u32, u32)>,
     /// Samples per pixel per megakernel launch.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..), default_value_t = 1)]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..), default_value_t = 16)]
     pub samples_per_launch: u32,
     /// CPU threads for the `cpu` back end (0: one per core).
     #[arg(long, default_value_t = 0)]
@@ -180,10 +180,10 @@ pub struct BenchArgs {
     #[arg(long, value_enum, default_value_t = BackendArg::GpuMega)]
     pub backend: BackendArg,
     /// Megakernel block shapes to try, comma-separated.
-    #[arg(long, value_delimiter = ',', value_parser = parse_size, default_value = "16x16")]
+    #[arg(long, value_delimiter = ',', value_parser = parse_size, default_value = "8x8")]
     pub blocks: Vec<(u32, u32)>,
     /// Samples per launch to try, comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "1")]
+    #[arg(long, value_delimiter = ',', default_value = "16")]
     pub samples_per_launch: Vec<u32>,
     /// Megakernel tile size (default: whole image).
     #[arg(long, value_parser = parse_size)]
