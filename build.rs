@@ -33,9 +33,7 @@ fn run() -> Result<(), String> {
     println!("cargo:rerun-if-env-changed=WAVEPATH_CUDA_ARCHS");
     println!("cargo:rustc-env=WAVEPATH_COMMIT={}", commit(&manifest_dir));
 
-    let archs = parse_archs(
-        &env::var("WAVEPATH_CUDA_ARCHS").unwrap_or_else(|_| DEFAULT_ARCHS.to_string()),
-    )?;
+    let archs = parse_archs(&env::var("WAVEPATH_CUDA_ARCHS").unwrap_or_else(|_| DEFAULT_ARCHS.to_string()))?;
     let builds: Vec<_> = archs
         .iter()
         .map(|&cc| {
@@ -43,19 +41,13 @@ fn run() -> Result<(), String> {
             std::thread::spawn(move || build_ptx(&manifest_dir, &out_dir, cc))
         })
         .collect();
-    let mut table =
-        String::from("/// Embedded PTX, one module per compute capability, ascending.\n");
+    let mut table = String::from("/// Embedded PTX, one module per compute capability, ascending.\n");
     table.push_str("pub const PTX_MODULES: &[(u32, &str)] = &[\n");
     for (build, cc) in builds.into_iter().zip(&archs) {
         let path = build
             .join()
             .map_err(|_| format!("the sm_{cc} build thread panicked"))??;
-        writeln!(
-            table,
-            "    ({cc}, include_str!({:?})),",
-            path.display().to_string()
-        )
-        .unwrap();
+        writeln!(table, "    ({cc}, include_str!({:?})),", path.display().to_string()).unwrap();
     }
     table.push_str("];\n");
     fs::write(out_dir.join("ptx_modules.rs"), table).map_err(|e| e.to_string())
@@ -80,8 +72,7 @@ fn commit(manifest_dir: &Path) -> String {
     }
     match git(&["rev-parse", "--short=12", "HEAD"]) {
         Some(hash) => {
-            let dirty = git(&["status", "--porcelain", "--untracked-files=no"])
-                .is_some_and(|s| !s.is_empty());
+            let dirty = git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
             if dirty { format!("{hash}-dirty") } else { hash }
         }
         None => "unknown".into(),
@@ -96,9 +87,7 @@ fn parse_archs(list: &str) -> Result<Vec<u32>, String> {
             .strip_prefix("sm_")
             .and_then(|n| n.parse::<u32>().ok())
             .filter(|&n| n >= 50)
-            .ok_or_else(|| {
-                format!("WAVEPATH_CUDA_ARCHS: `{item}` is not an architecture like `sm_90`")
-            })?;
+            .ok_or_else(|| format!("WAVEPATH_CUDA_ARCHS: `{item}` is not an architecture like `sm_90`"))?;
         ccs.push(cc);
     }
     ccs.sort_unstable();
@@ -123,14 +112,7 @@ fn build_ptx(manifest_dir: &Path, out_dir: &Path, cc: u32) -> Result<PathBuf, St
     ];
     let output = Command::new(cargo)
         .current_dir(manifest_dir)
-        .args([
-            "rustc",
-            "--release",
-            "-p",
-            "device",
-            "--target",
-            "nvptx64-nvidia-cuda",
-        ])
+        .args(["rustc", "--release", "-p", "device", "--target", "nvptx64-nvidia-cuda"])
         .args(["-Zbuild-std=core", "--target-dir"])
         .arg(&target_dir)
         .arg("--")

@@ -11,11 +11,7 @@ use wavepath::backend::BackendKind;
 fn serial_and_parallel_cpu_back_ends_agree_bit_for_bit_on_every_seed_scene() {
     for name in SEED_SCENES {
         let scene = seed_scene(name);
-        let (w, h, spp) = if name == "cs500" {
-            (12, 12, 1)
-        } else {
-            (24, 16, 2)
-        };
+        let (w, h, spp) = if name == "cs500" { (12, 12, 1) } else { (24, 16, 2) };
         let serial = render(&scene, BackendKind::CpuSerial, w, h, spp);
         let parallel = render(&scene, BackendKind::Cpu, w, h, spp);
         assert_eq!(serial.film, parallel.film, "{name}: films differ");

@@ -51,16 +51,9 @@ fn render_writes_each_format_and_prints_a_summary() {
             .arg("--quiet")
             .output()
             .unwrap();
-        assert!(
-            run.status.success(),
-            "{}",
-            String::from_utf8_lossy(&run.stderr)
-        );
+        assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
         let stdout = String::from_utf8_lossy(&run.stdout);
-        assert!(
-            stdout.contains("16x8") && stdout.contains("M rays/s"),
-            "{stdout}"
-        );
+        assert!(stdout.contains("16x8") && stdout.contains("M rays/s"), "{stdout}");
         let img = image::open(&out).unwrap().to_rgb8();
         assert_eq!(img.dimensions(), (16, 8));
         // The red sphere is in the middle, the sky at the corner.
@@ -102,11 +95,7 @@ fn overrides_and_debug_views_apply() {
         .arg(&out)
         .output()
         .unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
     let img = image::open(&out).unwrap().to_rgb8();
     assert_eq!(img.dimensions(), (10, 6));
     // The sphere's centre faces the camera: normal (0,0,1) shows as (128,128,255).
@@ -130,10 +119,7 @@ fn bad_scene_fails_with_the_file_and_line_and_writes_nothing() {
         .unwrap();
     assert!(!run.status.success());
     let stderr = String::from_utf8_lossy(&run.stderr);
-    assert!(
-        stderr.contains("bad.toml:23:") && stderr.contains("radius"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("bad.toml:23:") && stderr.contains("radius"), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_eq!(
         std::fs::read_dir(dir.path()).unwrap().count(),

@@ -92,8 +92,7 @@ fn inside_an_emitting_box_radiance_is_the_geometric_series() {
     // albedo a: every path sees e (1 + a + ... + a^(D-1)) for depth D. With
     // e = 1, a = 0.5, D = 8 that is 2 - 2^-7 = 1.9921875, exactly
     // representable, so every pixel must be exactly that.
-    let wall =
-        |v: &str| format!("[[objects]]\nkind = \"polygon\"\nvertices = {v}\nmaterial = \"glow\"\n");
+    let wall = |v: &str| format!("[[objects]]\nkind = \"polygon\"\nvertices = {v}\nmaterial = \"glow\"\n");
     let walls = [
         "[[-10,-10,-10],[-10,10,-10],[-10,10,10],[-10,-10,10]]",
         "[[10,-10,-10],[10,-10,10],[10,10,10],[10,10,-10]]",
@@ -147,10 +146,7 @@ material = "mirror"
     let mut total = 0.0f64;
     for p in &out.film {
         let m = p.mean(4);
-        assert!(
-            m.r <= 1.0 + 1e-6,
-            "a lossless scene cannot add energy: {m:?}"
-        );
+        assert!(m.r <= 1.0 + 1e-6, "a lossless scene cannot add energy: {m:?}");
         total += m.r as f64;
     }
     // Only paths cut off by the depth limit (64 internal reflections) lose energy.

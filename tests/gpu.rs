@@ -100,3 +100,24 @@ fn an_impossible_allocation_is_an_out_of_memory_error() {
     // The device still works after the failed allocation.
     assert!(alloc_zeros::<u8>(&gpu, "a kilobyte", 1024).is_ok());
 }
+
+#[test]
+fn raycast_kernel_hits_equal_the_cpu_for_every_structure() {
+    let Some(gpu) = gpu_or_skip("raycast") else {
+        return;
+    };
+    for accel in [wavepath::accel::AccelChoice::Bvh, wavepath::accel::AccelChoice::Kdtree] {
+        let overrides = Overrides {
+            size: Some((64, 48)),
+            accel: Some(accel),
+            ..Overrides::default()
+        };
+        let scene = wavepath::render::load_scene(&repo("scenes/cs500.toml"), &overrides).unwrap();
+        let (params, _) = params_for(&scene, &overrides, device::scene::RenderView::Radiance);
+        let rays = wavepath::raycast::make_rays(&scene, &params, wavepath::raycast::RayKind::Bounce, 20_000);
+        // gpu_rows fails unless every GPU hit equals the CPU's.
+        let rows =
+            wavepath::raycast::gpu_rows(&gpu, &scene, wavepath::raycast::RayKind::Bounce, &rays, &[64], 1).unwrap();
+        assert!(rows[0].hit_count > 0);
+    }
+}

@@ -5,32 +5,28 @@
 //! finds it through `$PTXAS` or `PATH`; without it, it fails under CI and is
 //! skipped (saying so) elsewhere.
 
+use device::accel::AccelKind;
+use device::launch::{megakernel_name, raycast_name};
 use std::path::PathBuf;
 use std::process::Command;
 use wavepath::ptx::PTX_MODULES;
 
 #[test]
-fn every_module_has_the_megakernel_and_no_extern_functions() {
+fn every_module_has_every_kernel_and_no_extern_functions() {
     assert!(!PTX_MODULES.is_empty());
+    let kinds = [AccelKind::None, AccelKind::Bvh, AccelKind::KdTree];
     for (cc, ptx) in PTX_MODULES {
-        assert!(
-            ptx.contains(&format!(".target sm_{cc}")),
-            "sm_{cc}: wrong target"
-        );
-        assert!(
-            ptx.contains(".entry megakernel("),
-            "sm_{cc}: no megakernel entry"
-        );
-        assert!(
-            !ptx.contains(".extern .func"),
-            "sm_{cc}: calls an external function"
-        );
-        // Strict IEEE float semantics keep CPU and GPU bit-identical:
-        // no approximate instructions may appear.
-        assert!(
-            !ptx.contains(".approx"),
-            "sm_{cc}: approximate math in the PTX"
-        );
+        assert!(ptx.contains(&format!(".target sm_{cc}")), "sm_{cc}: wrong target");
+        for kernel in kinds.iter().flat_map(|&k| [megakernel_name(k), raycast_name(k)]) {
+            assert!(ptx.contains(&format!(".entry {kernel}(")), "sm_{cc}: no {kernel} entry");
+        }
+        assert!(!ptx.contains(".extern .func"), "sm_{cc}: calls an external function");
+        // Strict IEEE float semantics keep CPU and GPU bit-identical: no
+        // approximate instructions, and no fused multiply-add (the device
+        // code writes none; one formed by the compiler would round
+        // differently from the CPU).
+        assert!(!ptx.contains(".approx"), "sm_{cc}: approximate math in the PTX");
+        assert!(!ptx.contains("fma."), "sm_{cc}: a fused multiply-add in the PTX");
     }
 }
 
@@ -48,10 +44,7 @@ fn find_ptxas() -> Option<PathBuf> {
 #[test]
 fn ptx_assembles_for_every_architecture() {
     let Some(ptxas) = find_ptxas() else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must provide ptxas (set PTXAS)"
-        );
+        assert!(std::env::var_os("CI").is_none(), "CI must provide ptxas (set PTXAS)");
         eprintln!("SKIPPED: ptxas not found (set PTXAS or install nvidia-cuda-nvcc from PyPI)");
         return;
     };

@@ -27,9 +27,7 @@ albedo = [0.8, 0.8, 0.8]
 /// `marker` text is on.
 fn error_for(body: &str, marker: &str) -> (String, usize) {
     let text = format!("{HEADER}{body}");
-    let err = try_scene(&text)
-        .err()
-        .unwrap_or_else(|| panic!("should fail:\n{body}"));
+    let err = try_scene(&text).err().unwrap_or_else(|| panic!("should fail:\n{body}"));
     (err.to_string(), line_of(&text, marker))
 }
 
@@ -57,8 +55,7 @@ fn unknown_material_names_the_object_line_and_the_known_ones() {
 
 #[test]
 fn missing_obj_names_the_mesh_file() {
-    let body =
-        "\n[[objects]]\nkind = \"mesh\"\nfile = \"meshes/nowhere.obj\"\nmaterial = \"white\"\n";
+    let body = "\n[[objects]]\nkind = \"mesh\"\nfile = \"meshes/nowhere.obj\"\nmaterial = \"white\"\n";
     let (msg, line) = error_for(body, "file = ");
     assert_mentions(
         &msg,
@@ -85,11 +82,7 @@ fn negative_radius_must_be_positive() {
     let (msg, line) = error_for(body, "radius = -2.0");
     assert_mentions(
         &msg,
-        &[
-            &format!("test.toml:{line}:"),
-            "`radius`",
-            "must be positive, got -2",
-        ],
+        &[&format!("test.toml:{line}:"), "`radius`", "must be positive, got -2"],
     );
 }
 
@@ -104,10 +97,7 @@ fn malformed_toml_gives_line_and_column() {
 
 #[test]
 fn unknown_field_and_wrong_type_are_named() {
-    let (msg, line) = error_for(
-        "\n[[objects]]\nkind = \"sphere\"\nradus = 1.0\n",
-        "[[objects]]",
-    );
+    let (msg, line) = error_for("\n[[objects]]\nkind = \"sphere\"\nradus = 1.0\n", "[[objects]]");
     assert_mentions(&msg, &["test.toml:", "unknown field `radus`"]);
     assert!(
         msg.contains(&format!(":{line}:")) || msg.contains(&format!(":{}:", line + 1)),
@@ -117,10 +107,7 @@ fn unknown_field_and_wrong_type_are_named() {
     let msg = try_scene(&text).unwrap_err().to_string();
     assert_mentions(
         &msg,
-        &[
-            &format!("test.toml:{}:", line_of(&text, "width")),
-            "invalid type",
-        ],
+        &[&format!("test.toml:{}:", line_of(&text, "width")), "invalid type"],
     );
 }
 
@@ -162,11 +149,7 @@ fn degenerate_shapes_are_refused() {
     ];
     for (object, field, expected) in cases {
         let body = format!("\n[[objects]]\n{object}\nmaterial = \"white\"\n");
-        let marker = if field == "`edges`" {
-            "edges ="
-        } else {
-            "vertices ="
-        };
+        let marker = if field == "`edges`" { "edges =" } else { "vertices =" };
         let (msg, line) = error_for(&body, marker);
         assert_mentions(&msg, &[&format!("test.toml:{line}:"), field, expected]);
     }
@@ -177,16 +160,8 @@ fn bad_render_and_camera_settings_are_refused() {
     let cases = [
         ("spp = 1", "spp = 0", "`spp`"),
         ("vfov = 40.0", "vfov = 190.0", "`vfov`"),
-        (
-            "look_at = [0.0, 0.0, 0.0]",
-            "look_at = [0.0, 0.0, 5.0]",
-            "`look_at`",
-        ),
-        (
-            "albedo = [0.8, 0.8, 0.8]",
-            "albedo = [0.8, 1.8, 0.8]",
-            "`albedo`",
-        ),
+        ("look_at = [0.0, 0.0, 0.0]", "look_at = [0.0, 0.0, 5.0]", "`look_at`"),
+        ("albedo = [0.8, 0.8, 0.8]", "albedo = [0.8, 1.8, 0.8]", "`albedo`"),
     ];
     for (from, to, field) in cases {
         let text = format!(
@@ -194,10 +169,7 @@ fn bad_render_and_camera_settings_are_refused() {
             HEADER.replace(from, to)
         );
         let msg = try_scene(&text).unwrap_err().to_string();
-        assert_mentions(
-            &msg,
-            &[&format!("test.toml:{}:", line_of(&text, to)), field],
-        );
+        assert_mentions(&msg, &[&format!("test.toml:{}:", line_of(&text, to)), field]);
     }
 }
 

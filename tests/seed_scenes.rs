@@ -34,25 +34,14 @@ fn rtiow_final_matches_the_book() {
     let g = &s.geometry;
     // 22 x 22 candidates minus those too close to the bronze sphere, plus
     // the ground and three large spheres: at most 488.
-    assert!(
-        g.spheres.len() > 470 && g.spheres.len() <= 488,
-        "{}",
-        g.spheres.len()
-    );
+    assert!(g.spheres.len() > 470 && g.spheres.len() <= 488, "{}", g.spheres.len());
     assert_eq!(g.primitive_count(), g.spheres.len());
     let big: Vec<_> = g.spheres.iter().filter(|s| s.radius == 1.0).collect();
     assert_eq!(big.len(), 3);
-    let kinds: Vec<_> = big
-        .iter()
-        .map(|b| s.materials[b.material as usize].kind)
-        .collect();
+    let kinds: Vec<_> = big.iter().map(|b| s.materials[b.material as usize].kind).collect();
     assert_eq!(
         kinds,
-        [
-            MaterialKind::Dielectric,
-            MaterialKind::Diffuse,
-            MaterialKind::Metal
-        ]
+        [MaterialKind::Dielectric, MaterialKind::Diffuse, MaterialKind::Metal]
     );
 }
 
@@ -93,14 +82,32 @@ fn cs500_uses_every_primitive_and_material_type() {
         MaterialKind::Dielectric,
         MaterialKind::Emissive,
     ] {
-        assert!(
-            s.materials.iter().any(|m| m.kind == kind),
-            "{kind:?} missing"
-        );
+        assert!(s.materials.iter().any(|m| m.kind == kind), "{kind:?} missing");
     }
     assert!(
         s.materials
             .iter()
             .any(|m| m.kind == MaterialKind::Dielectric && m.transmittance.r < 1.0)
     );
+}
+
+#[test]
+fn displaced_sphere_generator_and_its_obj_agree() {
+    use wavepath::scene::meshgen::DisplacedSphere;
+    let s = seed_scene("displaced_sphere");
+    assert_eq!(s.geometry.triangles.len(), 20 * 4usize.pow(7));
+    // The same mesh written as OBJ and loaded through tobj: same triangles.
+    let dir = tempfile::tempdir().unwrap();
+    let mesh = DisplacedSphere {
+        subdivisions: 3,
+        amplitude: 0.1,
+    }
+    .mesh();
+    std::fs::write(dir.path().join("m.obj"), mesh.to_obj("test")).unwrap();
+    let scene_text = std::fs::read_to_string(repo("tests/data/mesh_only.toml")).unwrap();
+    let loaded = wavepath::scene::load_str(&dir.path().join("s.toml"), &scene_text).unwrap();
+    assert_eq!(loaded.geometry.triangles.len(), mesh.faces.len());
+    let t = &loaded.geometry.triangles[5];
+    let [a, _, _] = mesh.faces[5];
+    assert!((t.v0 - mesh.positions[a as usize]).length() < 1e-5);
 }

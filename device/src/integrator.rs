@@ -1,7 +1,9 @@
 //! The per-path schedule: generate, then extend and shade until the path
 //! ends. The CPU back ends call [`render_pixel`] per pixel and the megakernel
-//! per GPU thread, so both run exactly this code.
+//! per GPU thread, so both run exactly this code. The traversal `T` is a
+//! type parameter so that each GPU kernel holds one structure's code only.
 
+use crate::accel::Traversal;
 use crate::film::{FixedRgb, is_invalid_sample};
 use crate::math::{Rgb, Vec3};
 use crate::scene::{RenderParams, RenderView, SceneView};
@@ -39,15 +41,10 @@ pub struct PixelResult {
 
 /// Traces one full path (or, for a debug view, its first hit).
 #[inline(always)]
-pub fn trace_path(
-    scene: &SceneView,
-    params: &RenderParams,
-    pixel: u32,
-    sample: u32,
-) -> SampleResult {
+pub fn trace_path<T: Traversal>(scene: &SceneView, params: &RenderParams, pixel: u32, sample: u32) -> SampleResult {
     let mut path = generate(scene, params, pixel, sample);
     if params.view != RenderView::Radiance {
-        let hit = extend(scene, &path.ray);
+        let hit = extend::<T>(scene, &path.ray);
         return SampleResult {
             radiance: debug_value(scene, params.view, hit.as_ref()),
             rays: 1,
@@ -55,7 +52,7 @@ pub fn trace_path(
     }
     let mut rays = 0;
     loop {
-        let hit = extend(scene, &path.ray);
+        let hit = extend::<T>(scene, &path.ray);
         rays += 1;
         if shade(scene, params, &mut path, hit) == PathStatus::Finished {
             return SampleResult {
@@ -77,11 +74,7 @@ fn debug_value(scene: &SceneView, view: RenderView, hit: Option<&crate::geometry
         }
         RenderView::Albedo => {
             let m = &scene.materials.as_slice()[hit.material as usize];
-            if m.emission.is_black() {
-                m.albedo
-            } else {
-                m.emission
-            }
+            if m.emission.is_black() { m.albedo } else { m.emission }
         }
         RenderView::Depth => Rgb::new(hit.t, hit.t, hit.t),
         RenderView::Radiance => Rgb::BLACK,
@@ -90,7 +83,7 @@ fn debug_value(scene: &SceneView, view: RenderView, hit: Option<&crate::geometry
 
 /// Traces `samples` of `pixel` in order and sums them in fixed point.
 #[inline(always)]
-pub fn render_pixel(
+pub fn render_pixel<T: Traversal>(
     scene: &SceneView,
     params: &RenderParams,
     pixel: u32,
@@ -98,7 +91,7 @@ pub fn render_pixel(
 ) -> PixelResult {
     let mut out = PixelResult::default();
     for sample in samples.begin..samples.end {
-        let r = trace_path(scene, params, pixel, sample);
+        let r = trace_path::<T>(scene, params, pixel, sample);
         out.rays += r.rays;
         if is_invalid_sample(r.radiance) {
             out.invalid_samples += 1;

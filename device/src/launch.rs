@@ -3,13 +3,20 @@
 //! identically on x86-64 and NVPTX64 (checked by the size asserts below,
 //! which both targets compile).
 
+use crate::accel::{AccelKind, AccelView};
 use crate::camera::Camera;
 use crate::film::FixedRgb;
 use crate::integrator::SampleRange;
 use crate::scene::{Background, RenderParams, SceneView};
 
-/// Entry-point name of the megakernel.
-pub const MEGAKERNEL: &str = "megakernel";
+/// Entry-point name of the megakernel compiled for the structure `kind`.
+pub fn megakernel_name(kind: AccelKind) -> &'static str {
+    match kind {
+        AccelKind::None => "megakernel_brute",
+        AccelKind::Bvh => "megakernel_bvh",
+        AccelKind::KdTree => "megakernel_kdtree",
+    }
+}
 
 /// A rectangle of the image covered by one launch.
 #[repr(C)]
@@ -44,7 +51,51 @@ const _: () = {
     assert!(size_of::<RenderParams>() == 24);
     assert!(size_of::<Camera>() == 76);
     assert!(size_of::<Background>() == 28);
-    assert!(size_of::<SceneView<'static>>() == 200);
+    assert!(size_of::<AccelView<'static>>() == 80);
+    assert!(size_of::<SceneView<'static>>() == 280);
     assert!(size_of::<FixedRgb>() == 24);
     assert!(size_of::<LaunchCounters>() == 16);
 };
+
+/// Entry-point name of the ray-casting kernel (closest hit for a ray
+/// buffer) compiled for the structure `kind`.
+pub fn raycast_name(kind: AccelKind) -> &'static str {
+    match kind {
+        AccelKind::None => "raycast_brute",
+        AccelKind::Bvh => "raycast_bvh",
+        AccelKind::KdTree => "raycast_kdtree",
+    }
+}
+
+/// The closest hit of one ray, compactly: what the ray-casting kernel writes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RayHit {
+    /// Hit distance as f32 bits (`f32::INFINITY` bits for a miss).
+    pub t_bits: u32,
+    /// The primitive hit (`RayHit::MISS` for none).
+    pub prim: u32,
+}
+
+impl RayHit {
+    /// `prim` of a ray that hit nothing.
+    pub const MISS: u32 = u32::MAX;
+
+    /// The compact form of a closest-hit result.
+    #[inline(always)]
+    pub fn from_hit(hit: Option<&crate::geometry::Hit>) -> Self {
+        match hit {
+            Some(h) => RayHit {
+                t_bits: h.t.to_bits(),
+                prim: h.prim.raw(),
+            },
+            None => RayHit {
+                t_bits: f32::INFINITY.to_bits(),
+                prim: Self::MISS,
+            },
+        }
+    }
+}
+
+const _: () = assert!(core::mem::size_of::<RayHit>() == 8);
+const _: () = assert!(core::mem::size_of::<crate::math::Ray>() == 24);

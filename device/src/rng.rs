@@ -64,9 +64,7 @@ impl PathRng {
     /// A uniform number in `[0, 1)` with 24 random bits.
     #[inline(always)]
     pub fn uniform(self, bounce: u32, dim: Dim) -> f32 {
-        let counter = bounce
-            .wrapping_mul(DIMS_PER_BOUNCE)
-            .wrapping_add(dim as u32);
+        let counter = bounce.wrapping_mul(DIMS_PER_BOUNCE).wrapping_add(dim as u32);
         let bits = pcg_hash(self.key ^ pcg_hash(counter));
         (bits >> 8) as f32 * (1.0 / 16_777_216.0)
     }
@@ -117,10 +115,7 @@ mod tests {
         assert!((mean - 0.5).abs() < 0.003, "mean {mean}");
         assert!((var - 1.0 / 12.0).abs() < 0.002, "variance {var}");
         let expected = n as f64 / 16.0;
-        let chi2: f64 = buckets
-            .iter()
-            .map(|&c| (c as f64 - expected).powi(2) / expected)
-            .sum();
+        let chi2: f64 = buckets.iter().map(|&c| (c as f64 - expected).powi(2) / expected).sum();
         // 15 degrees of freedom: the 99.9th percentile is 37.7.
         assert!(chi2 < 37.7, "chi2 {chi2}");
     }

@@ -2,6 +2,7 @@
 //! background and render settings. All `#[repr(C)]` so the same values can be
 //! passed to a GPU kernel by value.
 
+use crate::accel::AccelView;
 use crate::camera::Camera;
 use crate::geometry::{Parallelepiped, Polygon, Sphere, Triangle};
 use crate::material::Material;
@@ -157,4 +158,6 @@ pub struct SceneView<'a> {
     pub camera: Camera,
     /// Radiance of escaped rays.
     pub background: Background,
+    /// The acceleration structure over all primitives.
+    pub accel: AccelView<'a>,
 }

@@ -17,11 +17,7 @@ pub fn write(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
         .with_context(|| format!("{}: cannot create a file in this folder", dir.display()))?;
     tmp.write_all(bytes)
         .with_context(|| format!("{}: cannot write", path.display()))?;
-    tmp.persist(path).with_context(|| {
-        format!(
-            "{}: cannot move the finished file into place",
-            path.display()
-        )
-    })?;
+    tmp.persist(path)
+        .with_context(|| format!("{}: cannot move the finished file into place", path.display()))?;
     Ok(())
 }

@@ -6,8 +6,8 @@
 
 use crate::backend::gpu::megakernel::MegakernelConfig;
 use crate::backend::{BackendKind, BackendOptions};
-use crate::render::{Overrides, Renderer, params_for};
-use crate::{provenance, scene};
+use crate::provenance;
+use crate::render::{Overrides, Renderer, load_scene, params_for};
 use anyhow::bail;
 use device::film::FixedRgb;
 use device::scene::RenderView;
@@ -50,6 +50,12 @@ pub struct BenchRow {
     pub samples_per_launch: u32,
     /// Tile, e.g. "512x512", or "full".
     pub tile: String,
+    /// Acceleration structure.
+    pub accel: String,
+    /// Its build time, ms.
+    pub accel_build_ms: f64,
+    /// Its nodes and references, bytes.
+    pub accel_bytes: usize,
     /// Image width.
     pub width: u32,
     /// Image height.
@@ -100,7 +106,7 @@ fn size_label(s: Option<(u32, u32)>) -> String {
 
 /// Runs the plan; returns every row after checking all films agree.
 pub fn run(plan: &BenchPlan, mut on_row: impl FnMut(&BenchRow)) -> anyhow::Result<Vec<BenchRow>> {
-    let scene = scene::load(&plan.scene)?;
+    let scene = load_scene(&plan.scene, &plan.overrides)?;
     let (params, spp) = params_for(&scene, &plan.overrides, RenderView::Radiance);
     let configs: Vec<MegakernelConfig> = if plan.backend.is_gpu() {
         let mut v = Vec::new();
@@ -161,6 +167,9 @@ pub fn run(plan: &BenchPlan, mut on_row: impl FnMut(&BenchRow)) -> anyhow::Resul
                     0
                 },
                 tile: size_label(config.tile),
+                accel: scene.accel_settings.choice.label().into(),
+                accel_build_ms: scene.accel.stats.build_ms,
+                accel_bytes: scene.accel.stats.bytes,
                 width: params.width,
                 height: params.height,
                 spp,
@@ -197,10 +206,7 @@ pub fn summary(rows: &[BenchRow]) -> String {
         "{:<10} {:>7} {:>6} {:>11} {:>11} {:>11} {:>12} {:>5} {:>6}\n",
         "block", "spl", "runs", "median ms", "min ms", "kernel ms", "Mrays/s", "regs", "occ"
     );
-    let mut keys: Vec<(String, u32)> = rows
-        .iter()
-        .map(|r| (r.block.clone(), r.samples_per_launch))
-        .collect();
+    let mut keys: Vec<(String, u32)> = rows.iter().map(|r| (r.block.clone(), r.samples_per_launch)).collect();
     keys.dedup();
     for (block, spl) in keys {
         let group: Vec<&BenchRow> = rows

@@ -1,7 +1,9 @@
 //! The `wavepath` command line (clap), converted once into validated requests.
 
+use crate::accel::AccelChoice;
 use crate::backend::gpu::megakernel::MegakernelConfig;
 use crate::backend::{BackendKind, BackendOptions};
+use crate::raycast::RayKind;
 use crate::render::{BackendChoice, Overrides, RenderRequest};
 use clap::{Parser, Subcommand, ValueEnum};
 use device::scene::RenderView;
@@ -27,6 +29,47 @@ pub enum Command {
     Bench(BenchArgs),
     /// Describe the GPU and the embedded PTX modules.
     GpuInfo,
+    /// Write a generated mesh (a subdivided, displaced icosphere) as OBJ.
+    GenMesh(GenMeshArgs),
+    /// Time traversal alone: closest hits for a buffer of camera or bounce rays.
+    Raycast(RaycastArgs),
+}
+
+/// `wavepath raycast`.
+#[derive(Debug, clap::Args)]
+pub struct RaycastArgs {
+    /// Scene and overrides (size, seed and depth shape the rays).
+    #[command(flatten)]
+    pub scene: SceneArgs,
+    /// Which rays.
+    #[arg(long, value_enum, default_value_t = RayKind::Bounce)]
+    pub rays: RayKind,
+    /// How many rays.
+    #[arg(long, default_value_t = 4_000_000)]
+    pub count: usize,
+    /// Threads per block to try, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "64,128,256")]
+    pub blocks: Vec<u32>,
+    /// Timed repetitions per block size.
+    #[arg(long, default_value_t = 5)]
+    pub repeat: u32,
+    /// Write one row per repetition to this CSV file.
+    #[arg(long)]
+    pub csv: Option<PathBuf>,
+}
+
+/// `wavepath gen-mesh`.
+#[derive(Debug, clap::Args)]
+pub struct GenMeshArgs {
+    /// Icosahedron subdivisions: 20·4ⁿ triangles (7: 327 680; 8: 1 310 720).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=10))]
+    pub subdivisions: u32,
+    /// Relative bump height, in [0, 0.5).
+    #[arg(long, default_value_t = 0.12)]
+    pub amplitude: f32,
+    /// Output OBJ file.
+    #[arg(long)]
+    pub out: PathBuf,
 }
 
 /// A back end, or `auto`.
@@ -83,6 +126,9 @@ pub struct SceneArgs {
     /// RNG seed (default: the scene's).
     #[arg(long)]
     pub seed: Option<u32>,
+    /// Acceleration structure (default: the scene's `[accel]`, else bvh).
+    #[arg(long, value_enum)]
+    pub accel: Option<AccelChoice>,
 }
 
 impl SceneArgs {
@@ -93,6 +139,7 @@ impl SceneArgs {
             max_depth: self.depth,
             size: self.size,
             seed: self.seed,
+            accel: self.accel,
         }
     }
 }
@@ -204,17 +251,12 @@ pub struct BenchArgs {
 
 /// Parses `WIDTHxHEIGHT`.
 pub fn parse_size(s: &str) -> Result<(u32, u32), String> {
-    let bad =
-        || format!("expected WIDTHxHEIGHT with sides from 1 to 32768, e.g. 1200x800; got `{s}`");
+    let bad = || format!("expected WIDTHxHEIGHT with sides from 1 to 32768, e.g. 1200x800; got `{s}`");
     let (w, h) = s.split_once(['x', 'X']).ok_or_else(bad)?;
     let w: u32 = w.trim().parse().map_err(|_| bad())?;
     let h: u32 = h.trim().parse().map_err(|_| bad())?;
     let ok = |v: u32| (1..=crate::scene::MAX_IMAGE_SIDE).contains(&v);
-    if ok(w) && ok(h) {
-        Ok((w, h))
-    } else {
-        Err(bad())
-    }
+    if ok(w) && ok(h) { Ok((w, h)) } else { Err(bad()) }
 }
 
 impl RenderArgs {
@@ -263,20 +305,14 @@ mod tests {
     #[test]
     fn launch_arguments_are_validated() {
         let cli = Cli::try_parse_from(["wavepath", "render", "s.toml", "--block", "7x3"]).unwrap();
-        let Command::Render(args) = cli.command else {
-            panic!()
-        };
+        let Command::Render(args) = cli.command else { panic!() };
         assert!(
             args.to_request()
                 .unwrap_err()
                 .contains("multiple of the 32-thread warp")
         );
-        let cli =
-            Cli::try_parse_from(["wavepath", "bench", "s.toml", "--blocks", "8x8,32x4,256x1"])
-                .unwrap();
-        let Command::Bench(args) = cli.command else {
-            panic!()
-        };
+        let cli = Cli::try_parse_from(["wavepath", "bench", "s.toml", "--blocks", "8x8,32x4,256x1"]).unwrap();
+        let Command::Bench(args) = cli.command else { panic!() };
         assert_eq!(args.blocks, [(8, 8), (32, 4), (256, 1)]);
     }
 }

@@ -33,13 +33,7 @@ pub fn display_byte(x: f32, tone: &ToneMapping) -> u8 {
 /// Converts mean pixel values to an 8-bit image. Radiance is tone-mapped;
 /// normals and albedo are shown linearly; depth is scaled so the farthest hit
 /// is white.
-pub fn to_image(
-    pixels: &[Rgb],
-    width: u32,
-    height: u32,
-    view: RenderView,
-    tone: &ToneMapping,
-) -> RgbImage {
+pub fn to_image(pixels: &[Rgb], width: u32, height: u32, view: RenderView, tone: &ToneMapping) -> RgbImage {
     let linear = ToneMapping {
         exposure: 1.0,
         curve: ToneCurve::Clamp,
@@ -61,10 +55,7 @@ pub fn to_image(
 
 /// The output format implied by a file name.
 pub fn format_for(path: &Path) -> anyhow::Result<ImageFormat> {
-    let ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase);
+    let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
     Ok(match ext.as_deref() {
         Some("png") => ImageFormat::Png,
         Some("ppm") => ImageFormat::Pnm,

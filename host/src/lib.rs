@@ -6,6 +6,7 @@
 //! crate, which the same source builds for the CPU and, through `build.rs`,
 //! to PTX.
 
+pub mod accel;
 pub mod atomic_file;
 pub mod backend;
 pub mod bench;
@@ -13,6 +14,7 @@ pub mod cli;
 pub mod image_out;
 pub mod provenance;
 pub mod ptx;
+pub mod raycast;
 pub mod render;
 pub mod report;
 pub mod scene;

@@ -2,10 +2,13 @@
 
 use anyhow::{Context, anyhow};
 use clap::Parser;
+use device::accel::AccelKind;
+use device::launch::{megakernel_name, raycast_name};
 use std::process::ExitCode;
 use wavepath::bench::{self, BenchPlan};
 use wavepath::cli::{Cli, Command, concrete_backend};
-use wavepath::{backend::gpu::Gpu, ptx, report, verify};
+use wavepath::scene::meshgen::DisplacedSphere;
+use wavepath::{backend::gpu::Gpu, ptx, raycast, report, verify};
 
 fn main() -> ExitCode {
     match run(Cli::parse()) {
@@ -30,8 +33,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Verify(args) => {
             let backend = concrete_backend(args.backend).map_err(|e| anyhow!(e))?;
             let options = args.launch.options().map_err(|e| anyhow!(e))?;
-            let report =
-                verify::verify(&args.scene.scene, &args.scene.overrides(), backend, options)?;
+            let report = verify::verify(&args.scene.scene, &args.scene.overrides(), backend, options)?;
             println!("{}", report.describe());
             if !report.passed() {
                 return Ok(ExitCode::FAILURE);
@@ -57,8 +59,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             })?;
             print!("{}", bench::summary(&rows));
             if let Some(path) = &args.csv {
-                report::write_csv(path, &rows)
-                    .with_context(|| format!("{}: writing the bench CSV", path.display()))?;
+                report::write_csv(path, &rows).with_context(|| format!("{}: writing the bench CSV", path.display()))?;
             }
         }
         Command::GpuInfo => {
@@ -67,9 +68,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             let gpu = Gpu::open(0)?;
             println!("GPU: {}", gpu.info().describe());
-            let f = gpu.function(device::launch::MEGAKERNEL)?;
-            for threads in [64, 128, 256, 512] {
-                let k = gpu.kernel_info(device::launch::MEGAKERNEL, &f, threads)?;
+            let kinds = [AccelKind::None, AccelKind::Bvh, AccelKind::KdTree];
+            let names = kinds.iter().flat_map(|&k| [megakernel_name(k), raycast_name(k)]);
+            for (name, threads) in names.flat_map(|n| [64, 128, 256].map(|t| (n, t))) {
+                let f = gpu.function(name)?;
+                let k = gpu.kernel_info(name, &f, threads)?;
                 println!(
                     "{}: {} registers, {} B local, {} threads/block -> {} blocks/SM, occupancy {:.0}%",
                     k.name,
@@ -80,6 +83,58 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     100.0 * k.occupancy
                 );
             }
+        }
+        Command::Raycast(args) => {
+            let overrides = args.scene.overrides();
+            let scene = wavepath::render::load_scene(&args.scene.scene, &overrides)?;
+            let (params, _) = wavepath::render::params_for(&scene, &overrides, device::scene::RenderView::Radiance);
+            let rays = raycast::make_rays(&scene, &params, args.rays, args.count);
+            let gpu = Gpu::open(0).context("raycast times the GPU kernel; it needs a GPU")?;
+            let rows = raycast::gpu_rows(&gpu, &scene, args.rays, &rays, &args.blocks, args.repeat)?;
+            for r in &rows {
+                println!(
+                    "{} {} {:?} rays, block {}: {:.3} ms, {:.3} G rays/s ({} regs, {} B local, occupancy {:.0}%)",
+                    r.scene,
+                    r.accel,
+                    r.rays,
+                    r.block,
+                    r.kernel_ms,
+                    r.rays_per_s / 1e9,
+                    r.registers,
+                    r.local_bytes,
+                    100.0 * r.occupancy
+                );
+            }
+            if let Some(path) = &args.csv {
+                report::write_csv(path, &rows)
+                    .with_context(|| format!("{}: writing the raycast CSV", path.display()))?;
+            }
+        }
+        Command::GenMesh(args) => {
+            if !(0.0..0.5).contains(&args.amplitude) {
+                anyhow::bail!("--amplitude must be in [0, 0.5), got {}", args.amplitude);
+            }
+            let start = std::time::Instant::now();
+            let sphere = DisplacedSphere {
+                subdivisions: args.subdivisions,
+                amplitude: args.amplitude,
+            };
+            let mesh = sphere.mesh();
+            let header = format!(
+                "wavepath gen-mesh --subdivisions {} --amplitude {}\n{} vertices, {} triangles",
+                args.subdivisions,
+                args.amplitude,
+                mesh.positions.len(),
+                mesh.faces.len()
+            );
+            wavepath::atomic_file::write(&args.out, mesh.to_obj(&header).as_bytes())?;
+            println!(
+                "{}: {} vertices, {} triangles in {:.2} s",
+                args.out.display(),
+                mesh.positions.len(),
+                mesh.faces.len(),
+                start.elapsed().as_secs_f64()
+            );
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -6,11 +6,7 @@ include!(concat!(env!("OUT_DIR"), "/ptx_modules.rs"));
 /// for 9.0) can load: PTX for an older architecture is JIT-compiled forward
 /// by the driver, never backward.
 pub fn for_compute_capability(cc: u32) -> Option<(u32, &'static str)> {
-    PTX_MODULES
-        .iter()
-        .rev()
-        .find(|(arch, _)| *arch <= cc)
-        .copied()
+    PTX_MODULES.iter().rev().find(|(arch, _)| *arch <= cc).copied()
 }
 
 #[cfg(test)]

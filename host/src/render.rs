@@ -1,6 +1,7 @@
 //! One render from start to finish: load the scene, apply overrides, pick a
 //! back end, render, write the image, summarise.
 
+use crate::accel::{AccelChoice, AccelSettings};
 use crate::backend::cpu::{self, Threads};
 use crate::backend::gpu::{Gpu, megakernel};
 use crate::backend::{BackendKind, BackendOptions, RenderJob, RenderOutput};
@@ -31,6 +32,21 @@ pub struct Overrides {
     pub size: Option<(u32, u32)>,
     /// RNG seed.
     pub seed: Option<u32>,
+    /// Acceleration structure.
+    pub accel: Option<AccelChoice>,
+}
+
+/// Loads `path` and applies the overrides that change the scene itself
+/// (the acceleration structure); the others apply per render via [`params_for`].
+pub fn load_scene(path: &Path, overrides: &Overrides) -> anyhow::Result<Scene> {
+    let mut scene = scene::load(path)?;
+    if let Some(choice) = overrides.accel {
+        scene.set_accel(AccelSettings {
+            choice,
+            ..scene.accel_settings
+        });
+    }
+    Ok(scene)
 }
 
 /// Everything `wavepath render` needs.
@@ -71,6 +87,8 @@ pub struct RenderSummary {
     pub output: RenderOutput,
     /// The image written.
     pub image: PathBuf,
+    /// The acceleration structure, described.
+    pub accel: String,
 }
 
 impl RenderSummary {
@@ -79,10 +97,11 @@ impl RenderSummary {
         let secs = self.output.elapsed.as_secs_f64().max(1e-9);
         let samples = self.params.width as f64 * self.params.height as f64 * self.spp as f64;
         format!(
-            "{}: {} on {}, {}x{}, {} spp, depth {}: {:.3} s, {:.3} M samples/s, {:.3} M rays/s{} -> {}",
+            "{}: {} on {} ({}), {}x{}, {} spp, depth {}: {:.3} s, {:.3} M samples/s, {:.3} M rays/s{} -> {}",
             self.scene.display(),
             self.backend.label(),
             self.output.device,
+            self.accel,
             self.params.width,
             self.params.height,
             self.spp,
@@ -141,10 +160,7 @@ impl Renderer {
 
     /// Resolves `choice`: `auto` takes the GPU megakernel when a GPU opens and
     /// otherwise the `cpu` back end, with a note saying why.
-    pub fn choose(
-        choice: BackendChoice,
-        options: BackendOptions,
-    ) -> anyhow::Result<(Self, Option<String>)> {
+    pub fn choose(choice: BackendChoice, options: BackendOptions) -> anyhow::Result<(Self, Option<String>)> {
         match choice {
             BackendChoice::Exactly(kind) => Ok((Renderer::new(kind, options)?, None)),
             BackendChoice::Auto => match Gpu::open(0) {
@@ -193,15 +209,8 @@ impl Renderer {
         };
         match (self.kind, &self.gpu) {
             (BackendKind::CpuSerial, _) => cpu::render(&job, Threads::Serial, progress),
-            (BackendKind::Cpu, _) => {
-                cpu::render(&job, Threads::Pool(self.options.threads), progress)
-            }
-            (BackendKind::GpuMega, Some(gpu)) => Ok(megakernel::render(
-                gpu,
-                &job,
-                &self.options.megakernel,
-                progress,
-            )?),
+            (BackendKind::Cpu, _) => cpu::render(&job, Threads::Pool(self.options.threads), progress),
+            (BackendKind::GpuMega, Some(gpu)) => Ok(megakernel::render(gpu, &job, &self.options.megakernel, progress)?),
             (BackendKind::GpuMega, None) => anyhow::bail!("internal: gpu-mega without an open GPU"),
         }
     }
@@ -237,44 +246,30 @@ pub fn progress_bar(total: u64, visible: bool) -> anyhow::Result<ProgressBar> {
         ProgressBar::hidden()
     };
     bar.set_style(
-        ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {wide_bar} {percent:>3}% eta {eta}",
-        )
-        .context("progress bar template")?,
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} {percent:>3}% eta {eta}")
+            .context("progress bar template")?,
     );
     Ok(bar)
 }
 
 /// Runs a whole render request.
 pub fn run(req: &RenderRequest) -> anyhow::Result<RenderSummary> {
-    let out = req
-        .out
-        .clone()
-        .unwrap_or_else(|| default_output(&req.scene));
+    let out = req.out.clone().unwrap_or_else(|| default_output(&req.scene));
     image_out::format_for(&out)?;
-    let scene = scene::load(&req.scene)?;
+    let scene = load_scene(&req.scene, &req.overrides)?;
     let (params, spp) = params_for(&scene, &req.overrides, req.view);
     let (renderer, note) = Renderer::choose(req.backend, req.options)?;
     if let Some(n) = &note {
         eprintln!("wavepath: {n}");
     }
-    let bar = progress_bar(
-        params.width as u64 * params.height as u64 * spp as u64,
-        req.progress,
-    )?;
+    let bar = progress_bar(params.width as u64 * params.height as u64 * spp as u64, req.progress)?;
     let output = renderer.render(&scene, params, spp, &|n| bar.inc(n))?;
     bar.finish_and_clear();
     if let (Some(path), Some(profile)) = (&req.launch_log, &output.gpu) {
         profile.write_launch_csv(path)?;
     }
     let pixels = image_out::mean_radiance(&output.film, spp);
-    let image = image_out::to_image(
-        &pixels,
-        params.width,
-        params.height,
-        req.view,
-        &scene.settings.tone,
-    );
+    let image = image_out::to_image(&pixels, params.width, params.height, req.view, &scene.settings.tone);
     image_out::write_image(&out, &image)?;
     Ok(RenderSummary {
         scene: req.scene.clone(),
@@ -284,5 +279,6 @@ pub fn run(req: &RenderRequest) -> anyhow::Result<RenderSummary> {
         spp,
         output,
         image: out,
+        accel: scene.accel.describe(),
     })
 }

@@ -7,8 +7,9 @@
 
 use crate::backend::gpu::megakernel::render_launches;
 use crate::backend::{BackendKind, BackendOptions, RenderJob};
-use crate::render::{Overrides, Renderer, params_for};
-use crate::scene::{self, Scene};
+use crate::render::{Overrides, Renderer, load_scene, params_for};
+use crate::scene::Scene;
+use device::accel::Dispatch;
 use device::film::{FixedRgb, is_invalid_sample};
 use device::geometry::PrimRef;
 use device::integrator::{SampleRange, trace_path};
@@ -138,8 +139,7 @@ impl VerifyReport {
                             step.ray.dir,
                             step.throughput,
                             match step.hit {
-                                Some((p, m, t)) =>
-                                    format!("{:?} #{} material {m} at t = {t}", p.kind(), p.index()),
+                                Some((p, m, t)) => format!("{:?} #{} material {m} at t = {t}", p.kind(), p.index()),
                                 None => "escaped".into(),
                             }
                         );
@@ -157,16 +157,14 @@ pub fn trace_steps(scene: &Scene, params: &RenderParams, pixel: u32, sample: u32
     let mut path = generate(&view, params, pixel, sample);
     let mut steps = Vec::new();
     loop {
-        let hit = extend(&view, &path.ray);
+        let hit = extend::<Dispatch>(&view, &path.ray);
         steps.push(PathStep {
             bounce: path.bounce,
             ray: path.ray,
             hit: hit.map(|h| (h.prim, h.material, h.t)),
             throughput: path.throughput,
         });
-        if params.view != RenderView::Radiance
-            || shade(&view, params, &mut path, hit) == PathStatus::Finished
-        {
+        if params.view != RenderView::Radiance || shade(&view, params, &mut path, hit) == PathStatus::Finished {
             return steps;
         }
     }
@@ -179,7 +177,7 @@ pub fn verify(
     backend: BackendKind,
     options: BackendOptions,
 ) -> anyhow::Result<VerifyReport> {
-    let scene = scene::load(scene_path)?;
+    let scene = load_scene(scene_path, overrides)?;
     let (params, spp) = params_for(&scene, overrides, RenderView::Radiance);
     let checked = Renderer::new(backend, options)?;
     let reference = Renderer::new(BackendKind::Cpu, options)?;
@@ -257,7 +255,7 @@ fn first_differing_sample(
             &|_| {},
         )?;
         let gpu_value = out.film[pixel as usize];
-        let radiance = trace_path(&view, &params, pixel, sample).radiance;
+        let radiance = trace_path::<Dispatch>(&view, &params, pixel, sample).radiance;
         // The same rule as `render_pixel`: invalid samples add nothing.
         let cpu_value = if is_invalid_sample(radiance) {
             FixedRgb::default()

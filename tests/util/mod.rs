@@ -42,15 +42,7 @@ pub fn render(scene: &Scene, kind: BackendKind, width: u32, height: u32, spp: u3
         ..Overrides::default()
     };
     let (params, spp) = params_for(scene, &overrides, device::scene::RenderView::Radiance);
-    render_scene(
-        scene,
-        kind,
-        params,
-        spp,
-        &BackendOptions::default(),
-        &|_| {},
-    )
-    .expect("render")
+    render_scene(scene, kind, params, spp, &BackendOptions::default(), &|_| {}).expect("render")
 }
 
 /// The 1-based line of the first occurrence of `needle` in `text`.

@@ -1,40 +1,21 @@
 //! Brute force: test every primitive. The baseline the accelerators beat.
 
-use crate::geometry::{Hit, Interval, PrimKind, PrimRef, SurfaceHit};
+use super::Closest;
+use crate::geometry::{Hit, Interval, PrimKind, PrimRef};
 use crate::math::Ray;
 use crate::scene::SceneView;
-
-/// The closest hit found so far, shrinking the search interval as it goes.
-struct Closest {
-    range: Interval,
-    best: Option<(SurfaceHit, u32, PrimRef)>,
-}
-
-impl Closest {
-    #[inline(always)]
-    fn offer(&mut self, hit: Option<SurfaceHit>, material: u32, prim: PrimRef) {
-        if let Some(h) = hit {
-            self.range.max = h.t;
-            self.best = Some((h, material, prim));
-        }
-    }
-}
 
 /// Tests every primitive of every type and keeps the nearest hit.
 #[inline(always)]
 pub fn closest_hit(scene: &SceneView, ray: &Ray, range: Interval) -> Option<Hit> {
-    let mut c = Closest { range, best: None };
+    let mut c = Closest::new(range);
     for (i, s) in scene.spheres.as_slice().iter().enumerate() {
         let h = s.intersect(ray, c.range);
         c.offer(h, s.material, PrimRef::new(PrimKind::Sphere, i as u32));
     }
     for (i, b) in scene.boxes.as_slice().iter().enumerate() {
         let h = b.intersect(ray, c.range);
-        c.offer(
-            h,
-            b.material,
-            PrimRef::new(PrimKind::Parallelepiped, i as u32),
-        );
+        c.offer(h, b.material, PrimRef::new(PrimKind::Parallelepiped, i as u32));
     }
     let vertices = scene.polygon_vertices.as_slice();
     for (i, p) in scene.polygons.as_slice().iter().enumerate() {
@@ -45,6 +26,5 @@ pub fn closest_hit(scene: &SceneView, ray: &Ray, range: Interval) -> Option<Hit>
         let h = t.intersect(ray, c.range);
         c.offer(h, t.material, PrimRef::new(PrimKind::Triangle, i as u32));
     }
-    c.best
-        .map(|(h, material, prim)| Hit::new(ray, h, material, prim))
+    c.finish(ray)
 }

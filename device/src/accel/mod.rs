@@ -1,14 +1,165 @@
 //! Closest-hit queries against the whole scene. Builders live on the host;
 //! only traversal lives here, shared by every back end.
+//!
+//! | structure | node | traversal |
+//! |---|---|---|
+//! | none | – | every primitive ([`brute`]) |
+//! | BVH | 32-byte binary node | ordered by ray direction, short stack ([`bvh`]) |
+//! | kd-tree | 8-byte node | front-to-back with `t_min`/`t_max` per node ([`kdtree`]) |
 
 pub mod brute;
+pub mod bvh;
+pub mod kdtree;
 
-use crate::geometry::{Hit, Interval};
+use crate::geometry::{Aabb, Hit, Interval, PrimKind, PrimRef, SurfaceHit};
 use crate::math::Ray;
-use crate::scene::SceneView;
+use crate::scene::{DeviceSlice, SceneView};
 
-/// The closest hit of `ray` in `range`, or `None` when it escapes.
+pub use bvh::BvhNode;
+pub use kdtree::KdNode;
+
+/// Which acceleration structure the scene carries.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AccelKind {
+    /// Brute force.
+    None = 0,
+    /// Bounding volume hierarchy.
+    Bvh = 1,
+    /// kd-tree.
+    KdTree = 2,
+}
+
+/// The acceleration structure as the device reads it. Only the arrays of
+/// `kind` are used; the others are empty.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct AccelView<'a> {
+    /// Which structure.
+    pub kind: AccelKind,
+    /// BVH nodes, root first.
+    pub bvh_nodes: DeviceSlice<'a, BvhNode>,
+    /// kd-tree nodes, root first.
+    pub kd_nodes: DeviceSlice<'a, KdNode>,
+    /// Primitive references that leaves index into (the kd-tree may list a
+    /// primitive in several leaves).
+    pub prims: DeviceSlice<'a, PrimRef>,
+    /// Bounds of the whole scene (the kd-tree's root cell).
+    pub bounds: Aabb,
+}
+
+/// The nearest hit found so far during a traversal; offering a hit shrinks
+/// the search interval.
+pub struct Closest {
+    /// Distances still searched.
+    pub range: Interval,
+    /// Best surface hit, its material and primitive.
+    pub best: Option<(SurfaceHit, u32, PrimRef)>,
+}
+
+impl Closest {
+    /// An empty search over `range`.
+    #[inline(always)]
+    pub fn new(range: Interval) -> Self {
+        Closest { range, best: None }
+    }
+
+    /// Keeps `hit` (already inside the range) as the best so far.
+    #[inline(always)]
+    pub fn offer(&mut self, hit: Option<SurfaceHit>, material: u32, prim: PrimRef) {
+        if let Some(h) = hit {
+            self.range.max = h.t;
+            self.best = Some((h, material, prim));
+        }
+    }
+
+    /// Tests one referenced primitive of any type.
+    #[inline(always)]
+    pub fn test(&mut self, scene: &SceneView, ray: &Ray, prim: PrimRef) {
+        let i = prim.index() as usize;
+        let (hit, material) = match prim.kind() {
+            PrimKind::Sphere => {
+                let s = &scene.spheres.as_slice()[i];
+                (s.intersect(ray, self.range), s.material)
+            }
+            PrimKind::Parallelepiped => {
+                let b = &scene.boxes.as_slice()[i];
+                (b.intersect(ray, self.range), b.material)
+            }
+            PrimKind::Polygon => {
+                let p = &scene.polygons.as_slice()[i];
+                (
+                    p.intersect(ray, self.range, scene.polygon_vertices.as_slice()),
+                    p.material,
+                )
+            }
+            PrimKind::Triangle => {
+                let t = &scene.triangles.as_slice()[i];
+                (t.intersect(ray, self.range), t.material)
+            }
+        };
+        self.offer(hit, material, prim);
+    }
+
+    /// The scene hit, completed from the best surface hit.
+    #[inline(always)]
+    pub fn finish(self, ray: &Ray) -> Option<Hit> {
+        self.best.map(|(h, material, prim)| Hit::new(ray, h, material, prim))
+    }
+}
+
+/// A closest-hit strategy. Each structure is its own zero-sized type so that
+/// a GPU kernel can be compiled for exactly one (no dead traversal code
+/// inflating its register count); [`Dispatch`] picks by the scene's kind at
+/// run time, for code that serves every structure.
+pub trait Traversal {
+    /// The closest hit of `ray` in `range`, or `None` when it escapes.
+    fn closest_hit(scene: &SceneView, ray: &Ray, range: Interval) -> Option<Hit>;
+}
+
+/// Brute force.
+pub struct BruteForce;
+/// BVH traversal.
+pub struct Bvh;
+/// kd-tree traversal.
+pub struct KdTree;
+/// Whichever structure the scene carries.
+pub struct Dispatch;
+
+impl Traversal for BruteForce {
+    #[inline(always)]
+    fn closest_hit(scene: &SceneView, ray: &Ray, range: Interval) -> Option<Hit> {
+        brute::closest_hit(scene, ray, range)
+    }
+}
+
+impl Traversal for Bvh {
+    #[inline(always)]
+    fn closest_hit(scene: &SceneView, ray: &Ray, range: Interval) -> Option<Hit> {
+        bvh::closest_hit(scene, ray, range)
+    }
+}
+
+impl Traversal for KdTree {
+    #[inline(always)]
+    fn closest_hit(scene: &SceneView, ray: &Ray, range: Interval) -> Option<Hit> {
+        kdtree::closest_hit(scene, ray, range)
+    }
+}
+
+impl Traversal for Dispatch {
+    #[inline(always)]
+    fn closest_hit(scene: &SceneView, ray: &Ray, range: Interval) -> Option<Hit> {
+        match scene.accel.kind {
+            AccelKind::None => brute::closest_hit(scene, ray, range),
+            AccelKind::Bvh => bvh::closest_hit(scene, ray, range),
+            AccelKind::KdTree => kdtree::closest_hit(scene, ray, range),
+        }
+    }
+}
+
+/// The closest hit of `ray` in `range` with the scene's own structure.
 #[inline(always)]
 pub fn closest_hit(scene: &SceneView, ray: &Ray, range: Interval) -> Option<Hit> {
-    brute::closest_hit(scene, ray, range)
+    Dispatch::closest_hit(scene, ray, range)
 }

@@ -4,6 +4,7 @@
 //! at the hit, also for rays that start inside it; [`Hit::front_face`] tells
 //! the two sides apart.
 
+pub mod aabb;
 pub mod hit;
 pub mod parallelepiped;
 pub mod polygon;
@@ -12,6 +13,7 @@ pub mod sampling;
 pub mod sphere;
 pub mod triangle;
 
+pub use aabb::{Aabb, RayBoxTest};
 pub use hit::{Hit, SurfaceHit};
 pub use parallelepiped::Parallelepiped;
 pub use polygon::Polygon;

@@ -68,10 +68,7 @@ impl Polygon {
             }
             prev = v;
         }
-        Some(SurfaceHit {
-            t,
-            normal: self.normal,
-        })
+        Some(SurfaceHit { t, normal: self.normal })
     }
 }
 
@@ -85,11 +82,7 @@ mod tests {
         let mut verts = [Vec3::new(9.0, 9.0, 9.0); 8];
         for k in 0..6 {
             let a = k as f32 * core::f32::consts::PI / 3.0;
-            verts[2 + k] = Vec3::new(
-                crate::math::scalar::cos(a),
-                crate::math::scalar::sin(a),
-                1.0,
-            );
+            verts[2 + k] = Vec3::new(crate::math::scalar::cos(a), crate::math::scalar::sin(a), 1.0);
         }
         let poly = Polygon::new(&verts[2..], 2, 0);
         (verts, poly)
@@ -107,11 +100,7 @@ mod tests {
         let (v, p) = hexagon();
         let down = Vec3::new(0.0, 0.0, -1.0);
         let hit = p
-            .intersect(
-                &Ray::new(Vec3::new(0.9, 0.05, 3.0), down),
-                Interval::POSITIVE,
-                &v,
-            )
+            .intersect(&Ray::new(Vec3::new(0.9, 0.05, 3.0), down), Interval::POSITIVE, &v)
             .unwrap();
         assert!((hit.t - 2.0).abs() < 1e-6);
         // The edge between the corners at 0° and 60° lies at the apothem

@@ -44,6 +44,12 @@ impl PrimRef {
         }
     }
 
+    /// The packed 32-bit value.
+    #[inline(always)]
+    pub fn raw(self) -> u32 {
+        self.0
+    }
+
     /// The index within that type's array.
     #[inline(always)]
     pub fn index(self) -> u32 {

@@ -45,11 +45,7 @@ impl Onb {
         let a = -1.0 / (sign + normal.z);
         let b = normal.x * normal.y * a;
         Onb {
-            tangent: Vec3::new(
-                1.0 + sign * normal.x * normal.x * a,
-                sign * b,
-                -sign * normal.x,
-            ),
+            tangent: Vec3::new(1.0 + sign * normal.x * normal.x * a, sign * b, -sign * normal.x),
             bitangent: Vec3::new(b, sign + normal.y * normal.y * a, -normal.y),
             normal,
         }
@@ -101,11 +97,7 @@ mod tests {
         let mut sum = 0.0f64;
         for i in 0..count {
             let rng = PathRng::new(3, i, 0);
-            let d = cosine_hemisphere(
-                n,
-                rng.uniform(0, Dim::ScatterU),
-                rng.uniform(0, Dim::ScatterV),
-            );
+            let d = cosine_hemisphere(n, rng.uniform(0, Dim::ScatterU), rng.uniform(0, Dim::ScatterV));
             assert!((d.length() - 1.0).abs() < 1e-5);
             assert!(d.dot(n) >= 0.0);
             sum += d.dot(n) as f64;

@@ -70,9 +70,7 @@ mod tests {
     #[test]
     fn head_on_hit_from_outside() {
         let ray = Ray::new(Vec3::new(0.0, 0.0, 5.0), Vec3::new(0.0, 0.0, -1.0));
-        let hit = unit_sphere_at_origin()
-            .intersect(&ray, Interval::POSITIVE)
-            .unwrap();
+        let hit = unit_sphere_at_origin().intersect(&ray, Interval::POSITIVE).unwrap();
         assert_eq!(hit.t, 4.0);
         assert_eq!(hit.normal, Vec3::new(0.0, 0.0, 1.0));
     }
@@ -80,19 +78,13 @@ mod tests {
     #[test]
     fn miss_beside_the_sphere() {
         let ray = Ray::new(Vec3::new(1.5, 0.0, 5.0), Vec3::new(0.0, 0.0, -1.0));
-        assert!(
-            unit_sphere_at_origin()
-                .intersect(&ray, Interval::POSITIVE)
-                .is_none()
-        );
+        assert!(unit_sphere_at_origin().intersect(&ray, Interval::POSITIVE).is_none());
     }
 
     #[test]
     fn grazing_ray_touches_at_the_tangent_point() {
         let ray = Ray::new(Vec3::new(1.0, 0.0, 5.0), Vec3::new(0.0, 0.0, -1.0));
-        let hit = unit_sphere_at_origin()
-            .intersect(&ray, Interval::POSITIVE)
-            .unwrap();
+        let hit = unit_sphere_at_origin().intersect(&ray, Interval::POSITIVE).unwrap();
         assert!((hit.t - 5.0).abs() < 1e-6);
         assert!((hit.normal - Vec3::new(1.0, 0.0, 0.0)).length() < 1e-6);
     }
@@ -100,9 +92,7 @@ mod tests {
     #[test]
     fn ray_from_inside_hits_the_far_side_with_outward_normal() {
         let ray = Ray::new(Vec3::new(0.0, 0.5, 0.0), Vec3::new(0.0, 1.0, 0.0));
-        let hit = unit_sphere_at_origin()
-            .intersect(&ray, Interval::POSITIVE)
-            .unwrap();
+        let hit = unit_sphere_at_origin().intersect(&ray, Interval::POSITIVE).unwrap();
         assert_eq!(hit.t, 0.5);
         assert_eq!(hit.normal, Vec3::new(0.0, 1.0, 0.0));
         assert!(ray.dir.dot(hit.normal) > 0.0, "back face seen from inside");
@@ -111,11 +101,7 @@ mod tests {
     #[test]
     fn sphere_behind_the_origin_is_not_hit() {
         let ray = Ray::new(Vec3::new(0.0, 0.0, 5.0), Vec3::new(0.0, 0.0, 1.0));
-        assert!(
-            unit_sphere_at_origin()
-                .intersect(&ray, Interval::POSITIVE)
-                .is_none()
-        );
+        assert!(unit_sphere_at_origin().intersect(&ray, Interval::POSITIVE).is_none());
     }
 
     #[test]
@@ -123,15 +109,7 @@ mod tests {
         let ray = Ray::new(Vec3::new(0.0, 0.0, 5.0), Vec3::new(0.0, 0.0, -1.0));
         let s = unit_sphere_at_origin();
         assert!(s.intersect(&ray, Interval { min: 0.0, max: 3.9 }).is_none());
-        let far = s
-            .intersect(
-                &ray,
-                Interval {
-                    min: 4.5,
-                    max: 100.0,
-                },
-            )
-            .unwrap();
+        let far = s.intersect(&ray, Interval { min: 4.5, max: 100.0 }).unwrap();
         assert_eq!(far.t, 6.0);
         assert_eq!(far.normal, Vec3::new(0.0, 0.0, -1.0));
     }

@@ -56,10 +56,7 @@ impl Triangle {
             return None;
         }
         let t = self.e2.dot(q) * inv_det;
-        range.contains(t).then_some(SurfaceHit {
-            t,
-            normal: self.normal,
-        })
+        range.contains(t).then_some(SurfaceHit { t, normal: self.normal })
     }
 }
 
@@ -69,12 +66,7 @@ mod tests {
 
     /// The triangle (0,0,0), (1,0,0), (0,1,0), facing +z.
     fn tri() -> Triangle {
-        Triangle::new(
-            Vec3::ZERO,
-            Vec3::new(1.0, 0.0, 0.0),
-            Vec3::new(0.0, 1.0, 0.0),
-            0,
-        )
+        Triangle::new(Vec3::ZERO, Vec3::new(1.0, 0.0, 0.0), Vec3::new(0.0, 1.0, 0.0), 0)
     }
 
     #[test]

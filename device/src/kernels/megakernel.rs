@@ -1,12 +1,11 @@
 //! The megakernel: one thread traces every sample of one pixel, start to end.
 
+use crate::accel::{BruteForce, Bvh, KdTree, Traversal};
 use crate::film::FixedRgb;
 use crate::integrator::{SampleRange, render_pixel};
 use crate::launch::{LaunchCounters, Tile};
 use crate::scene::{RenderParams, SceneView};
-use core::arch::nvptx::{
-    _block_dim_x, _block_dim_y, _block_idx_x, _block_idx_y, _thread_idx_x, _thread_idx_y,
-};
+use core::arch::nvptx::{_block_dim_x, _block_dim_y, _block_idx_x, _block_idx_y, _thread_idx_x, _thread_idx_y};
 use core::sync::atomic::{AtomicU64, Ordering};
 
 /// Renders `samples` of every pixel in `tile`, adding into `film` (one
@@ -15,8 +14,8 @@ use core::sync::atomic::{AtomicU64, Ordering};
 /// # Safety
 /// `film` must hold `width * height` values and `counters` one value, in
 /// device memory; the scene's slices must point to device memory.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn megakernel(
+#[inline(always)]
+pub unsafe fn megakernel<T: Traversal>(
     scene: SceneView<'static>,
     params: RenderParams,
     samples: SampleRange,
@@ -35,14 +34,26 @@ pub unsafe extern "ptx-kernel" fn megakernel(
         return;
     }
     let pixel = (tile.y0 + ty) * params.width + tile.x0 + tx;
-    let result = render_pixel(&scene, &params, pixel, samples);
+    let result = render_pixel::<T>(&scene, &params, pixel, samples);
     // SAFETY: each pixel belongs to exactly one thread of this launch, and the
     // caller guarantees the buffers' sizes.
     unsafe {
         (*film.add(pixel as usize)).add(result.sum);
-        AtomicU64::from_ptr(&raw mut (*counters).rays)
-            .fetch_add(result.rays as u64, Ordering::Relaxed);
+        AtomicU64::from_ptr(&raw mut (*counters).rays).fetch_add(result.rays as u64, Ordering::Relaxed);
         AtomicU64::from_ptr(&raw mut (*counters).invalid_samples)
             .fetch_add(result.invalid_samples as u64, Ordering::Relaxed);
     }
 }
+
+super::per_traversal!(
+    megakernel,
+    (
+        scene: SceneView<'static>,
+        params: RenderParams,
+        samples: SampleRange,
+        tile: Tile,
+        film: *mut FixedRgb,
+        counters: *mut LaunchCounters
+    ),
+    [megakernel_brute => BruteForce, megakernel_bvh => Bvh, megakernel_kdtree => KdTree]
+);

@@ -13,10 +13,7 @@ pub fn scatter(material: &Material, input: &ScatterInput) -> Scatter {
     let u = input.rng.uniform(input.bounce, Dim::ScatterU);
     let v = input.rng.uniform(input.bounce, Dim::ScatterV);
     Scatter::Continue {
-        ray: Ray::new(
-            offset_origin(input.hit.point, n),
-            cosine_hemisphere(n, u, v),
-        ),
+        ray: Ray::new(offset_origin(input.hit.point, n), cosine_hemisphere(n, u, v)),
         weight: material.albedo,
     }
 }

@@ -118,10 +118,7 @@ mod tests {
     fn total_internal_reflection_beyond_the_critical_angle() {
         // Critical angle glass→air is asin(1/1.5) = 41.8°; at 50° all reflects.
         let cos_i = 50f32.to_radians().cos();
-        assert_eq!(
-            refraction(cos_i, 1.5, 1.0),
-            Refraction::TotalInternalReflection
-        );
+        assert_eq!(refraction(cos_i, 1.5, 1.0), Refraction::TotalInternalReflection);
         assert_eq!(reflectance(FresnelModel::Exact, cos_i, 1.5, 1.0), 1.0);
         assert_eq!(reflectance(FresnelModel::Schlick, cos_i, 1.5, 1.0), 1.0);
     }

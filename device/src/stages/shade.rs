@@ -62,12 +62,7 @@ pub fn surface(
 
 /// Shades one path after [`super::extend::extend`], whatever it hit.
 #[inline(always)]
-pub fn shade(
-    scene: &SceneView,
-    params: &RenderParams,
-    path: &mut PathState,
-    hit: Option<Hit>,
-) -> PathStatus {
+pub fn shade(scene: &SceneView, params: &RenderParams, path: &mut PathState, hit: Option<Hit>) -> PathStatus {
     match hit {
         None => escaped(scene, path),
         Some(hit) => {

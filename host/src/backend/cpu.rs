@@ -1,6 +1,7 @@
 //! The CPU back ends: the device crate's per-path schedule, run on the host.
 
 use super::{Progress, RenderJob, RenderOutput};
+use device::accel::{AccelKind, BruteForce, Bvh, KdTree, Traversal};
 use device::film::FixedRgb;
 use device::integrator::{SampleRange, render_pixel};
 use rayon::prelude::*;
@@ -31,24 +32,26 @@ impl Tally {
     }
 }
 
-/// Renders `job` on the CPU. Rows are the unit of work: rayon steals them,
-/// which balances cheap sky rows against expensive glass rows.
-pub fn render(
-    job: &RenderJob,
-    threads: Threads,
-    progress: Progress,
-) -> anyhow::Result<RenderOutput> {
+/// Renders `job` on the CPU with the traversal code of the scene's structure.
+pub fn render(job: &RenderJob, threads: Threads, progress: Progress) -> anyhow::Result<RenderOutput> {
+    match job.scene.accel.kind {
+        AccelKind::None => render_with::<BruteForce>(job, threads, progress),
+        AccelKind::Bvh => render_with::<Bvh>(job, threads, progress),
+        AccelKind::KdTree => render_with::<KdTree>(job, threads, progress),
+    }
+}
+
+/// Renders `job` with traversal `T`. Rows are the unit of work: rayon steals
+/// them, which balances cheap sky rows against expensive glass rows.
+fn render_with<T: Traversal>(job: &RenderJob, threads: Threads, progress: Progress) -> anyhow::Result<RenderOutput> {
     let view = job.scene.view(job.camera);
     let width = job.params.width as usize;
-    let samples = SampleRange {
-        begin: 0,
-        end: job.spp,
-    };
+    let samples = SampleRange { begin: 0, end: job.spp };
     let mut film = vec![FixedRgb::default(); job.pixel_count()];
     let render_row = |(y, row): (usize, &mut [FixedRgb])| {
         let mut tally = Tally::default();
         for (x, out) in row.iter_mut().enumerate() {
-            let r = render_pixel(&view, &job.params, (y * width + x) as u32, samples);
+            let r = render_pixel::<T>(&view, &job.params, (y * width + x) as u32, samples);
             *out = r.sum;
             tally = tally.plus(Tally {
                 rays: r.rays as u64,

@@ -1,10 +1,10 @@
 //! Validation of a parsed scene file and its conversion to device types.
 
 use super::error::{SceneError, line_col};
-use super::schema::{
-    BackgroundDef, FresnelDef, GeneratorDef, MaterialDef, ObjectDef, SceneFile, Triple,
-};
-use super::{Geometry, Scene, SceneSettings, ToneMapping, generators, mesh};
+use super::schema::AccelDef;
+use super::schema::{BackgroundDef, FresnelDef, GeneratorDef, MaterialDef, ObjectDef, SceneFile, Triple};
+use super::{Geometry, Scene, SceneSettings, ToneMapping, generators, mesh, meshgen};
+use crate::accel::AccelSettings;
 use device::camera::CameraSpec;
 use device::geometry::{Parallelepiped, Polygon, PrimRef, Sphere, Triangle};
 use device::material::{FresnelModel, Material, MaterialKind};
@@ -38,10 +38,7 @@ pub fn finite(field: &str, v: f32) -> FieldResult<f32> {
     if v.is_finite() {
         Ok(v)
     } else {
-        Err(field_error(
-            field,
-            format!("expected a finite number, got {v}"),
-        ))
+        Err(field_error(field, format!("expected a finite number, got {v}")))
     }
 }
 
@@ -58,10 +55,7 @@ pub fn positive(field: &str, v: f32) -> FieldResult<f32> {
 pub fn vec3(field: &str, v: Triple) -> FieldResult<Vec3> {
     for c in v {
         if !c.is_finite() {
-            return Err(field_error(
-                field,
-                format!("expected three finite numbers, got {v:?}"),
-            ));
+            return Err(field_error(field, format!("expected three finite numbers, got {v:?}")));
         }
     }
     Ok(Vec3::new(v[0], v[1], v[2]))
@@ -76,10 +70,7 @@ fn rgb(field: &str, v: Triple, max: f32) -> FieldResult<Rgb> {
         } else {
             "non-negative".to_string()
         };
-        return Err(field_error(
-            field,
-            format!("channels must be {range}, got {v:?}"),
-        ));
+        return Err(field_error(field, format!("channels must be {range}, got {v:?}")));
     }
     Ok(Rgb::new(v[0], v[1], v[2]))
 }
@@ -138,9 +129,7 @@ impl SceneBuilder {
     /// Adds a convex polygon (vertices counter-clockwise about its front).
     pub fn add_polygon(&mut self, vertices: &[Vec3], material: u32) {
         let first = self.geometry.polygon_vertices.len() as u32;
-        self.geometry
-            .polygons
-            .push(Polygon::new(vertices, first, material));
+        self.geometry.polygons.push(Polygon::new(vertices, first, material));
         self.geometry.polygon_vertices.extend_from_slice(vertices);
     }
 }
@@ -163,20 +152,13 @@ impl Locator<'_> {
         let mut offset = span.start;
         for l in entry_text.split_inclusive('\n') {
             let rest = l.trim_start();
-            if rest
-                .strip_prefix(key)
-                .is_some_and(|r| r.trim_start().starts_with('='))
-            {
+            if rest.strip_prefix(key).is_some_and(|r| r.trim_start().starts_with('=')) {
                 offset += l.len() - rest.len();
                 break;
             }
             offset += l.len();
         }
-        let at = if offset >= span.end {
-            span.start
-        } else {
-            offset
-        };
+        let at = if offset >= span.end { span.start } else { offset };
         let (line, _) = line_col(self.text, at);
         SceneError::Invalid {
             path: self.path.to_path_buf(),
@@ -191,12 +173,7 @@ impl Locator<'_> {
 /// next `[table]` or `[[array]]` header line, or the end of the text.
 fn entry_end(text: &str, from: usize) -> usize {
     let mut at = from;
-    for (i, line) in text
-        .get(from..)
-        .unwrap_or_default()
-        .split_inclusive('\n')
-        .enumerate()
-    {
+    for (i, line) in text.get(from..).unwrap_or_default().split_inclusive('\n').enumerate() {
         let l = line.split('#').next().unwrap_or_default().trim();
         let is_header = l.starts_with('[')
             && l.ends_with(']')
@@ -215,11 +192,9 @@ fn entry_end(text: &str, from: usize) -> usize {
 pub fn build(path: &Path, text: &str, file: SceneFile) -> Result<Scene, SceneError> {
     let at = Locator { path, text };
     let render_span = file.render.span();
-    let settings =
-        settings(file.render.get_ref()).map_err(|e| at.error(render_span, "[render]", e))?;
+    let settings = settings(file.render.get_ref()).map_err(|e| at.error(render_span, "[render]", e))?;
     let camera_span = file.camera.span();
-    let camera = camera(file.camera.get_ref(), &settings)
-        .map_err(|e| at.error(camera_span, "[camera]", e))?;
+    let camera = camera(file.camera.get_ref(), &settings).map_err(|e| at.error(camera_span, "[camera]", e))?;
     let background = match &file.background {
         None => Background::Constant(Rgb::BLACK),
         Some(b) => background(b.get_ref()).map_err(|e| at.error(b.span(), "[background]", e))?,
@@ -227,25 +202,23 @@ pub fn build(path: &Path, text: &str, file: SceneFile) -> Result<Scene, SceneErr
 
     let mut builder = SceneBuilder::new();
     for (name, def) in &file.materials {
-        let m = material(def.get_ref())
-            .map_err(|e| at.error(def.span(), &format!("[materials.{name}]"), e))?;
+        let m = material(def.get_ref()).map_err(|e| at.error(def.span(), &format!("[materials.{name}]"), e))?;
         builder.add_material(name, m);
     }
     for (i, g) in file.generators.iter().enumerate() {
-        generate(&mut builder, g.get_ref())
-            .map_err(|e| at.error(g.span(), &format!("generators[{i}]"), e))?;
+        generate(&mut builder, g.get_ref()).map_err(|e| at.error(g.span(), &format!("generators[{i}]"), e))?;
     }
     let scene_dir = path.parent().unwrap_or(Path::new("."));
     for (i, o) in file.objects.iter().enumerate() {
         let entry = format!("objects[{i}] ({})", object_kind(o.get_ref()));
         object(&mut builder, scene_dir, o.get_ref()).map_err(|e| at.error(o.span(), &entry, e))?;
     }
+    let accel_settings = match &file.accel {
+        None => AccelSettings::default(),
+        Some(a) => accel(a.get_ref()).map_err(|e| at.error(a.span(), "[accel]", e))?,
+    };
     if builder.geometry.primitive_count() == 0 {
-        return Err(at.error(
-            0..0,
-            "scene",
-            field_error("objects", "the scene has no objects"),
-        ));
+        return Err(at.error(0..0, "scene", field_error("objects", "the scene has no objects")));
     }
     if builder.geometry.primitive_count() > PrimRef::MAX_INDEX as usize {
         let msg = format!(
@@ -255,6 +228,7 @@ pub fn build(path: &Path, text: &str, file: SceneFile) -> Result<Scene, SceneErr
         );
         return Err(at.error(0..0, "scene", field_error("objects", msg)));
     }
+    let accel = crate::accel::build(&builder.geometry, &accel_settings);
     Ok(Scene {
         path: path.to_path_buf(),
         settings,
@@ -263,7 +237,66 @@ pub fn build(path: &Path, text: &str, file: SceneFile) -> Result<Scene, SceneErr
         materials: builder.materials,
         material_names: builder.material_names,
         geometry: builder.geometry,
+        accel_settings,
+        accel,
     })
+}
+
+fn accel(a: &AccelDef) -> FieldResult<AccelSettings> {
+    let mut out = AccelSettings {
+        choice: a.kind,
+        ..AccelSettings::default()
+    };
+    if let Some(b) = a.bvh_bins {
+        if !(2..=256).contains(&b) {
+            return Err(field_error("bvh_bins", format!("must be between 2 and 256, got {b}")));
+        }
+        out.bvh.bins = b as usize;
+    }
+    if let Some(m) = a.bvh_max_leaf {
+        if !(1..=64).contains(&m) {
+            return Err(field_error(
+                "bvh_max_leaf",
+                format!("must be between 1 and 64, got {m}"),
+            ));
+        }
+        out.bvh.max_leaf = m as usize;
+    }
+    if let Some(c) = a.bvh_traversal_cost {
+        out.bvh.traversal_cost = positive("bvh_traversal_cost", c)?;
+    }
+    if let Some(c) = a.kd_traversal_cost {
+        out.kd.traversal_cost = positive("kd_traversal_cost", c)?;
+    }
+    if let Some(c) = a.kd_intersection_cost {
+        out.kd.intersection_cost = positive("kd_intersection_cost", c)?;
+    }
+    if let Some(b) = a.kd_empty_bonus {
+        if !(0.0..=1.0).contains(&finite("kd_empty_bonus", b)?) {
+            return Err(field_error(
+                "kd_empty_bonus",
+                format!("must be between 0 and 1, got {b}"),
+            ));
+        }
+        out.kd.empty_bonus = b;
+    }
+    if let Some(m) = a.kd_max_leaf {
+        if m == 0 {
+            return Err(field_error("kd_max_leaf", "must be at least 1"));
+        }
+        out.kd.max_leaf = m as usize;
+    }
+    if let Some(d) = a.kd_max_depth {
+        let limit = device::accel::kdtree::MAX_DEPTH as u32 - 1;
+        if d == 0 || d > limit {
+            return Err(field_error(
+                "kd_max_depth",
+                format!("must be between 1 and {limit}, got {d}"),
+            ));
+        }
+        out.kd.max_depth = Some(d as usize);
+    }
+    Ok(out)
 }
 
 fn settings(r: &super::schema::RenderDef) -> FieldResult<SceneSettings> {
@@ -279,10 +312,7 @@ fn settings(r: &super::schema::RenderDef) -> FieldResult<SceneSettings> {
         return Err(field_error("spp", "must be at least 1"));
     }
     if r.max_depth == 0 {
-        return Err(field_error(
-            "max_depth",
-            "must be at least 1 (the camera ray)",
-        ));
+        return Err(field_error("max_depth", "must be at least 1 (the camera ray)"));
     }
     Ok(SceneSettings {
         width: r.width,
@@ -308,10 +338,7 @@ fn camera(c: &super::schema::CameraDef, s: &SceneSettings) -> FieldResult<Camera
         return Err(field_error("look_at", "must differ from look_from"));
     }
     if up.cross(view).length() <= 1e-6 * up.length() * view.length() {
-        return Err(field_error(
-            "up",
-            "must not be parallel to the viewing direction",
-        ));
+        return Err(field_error("up", "must not be parallel to the viewing direction"));
     }
     let vfov = finite("vfov", c.vfov)?;
     if !(vfov > 0.0 && vfov < 180.0) {
@@ -343,9 +370,7 @@ fn camera(c: &super::schema::CameraDef, s: &SceneSettings) -> FieldResult<Camera
 
 fn background(b: &BackgroundDef) -> FieldResult<Background> {
     Ok(match b {
-        BackgroundDef::Constant { color } => {
-            Background::Constant(rgb("color", *color, f32::INFINITY)?)
-        }
+        BackgroundDef::Constant { color } => Background::Constant(rgb("color", *color, f32::INFINITY)?),
         BackgroundDef::Sky { horizon, zenith } => Background::Sky {
             horizon: rgb("horizon", *horizon, f32::INFINITY)?,
             zenith: rgb("zenith", *zenith, f32::INFINITY)?,
@@ -415,15 +440,42 @@ fn generate(b: &mut SceneBuilder, g: &GeneratorDef) -> FieldResult<()> {
     match *g {
         GeneratorDef::RtiowFinal { grid, seed } => {
             if grid == 0 || grid > generators::MAX_RTIOW_GRID {
-                let msg = format!(
-                    "must be between 1 and {}, got {grid}",
-                    generators::MAX_RTIOW_GRID
-                );
+                let msg = format!("must be between 1 and {}, got {grid}", generators::MAX_RTIOW_GRID);
                 return Err(field_error("grid", msg));
             }
             generators::rtiow_final(b, grid, seed);
         }
         GeneratorDef::SmallptCornell => generators::smallpt_cornell(b),
+        GeneratorDef::DisplacedSphere {
+            subdivisions,
+            amplitude,
+            center,
+            radius,
+            ref material,
+        } => {
+            let m = b.material(material)?;
+            if subdivisions > meshgen::MAX_SUBDIVISIONS {
+                let msg = format!("must be at most {}, got {subdivisions}", meshgen::MAX_SUBDIVISIONS);
+                return Err(field_error("subdivisions", msg));
+            }
+            if !(0.0..0.5).contains(&finite("amplitude", amplitude)?) {
+                return Err(field_error(
+                    "amplitude",
+                    format!("must be in [0, 0.5), got {amplitude}"),
+                ));
+            }
+            let center = vec3("center", center)?;
+            let radius = positive("radius", radius)?;
+            let mesh = meshgen::DisplacedSphere {
+                subdivisions,
+                amplitude,
+            }
+            .mesh();
+            for [i, j, k] in &mesh.faces {
+                let p = |i: &u32| center + mesh.positions[*i as usize] * radius;
+                b.geometry.triangles.push(Triangle::new(p(i), p(j), p(k), m));
+            }
+        }
     }
     Ok(())
 }
@@ -488,9 +540,7 @@ fn object(b: &mut SceneBuilder, scene_dir: &Path, o: &ObjectDef) -> FieldResult<
             if (v[1] - v[0]).cross(v[2] - v[0]).length() == 0.0 {
                 return Err(field_error("vertices", "the triangle has no area"));
             }
-            b.geometry
-                .triangles
-                .push(Triangle::new(v[0], v[1], v[2], m));
+            b.geometry.triangles.push(Triangle::new(v[0], v[1], v[2], m));
         }
         ObjectDef::Mesh {
             file,
@@ -500,15 +550,11 @@ fn object(b: &mut SceneBuilder, scene_dir: &Path, o: &ObjectDef) -> FieldResult<
             let m = b.material(material)?;
             let transform = mesh::Transform::from_def(transform)?;
             let obj_path = scene_dir.join(file);
-            let loaded =
-                mesh::load_obj(&obj_path, &transform).map_err(|e| field_error("file", e))?;
+            let loaded = mesh::load_obj(&obj_path, &transform).map_err(|e| field_error("file", e))?;
             b.degenerate_triangles += loaded.degenerate;
-            b.geometry.triangles.extend(
-                loaded
-                    .triangles
-                    .iter()
-                    .map(|t| Triangle::new(t[0], t[1], t[2], m)),
-            );
+            b.geometry
+                .triangles
+                .extend(loaded.triangles.iter().map(|t| Triangle::new(t[0], t[1], t[2], m)));
         }
     }
     Ok(())

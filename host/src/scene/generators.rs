@@ -64,11 +64,7 @@ pub fn rtiow_final(b: &mut SceneBuilder, grid: u32, seed: u32) {
     for a in -g..g {
         for c in -g..g {
             let choose = rng.next();
-            let center = Vec3::new(
-                a as f32 + 0.9 * rng.next(),
-                0.2,
-                c as f32 + 0.9 * rng.next(),
-            );
+            let center = Vec3::new(a as f32 + 0.9 * rng.next(), 0.2, c as f32 + 0.9 * rng.next());
             if (center - Vec3::new(4.0, 0.2, 0.0)).length() <= 0.9 {
                 continue;
             }
@@ -81,11 +77,7 @@ pub fn rtiow_final(b: &mut SceneBuilder, grid: u32, seed: u32) {
                 );
                 b.add_material(&name, diffuse(albedo))
             } else if choose < 0.95 {
-                let albedo = Rgb::new(
-                    rng.range(0.5, 1.0),
-                    rng.range(0.5, 1.0),
-                    rng.range(0.5, 1.0),
-                );
+                let albedo = Rgb::new(rng.range(0.5, 1.0), rng.range(0.5, 1.0), rng.range(0.5, 1.0));
                 let fuzz = rng.range(0.0, 0.5);
                 b.add_material(&name, metal(albedo, fuzz))
             } else {
@@ -124,26 +116,11 @@ pub fn smallpt_cornell(b: &mut SceneBuilder) {
         },
     );
     // Each wall faces into the room (counter-clockwise seen from inside).
-    b.add_polygon(
-        &[p(x0, y0, z0), p(x0, y1, z0), p(x0, y1, z1), p(x0, y0, z1)],
-        red,
-    );
-    b.add_polygon(
-        &[p(x1, y0, z0), p(x1, y0, z1), p(x1, y1, z1), p(x1, y1, z0)],
-        blue,
-    );
-    b.add_polygon(
-        &[p(x0, y0, z0), p(x1, y0, z0), p(x1, y1, z0), p(x0, y1, z0)],
-        grey,
-    );
-    b.add_polygon(
-        &[p(x0, y0, z0), p(x0, y0, z1), p(x1, y0, z1), p(x1, y0, z0)],
-        grey,
-    );
-    b.add_polygon(
-        &[p(x0, y1, z0), p(x1, y1, z0), p(x1, y1, z1), p(x0, y1, z1)],
-        grey,
-    );
+    b.add_polygon(&[p(x0, y0, z0), p(x0, y1, z0), p(x0, y1, z1), p(x0, y0, z1)], red);
+    b.add_polygon(&[p(x1, y0, z0), p(x1, y0, z1), p(x1, y1, z1), p(x1, y1, z0)], blue);
+    b.add_polygon(&[p(x0, y0, z0), p(x1, y0, z0), p(x1, y1, z0), p(x0, y1, z0)], grey);
+    b.add_polygon(&[p(x0, y0, z0), p(x0, y0, z1), p(x1, y0, z1), p(x1, y0, z0)], grey);
+    b.add_polygon(&[p(x0, y1, z0), p(x1, y1, z0), p(x1, y1, z1), p(x0, y1, z1)], grey);
     b.add_sphere(p(27.0, 16.5, 47.0), 16.5, mirror);
     b.add_sphere(p(73.0, 16.5, 78.0), 16.5, glass_m);
     b.add_sphere(p(50.0, 681.6 - 0.27, 81.6), 600.0, light);

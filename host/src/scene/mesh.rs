@@ -57,8 +57,8 @@ pub fn load_obj(path: &Path, transform: &Transform) -> Result<LoadedMesh, String
         single_index: false,
         ..Default::default()
     };
-    let (models, _materials) = tobj::load_obj(path, &options)
-        .map_err(|e| format!("cannot load OBJ file {}: {e}", path.display()))?;
+    let (models, _materials) =
+        tobj::load_obj(path, &options).map_err(|e| format!("cannot load OBJ file {}: {e}", path.display()))?;
     let mut out = LoadedMesh {
         triangles: Vec::new(),
         degenerate: 0,

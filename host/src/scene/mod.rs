@@ -8,12 +8,15 @@ mod build;
 mod error;
 mod generators;
 mod mesh;
+pub mod meshgen;
 mod schema;
 
 pub use build::MAX_IMAGE_SIDE;
 pub use error::SceneError;
 pub use schema::ToneCurve;
 
+use crate::accel::{AccelSettings, BuiltAccel};
+use device::accel::AccelView;
 use device::camera::{Camera, CameraSpec};
 use device::geometry::{Parallelepiped, Polygon, Sphere, Triangle};
 use device::material::Material;
@@ -90,6 +93,10 @@ pub struct Scene {
     pub material_names: Vec<String>,
     /// All primitives.
     pub geometry: Geometry,
+    /// How the acceleration structure was (or is to be) built.
+    pub accel_settings: AccelSettings,
+    /// The acceleration structure over `geometry`.
+    pub accel: BuiltAccel,
 }
 
 impl Scene {
@@ -109,6 +116,14 @@ impl Scene {
         })
     }
 
+    /// Rebuilds the acceleration structure with other settings.
+    pub fn set_accel(&mut self, settings: AccelSettings) {
+        if settings != self.accel_settings {
+            self.accel = crate::accel::build(&self.geometry, &settings);
+            self.accel_settings = settings;
+        }
+    }
+
     /// A device view of this scene's host arrays, with the given camera.
     pub fn view(&self, camera: Camera) -> SceneView<'_> {
         let g = &self.geometry;
@@ -121,6 +136,13 @@ impl Scene {
             materials: host_slice(&self.materials),
             camera,
             background: self.background,
+            accel: AccelView {
+                kind: self.accel.kind,
+                bvh_nodes: host_slice(&self.accel.bvh_nodes),
+                kd_nodes: host_slice(&self.accel.kd_nodes),
+                prims: host_slice(&self.accel.prims),
+                bounds: self.accel.bounds,
+            },
         }
     }
 }
@@ -143,7 +165,6 @@ pub fn load(path: &Path) -> Result<Scene, SceneError> {
 /// Parses and validates scene text; `path` names it in errors and anchors
 /// relative mesh paths.
 pub fn load_str(path: &Path, text: &str) -> Result<Scene, SceneError> {
-    let file: schema::SceneFile =
-        toml::from_str(text).map_err(|e| SceneError::syntax(path, text, &e))?;
+    let file: schema::SceneFile = toml::from_str(text).map_err(|e| SceneError::syntax(path, text, &e))?;
     build::build(path, text, file)
 }

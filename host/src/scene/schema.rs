@@ -22,6 +22,32 @@ pub struct SceneFile {
     pub objects: Vec<Spanned<ObjectDef>>,
     #[serde(default)]
     pub generators: Vec<Spanned<GeneratorDef>>,
+    #[serde(default)]
+    pub accel: Option<Spanned<AccelDef>>,
+}
+
+/// `[accel]`: the acceleration structure and its build parameters.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AccelDef {
+    #[serde(default)]
+    pub kind: crate::accel::AccelChoice,
+    #[serde(default)]
+    pub bvh_bins: Option<u32>,
+    #[serde(default)]
+    pub bvh_max_leaf: Option<u32>,
+    #[serde(default)]
+    pub bvh_traversal_cost: Option<f32>,
+    #[serde(default)]
+    pub kd_traversal_cost: Option<f32>,
+    #[serde(default)]
+    pub kd_intersection_cost: Option<f32>,
+    #[serde(default)]
+    pub kd_empty_bonus: Option<f32>,
+    #[serde(default)]
+    pub kd_max_leaf: Option<u32>,
+    #[serde(default)]
+    pub kd_max_depth: Option<u32>,
 }
 
 /// `[render]`: image size, sampling and display.
@@ -206,6 +232,15 @@ pub enum GeneratorDef {
     },
     /// smallpt's Cornell box, its walls as polygons.
     SmallptCornell,
+    /// A subdivided, displaced icosphere (20·4ⁿ triangles).
+    DisplacedSphere {
+        subdivisions: u32,
+        #[serde(default)]
+        amplitude: f32,
+        center: Triple,
+        radius: f32,
+        material: String,
+    },
 }
 
 fn eleven() -> u32 {

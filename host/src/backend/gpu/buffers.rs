@@ -4,6 +4,7 @@ use super::{Gpu, GpuError, driver_error};
 use crate::scene::Scene;
 use cudarc::driver::sys::cudaError_enum as Code;
 use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr, ValidAsZeroBits};
+use device::accel::AccelView;
 use device::camera::Camera;
 use device::scene::{DeviceSlice, SceneView};
 use std::marker::PhantomData;
@@ -36,12 +37,7 @@ pub fn alloc_zeros<T: DeviceRepr + ValidAsZeroBits>(
         .map_err(|e| out_of_memory_or(gpu, what, len * size_of::<T>(), e))
 }
 
-fn out_of_memory_or(
-    gpu: &Gpu,
-    what: &str,
-    bytes: usize,
-    e: cudarc::driver::DriverError,
-) -> GpuError {
+fn out_of_memory_or(gpu: &Gpu, what: &str, bytes: usize, e: cudarc::driver::DriverError) -> GpuError {
     if e.0 == Code::CUDA_ERROR_OUT_OF_MEMORY {
         let (free, total) = gpu.memory().unwrap_or((0, 0));
         GpuError::OutOfMemory {
@@ -81,6 +77,12 @@ impl<T: Copy> DeviceArray<T> {
         self.bytes.len()
     }
 
+    /// The device address of the first value, for a pointer kernel argument.
+    pub fn device_ptr(&self, gpu: &Gpu) -> *const T {
+        let (ptr, _sync) = self.bytes.device_ptr(gpu.stream());
+        ptr as *const T
+    }
+
     /// A device-side view for a kernel argument.
     fn device_slice(&self, gpu: &Gpu) -> DeviceSlice<'_, T> {
         let (ptr, _sync) = self.bytes.device_ptr(gpu.stream());
@@ -98,6 +100,9 @@ pub struct DeviceScene {
     polygon_vertices: DeviceArray<device::math::Vec3>,
     triangles: DeviceArray<device::geometry::Triangle>,
     materials: DeviceArray<device::material::Material>,
+    bvh_nodes: DeviceArray<device::accel::BvhNode>,
+    kd_nodes: DeviceArray<device::accel::KdNode>,
+    accel_prims: DeviceArray<device::geometry::PrimRef>,
 }
 
 impl DeviceScene {
@@ -111,6 +116,9 @@ impl DeviceScene {
             polygon_vertices: DeviceArray::upload(gpu, "polygon vertices", &g.polygon_vertices)?,
             triangles: DeviceArray::upload(gpu, "triangles", &g.triangles)?,
             materials: DeviceArray::upload(gpu, "materials", &scene.materials)?,
+            bvh_nodes: DeviceArray::upload(gpu, "BVH nodes", &scene.accel.bvh_nodes)?,
+            kd_nodes: DeviceArray::upload(gpu, "kd-tree nodes", &scene.accel.kd_nodes)?,
+            accel_prims: DeviceArray::upload(gpu, "primitive references", &scene.accel.prims)?,
         })
     }
 
@@ -122,6 +130,9 @@ impl DeviceScene {
             + self.polygon_vertices.byte_len()
             + self.triangles.byte_len()
             + self.materials.byte_len()
+            + self.bvh_nodes.byte_len()
+            + self.kd_nodes.byte_len()
+            + self.accel_prims.byte_len()
     }
 
     /// The kernel-side view (device pointers) with `camera` and `scene`'s background.
@@ -135,6 +146,13 @@ impl DeviceScene {
             materials: self.materials.device_slice(gpu),
             camera,
             background: scene.background,
+            accel: AccelView {
+                kind: scene.accel.kind,
+                bvh_nodes: self.bvh_nodes.device_slice(gpu),
+                kd_nodes: self.kd_nodes.device_slice(gpu),
+                prims: self.accel_prims.device_slice(gpu),
+                bounds: scene.accel.bounds,
+            },
         }
     }
 }

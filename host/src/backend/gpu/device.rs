@@ -75,35 +75,28 @@ impl Gpu {
             return Err(GpuError::NoDriver);
         }
         cudarc::driver::result::init().map_err(|e| GpuError::NoDevice(super::describe(&e)))?;
-        let count =
-            CudaContext::device_count().map_err(|e| GpuError::NoDevice(super::describe(&e)))?;
+        let count = CudaContext::device_count().map_err(|e| GpuError::NoDevice(super::describe(&e)))?;
         if ordinal as i32 >= count {
             return Err(GpuError::NoDevice(format!(
                 "device {ordinal} requested, {count} present"
             )));
         }
         let context = CudaContext::new(ordinal).map_err(driver_error("creating a context"))?;
-        let name = context
-            .name()
-            .map_err(driver_error("reading the device name"))?;
+        let name = context.name().map_err(driver_error("reading the device name"))?;
         let (major, minor) = context
             .compute_capability()
             .map_err(driver_error("reading the compute capability"))?;
         let (major, minor) = (major as u32, minor as u32);
         let (ptx_arch, ptx_text) =
-            ptx::for_compute_capability(major * 10 + minor).ok_or_else(|| {
-                GpuError::NoPtxForDevice {
-                    name: name.clone(),
-                    major,
-                    minor,
-                    oldest: ptx::PTX_MODULES[0].0,
-                }
+            ptx::for_compute_capability(major * 10 + minor).ok_or_else(|| GpuError::NoPtxForDevice {
+                name: name.clone(),
+                major,
+                minor,
+                oldest: ptx::PTX_MODULES[0].0,
             })?;
         let module = context
             .load_module(Ptx::from_src(ptx_text))
-            .map_err(driver_error(format!(
-                "loading the sm_{ptx_arch} PTX module"
-            )))?;
+            .map_err(driver_error(format!("loading the sm_{ptx_arch} PTX module")))?;
         let attribute = |a| {
             context
                 .attribute(a)
@@ -113,15 +106,11 @@ impl Gpu {
         let info = GpuInfo {
             name,
             compute_capability: (major, minor),
-            multiprocessors: attribute(
-                CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
-            )?,
+            multiprocessors: attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
             max_threads_per_multiprocessor: attribute(
                 CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
             )?,
-            memory_bytes: context
-                .total_mem()
-                .map_err(driver_error("reading the memory size"))?,
+            memory_bytes: context.total_mem().map_err(driver_error("reading the memory size"))?,
             driver_version: driver_version()?,
             ptx_arch,
         };
@@ -146,9 +135,7 @@ impl Gpu {
 
     /// (free, total) device memory in bytes.
     pub fn memory(&self) -> Result<(usize, usize), GpuError> {
-        self.context
-            .mem_get_info()
-            .map_err(driver_error("reading free memory"))
+        self.context.mem_get_info().map_err(driver_error("reading free memory"))
     }
 
     /// A kernel of the loaded module.
@@ -160,12 +147,7 @@ impl Gpu {
 
     /// Registers, local memory and theoretical occupancy of `function` at
     /// `block_threads` threads per block.
-    pub fn kernel_info(
-        &self,
-        name: &str,
-        function: &CudaFunction,
-        block_threads: u32,
-    ) -> Result<KernelInfo, GpuError> {
+    pub fn kernel_info(&self, name: &str, function: &CudaFunction, block_threads: u32) -> Result<KernelInfo, GpuError> {
         let attr = |a| {
             function
                 .get_attribute(a)
@@ -181,8 +163,7 @@ impl Gpu {
             local_bytes: attr(CUfunction_attribute::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)?,
             block_threads,
             blocks_per_multiprocessor: blocks,
-            occupancy: (blocks * block_threads) as f64
-                / self.info.max_threads_per_multiprocessor as f64,
+            occupancy: (blocks * block_threads) as f64 / self.info.max_threads_per_multiprocessor as f64,
         })
     }
 }

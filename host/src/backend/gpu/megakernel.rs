@@ -14,7 +14,7 @@ use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaEvent, DriverError, LaunchConfig, PushKernelArg};
 use device::film::FixedRgb;
 use device::integrator::SampleRange;
-use device::launch::{LaunchCounters, MEGAKERNEL, Tile};
+use device::launch::{LaunchCounters, Tile, megakernel_name};
 use std::time::Instant;
 
 /// How the megakernel is launched.
@@ -87,11 +87,11 @@ pub fn passes(spp: u32, samples_per_launch: u32) -> Vec<SampleRange> {
         .collect()
 }
 
-fn kernel_fault_or(action: &str) -> impl FnOnce(DriverError) -> GpuError + '_ {
+fn kernel_fault_or<'a>(name: &'a str, action: &'a str) -> impl FnOnce(DriverError) -> GpuError + 'a {
     move |e| {
         if is_kernel_fault(&e) {
             GpuError::KernelFault {
-                kernel: MEGAKERNEL.into(),
+                kernel: name.into(),
                 error: describe(&e),
             }
         } else {
@@ -138,14 +138,13 @@ pub fn render_launches(
     let scene = DeviceScene::upload(gpu, job.scene)?;
     let mut film = alloc_zeros::<u64>(gpu, "the film", job.pixel_count() * 3)?;
     let mut counters = alloc_zeros::<u64>(gpu, "the counters", 2)?;
-    stream
-        .synchronize()
-        .map_err(driver_error("uploading the scene"))?;
+    stream.synchronize().map_err(driver_error("uploading the scene"))?;
     let upload_ms = upload_start.elapsed().as_secs_f64() * 1e3;
 
-    let function = gpu.function(MEGAKERNEL)?;
+    let name = megakernel_name(job.scene.accel.kind);
+    let function = gpu.function(name)?;
     let (bx, by) = config.block;
-    let kernel = gpu.kernel_info(MEGAKERNEL, &function, bx * by)?;
+    let kernel = gpu.kernel_info(name, &function, bx * by)?;
     let view = KernelArg(scene.view(gpu, job.scene, job.camera));
     let params = KernelArg(job.params);
 
@@ -178,10 +177,10 @@ pub fn render_launches(
             // SAFETY: the arguments match the kernel's signature
             // (device::kernels::megakernel) in order and layout; the film
             // holds one FixedRgb per pixel and the counters one LaunchCounters.
-            unsafe { launch.launch(cfg) }.map_err(kernel_fault_or("launching the megakernel"))?;
+            unsafe { launch.launch(cfg) }.map_err(kernel_fault_or(name, "launching the megakernel"))?;
             let end = event()?;
             let record = LaunchRecord {
-                kernel: MEGAKERNEL.into(),
+                kernel: name.into(),
                 launch: timed.len() as u32,
                 sample_begin: samples.begin,
                 sample_end: samples.end,
@@ -190,9 +189,7 @@ pub fn render_launches(
                 tile_width: tile.width,
                 tile_height: tile.height,
                 threads: grid.0 as u64 * grid.1 as u64 * (bx * by) as u64,
-                items: tile.width as u64
-                    * tile.height as u64
-                    * (samples.end - samples.begin) as u64,
+                items: tile.width as u64 * tile.height as u64 * (samples.end - samples.begin) as u64,
                 ms: 0.0,
             };
             timed.push((record, start, end));
@@ -200,7 +197,7 @@ pub fn render_launches(
         // One synchronisation per pass: progress, and faults surface here.
         stream
             .synchronize()
-            .map_err(kernel_fault_or("running the megakernel"))?;
+            .map_err(kernel_fault_or(name, "running the megakernel"))?;
         progress(pass_pixels * (samples.end - samples.begin) as u64);
     }
     let loop_time = loop_start.elapsed();
@@ -208,7 +205,7 @@ pub fn render_launches(
     let readback_start = Instant::now();
     let raw = stream
         .clone_dtoh(&film)
-        .map_err(kernel_fault_or("reading back the film"))?;
+        .map_err(kernel_fault_or(name, "reading back the film"))?;
     let count = stream
         .clone_dtoh(&counters)
         .map_err(driver_error("reading back the counters"))?;
@@ -216,9 +213,7 @@ pub fn render_launches(
 
     let mut launches = Vec::with_capacity(timed.len());
     for (mut record, start, end) in timed {
-        record.ms = start
-            .elapsed_ms(&end)
-            .map_err(driver_error("reading event times"))? as f64;
+        record.ms = start.elapsed_ms(&end).map_err(driver_error("reading event times"))? as f64;
         launches.push(record);
     }
     let film: Vec<FixedRgb> = raw
@@ -298,10 +293,7 @@ mod tests {
         let ok = MegakernelConfig::default();
         assert!(ok.validate().is_ok());
         for block in [(0, 4), (33, 1), (64, 32)] {
-            assert!(
-                MegakernelConfig { block, ..ok }.validate().is_err(),
-                "{block:?}"
-            );
+            assert!(MegakernelConfig { block, ..ok }.validate().is_err(), "{block:?}");
         }
     }
 }

@@ -5,12 +5,14 @@
 //! * [`device`]: opening a GPU and loading the embedded PTX that fits it;
 //! * [`buffers`]: the scene in device memory;
 //! * [`megakernel`]: the `gpu-mega` back end (one thread per pixel, whole paths);
-//! * [`profile`]: per-launch timing records and kernel resource figures.
+//! * [`profile`]: per-launch timing records and kernel resource figures;
+//! * [`raycast`]: the traversal-only kernel over a ray buffer.
 
 pub mod buffers;
 pub mod device;
 pub mod megakernel;
 pub mod profile;
+pub mod raycast;
 
 pub use device::{Gpu, GpuInfo};
 

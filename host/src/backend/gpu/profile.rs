@@ -117,15 +117,7 @@ impl GpuProfile {
         let _ = writeln!(
             s,
             "{:<14} {:>8} {:>11} {:>7} {:>10} {:>10} {:>10} {:>14} {:>13}",
-            "kernel",
-            "launches",
-            "total ms",
-            "share",
-            "mean ms",
-            "min ms",
-            "max ms",
-            "items",
-            "items/s"
+            "kernel", "launches", "total ms", "share", "mean ms", "min ms", "max ms", "items", "items/s"
         );
         for t in self.totals() {
             let _ = writeln!(

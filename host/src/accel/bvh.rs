@@ -1,0 +1,216 @@
+//! Binned-SAH BVH construction (Wald 2007): at each node, centroids are
+//! binned along every axis and the split with the lowest surface-area cost
+//! wins; large subtrees are built in parallel (rayon), then the tree is
+//! flattened depth-first into 32-byte nodes.
+
+use super::{AccelStats, BuiltAccel};
+use device::accel::bvh::MAX_DEPTH;
+use device::accel::{AccelKind, BvhNode};
+use device::geometry::{Aabb, PrimRef};
+use device::math::Vec3;
+
+/// BVH build parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BvhSettings {
+    /// Centroid bins per axis.
+    pub bins: usize,
+    /// Leaves stop splitting at this many primitives.
+    pub max_leaf: usize,
+    /// SAH cost of visiting a node, relative to testing a primitive.
+    pub traversal_cost: f32,
+}
+
+impl Default for BvhSettings {
+    fn default() -> Self {
+        BvhSettings {
+            bins: 16,
+            max_leaf: 4,
+            traversal_cost: 1.0,
+        }
+    }
+}
+
+/// Subtrees with more primitives than this are built on another thread.
+const PARALLEL_THRESHOLD: usize = 4096;
+
+/// Largest leaf made when splitting is impossible or not worth it.
+const MAX_FORCED_LEAF: usize = 64;
+
+#[derive(Clone, Copy)]
+struct Item {
+    prim: PrimRef,
+    bounds: Aabb,
+    centroid: Vec3,
+}
+
+enum Node {
+    Leaf {
+        bounds: Aabb,
+        first: usize,
+        count: usize,
+    },
+    Interior {
+        bounds: Aabb,
+        axis: u32,
+        children: Box<(Node, Node)>,
+    },
+}
+
+/// Builds a BVH over `prims` (references with their bounds).
+pub fn build(prims: &[(PrimRef, Aabb)], settings: &BvhSettings) -> BuiltAccel {
+    let mut items: Vec<Item> = prims
+        .iter()
+        .map(|&(prim, bounds)| Item {
+            prim,
+            bounds,
+            centroid: bounds.center(),
+        })
+        .collect();
+    let mut built = BuiltAccel {
+        kind: AccelKind::Bvh,
+        bvh_nodes: Vec::new(),
+        kd_nodes: Vec::new(),
+        prims: Vec::new(),
+        bounds: Aabb::EMPTY,
+        stats: AccelStats::default(),
+    };
+    if items.is_empty() {
+        return built;
+    }
+    let root = split(&mut items, 0, 0, settings);
+    built.prims = items.iter().map(|i| i.prim).collect();
+    flatten(&root, 0, &mut built.bvh_nodes, &mut built.stats);
+    built.stats.nodes = built.bvh_nodes.len();
+    built
+}
+
+fn bounds_of(items: &[Item]) -> (Aabb, Aabb) {
+    items.iter().fold((Aabb::EMPTY, Aabb::EMPTY), |(b, c), i| {
+        (b.union(i.bounds), c.grow(i.centroid))
+    })
+}
+
+/// Builds the subtree over `items`, which start at `offset` in the final order.
+fn split(items: &mut [Item], offset: usize, depth: usize, s: &BvhSettings) -> Node {
+    let (bounds, centroids) = bounds_of(items);
+    let n = items.len();
+    let leaf = Node::Leaf {
+        bounds,
+        first: offset,
+        count: n,
+    };
+    if n <= s.max_leaf || depth + 1 >= MAX_DEPTH {
+        return leaf;
+    }
+    let (mid, axis) = match best_split(items, bounds, centroids, s) {
+        // Split when it beats testing every primitive, or the leaf would be huge.
+        Some((axis, bin, cost)) if cost < n as f32 || n > MAX_FORCED_LEAF => {
+            let k = bin_index(centroids, axis, s.bins);
+            (partition(items, |i| k(i.centroid) <= bin), axis)
+        }
+        _ if n <= MAX_FORCED_LEAF => return leaf,
+        // Centroids coincide: no plane separates them, so halve by count.
+        _ => (n / 2, centroids.longest_axis()),
+    };
+    let mid = if mid == 0 || mid == n { n / 2 } else { mid };
+    let axis = axis as u32;
+    let (left, right) = items.split_at_mut(mid);
+    let (a, b) = if n > PARALLEL_THRESHOLD {
+        rayon::join(
+            || split(left, offset, depth + 1, s),
+            || split(right, offset + mid, depth + 1, s),
+        )
+    } else {
+        (
+            split(left, offset, depth + 1, s),
+            split(right, offset + mid, depth + 1, s),
+        )
+    };
+    Node::Interior {
+        bounds,
+        axis,
+        children: Box::new((a, b)),
+    }
+}
+
+/// Maps a centroid to its bin along `axis`.
+fn bin_index(centroids: Aabb, axis: usize, bins: usize) -> impl Fn(Vec3) -> usize {
+    let lo = centroids.min[axis];
+    let extent = centroids.extent()[axis];
+    let scale = if extent > 0.0 { bins as f32 / extent } else { 0.0 };
+    move |c: Vec3| (((c[axis] - lo) * scale) as usize).min(bins - 1)
+}
+
+/// The cheapest (axis, last bin on the left, SAH cost in units of one
+/// primitive test), or `None` when no axis has any centroid spread.
+fn best_split(items: &[Item], bounds: Aabb, centroids: Aabb, s: &BvhSettings) -> Option<(usize, usize, f32)> {
+    let mut best: Option<(usize, usize, f32)> = None;
+    let area = bounds.surface_area().max(f32::MIN_POSITIVE);
+    for axis in 0..3 {
+        if centroids.extent()[axis] <= 0.0 {
+            continue;
+        }
+        let k = bin_index(centroids, axis, s.bins);
+        let mut bin_bounds = vec![Aabb::EMPTY; s.bins];
+        let mut bin_counts = vec![0usize; s.bins];
+        for i in items {
+            let b = k(i.centroid);
+            bin_bounds[b] = bin_bounds[b].union(i.bounds);
+            bin_counts[b] += 1;
+        }
+        // Sweep from the right to get suffix areas and counts.
+        let mut right_area = vec![0.0f32; s.bins];
+        let mut right_count = vec![0usize; s.bins];
+        let (mut acc, mut cnt) = (Aabb::EMPTY, 0);
+        for b in (1..s.bins).rev() {
+            acc = acc.union(bin_bounds[b]);
+            cnt += bin_counts[b];
+            right_area[b] = acc.surface_area();
+            right_count[b] = cnt;
+        }
+        let (mut acc, mut cnt) = (Aabb::EMPTY, 0);
+        for b in 0..s.bins - 1 {
+            acc = acc.union(bin_bounds[b]);
+            cnt += bin_counts[b];
+            if cnt == 0 || right_count[b + 1] == 0 {
+                continue;
+            }
+            let cost = s.traversal_cost
+                + (acc.surface_area() * cnt as f32 + right_area[b + 1] * right_count[b + 1] as f32) / area;
+            if best.is_none_or(|(_, _, c)| cost < c) {
+                best = Some((axis, b, cost));
+            }
+        }
+    }
+    best
+}
+
+/// Moves the items satisfying `left` to the front; returns how many there are.
+fn partition(items: &mut [Item], left: impl Fn(&Item) -> bool) -> usize {
+    let mut first = 0;
+    for i in 0..items.len() {
+        if left(&items[i]) {
+            items.swap(first, i);
+            first += 1;
+        }
+    }
+    first
+}
+
+/// Appends `node` and its subtree depth-first (first child right after its parent).
+fn flatten(node: &Node, depth: usize, out: &mut Vec<BvhNode>, stats: &mut AccelStats) {
+    stats.max_depth = stats.max_depth.max(depth);
+    match node {
+        Node::Leaf { bounds, first, count } => {
+            stats.leaves += 1;
+            out.push(BvhNode::leaf(*bounds, *first as u32, *count as u32));
+        }
+        Node::Interior { bounds, axis, children } => {
+            let at = out.len();
+            out.push(BvhNode::leaf(*bounds, 0, 0)); // placeholder until the second child's index is known
+            flatten(&children.0, depth + 1, out, stats);
+            out[at] = BvhNode::interior(*bounds, out.len() as u32, *axis);
+            flatten(&children.1, depth + 1, out, stats);
+        }
+    }
+}

@@ -1,0 +1,167 @@
+//! `wavepath raycast`: traversal throughput alone, in rays per second, for
+//! camera rays or incoherent bounce rays (the method of Aila and Laine,
+//! "Understanding the Efficiency of Ray Traversal on GPUs", HPG 2009).
+//!
+//! The rays are made on the CPU by the same stages a render runs: camera
+//! rays from `generate`, bounce rays from tracing paths and keeping every
+//! segment after the first. The GPU's hits must equal the CPU's, bit for bit,
+//! before a time is reported.
+
+use crate::backend::gpu::Gpu;
+use crate::backend::gpu::raycast::cast;
+use crate::provenance::Provenance;
+use crate::scene::Scene;
+use anyhow::bail;
+use device::accel::{Dispatch, closest_hit};
+use device::geometry::Interval;
+use device::launch::RayHit;
+use device::math::Ray;
+use device::scene::RenderParams;
+use device::stages::{PathStatus, extend::extend, generate::generate, shade::shade};
+use rayon::prelude::*;
+use serde::Serialize;
+
+/// Which rays to cast.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RayKind {
+    /// First segments from the camera: coherent.
+    Camera,
+    /// Every segment after the first: incoherent.
+    Bounce,
+}
+
+/// `count` rays of `kind` from renders of `scene` with `params`, pixel by
+/// pixel in scanline order and sample after sample.
+pub fn make_rays(scene: &Scene, params: &RenderParams, kind: RayKind, count: usize) -> Vec<Ray> {
+    let view = scene.view(scene.camera_for(params.width, params.height));
+    let pixels = params.width * params.height;
+    let mut rays = Vec::with_capacity(count);
+    let mut sample = 0;
+    while rays.len() < count {
+        // One pass over the image per sample index, in parallel rows.
+        let batch: Vec<Vec<Ray>> = (0..pixels)
+            .into_par_iter()
+            .map(|pixel| {
+                let mut path = generate(&view, params, pixel, sample);
+                if kind == RayKind::Camera {
+                    return vec![path.ray];
+                }
+                let mut out = Vec::new();
+                loop {
+                    let hit = extend::<Dispatch>(&view, &path.ray);
+                    if shade(&view, params, &mut path, hit) == PathStatus::Finished {
+                        return out;
+                    }
+                    out.push(path.ray);
+                }
+            })
+            .collect();
+        let before = rays.len();
+        rays.extend(batch.into_iter().flatten().take(count - before));
+        if rays.len() == before {
+            break; // no path bounces in this scene
+        }
+        sample += 1;
+    }
+    rays
+}
+
+/// The CPU's hits for `rays`.
+pub fn cpu_hits(scene: &Scene, rays: &[Ray]) -> Vec<RayHit> {
+    let view = scene.view(scene.camera_for(1, 1));
+    rays.par_iter()
+        .map(|r| RayHit::from_hit(closest_hit(&view, r, Interval::POSITIVE).as_ref()))
+        .collect()
+}
+
+/// One timed repetition.
+#[derive(Clone, Debug, Serialize)]
+pub struct CastRow {
+    /// Scene file.
+    pub scene: String,
+    /// Acceleration structure.
+    pub accel: String,
+    /// Its build time on the host, ms.
+    pub accel_build_ms: f64,
+    /// Its bytes.
+    pub accel_bytes: usize,
+    /// Primitives in the scene.
+    pub primitives: usize,
+    /// Ray kind.
+    pub rays: RayKind,
+    /// Rays cast.
+    pub count: usize,
+    /// Rays that hit something.
+    pub hit_count: usize,
+    /// Threads per block.
+    pub block: u32,
+    /// Repetition number.
+    pub repetition: u32,
+    /// Kernel time, ms.
+    pub kernel_ms: f64,
+    /// Rays per second.
+    pub rays_per_s: f64,
+    /// Registers per thread.
+    pub registers: u32,
+    /// Local memory per thread, bytes.
+    pub local_bytes: u32,
+    /// Theoretical occupancy.
+    pub occupancy: f64,
+    /// The device.
+    pub device: String,
+    /// wavepath commit.
+    pub commit: String,
+    /// UTC time.
+    pub date: String,
+}
+
+/// Casts `rays` on the GPU `repeat` times per block size; fails unless the
+/// hits equal the CPU's exactly.
+pub fn gpu_rows(
+    gpu: &Gpu,
+    scene: &Scene,
+    kind: RayKind,
+    rays: &[Ray],
+    blocks: &[u32],
+    repeat: u32,
+) -> anyhow::Result<Vec<CastRow>> {
+    let reference = cpu_hits(scene, rays);
+    let meta = Provenance::collect();
+    let mut rows = Vec::new();
+    for &block in blocks {
+        let timing = cast(gpu, scene, rays, block, repeat)?;
+        if let Some(i) = (0..rays.len()).find(|&i| timing.hits[i] != reference[i]) {
+            bail!(
+                "{}: ray {i} {:?}: GPU hit {:?} differs from the CPU's {:?}",
+                scene.path.display(),
+                rays[i],
+                timing.hits[i],
+                reference[i]
+            );
+        }
+        for (repetition, ms) in timing.ms.iter().enumerate() {
+            rows.push(CastRow {
+                scene: scene.path.display().to_string(),
+                accel: scene.accel_settings.choice.label().into(),
+                accel_build_ms: scene.accel.stats.build_ms,
+                accel_bytes: scene.accel.stats.bytes,
+                primitives: scene.geometry.primitive_count(),
+                rays: kind,
+                count: rays.len(),
+                hit_count: reference.iter().filter(|h| h.prim != RayHit::MISS).count(),
+                block,
+                repetition: repetition as u32,
+                kernel_ms: *ms,
+                rays_per_s: rays.len() as f64 / (ms / 1e3),
+                registers: timing.kernel.registers,
+                local_bytes: timing.kernel.local_bytes,
+                occupancy: timing.kernel.occupancy,
+                device: gpu.info().describe(),
+                commit: meta.commit.clone(),
+                date: meta.date.clone(),
+            });
+        }
+    }
+    Ok(rows)
+}

@@ -1,0 +1,225 @@
+//! Every acceleration structure returns the same closest hit as brute force,
+//! on randomised scenes and rays (a property test over many seeds), including
+//! rays that start inside boxes and inside dielectric spheres.
+
+mod util;
+
+use device::accel::closest_hit;
+use device::geometry::{Interval, Parallelepiped, Sphere, Triangle};
+use device::math::{Ray, Vec3};
+use proptest::prelude::*;
+use wavepath::accel::{AccelChoice, AccelSettings, BuiltAccel, build};
+use wavepath::scene::{Geometry, Scene};
+
+/// A deterministic stream of numbers for building random content.
+struct Numbers(u32);
+
+impl Numbers {
+    fn next(&mut self) -> f32 {
+        self.0 = self.0.wrapping_add(1);
+        (device::rng::pcg_hash(self.0.wrapping_mul(0x9e37_79b9)) >> 8) as f32 / 16_777_216.0
+    }
+    fn range(&mut self, lo: f32, hi: f32) -> f32 {
+        lo + (hi - lo) * self.next()
+    }
+    fn point(&mut self, extent: f32) -> Vec3 {
+        Vec3::new(
+            self.range(-extent, extent),
+            self.range(-extent, extent),
+            self.range(-extent, extent),
+        )
+    }
+    fn direction(&mut self) -> Vec3 {
+        loop {
+            let v = self.point(1.0);
+            if v.length() > 0.1 && v.length() <= 1.0 {
+                return v.normalized();
+            }
+        }
+    }
+}
+
+/// A scene of `n` random primitives of every type, some overlapping, some
+/// sharing planes (axis-aligned boxes on a grid) to provoke ties and rays in
+/// split planes.
+fn random_geometry(seed: u32, n: usize) -> Geometry {
+    let mut r = Numbers(seed.wrapping_mul(7919));
+    let mut g = Geometry::default();
+    for i in 0..n {
+        match i % 4 {
+            0 => g.spheres.push(Sphere {
+                center: r.point(10.0),
+                radius: r.range(0.05, 2.0),
+                material: 0,
+            }),
+            1 => {
+                let corner = if r.next() < 0.5 {
+                    r.point(10.0)
+                } else {
+                    Vec3::new(r.range(-8.0, 8.0).round(), 0.0, r.range(-8.0, 8.0).round())
+                };
+                let edges = if r.next() < 0.5 {
+                    [
+                        Vec3::new(1.0, 0.0, 0.0),
+                        Vec3::new(0.0, 1.0, 0.0),
+                        Vec3::new(0.0, 0.0, 1.0),
+                    ]
+                } else {
+                    [r.point(2.0), r.point(2.0), r.point(2.0)]
+                };
+                if edges[0].dot(edges[1].cross(edges[2])).abs() > 1e-3 {
+                    g.boxes.push(Parallelepiped::new(corner, edges, 0));
+                }
+            }
+            2 => {
+                let c = r.point(10.0);
+                let (u, v) = (r.point(2.0), r.point(2.0));
+                let first = g.polygon_vertices.len() as u32;
+                let quad = [c, c + u, c + u + v, c + v];
+                if u.cross(v).length() > 1e-3 {
+                    g.polygons.push(device::geometry::Polygon::new(&quad, first, 0));
+                    g.polygon_vertices.extend_from_slice(&quad);
+                }
+            }
+            _ => {
+                let a = r.point(10.0);
+                let (b, c) = (a + r.point(2.0), a + r.point(2.0));
+                if (b - a).cross(c - a).length() > 1e-4 {
+                    g.triangles.push(Triangle::new(a, b, c, 0));
+                }
+            }
+        }
+    }
+    g
+}
+
+fn scene_with(geometry: Geometry, choice: AccelChoice) -> Scene {
+    let mut s = util::seed_scene("cornell_diffuse");
+    s.geometry = geometry;
+    s.accel_settings = AccelSettings {
+        choice: AccelChoice::None,
+        ..AccelSettings::default()
+    };
+    s.accel = build(&s.geometry, &s.accel_settings);
+    s.set_accel(AccelSettings {
+        choice,
+        ..AccelSettings::default()
+    });
+    s
+}
+
+/// Rays of three kinds: from outside, from inside a sphere, from inside a box.
+fn random_rays(g: &Geometry, seed: u32, count: usize) -> Vec<Ray> {
+    let mut r = Numbers(seed ^ 0xabcd);
+    (0..count)
+        .map(|i| {
+            let origin = match i % 3 {
+                0 => r.point(14.0),
+                1 if !g.spheres.is_empty() => g.spheres[i % g.spheres.len()].center,
+                2 if !g.boxes.is_empty() => {
+                    let corners = wavepath::accel::bounds::box_corners(&g.boxes[i % g.boxes.len()]);
+                    corners.iter().fold(Vec3::ZERO, |s, &c| s + c) * 0.125
+                }
+                _ => r.point(14.0),
+            };
+            Ray::new(origin, r.direction())
+        })
+        .collect()
+}
+
+fn assert_same_hits(brute: &Scene, accel: &Scene, rays: &[Ray]) -> Result<(), TestCaseError> {
+    let (bv, av) = (brute.view(brute.camera_for(4, 4)), accel.view(accel.camera_for(4, 4)));
+    for ray in rays {
+        let want = closest_hit(&bv, ray, Interval::POSITIVE);
+        let got = closest_hit(&av, ray, Interval::POSITIVE);
+        match (want, got) {
+            (None, None) => {}
+            (Some(w), Some(g)) => {
+                // Ties (two primitives at exactly the same distance) may
+                // resolve to either; the distance must match exactly.
+                prop_assert_eq!(w.t, g.t, "ray {:?}: brute {:?} vs {:?}", ray, w.prim, g.prim);
+                if w.prim == g.prim {
+                    prop_assert_eq!(w, g);
+                }
+            }
+            (w, g) => prop_assert!(
+                false,
+                "ray {:?}: brute {:?} vs accel {:?}",
+                ray,
+                w.map(|h| h.t),
+                g.map(|h| h.t)
+            ),
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn bvh_and_kdtree_find_the_brute_force_hit(seed in any::<u32>(), n in 1usize..160) {
+        let geometry = random_geometry(seed, n);
+        prop_assume!(geometry.primitive_count() > 0);
+        let rays = random_rays(&geometry, seed, 300);
+        let brute = scene_with(geometry.clone(), AccelChoice::None);
+        for choice in [AccelChoice::Bvh, AccelChoice::Kdtree] {
+            let accel = scene_with(geometry.clone(), choice);
+            assert_same_hits(&brute, &accel, &rays)?;
+        }
+    }
+}
+
+#[test]
+fn rays_lying_in_split_planes_and_grazing_faces_agree() {
+    // A grid of unit cubes on y = 0, and rays running exactly along the
+    // shared faces (x = integer, y = 0.5 and y = 1) in every direction.
+    let mut g = Geometry::default();
+    for i in -4..4 {
+        for k in -4..4 {
+            let corner = Vec3::new(i as f32, 0.0, k as f32);
+            let e = [
+                Vec3::new(1.0, 0.0, 0.0),
+                Vec3::new(0.0, 1.0, 0.0),
+                Vec3::new(0.0, 0.0, 1.0),
+            ];
+            g.boxes.push(Parallelepiped::new(corner, e, 0));
+        }
+    }
+    let mut rays = Vec::new();
+    for x in -5..=5 {
+        for (y, dir) in [
+            (1.0, Vec3::new(0.0, 0.0, 1.0)),
+            (0.5, Vec3::new(0.0, 0.0, -1.0)),
+            (1.0, Vec3::new(1.0, 0.0, 0.0)),
+        ] {
+            rays.push(Ray::new(Vec3::new(x as f32, y, -9.0), dir));
+            rays.push(Ray::new(Vec3::new(-9.0, y, x as f32), Vec3::new(1.0, 0.0, 0.0)));
+        }
+    }
+    let brute = scene_with(g.clone(), AccelChoice::None);
+    for choice in [AccelChoice::Bvh, AccelChoice::Kdtree] {
+        assert_same_hits(&brute, &scene_with(g.clone(), choice), &rays).unwrap();
+    }
+}
+
+#[test]
+fn structures_report_their_size_and_respect_the_depth_limit() {
+    let g = random_geometry(1, 2000);
+    for choice in [AccelChoice::Bvh, AccelChoice::Kdtree] {
+        let built: BuiltAccel = build(
+            &g,
+            &AccelSettings {
+                choice,
+                ..AccelSettings::default()
+            },
+        );
+        assert!(built.stats.nodes > 1 && built.stats.leaves > 1);
+        assert!(built.stats.max_depth < device::accel::bvh::MAX_DEPTH);
+        assert!(built.stats.bytes > 0);
+        assert!(
+            built.stats.prim_refs >= g.primitive_count(),
+            "every primitive is referenced"
+        );
+    }
+}
