@@ -69,13 +69,15 @@ fn launch_shape_never_changes_the_image() {
         ((32, 4), Some((64, 64)), 2),
         ((256, 1), None, 3),
     ] {
+        let megakernel = MegakernelConfig {
+            block,
+            tile,
+            samples_per_launch,
+            count_divergence: true,
+        };
         let options = BackendOptions {
-            threads: 0,
-            megakernel: MegakernelConfig {
-                block,
-                tile,
-                samples_per_launch,
-            },
+            megakernel,
+            ..BackendOptions::default()
         };
         let out = Renderer::new(BackendKind::GpuMega, options)
             .unwrap()
@@ -83,6 +85,8 @@ fn launch_shape_never_changes_the_image() {
             .unwrap();
         let profile = out.gpu.expect("GPU renders carry a profile");
         assert!(profile.launches.iter().all(|l| l.ms > 0.0));
+        let (_, d) = &profile.divergence[0];
+        assert!(d.groups > 0 && d.average_lanes() <= 32.0, "{d:?}");
         films.push(out.film);
     }
     assert!(films.windows(2).all(|w| w[0] == w[1]));
@@ -120,4 +124,100 @@ fn raycast_kernel_hits_equal_the_cpu_for_every_structure() {
             wavepath::raycast::gpu_rows(&gpu, &scene, wavepath::raycast::RayKind::Bounce, &rays, &[64], 1).unwrap();
         assert!(rows[0].hit_count > 0);
     }
+}
+
+#[test]
+fn wavefront_matches_the_cpu_bit_for_bit_in_every_schedule_and_compaction() {
+    use device::launch::Compaction;
+    use wavepath::backend::gpu::wavefront::{Capacity, Schedule, WavefrontConfig};
+    if gpu_or_skip("wavefront parity").is_none() {
+        return;
+    }
+    for name in SEED_SCENES {
+        let (size, spp) = if name == "cs500" {
+            ((96, 96), 2)
+        } else {
+            ((160, 120), 4)
+        };
+        let overrides = Overrides {
+            spp: Some(spp),
+            size: Some(size),
+            ..Overrides::default()
+        };
+        for schedule in [Schedule::Regenerate, Schedule::BounceSync] {
+            for compaction in [Compaction::AtomicAppend, Compaction::PrefixSum] {
+                // A small pool forces many regenerations and ring wrap-arounds.
+                let wavefront = WavefrontConfig {
+                    capacity: Capacity::Slots(1 << 12),
+                    schedule,
+                    compaction,
+                    block: 128,
+                    count_divergence: true,
+                };
+                let options = BackendOptions {
+                    wavefront,
+                    ..BackendOptions::default()
+                };
+                let report = verify(
+                    &repo(&format!("scenes/{name}.toml")),
+                    &overrides,
+                    BackendKind::GpuWave,
+                    options,
+                )
+                .unwrap_or_else(|e| panic!("{name}: {e:#}"));
+                eprintln!("{} [{}]", report.describe(), wavefront.label());
+                assert!(report.passed(), "{} [{}]", report.describe(), wavefront.label());
+            }
+        }
+    }
+}
+
+#[test]
+fn wavefront_profile_accounts_for_every_ray_and_counts_full_warps() {
+    use wavepath::backend::gpu::wavefront::WavefrontConfig;
+    if gpu_or_skip("wavefront profile").is_none() {
+        return;
+    }
+    let scene = seed_scene("rtiow_final");
+    let overrides = Overrides {
+        spp: Some(2),
+        size: Some((200, 100)),
+        ..Overrides::default()
+    };
+    let (params, spp) = params_for(&scene, &overrides, device::scene::RenderView::Radiance);
+    let wavefront = WavefrontConfig {
+        count_divergence: true,
+        ..WavefrontConfig::default()
+    };
+    let options = BackendOptions {
+        wavefront,
+        ..BackendOptions::default()
+    };
+    let out = Renderer::new(BackendKind::GpuWave, options)
+        .unwrap()
+        .render(&scene, params, spp, &|_| {})
+        .unwrap();
+    let p = out.gpu.unwrap();
+    let extended: u64 = p
+        .launches
+        .iter()
+        .filter(|l| l.kernel.starts_with("wf_extend"))
+        .map(|l| l.items)
+        .sum();
+    let shaded: u64 = p
+        .launches
+        .iter()
+        .filter(|l| l.kernel.starts_with("wf_shade"))
+        .map(|l| l.items)
+        .sum();
+    assert_eq!(extended, out.rays, "every traced ray was queued once");
+    assert_eq!(shaded, out.rays, "every traced ray was shaded once");
+    for (kernel, d) in &p.divergence {
+        assert!(
+            d.groups == 0 || d.average_lanes() > 8.0,
+            "{kernel}: {:.1} lanes",
+            d.average_lanes()
+        );
+    }
+    assert!(p.state_bytes > 0);
 }

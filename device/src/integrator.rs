@@ -6,6 +6,7 @@
 use crate::accel::Traversal;
 use crate::film::{FixedRgb, is_invalid_sample};
 use crate::math::{Rgb, Vec3};
+use crate::observe::BranchObserver;
 use crate::scene::{RenderParams, RenderView, SceneView};
 use crate::stages::{PathStatus, extend::extend, generate::generate, shade::shade};
 
@@ -41,7 +42,13 @@ pub struct PixelResult {
 
 /// Traces one full path (or, for a debug view, its first hit).
 #[inline(always)]
-pub fn trace_path<T: Traversal>(scene: &SceneView, params: &RenderParams, pixel: u32, sample: u32) -> SampleResult {
+pub fn trace_path<T: Traversal>(
+    scene: &SceneView,
+    params: &RenderParams,
+    pixel: u32,
+    sample: u32,
+    observer: &impl BranchObserver,
+) -> SampleResult {
     let mut path = generate(scene, params, pixel, sample);
     if params.view != RenderView::Radiance {
         let hit = extend::<T>(scene, &path.ray);
@@ -54,7 +61,7 @@ pub fn trace_path<T: Traversal>(scene: &SceneView, params: &RenderParams, pixel:
     loop {
         let hit = extend::<T>(scene, &path.ray);
         rays += 1;
-        if shade(scene, params, &mut path, hit) == PathStatus::Finished {
+        if shade(scene, params, &mut path, hit, observer) == PathStatus::Finished {
             return SampleResult {
                 radiance: path.radiance,
                 rays,
@@ -88,10 +95,11 @@ pub fn render_pixel<T: Traversal>(
     params: &RenderParams,
     pixel: u32,
     samples: SampleRange,
+    observer: &impl BranchObserver,
 ) -> PixelResult {
     let mut out = PixelResult::default();
     for sample in samples.begin..samples.end {
-        let r = trace_path::<T>(scene, params, pixel, sample);
+        let r = trace_path::<T>(scene, params, pixel, sample, observer);
         out.rays += r.rays;
         if is_invalid_sample(r.radiance) {
             out.invalid_samples += 1;

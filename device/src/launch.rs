@@ -99,3 +99,48 @@ impl RayHit {
 
 const _: () = assert!(core::mem::size_of::<RayHit>() == 8);
 const _: () = assert!(core::mem::size_of::<crate::math::Ray>() == 24);
+
+/// How surviving paths are gathered into the next ray queue.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Compaction {
+    /// Each shading kernel appends its survivors with warp-aggregated atomics
+    /// (the queue order changes from run to run; the image does not).
+    AtomicAppend = 0,
+    /// Shading kernels set a flag per ray-queue position; three scan kernels
+    /// compute a prefix sum and scatter survivors in their previous order.
+    PrefixSum = 1,
+}
+
+/// Entry-point name of the wavefront's extend kernel for the structure `kind`.
+pub fn extend_name(kind: AccelKind) -> &'static str {
+    match kind {
+        AccelKind::None => "wf_extend_brute",
+        AccelKind::Bvh => "wf_extend_bvh",
+        AccelKind::KdTree => "wf_extend_kdtree",
+    }
+}
+
+/// Entry-point name of the wavefront's shading kernel for `class`.
+pub fn shade_name(class: crate::observe::ShadeClass) -> &'static str {
+    use crate::observe::ShadeClass;
+    match class {
+        ShadeClass::Diffuse => "wf_shade_diffuse",
+        ShadeClass::Metal => "wf_shade_metal",
+        ShadeClass::Dielectric => "wf_shade_dielectric",
+        ShadeClass::Emissive => "wf_shade_emissive",
+        ShadeClass::Escaped => "wf_shade_escaped",
+    }
+}
+
+/// The wavefront's generate kernel.
+pub const GENERATE: &str = "wf_generate";
+/// Prefix-sum compaction, step 1: per-warp and per-block counts.
+pub const SCAN_COUNT: &str = "wf_scan_count";
+/// Prefix-sum compaction, step 2: block offsets (one block).
+pub const SCAN_BLOCKS: &str = "wf_scan_blocks";
+/// Prefix-sum compaction, step 3: scatter survivors and freed slots.
+pub const SCAN_SCATTER: &str = "wf_scan_scatter";
+
+const _: () = assert!(core::mem::size_of::<crate::queue::Queues>() == 104);
+const _: () = assert!(core::mem::size_of::<crate::queue::PathPool>() == 13 * 8);

@@ -14,7 +14,7 @@
 //! ([`math::scalar`]), so a CPU render and a GPU render of one scene and seed are
 //! bit-for-bit the same image.
 #![no_std]
-#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, stdarch_nvptx))]
+#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, stdarch_nvptx, asm_experimental_arch))]
 #![feature(core_intrinsics)]
 #![allow(internal_features)]
 
@@ -26,12 +26,16 @@ pub mod integrator;
 pub mod launch;
 pub mod material;
 pub mod math;
+pub mod observe;
+pub mod queue;
 pub mod rng;
 pub mod scene;
 pub mod stages;
 
 #[cfg(target_arch = "nvptx64")]
 pub mod kernels;
+#[cfg(target_arch = "nvptx64")]
+pub mod warp;
 
 #[cfg(target_arch = "nvptx64")]
 #[panic_handler]

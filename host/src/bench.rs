@@ -1,18 +1,48 @@
-//! `wavepath bench`: one back end over launch configurations and
-//! repetitions, one CSV row per timed render, with the metadata a reader
-//! needs to reproduce it. Every configuration must produce the same film
-//! (the launch shape may change speed, never the image); a run that does not
-//! is an error.
+//! `wavepath bench`: back ends over launch configurations and repetitions,
+//! in one run, one CSV row per timed render with the metadata a reader needs
+//! to reproduce it. Every configuration of every back end must produce the
+//! same film (a schedule may change speed, never the image); a run that does
+//! not is an error. The summary gives medians per configuration, the best
+//! configuration of each back end, their speedup, and the per-kernel profile
+//! of each best.
 
 use crate::backend::gpu::megakernel::MegakernelConfig;
+use crate::backend::gpu::profile::GpuProfile;
+use crate::backend::gpu::wavefront::{Capacity, Schedule, WavefrontConfig};
 use crate::backend::{BackendKind, BackendOptions};
 use crate::provenance;
 use crate::render::{Overrides, Renderer, load_scene, params_for};
 use anyhow::bail;
 use device::film::FixedRgb;
+use device::launch::Compaction;
 use device::scene::RenderView;
 use serde::Serialize;
+use std::fmt::Write as _;
 use std::path::PathBuf;
+
+/// The megakernel configurations to try.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MegaSweep {
+    /// Block shapes.
+    pub blocks: Vec<(u32, u32)>,
+    /// Samples per launch.
+    pub samples_per_launch: Vec<u32>,
+    /// Tile (all configurations).
+    pub tile: Option<(u32, u32)>,
+}
+
+/// The wavefront configurations to try.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WaveSweep {
+    /// Schedules.
+    pub schedules: Vec<Schedule>,
+    /// Compaction modes.
+    pub compactions: Vec<Compaction>,
+    /// Pool capacities.
+    pub capacities: Vec<Capacity>,
+    /// Threads per block.
+    pub blocks: Vec<u32>,
+}
 
 /// What to measure.
 #[derive(Clone, Debug)]
@@ -21,14 +51,12 @@ pub struct BenchPlan {
     pub scene: PathBuf,
     /// Settings replacing the file's.
     pub overrides: Overrides,
-    /// The back end.
-    pub backend: BackendKind,
-    /// Megakernel block shapes.
-    pub blocks: Vec<(u32, u32)>,
-    /// Megakernel samples per launch.
-    pub samples_per_launch: Vec<u32>,
-    /// Megakernel tile.
-    pub tile: Option<(u32, u32)>,
+    /// Back ends, measured in this order.
+    pub backends: Vec<BackendKind>,
+    /// Megakernel sweep.
+    pub mega: MegaSweep,
+    /// Wavefront sweep.
+    pub wave: WaveSweep,
     /// Timed repetitions per configuration.
     pub repeat: u32,
     /// Untimed renders first.
@@ -44,12 +72,8 @@ pub struct BenchRow {
     pub scene: String,
     /// Back end.
     pub backend: String,
-    /// Block shape, e.g. "16x16" (empty for CPU back ends).
-    pub block: String,
-    /// Samples per launch (0 for CPU back ends).
-    pub samples_per_launch: u32,
-    /// Tile, e.g. "512x512", or "full".
-    pub tile: String,
+    /// The configuration, e.g. "8x8/spl16" or "regenerate/atomic-append/2^21/128".
+    pub config: String,
     /// Acceleration structure.
     pub accel: String,
     /// Its build time, ms.
@@ -68,15 +92,17 @@ pub struct BenchRow {
     pub seed: u32,
     /// Repetition number from 0.
     pub repetition: u32,
-    /// Render wall time (launch loop for GPUs), ms.
+    /// Render wall time (the launch loop for GPUs), ms.
     pub wall_ms: f64,
     /// Sum of kernel event times, ms (GPU).
     pub kernel_ms: f64,
-    /// Scene upload, ms (GPU).
+    /// Loop time outside kernels: launch gaps and host synchronisation, ms (GPU).
+    pub overhead_ms: f64,
+    /// Scene upload and state allocation, ms (GPU).
     pub upload_ms: f64,
     /// Film readback, ms (GPU).
     pub readback_ms: f64,
-    /// Launches.
+    /// Kernel launches.
     pub launches: usize,
     /// Ray segments traced.
     pub rays: u64,
@@ -84,11 +110,13 @@ pub struct BenchRow {
     pub rays_per_s: f64,
     /// Pixel-samples per second over the wall time.
     pub samples_per_s: f64,
-    /// Registers per thread (GPU).
+    /// Path state and queue bytes (wavefront).
+    pub state_bytes: usize,
+    /// Registers per thread of the tracing kernel (megakernel, or extend).
     pub registers: u32,
-    /// Local memory per thread, bytes (GPU).
+    /// Its local memory per thread, bytes.
     pub local_bytes: u32,
-    /// Theoretical occupancy (GPU).
+    /// Its theoretical occupancy.
     pub occupancy: f64,
     /// The device.
     pub device: String,
@@ -100,73 +128,102 @@ pub struct BenchRow {
     pub date: String,
 }
 
-fn size_label(s: Option<(u32, u32)>) -> String {
-    s.map_or("full".into(), |(w, h)| format!("{w}x{h}"))
-}
-
-/// Runs the plan; returns every row after checking all films agree.
-pub fn run(plan: &BenchPlan, mut on_row: impl FnMut(&BenchRow)) -> anyhow::Result<Vec<BenchRow>> {
-    let scene = load_scene(&plan.scene, &plan.overrides)?;
-    let (params, spp) = params_for(&scene, &plan.overrides, RenderView::Radiance);
-    let configs: Vec<MegakernelConfig> = if plan.backend.is_gpu() {
-        let mut v = Vec::new();
-        for &block in &plan.blocks {
-            for &samples_per_launch in &plan.samples_per_launch {
-                v.push(MegakernelConfig {
-                    block,
-                    tile: plan.tile,
-                    samples_per_launch,
-                });
+/// Every (back end, options, label) the plan asks for.
+fn configurations(plan: &BenchPlan) -> Vec<(BackendKind, BackendOptions, String)> {
+    let base = BackendOptions {
+        threads: plan.threads,
+        ..BackendOptions::default()
+    };
+    let mut out = Vec::new();
+    for &kind in &plan.backends {
+        match kind {
+            BackendKind::Cpu | BackendKind::CpuSerial => out.push((kind, base, String::from("-"))),
+            BackendKind::GpuMega => {
+                for &block in &plan.mega.blocks {
+                    for &spl in &plan.mega.samples_per_launch {
+                        let megakernel = MegakernelConfig {
+                            block,
+                            tile: plan.mega.tile,
+                            samples_per_launch: spl,
+                            count_divergence: false,
+                        };
+                        let label = format!("{}x{}/spl{spl}", block.0, block.1);
+                        out.push((kind, BackendOptions { megakernel, ..base }, label));
+                    }
+                }
+            }
+            BackendKind::GpuWave => {
+                for &schedule in &plan.wave.schedules {
+                    for &compaction in &plan.wave.compactions {
+                        for &capacity in &plan.wave.capacities {
+                            for &block in &plan.wave.blocks {
+                                let wavefront = WavefrontConfig {
+                                    capacity,
+                                    schedule,
+                                    compaction,
+                                    block,
+                                    count_divergence: false,
+                                };
+                                out.push((kind, BackendOptions { wavefront, ..base }, wavefront.label()));
+                            }
+                        }
+                    }
+                }
             }
         }
-        v
-    } else {
-        vec![MegakernelConfig::default()]
-    };
+    }
+    out
+}
+
+/// The outcome: every row, and the last profile of each configuration.
+pub struct BenchResult {
+    /// One per timed render.
+    pub rows: Vec<BenchRow>,
+    /// (back end, configuration, profile of its last repetition).
+    pub profiles: Vec<(String, String, GpuProfile)>,
+}
+
+/// Runs the plan; every configuration's film must equal the first's.
+pub fn run(plan: &BenchPlan, mut on_row: impl FnMut(&BenchRow)) -> anyhow::Result<BenchResult> {
+    let scene = load_scene(&plan.scene, &plan.overrides)?;
+    let (params, spp) = params_for(&scene, &plan.overrides, RenderView::Radiance);
     let meta = provenance::Provenance::collect();
-    let mut reference: Option<Vec<FixedRgb>> = None;
-    let mut rows = Vec::new();
-    for config in configs {
-        config.validate().map_err(anyhow::Error::msg)?;
-        let renderer = Renderer::new(
-            plan.backend,
-            BackendOptions {
-                threads: plan.threads,
-                megakernel: config,
-            },
-        )?;
+    let mut reference: Option<(Vec<FixedRgb>, String)> = None;
+    let mut result = BenchResult {
+        rows: Vec::new(),
+        profiles: Vec::new(),
+    };
+    for (kind, options, label) in configurations(plan) {
+        options.megakernel.validate().map_err(anyhow::Error::msg)?;
+        options.wavefront.validate().map_err(anyhow::Error::msg)?;
+        let renderer = Renderer::new(kind, options)?;
         for _ in 0..plan.warmup {
             renderer.render(&scene, params, spp, &|_| {})?;
         }
+        let mut last_profile = None;
         for repetition in 0..plan.repeat {
             let out = renderer.render(&scene, params, spp, &|_| {})?;
+            let who = format!("{} {label}", kind.label());
             match &reference {
-                None => reference = Some(out.film.clone()),
-                Some(r) if *r != out.film => bail!(
-                    "{}: block {:?}, {} samples per launch rendered a different image than the first configuration",
-                    plan.scene.display(),
-                    config.block,
-                    config.samples_per_launch
+                None => reference = Some((out.film.clone(), who)),
+                Some((film, first)) if *film != out.film => bail!(
+                    "{}: {who} rendered a different image than {first}: the back ends disagree",
+                    plan.scene.display()
                 ),
                 Some(_) => {}
             }
             let wall_s = out.elapsed.as_secs_f64();
             let gpu = out.gpu.as_ref();
-            let kernel = gpu.and_then(|g| g.kernels.first());
+            // The tracing kernel: the megakernel, or the wavefront's extend.
+            let kernel = gpu.and_then(|g| {
+                g.kernels
+                    .iter()
+                    .find(|k| k.name.contains("mega") || k.name.contains("extend"))
+            });
             let row = BenchRow {
                 scene: plan.scene.display().to_string(),
-                backend: plan.backend.label().into(),
-                block: if plan.backend.is_gpu() {
-                    format!("{}x{}", config.block.0, config.block.1)
-                } else {
-                    String::new()
-                },
-                samples_per_launch: if plan.backend.is_gpu() {
-                    config.samples_per_launch
-                } else {
-                    0
-                },
-                tile: size_label(config.tile),
+                backend: kind.label().into(),
+                config: label.clone(),
                 accel: scene.accel_settings.choice.label().into(),
                 accel_build_ms: scene.accel.stats.build_ms,
                 accel_bytes: scene.accel.stats.bytes,
@@ -178,12 +235,14 @@ pub fn run(plan: &BenchPlan, mut on_row: impl FnMut(&BenchRow)) -> anyhow::Resul
                 repetition,
                 wall_ms: wall_s * 1e3,
                 kernel_ms: gpu.map_or(0.0, |g| g.kernel_ms()),
+                overhead_ms: gpu.map_or(0.0, |g| g.overhead_ms()),
                 upload_ms: gpu.map_or(0.0, |g| g.upload_ms),
                 readback_ms: gpu.map_or(0.0, |g| g.readback_ms),
                 launches: gpu.map_or(0, |g| g.launches.len()),
                 rays: out.rays,
                 rays_per_s: out.rays as f64 / wall_s,
                 samples_per_s: params.width as f64 * params.height as f64 * spp as f64 / wall_s,
+                state_bytes: gpu.map_or(0, |g| g.state_bytes),
                 registers: kernel.map_or(0, |k| k.registers),
                 local_bytes: kernel.map_or(0, |k| k.local_bytes),
                 occupancy: kernel.map_or(0.0, |k| k.occupancy),
@@ -193,45 +252,127 @@ pub fn run(plan: &BenchPlan, mut on_row: impl FnMut(&BenchRow)) -> anyhow::Resul
                 date: meta.date.clone(),
             };
             on_row(&row);
-            rows.push(row);
+            result.rows.push(row);
+            last_profile = out.gpu;
+        }
+        if let Some(p) = last_profile {
+            result.profiles.push((kind.label().into(), label, p));
         }
     }
-    Ok(rows)
+    Ok(result)
 }
 
-/// The median of the wall times of each configuration, as a printed table.
-pub fn summary(rows: &[BenchRow]) -> String {
-    use std::fmt::Write as _;
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Median wall time per (back end, configuration), in first-seen order.
+pub fn medians(rows: &[BenchRow]) -> Vec<(String, String, f64, &BenchRow)> {
+    let mut keys: Vec<(String, String)> = Vec::new();
+    for r in rows {
+        let k = (r.backend.clone(), r.config.clone());
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    keys.into_iter()
+        .map(|(b, c)| {
+            let group: Vec<&BenchRow> = rows.iter().filter(|r| r.backend == b && r.config == c).collect();
+            let m = median(group.iter().map(|r| r.wall_ms).collect());
+            (b, c, m, group[0])
+        })
+        .collect()
+}
+
+/// The printed summary: medians, best per back end, speedups, and the
+/// per-kernel profile of each back end's best configuration.
+pub fn summary(result: &BenchResult) -> String {
+    let rows = &result.rows;
     let mut s = format!(
-        "{:<10} {:>7} {:>6} {:>11} {:>11} {:>11} {:>12} {:>5} {:>6}\n",
-        "block", "spl", "runs", "median ms", "min ms", "kernel ms", "Mrays/s", "regs", "occ"
+        "{:<10} {:<36} {:>5} {:>10} {:>10} {:>10} {:>10} {:>9} {:>5}\n",
+        "backend", "config", "runs", "median ms", "min ms", "kernel ms", "overhead", "Mrays/s", "regs"
     );
-    let mut keys: Vec<(String, u32)> = rows.iter().map(|r| (r.block.clone(), r.samples_per_launch)).collect();
-    keys.dedup();
-    for (block, spl) in keys {
-        let group: Vec<&BenchRow> = rows
-            .iter()
-            .filter(|r| r.block == block && r.samples_per_launch == spl)
-            .collect();
-        let mut walls: Vec<f64> = group.iter().map(|r| r.wall_ms).collect();
-        walls.sort_by(f64::total_cmp);
-        let mut kernels: Vec<f64> = group.iter().map(|r| r.kernel_ms).collect();
-        kernels.sort_by(f64::total_cmp);
-        let median = walls[walls.len() / 2];
-        let r = group[0];
+    let meds = medians(rows);
+    for (b, c, m, first) in &meds {
+        let group: Vec<&BenchRow> = rows.iter().filter(|r| &r.backend == b && &r.config == c).collect();
+        let min = group.iter().map(|r| r.wall_ms).fold(f64::MAX, f64::min);
+        let kernel = median(group.iter().map(|r| r.kernel_ms).collect());
+        let overhead = median(group.iter().map(|r| r.overhead_ms).collect());
         let _ = writeln!(
             s,
-            "{:<10} {:>7} {:>6} {:>11.3} {:>11.3} {:>11.3} {:>12.1} {:>5} {:>5.0}%",
-            if block.is_empty() { "-" } else { &block },
-            spl,
+            "{b:<10} {c:<36} {:>5} {m:>10.3} {min:>10.3} {kernel:>10.3} {overhead:>10.3} {:>9.1} {:>5}",
             group.len(),
-            median,
-            walls[0],
-            kernels[kernels.len() / 2],
-            r.rays as f64 / median / 1e3,
-            r.registers,
-            100.0 * r.occupancy
+            first.rays as f64 / m / 1e3,
+            first.registers
         );
     }
+    let mut best: Vec<(String, String, f64)> = Vec::new();
+    for (b, c, m, _) in &meds {
+        match best.iter_mut().find(|(bb, _, _)| bb == b) {
+            Some(e) if *m < e.2 => *e = (b.clone(), c.clone(), *m),
+            Some(_) => {}
+            None => best.push((b.clone(), c.clone(), *m)),
+        }
+    }
+    for (b, c, m) in &best {
+        let _ = writeln!(s, "best {b}: {c}, {m:.3} ms");
+    }
+    if let (Some(mega), Some(wave)) = (
+        best.iter().find(|e| e.0 == "gpu-mega"),
+        best.iter().find(|e| e.0 == "gpu-wave"),
+    ) {
+        let _ = writeln!(
+            s,
+            "speedup of gpu-wave over gpu-mega (best against best): {:.3}x",
+            mega.2 / wave.2
+        );
+    }
+    for (b, c, _) in &best {
+        if let Some((_, _, p)) = result.profiles.iter().find(|(pb, pc, _)| pb == b && pc == c) {
+            let _ = writeln!(s, "\nper-kernel profile of {b} {c} (last repetition):\n{}", p.table());
+        }
+    }
     s
+}
+
+/// One launch of a best configuration, for the launch log.
+#[derive(Serialize)]
+struct BestLaunch<'a> {
+    backend: &'a str,
+    config: &'a str,
+    kernel: &'a str,
+    launch: u32,
+    iteration: u32,
+    threads: u64,
+    items: u64,
+    ms: f64,
+}
+
+/// Writes the launch records of each back end's best configuration.
+pub fn write_best_launches(result: &BenchResult, path: &std::path::Path) -> anyhow::Result<()> {
+    let meds = medians(&result.rows);
+    let mut rows = Vec::new();
+    for (backend, _, _) in &result.profiles {
+        let best = meds
+            .iter()
+            .filter(|(b, ..)| b == backend)
+            .min_by(|a, b| a.2.total_cmp(&b.2));
+        if let Some((b, c, ..)) = best
+            && let Some((_, _, p)) = result.profiles.iter().find(|(pb, pc, _)| pb == b && pc == c)
+            && !rows.iter().any(|r: &BestLaunch| r.backend == b)
+        {
+            rows.extend(p.launches.iter().map(|l| BestLaunch {
+                backend: b,
+                config: c,
+                kernel: &l.kernel,
+                launch: l.launch,
+                iteration: l.iteration,
+                threads: l.threads,
+                items: l.items,
+                ms: l.ms,
+            }));
+        }
+    }
+    crate::report::write_csv(path, &rows)
 }

@@ -2,10 +2,13 @@
 
 use crate::accel::AccelChoice;
 use crate::backend::gpu::megakernel::MegakernelConfig;
+use crate::backend::gpu::wavefront::{Capacity, Schedule, WavefrontConfig};
 use crate::backend::{BackendKind, BackendOptions};
+use crate::bench::{BenchPlan, MegaSweep, WaveSweep};
 use crate::raycast::RayKind;
 use crate::render::{BackendChoice, Overrides, RenderRequest};
 use clap::{Parser, Subcommand, ValueEnum};
+use device::launch::Compaction;
 use device::scene::RenderView;
 use std::path::PathBuf;
 
@@ -83,6 +86,8 @@ pub enum BackendArg {
     Cpu,
     /// The GPU megakernel.
     GpuMega,
+    /// The GPU wavefront.
+    GpuWave,
 }
 
 impl BackendArg {
@@ -92,6 +97,7 @@ impl BackendArg {
             BackendArg::CpuSerial => BackendChoice::Exactly(BackendKind::CpuSerial),
             BackendArg::Cpu => BackendChoice::Exactly(BackendKind::Cpu),
             BackendArg::GpuMega => BackendChoice::Exactly(BackendKind::GpuMega),
+            BackendArg::GpuWave => BackendChoice::Exactly(BackendKind::GpuWave),
         }
     }
 }
@@ -159,6 +165,61 @@ pub struct LaunchArgs {
     /// CPU threads for the `cpu` back end (0: one per core).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
+    /// Count active lanes per warp at the material branch (a diagnosis run:
+    /// the counting atomics cost time).
+    #[arg(long)]
+    pub count_divergence: bool,
+    /// Wavefront: when new camera paths enter the pool.
+    #[arg(long, value_enum, default_value_t = Schedule::Regenerate)]
+    pub schedule: Schedule,
+    /// Wavefront: how survivors are gathered into the next ray queue.
+    #[arg(long, value_enum, default_value_t = CompactionArg::AtomicAppend)]
+    pub compaction: CompactionArg,
+    /// Wavefront: paths in flight, a power of two (e.g. 2097152 or 2^21) or `auto`.
+    #[arg(long, value_parser = parse_capacity, default_value = "2^21")]
+    pub capacity: Capacity,
+    /// Wavefront: threads per block of the per-path kernels.
+    #[arg(long, default_value_t = 128)]
+    pub wave_block: u32,
+}
+
+/// How the wavefront gathers survivors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CompactionArg {
+    /// Warp-aggregated atomic appends inside the shading kernels.
+    AtomicAppend,
+    /// Alive flags and a three-kernel prefix sum (order-preserving).
+    PrefixSum,
+}
+
+impl CompactionArg {
+    /// The device's compaction mode.
+    pub fn mode(self) -> Compaction {
+        match self {
+            CompactionArg::AtomicAppend => Compaction::AtomicAppend,
+            CompactionArg::PrefixSum => Compaction::PrefixSum,
+        }
+    }
+}
+
+/// Parses a pool capacity: `auto`, `2^K` or a number (a power of two).
+pub fn parse_capacity(s: &str) -> Result<Capacity, String> {
+    let bad = || format!("expected a power of two such as 2^21 or 2097152, or `auto`; got `{s}`");
+    if s.eq_ignore_ascii_case("auto") {
+        return Ok(Capacity::Auto);
+    }
+    let n = match s.strip_prefix("2^") {
+        Some(k) => 1u64.checked_shl(k.parse::<u32>().map_err(|_| bad())?).ok_or_else(bad)?,
+        None => s.parse::<u64>().map_err(|_| bad())?,
+    };
+    let n = u32::try_from(n).map_err(|_| bad())?;
+    let c = Capacity::Slots(n);
+    WavefrontConfig {
+        capacity: c,
+        ..WavefrontConfig::default()
+    }
+    .validate()?;
+    Ok(c)
 }
 
 impl LaunchArgs {
@@ -168,11 +229,21 @@ impl LaunchArgs {
             block: self.block,
             tile: self.tile,
             samples_per_launch: self.samples_per_launch,
+            count_divergence: self.count_divergence,
         };
         megakernel.validate()?;
+        let wavefront = WavefrontConfig {
+            capacity: self.capacity,
+            schedule: self.schedule,
+            compaction: self.compaction.mode(),
+            block: self.wave_block,
+            count_divergence: self.count_divergence,
+        };
+        wavefront.validate()?;
         Ok(BackendOptions {
             threads: self.threads,
             megakernel,
+            wavefront,
         })
     }
 }
@@ -223,18 +294,31 @@ pub struct BenchArgs {
     /// Scene and overrides.
     #[command(flatten)]
     pub scene: SceneArgs,
-    /// Back end.
-    #[arg(long, value_enum, default_value_t = BackendArg::GpuMega)]
-    pub backend: BackendArg,
+    /// Back ends to measure in one run, comma-separated (every one must
+    /// render the same image).
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "gpu-mega")]
+    pub backends: Vec<BackendArg>,
     /// Megakernel block shapes to try, comma-separated.
     #[arg(long, value_delimiter = ',', value_parser = parse_size, default_value = "8x8")]
     pub blocks: Vec<(u32, u32)>,
-    /// Samples per launch to try, comma-separated.
+    /// Megakernel samples per launch to try, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "16")]
     pub samples_per_launch: Vec<u32>,
     /// Megakernel tile size (default: whole image).
     #[arg(long, value_parser = parse_size)]
     pub tile: Option<(u32, u32)>,
+    /// Wavefront schedules to try.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "regenerate")]
+    pub schedules: Vec<Schedule>,
+    /// Wavefront compaction modes to try.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "atomic-append")]
+    pub compactions: Vec<CompactionArg>,
+    /// Wavefront pool capacities to try (powers of two, or auto).
+    #[arg(long, value_delimiter = ',', value_parser = parse_capacity, default_value = "2^21")]
+    pub capacities: Vec<Capacity>,
+    /// Wavefront threads per block to try.
+    #[arg(long, value_delimiter = ',', default_value = "128")]
+    pub wave_blocks: Vec<u32>,
     /// Timed repetitions per configuration.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
     pub repeat: u32,
@@ -247,6 +331,40 @@ pub struct BenchArgs {
     /// Write one row per repetition to this CSV file.
     #[arg(long)]
     pub csv: Option<PathBuf>,
+    /// Write the launch records of each back end's best configuration to
+    /// this CSV file (one row per kernel launch, with the back end).
+    #[arg(long)]
+    pub launch_log: Option<PathBuf>,
+}
+
+impl BenchArgs {
+    /// The validated plan.
+    pub fn plan(&self) -> Result<BenchPlan, String> {
+        let backends = self
+            .backends
+            .iter()
+            .map(|&b| concrete_backend(b))
+            .collect::<Result<_, _>>()?;
+        Ok(BenchPlan {
+            scene: self.scene.scene.clone(),
+            overrides: self.scene.overrides(),
+            backends,
+            mega: MegaSweep {
+                blocks: self.blocks.clone(),
+                samples_per_launch: self.samples_per_launch.clone(),
+                tile: self.tile,
+            },
+            wave: WaveSweep {
+                schedules: self.schedules.clone(),
+                compactions: self.compactions.iter().map(|c| c.mode()).collect(),
+                capacities: self.capacities.clone(),
+                blocks: self.wave_blocks.clone(),
+            },
+            repeat: self.repeat,
+            warmup: self.warmup,
+            threads: self.threads,
+        })
+    }
 }
 
 /// Parses `WIDTHxHEIGHT`.
@@ -285,7 +403,7 @@ impl RenderArgs {
 pub fn concrete_backend(arg: BackendArg) -> Result<BackendKind, String> {
     match arg.choice() {
         BackendChoice::Exactly(kind) => Ok(kind),
-        BackendChoice::Auto => Err("name a back end (cpu, cpu-serial, gpu-mega), not auto".into()),
+        BackendChoice::Auto => Err("name a back end (cpu, cpu-serial, gpu-mega, gpu-wave), not auto".into()),
     }
 }
 
@@ -314,5 +432,9 @@ mod tests {
         let cli = Cli::try_parse_from(["wavepath", "bench", "s.toml", "--blocks", "8x8,32x4,256x1"]).unwrap();
         let Command::Bench(args) = cli.command else { panic!() };
         assert_eq!(args.blocks, [(8, 8), (32, 4), (256, 1)]);
+        assert_eq!(parse_capacity("2^21"), Ok(Capacity::Slots(1 << 21)));
+        assert_eq!(parse_capacity("auto"), Ok(Capacity::Auto));
+        assert!(parse_capacity("3000").is_err());
+        assert!(parse_capacity("2^40").is_err());
     }
 }

@@ -5,7 +5,7 @@ use clap::Parser;
 use device::accel::AccelKind;
 use device::launch::{megakernel_name, raycast_name};
 use std::process::ExitCode;
-use wavepath::bench::{self, BenchPlan};
+use wavepath::bench;
 use wavepath::cli::{Cli, Command, concrete_backend};
 use wavepath::scene::meshgen::DisplacedSphere;
 use wavepath::{backend::gpu::Gpu, ptx, raycast, report, verify};
@@ -40,26 +40,17 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
         }
         Command::Bench(args) => {
-            let plan = BenchPlan {
-                scene: args.scene.scene.clone(),
-                overrides: args.scene.overrides(),
-                backend: concrete_backend(args.backend).map_err(|e| anyhow!(e))?,
-                blocks: args.blocks.clone(),
-                samples_per_launch: args.samples_per_launch.clone(),
-                tile: args.tile,
-                repeat: args.repeat,
-                warmup: args.warmup,
-                threads: args.threads,
-            };
-            let rows = bench::run(&plan, |r| {
-                eprintln!(
-                    "{} {} spl {} rep {}: {:.3} ms",
-                    r.backend, r.block, r.samples_per_launch, r.repetition, r.wall_ms
-                )
+            let plan = args.plan().map_err(|e| anyhow!(e))?;
+            let result = bench::run(&plan, |r| {
+                eprintln!("{} {} rep {}: {:.3} ms", r.backend, r.config, r.repetition, r.wall_ms)
             })?;
-            print!("{}", bench::summary(&rows));
+            print!("{}", bench::summary(&result));
             if let Some(path) = &args.csv {
-                report::write_csv(path, &rows).with_context(|| format!("{}: writing the bench CSV", path.display()))?;
+                report::write_csv(path, &result.rows)
+                    .with_context(|| format!("{}: writing the bench CSV", path.display()))?;
+            }
+            if let Some(path) = &args.launch_log {
+                bench::write_best_launches(&result, path)?;
             }
         }
         Command::GpuInfo => {

@@ -16,6 +16,7 @@ use device::accel::{Dispatch, closest_hit};
 use device::geometry::Interval;
 use device::launch::RayHit;
 use device::math::Ray;
+use device::observe::Unobserved;
 use device::scene::RenderParams;
 use device::stages::{PathStatus, extend::extend, generate::generate, shade::shade};
 use rayon::prelude::*;
@@ -50,7 +51,7 @@ pub fn make_rays(scene: &Scene, params: &RenderParams, kind: RayKind, count: usi
                 let mut out = Vec::new();
                 loop {
                     let hit = extend::<Dispatch>(&view, &path.ray);
-                    if shade(&view, params, &mut path, hit) == PathStatus::Finished {
+                    if shade(&view, params, &mut path, hit, &Unobserved) == PathStatus::Finished {
                         return out;
                     }
                     out.push(path.ray);

@@ -3,7 +3,7 @@
 
 use crate::accel::{AccelChoice, AccelSettings};
 use crate::backend::cpu::{self, Threads};
-use crate::backend::gpu::{Gpu, megakernel};
+use crate::backend::gpu::{Gpu, megakernel, wavefront};
 use crate::backend::{BackendKind, BackendOptions, RenderJob, RenderOutput};
 use crate::image_out;
 use crate::scene::{self, Scene};
@@ -211,7 +211,17 @@ impl Renderer {
             (BackendKind::CpuSerial, _) => cpu::render(&job, Threads::Serial, progress),
             (BackendKind::Cpu, _) => cpu::render(&job, Threads::Pool(self.options.threads), progress),
             (BackendKind::GpuMega, Some(gpu)) => Ok(megakernel::render(gpu, &job, &self.options.megakernel, progress)?),
-            (BackendKind::GpuMega, None) => anyhow::bail!("internal: gpu-mega without an open GPU"),
+            (BackendKind::GpuWave, Some(gpu)) => {
+                if params.view != device::scene::RenderView::Radiance {
+                    anyhow::bail!(
+                        "debug views render on the cpu and gpu-mega back ends; gpu-wave traces radiance only"
+                    );
+                }
+                Ok(wavefront::render(gpu, &job, &self.options.wavefront, progress)?)
+            }
+            (BackendKind::GpuMega | BackendKind::GpuWave, None) => {
+                anyhow::bail!("internal: a GPU back end without an open GPU")
+            }
         }
     }
 }

@@ -15,6 +15,7 @@ use device::geometry::PrimRef;
 use device::integrator::{SampleRange, trace_path};
 use device::launch::Tile;
 use device::math::{Ray, Rgb};
+use device::observe::Unobserved;
 use device::scene::{RenderParams, RenderView};
 use device::stages::{PathStatus, extend::extend, generate::generate, shade::shade};
 use std::fmt::Write as _;
@@ -164,7 +165,9 @@ pub fn trace_steps(scene: &Scene, params: &RenderParams, pixel: u32, sample: u32
             hit: hit.map(|h| (h.prim, h.material, h.t)),
             throughput: path.throughput,
         });
-        if params.view != RenderView::Radiance || shade(&view, params, &mut path, hit) == PathStatus::Finished {
+        if params.view != RenderView::Radiance
+            || shade(&view, params, &mut path, hit, &Unobserved) == PathStatus::Finished
+        {
             return steps;
         }
     }
@@ -255,7 +258,7 @@ fn first_differing_sample(
             &|_| {},
         )?;
         let gpu_value = out.film[pixel as usize];
-        let radiance = trace_path::<Dispatch>(&view, &params, pixel, sample).radiance;
+        let radiance = trace_path::<Dispatch>(&view, &params, pixel, sample, &Unobserved).radiance;
         // The same rule as `render_pixel`: invalid samples add nothing.
         let cpu_value = if is_invalid_sample(radiance) {
             FixedRgb::default()

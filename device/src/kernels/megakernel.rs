@@ -4,6 +4,7 @@ use crate::accel::{BruteForce, Bvh, KdTree, Traversal};
 use crate::film::FixedRgb;
 use crate::integrator::{SampleRange, render_pixel};
 use crate::launch::{LaunchCounters, Tile};
+use crate::observe::{DivergenceCounters, WarpDivergence};
 use crate::scene::{RenderParams, SceneView};
 use core::arch::nvptx::{_block_dim_x, _block_dim_y, _block_idx_x, _block_idx_y, _thread_idx_x, _thread_idx_y};
 use core::sync::atomic::{AtomicU64, Ordering};
@@ -13,7 +14,8 @@ use core::sync::atomic::{AtomicU64, Ordering};
 ///
 /// # Safety
 /// `film` must hold `width * height` values and `counters` one value, in
-/// device memory; the scene's slices must point to device memory.
+/// device memory; `divergence` is null or one value there; the scene's
+/// slices must point to device memory.
 #[inline(always)]
 pub unsafe fn megakernel<T: Traversal>(
     scene: SceneView<'static>,
@@ -22,6 +24,7 @@ pub unsafe fn megakernel<T: Traversal>(
     tile: Tile,
     film: *mut FixedRgb,
     counters: *mut LaunchCounters,
+    divergence: *mut DivergenceCounters,
 ) {
     // SAFETY: reading the special registers has no preconditions.
     let (tx, ty) = unsafe {
@@ -34,7 +37,7 @@ pub unsafe fn megakernel<T: Traversal>(
         return;
     }
     let pixel = (tile.y0 + ty) * params.width + tile.x0 + tx;
-    let result = render_pixel::<T>(&scene, &params, pixel, samples);
+    let result = render_pixel::<T>(&scene, &params, pixel, samples, &WarpDivergence(divergence));
     // SAFETY: each pixel belongs to exactly one thread of this launch, and the
     // caller guarantees the buffers' sizes.
     unsafe {
@@ -53,7 +56,8 @@ super::per_traversal!(
         samples: SampleRange,
         tile: Tile,
         film: *mut FixedRgb,
-        counters: *mut LaunchCounters
+        counters: *mut LaunchCounters,
+        divergence: *mut DivergenceCounters
     ),
     [megakernel_brute => BruteForce, megakernel_bvh => Bvh, megakernel_kdtree => KdTree]
 );

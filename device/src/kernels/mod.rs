@@ -7,6 +7,7 @@
 
 pub mod megakernel;
 pub mod raycast;
+pub mod wavefront;
 
 /// Exports `$kernel::<T>` under one name per traversal type.
 macro_rules! per_traversal {

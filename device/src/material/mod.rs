@@ -99,6 +99,12 @@ pub fn scatter(material: &Material, input: &ScatterInput) -> Scatter {
         MaterialKind::Diffuse => diffuse::scatter(material, input),
         MaterialKind::Metal => metal::scatter(material, input),
         MaterialKind::Dielectric => dielectric::scatter(material, input),
-        MaterialKind::Emissive => Scatter::Absorbed,
+        MaterialKind::Emissive => absorb(material, input),
     }
+}
+
+/// Pure emitters scatter nothing: every path ends.
+#[inline(always)]
+pub fn absorb(_: &Material, _: &ScatterInput) -> Scatter {
+    Scatter::Absorbed
 }

@@ -7,7 +7,8 @@
 
 use super::{PathState, PathStatus};
 use crate::geometry::Hit;
-use crate::material::{self, Material, Scatter, ScatterInput};
+use crate::material::{self, Material, MaterialKind, Scatter, ScatterInput};
+use crate::observe::{BranchObserver, ShadeClass};
 use crate::rng::Dim;
 use crate::scene::{RenderParams, SceneView};
 
@@ -60,13 +61,35 @@ pub fn surface(
     PathStatus::Continue
 }
 
-/// Shades one path after [`super::extend::extend`], whatever it hit.
+/// The shading class of a material.
 #[inline(always)]
-pub fn shade(scene: &SceneView, params: &RenderParams, path: &mut PathState, hit: Option<Hit>) -> PathStatus {
+pub fn class_of(material: &Material) -> ShadeClass {
+    match material.kind {
+        MaterialKind::Diffuse => ShadeClass::Diffuse,
+        MaterialKind::Metal => ShadeClass::Metal,
+        MaterialKind::Dielectric => ShadeClass::Dielectric,
+        MaterialKind::Emissive => ShadeClass::Emissive,
+    }
+}
+
+/// Shades one path after [`super::extend::extend`], whatever it hit,
+/// telling `observer` which class's code it runs.
+#[inline(always)]
+pub fn shade(
+    scene: &SceneView,
+    params: &RenderParams,
+    path: &mut PathState,
+    hit: Option<Hit>,
+    observer: &impl BranchObserver,
+) -> PathStatus {
     match hit {
-        None => escaped(scene, path),
+        None => {
+            observer.material_branch(ShadeClass::Escaped);
+            escaped(scene, path)
+        }
         Some(hit) => {
             let material = &scene.materials.as_slice()[hit.material as usize];
+            observer.material_branch(class_of(material));
             surface(params, path, &hit, material, material::scatter)
         }
     }

@@ -4,6 +4,7 @@ use super::{Progress, RenderJob, RenderOutput};
 use device::accel::{AccelKind, BruteForce, Bvh, KdTree, Traversal};
 use device::film::FixedRgb;
 use device::integrator::{SampleRange, render_pixel};
+use device::observe::Unobserved;
 use rayon::prelude::*;
 use std::time::Instant;
 
@@ -51,7 +52,7 @@ fn render_with<T: Traversal>(job: &RenderJob, threads: Threads, progress: Progre
     let render_row = |(y, row): (usize, &mut [FixedRgb])| {
         let mut tally = Tally::default();
         for (x, out) in row.iter_mut().enumerate() {
-            let r = render_pixel::<T>(&view, &job.params, (y * width + x) as u32, samples);
+            let r = render_pixel::<T>(&view, &job.params, (y * width + x) as u32, samples, &Unobserved);
             *out = r.sum;
             tally = tally.plus(Tally {
                 rays: r.rays as u64,

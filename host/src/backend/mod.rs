@@ -5,6 +5,7 @@
 //! | `cpu-serial` | one thread, pixel after pixel                         |
 //! | `cpu`        | rows spread over all cores by rayon (work stealing)   |
 //! | `gpu-mega`   | one GPU thread per pixel traces whole paths           |
+//! | `gpu-wave`   | one kernel per stage over queues; the host runs the loop |
 //!
 //! Every back end returns the fixed-point film ([`device::film::FixedRgb`]
 //! per pixel), so their images can be compared bit for bit.
@@ -18,6 +19,7 @@ use device::film::FixedRgb;
 use device::scene::RenderParams;
 use gpu::megakernel::MegakernelConfig;
 use gpu::profile::GpuProfile;
+use gpu::wavefront::WavefrontConfig;
 use std::time::Duration;
 
 /// Which back end renders.
@@ -30,6 +32,8 @@ pub enum BackendKind {
     Cpu,
     /// The GPU megakernel.
     GpuMega,
+    /// The GPU wavefront.
+    GpuWave,
 }
 
 impl BackendKind {
@@ -39,12 +43,13 @@ impl BackendKind {
             BackendKind::CpuSerial => "cpu-serial",
             BackendKind::Cpu => "cpu",
             BackendKind::GpuMega => "gpu-mega",
+            BackendKind::GpuWave => "gpu-wave",
         }
     }
 
     /// True for the back ends that need a GPU.
     pub fn is_gpu(self) -> bool {
-        matches!(self, BackendKind::GpuMega)
+        matches!(self, BackendKind::GpuMega | BackendKind::GpuWave)
     }
 }
 
@@ -55,6 +60,8 @@ pub struct BackendOptions {
     pub threads: usize,
     /// Launch configuration for `gpu-mega`.
     pub megakernel: MegakernelConfig,
+    /// Configuration for `gpu-wave`.
+    pub wavefront: WavefrontConfig,
 }
 
 /// One render: a scene, the settings every stage reads, and the sample count.

@@ -15,6 +15,7 @@ use cudarc::driver::{CudaEvent, DriverError, LaunchConfig, PushKernelArg};
 use device::film::FixedRgb;
 use device::integrator::SampleRange;
 use device::launch::{LaunchCounters, Tile, megakernel_name};
+use device::observe::DivergenceCounters;
 use std::time::Instant;
 
 /// How the megakernel is launched.
@@ -26,14 +27,20 @@ pub struct MegakernelConfig {
     pub tile: Option<(u32, u32)>,
     /// Samples per pixel per launch.
     pub samples_per_launch: u32,
+    /// Count active lanes at the material branch (adds atomics: for
+    /// diagnosis runs, not for timing).
+    pub count_divergence: bool,
 }
 
 impl Default for MegakernelConfig {
     fn default() -> Self {
+        // The best shape measured for RTIOW's final scene on an H200
+        // (results/megakernel/README.md), in passes of 16 samples.
         MegakernelConfig {
-            block: (16, 16),
+            block: (8, 8),
             tile: None,
-            samples_per_launch: 1,
+            samples_per_launch: 16,
+            count_divergence: false,
         }
     }
 }
@@ -138,6 +145,12 @@ pub fn render_launches(
     let scene = DeviceScene::upload(gpu, job.scene)?;
     let mut film = alloc_zeros::<u64>(gpu, "the film", job.pixel_count() * 3)?;
     let mut counters = alloc_zeros::<u64>(gpu, "the counters", 2)?;
+    let mut divergence = alloc_zeros::<u64>(gpu, "the divergence counters", 2)?;
+    let divergence_arg = if config.count_divergence {
+        None
+    } else {
+        Some(KernelArg(std::ptr::null_mut::<u64>()))
+    };
     stream.synchronize().map_err(driver_error("uploading the scene"))?;
     let upload_ms = upload_start.elapsed().as_secs_f64() * 1e3;
 
@@ -150,7 +163,7 @@ pub fn render_launches(
 
     let mut timed: Vec<(LaunchRecord, CudaEvent, CudaEvent)> = Vec::new();
     let loop_start = Instant::now();
-    for &samples in passes {
+    for (pass, &samples) in passes.iter().enumerate() {
         let pass_pixels: u64 = tiles.iter().map(|t| t.width as u64 * t.height as u64).sum();
         for tile in tiles {
             let grid = (tile.width.div_ceil(bx), tile.height.div_ceil(by), 1);
@@ -174,6 +187,10 @@ pub fn render_launches(
                 .arg(&tile_arg)
                 .arg(&mut film)
                 .arg(&mut counters);
+            match &divergence_arg {
+                Some(null) => launch.arg(null),
+                None => launch.arg(&mut divergence),
+            };
             // SAFETY: the arguments match the kernel's signature
             // (device::kernels::megakernel) in order and layout; the film
             // holds one FixedRgb per pixel and the counters one LaunchCounters.
@@ -182,6 +199,7 @@ pub fn render_launches(
             let record = LaunchRecord {
                 kernel: name.into(),
                 launch: timed.len() as u32,
+                iteration: pass as u32,
                 sample_begin: samples.begin,
                 sample_end: samples.end,
                 tile_x: tile.x0,
@@ -238,6 +256,22 @@ pub fn render_launches(
         loop_ms: loop_time.as_secs_f64() * 1e3,
         scene_bytes: scene.byte_len(),
         film_bytes: (job.pixel_count() * 3 + 2) * 8,
+        divergence: if config.count_divergence {
+            let d = stream
+                .clone_dtoh(&divergence)
+                .map_err(driver_error("reading back the divergence counters"))?;
+            vec![(
+                name.to_string(),
+                DivergenceCounters {
+                    lanes: d[0],
+                    groups: d[1],
+                },
+            )]
+        } else {
+            Vec::new()
+        },
+        state_bytes: 0,
+        pool_capacity: 0,
     };
     Ok(RenderOutput {
         film,

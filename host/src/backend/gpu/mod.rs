@@ -6,13 +6,16 @@
 //! * [`buffers`]: the scene in device memory;
 //! * [`megakernel`]: the `gpu-mega` back end (one thread per pixel, whole paths);
 //! * [`profile`]: per-launch timing records and kernel resource figures;
-//! * [`raycast`]: the traversal-only kernel over a ray buffer.
+//! * [`raycast`]: the traversal-only kernel over a ray buffer;
+//! * [`wavefront`]: the `gpu-wave` back end (generate, extend, shade, compact
+//!   over queues, the host running the bounce loop).
 
 pub mod buffers;
 pub mod device;
 pub mod megakernel;
 pub mod profile;
 pub mod raycast;
+pub mod wavefront;
 
 pub use device::{Gpu, GpuInfo};
 

@@ -3,6 +3,7 @@
 
 use super::device::{GpuInfo, KernelInfo};
 use anyhow::Context;
+use device::observe::DivergenceCounters;
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -14,11 +15,13 @@ pub struct LaunchRecord {
     pub kernel: String,
     /// Launch number within the render, from 0.
     pub launch: u32,
+    /// Megakernel: sample pass. Wavefront: bounce-loop iteration.
+    pub iteration: u32,
     /// First sample index the launch rendered.
     pub sample_begin: u32,
     /// One past its last sample index.
     pub sample_end: u32,
-    /// Tile origin and size.
+    /// Tile origin, column (megakernel; 0 for the wavefront).
     pub tile_x: u32,
     /// Tile origin (row).
     pub tile_y: u32,
@@ -28,7 +31,8 @@ pub struct LaunchRecord {
     pub tile_height: u32,
     /// Threads launched (grid × block).
     pub threads: u64,
-    /// Work items processed: pixel-samples for the megakernel.
+    /// Work items processed: pixel-samples for the megakernel, queue
+    /// entries for the wavefront kernels.
     pub items: u64,
     /// Kernel time between the events, milliseconds.
     pub ms: f64,
@@ -53,6 +57,12 @@ pub struct GpuProfile {
     pub scene_bytes: usize,
     /// Film and counter bytes on the device.
     pub film_bytes: usize,
+    /// Per kernel: lanes and groups at the material branch, when counted.
+    pub divergence: Vec<(String, DivergenceCounters)>,
+    /// Path state and queue bytes on the device (wavefront only).
+    pub state_bytes: usize,
+    /// Path slots in flight (wavefront only).
+    pub pool_capacity: usize,
 }
 
 /// Per-kernel totals over all launches.
@@ -144,6 +154,25 @@ impl GpuProfile {
             self.readback_ms,
             self.film_bytes
         );
+        if self.pool_capacity > 0 {
+            let _ = writeln!(
+                s,
+                "path state and queues: {:.1} MiB for {} paths in flight ({:.1} B per path: {} of state, {} of queue entries)",
+                self.state_bytes as f64 / (1 << 20) as f64,
+                self.pool_capacity,
+                self.state_bytes as f64 / self.pool_capacity as f64,
+                device::queue::PathPool::BYTES_PER_PATH,
+                device::queue::Queues::BYTES_PER_PATH
+            );
+        }
+        for (kernel, d) in &self.divergence {
+            let _ = writeln!(
+                s,
+                "{kernel}: {:.2} active lanes per warp at the material branch ({} branch groups)",
+                d.average_lanes(),
+                d.groups
+            );
+        }
         for k in &self.kernels {
             let _ = writeln!(
                 s,

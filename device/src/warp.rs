@@ -1,0 +1,132 @@
+//! Warp-level primitives (NVPTX only), as inline PTX: the active mask,
+//! ballots, shuffles and matching. They serve the wavefront's prefix-sum
+//! compaction and the divergence counters.
+
+use core::arch::asm;
+
+/// Lanes of the calling warp that are executing this instruction.
+#[inline(always)]
+pub fn active_mask() -> u32 {
+    let m: u32;
+    // SAFETY: `activemask` has no preconditions.
+    unsafe { asm!("activemask.b32 {m};", m = out(reg32) m) };
+    m
+}
+
+/// The calling thread's lane (0–31).
+#[inline(always)]
+pub fn lane_id() -> u32 {
+    let l: u32;
+    // SAFETY: reads a special register.
+    unsafe { asm!("mov.u32 {l}, %laneid;", l = out(reg32) l) };
+    l
+}
+
+/// Lanes below the calling one, as a mask.
+#[inline(always)]
+pub fn lanes_below() -> u32 {
+    let m: u32;
+    // SAFETY: reads a special register.
+    unsafe { asm!("mov.u32 {m}, %lanemask_lt;", m = out(reg32) m) };
+    m
+}
+
+/// One bit per lane of `mask` whose `flag` is true. Every lane in `mask`
+/// must execute it.
+#[inline(always)]
+pub fn ballot(mask: u32, flag: bool) -> u32 {
+    let r: u32;
+    // SAFETY: the caller's lanes in `mask` all arrive here (warp-synchronous).
+    unsafe {
+        asm!(
+            "{{ .reg .pred p; setp.ne.u32 p, {f}, 0; vote.sync.ballot.b32 {r}, p, {m}; }}",
+            r = out(reg32) r,
+            f = in(reg32) flag as u32,
+            m = in(reg32) mask,
+        )
+    };
+    r
+}
+
+/// The lanes of `mask` holding the same `value` as the calling lane.
+#[inline(always)]
+pub fn match_any(mask: u32, value: u32) -> u32 {
+    let r: u32;
+    // SAFETY: as for `ballot`.
+    unsafe { asm!("match.any.sync.b32 {r}, {v}, {m};", r = out(reg32) r, v = in(reg32) value, m = in(reg32) mask) };
+    r
+}
+
+/// `value` from the lane `delta` below (its own value for lanes < `delta`).
+#[inline(always)]
+pub fn shuffle_up(value: u32, delta: u32) -> u32 {
+    let r: u32;
+    // SAFETY: every lane of the full warp must arrive here.
+    unsafe {
+        asm!(
+            "shfl.sync.up.b32 {r}, {v}, {d}, 0, 0xffffffff;",
+            r = out(reg32) r,
+            v = in(reg32) value,
+            d = in(reg32) delta,
+        )
+    };
+    r
+}
+
+/// `value` from lane `src`, among the lanes of `mask` (every one of which
+/// must call it; `src` must be in `mask`).
+#[inline(always)]
+pub fn shuffle_index(value: u32, src: u32, mask: u32) -> u32 {
+    let r: u32;
+    // SAFETY: the caller's contract above.
+    unsafe {
+        asm!(
+            "shfl.sync.idx.b32 {r}, {v}, {s}, 31, {m};",
+            r = out(reg32) r,
+            v = in(reg32) value,
+            s = in(reg32) src,
+            m = in(reg32) mask,
+        )
+    };
+    r
+}
+
+/// Appends `value` to `queue` at a position reserved with one atomic per
+/// group: `group` is the set of lanes appending to the same queue (all of
+/// which must call this). Returns the position.
+///
+/// # Safety
+/// `counter` and `queue` must be device memory, the queue large enough, and
+/// `group` must contain the calling lane.
+#[inline(always)]
+pub unsafe fn append(counter: *mut u32, group: u32, value: u32, queue: *mut u32, ring_mask: u32) -> u32 {
+    use core::sync::atomic::{AtomicU32, Ordering};
+    let leader = group.trailing_zeros();
+    let mut base = 0;
+    if lane_id() == leader {
+        // SAFETY: the caller's contract.
+        base = unsafe { AtomicU32::from_ptr(counter) }.fetch_add(group.count_ones(), Ordering::Relaxed);
+    }
+    let base = shuffle_index(base, leader, group);
+    let pos = base.wrapping_add((group & lanes_below()).count_ones());
+    // SAFETY: the caller's contract; `ring_mask` keeps ring positions in range.
+    unsafe { *queue.add((pos & ring_mask) as usize) = value };
+    pos
+}
+
+/// Inclusive prefix sum of `value` across the full warp (all 32 lanes must
+/// call it).
+#[inline(always)]
+pub fn inclusive_scan(value: u32) -> u32 {
+    let lane = lane_id();
+    let mut v = value;
+    let mut d = 1;
+    while d < 32 {
+        let up = shuffle_up(v, d);
+        if lane >= d {
+            v += up;
+        }
+        d <<= 1;
+    }
+    v
+}
