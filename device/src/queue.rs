@@ -129,6 +129,24 @@ impl PathPool {
         }
     }
 
+    /// Writes only what shading can change (ray, throughput, radiance,
+    /// bounce); the random key, pixel and sample stay as generated.
+    ///
+    /// # Safety
+    /// As for [`PathPool::load`].
+    #[inline(always)]
+    pub unsafe fn store_shaded(&self, slot: u32, p: &PathState) {
+        let i = slot as usize;
+        // SAFETY: the caller guarantees `slot < capacity`.
+        unsafe {
+            *self.origin.add(i) = p.ray.origin;
+            *self.dir.add(i) = p.ray.dir;
+            *self.throughput.add(i) = p.throughput;
+            *self.radiance.add(i) = p.radiance;
+            *self.bounce.add(i) = p.bounce;
+        }
+    }
+
     /// The current ray of `slot`.
     ///
     /// # Safety

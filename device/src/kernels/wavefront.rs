@@ -13,7 +13,7 @@ use crate::scene::{RenderParams, SceneView};
 use crate::stages::shade::{class_of, escaped, surface};
 use crate::stages::{PathStatus, generate::generate};
 use crate::warp::{active_mask, append, ballot, inclusive_scan, lane_id, lanes_below, match_any};
-use core::arch::nvptx::{_block_dim_x, _block_idx_x, _syncthreads, _thread_idx_x};
+use core::arch::nvptx::{_block_dim_x, _block_idx_x, _grid_dim_x, _syncthreads, _thread_idx_x};
 use core::sync::atomic::{AtomicU64, Ordering};
 
 /// The calling thread's index in a 1D grid.
@@ -154,26 +154,57 @@ unsafe fn wf_shade<S: Shader>(
     counters: *mut LaunchCounters,
     divergence: *mut DivergenceCounters,
 ) {
-    let i = global_index();
     // SAFETY: the caller's contract.
     unsafe {
         let k = S::CLASS as usize;
-        if i >= (*queues.counters).shade[k] {
-            return;
+        // The queue's length is only known on the device: a grid sized for
+        // the resident threads strides over it, so an empty queue costs one
+        // short launch.
+        let count = (*queues.counters).shade[k];
+        let stride = _grid_dim_x() * _block_dim_x();
+        let mut i = global_index();
+        while i < count {
+            shade_one::<S>(
+                &scene, &params, &pool, &queues, compaction, film, counters, divergence, i,
+            );
+            i += stride;
         }
+    }
+}
+
+/// Shades entry `i` of class `S`'s queue.
+///
+/// # Safety
+/// As for [`wf_shade`], with `i` below the queue's length.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn shade_one<S: Shader>(
+    scene: &SceneView<'static>,
+    params: &RenderParams,
+    pool: &PathPool,
+    queues: &Queues,
+    compaction: Compaction,
+    film: *mut FixedRgb,
+    counters: *mut LaunchCounters,
+    divergence: *mut DivergenceCounters,
+    i: u32,
+) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        let k = S::CLASS as usize;
         let slot = *queues.shade[k].add(i as usize);
         let mut path = pool.load(slot);
         WarpDivergence(divergence).material_branch(S::CLASS);
         let status = if S::CLASS == ShadeClass::Escaped {
-            escaped(&scene, &mut path)
+            escaped(scene, &mut path)
         } else {
             let hit = pool.hit(slot, &path.ray);
             let m = &scene.materials.as_slice()[hit.material as usize];
-            surface(&params, &mut path, &hit, m, S::scatter)
+            surface(params, &mut path, &hit, m, S::scatter)
         };
         let keep = status == PathStatus::Continue;
         if keep {
-            pool.store(slot, &path);
+            pool.store_shaded(slot, &path);
         } else {
             deposit(&path, film, counters);
         }

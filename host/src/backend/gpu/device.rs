@@ -138,6 +138,12 @@ impl Gpu {
         self.context.mem_get_info().map_err(driver_error("reading free memory"))
     }
 
+    /// Page-locked host memory for small, frequent readbacks.
+    pub fn alloc_pinned(&self, len: usize) -> Result<cudarc::driver::PinnedHostSlice<u8>, GpuError> {
+        // SAFETY: the bytes are written by a copy before they are read.
+        unsafe { self.context.alloc_pinned::<u8>(len) }.map_err(driver_error("allocating pinned memory"))
+    }
+
     /// A kernel of the loaded module.
     pub fn function(&self, name: &str) -> Result<CudaFunction, GpuError> {
         self.module

@@ -149,6 +149,12 @@ struct Kernel {
     function: CudaFunction,
 }
 
+/// Threads that fit on the whole GPU at once for a kernel at its block
+/// size: the grid of the grid-stride shading kernels.
+fn resident_threads(gpu: &Gpu, info: &super::device::KernelInfo) -> u32 {
+    (info.blocks_per_multiprocessor.max(1) * gpu.info().multiprocessors * info.block_threads).max(32)
+}
+
 /// Launches, timing each with events; the records get their times at the end.
 struct Timeline<'a> {
     gpu: &'a Gpu,
@@ -296,9 +302,13 @@ pub fn render(
     let scans = [load(SCAN_COUNT)?, load(SCAN_BLOCKS)?, load(SCAN_SCATTER)?];
     let mut kernels = vec![gpu.kernel_info(generate.name, &generate.function, config.block)?];
     kernels.push(gpu.kernel_info(extend.name, &extend.function, config.block)?);
+    let mut shade_grid = Vec::new();
     for k in &shaders {
-        kernels.push(gpu.kernel_info(k.name, &k.function, config.block)?);
+        let info = gpu.kernel_info(k.name, &k.function, config.block)?;
+        shade_grid.push(resident_threads(gpu, &info));
+        kernels.push(info);
     }
+    let mut pinned = gpu.alloc_pinned(32)?;
     if config.compaction == Compaction::PrefixSum {
         for k in &scans {
             kernels.push(gpu.kernel_info(k.name, &k.function, SCAN_BLOCK)?);
@@ -366,8 +376,8 @@ pub fn render(
             b.arg(&view).arg(&pool_arg).arg(&q).arg(&n);
         })?;
         for (k, shader) in shaders.iter().enumerate() {
-            // The queue length is on the device: launch for the upper bound.
-            timeline.launch(shader, iteration, ray_count, config.block, 0, |b| {
+            // The queue length is on the device: the kernel strides over it.
+            timeline.launch(shader, iteration, ray_count.min(shade_grid[k]), config.block, 0, |b| {
                 b.arg(&view)
                     .arg(&params)
                     .arg(&pool_arg)
@@ -392,10 +402,11 @@ pub fn render(
                 b.arg(&q).arg(&n);
             })?;
         }
-        let raw = stream
-            .clone_dtoh(&queue_buffer.slice(counters_at..counters_at + 32))
+        stream
+            .memcpy_dtoh(&queue_buffer.slice(counters_at..counters_at + 32), &mut pinned)
             .map_err(Timeline::fault("the wavefront kernels"))?;
-        let c = counters_from(&raw);
+        stream.synchronize().map_err(Timeline::fault("the wavefront kernels"))?;
+        let c = counters_from(pinned.as_slice().map_err(driver_error("reading the queue counters"))?);
         // The shading launches now learn how many entries they had.
         let first_shade = timeline.pending.len()
             - SHADE_CLASSES
