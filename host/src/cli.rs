@@ -173,10 +173,11 @@ pub struct LaunchArgs {
     #[arg(long, value_enum, default_value_t = Schedule::Regenerate)]
     pub schedule: Schedule,
     /// Wavefront: how survivors are gathered into the next ray queue.
-    #[arg(long, value_enum, default_value_t = CompactionArg::AtomicAppend)]
+    #[arg(long, value_enum, default_value_t = CompactionArg::PrefixSum)]
     pub compaction: CompactionArg,
-    /// Wavefront: paths in flight, a power of two (e.g. 2097152 or 2^21) or `auto`.
-    #[arg(long, value_parser = parse_capacity, default_value = "2^21")]
+    /// Wavefront: paths in flight, a power of two (e.g. 2097152 or 2^21) or
+    /// `auto` (every path of the render at once, as far as memory allows).
+    #[arg(long, value_parser = parse_capacity, default_value = "auto")]
     pub capacity: Capacity,
     /// Wavefront: threads per block of the per-path kernels.
     #[arg(long, default_value_t = 128)]
@@ -311,10 +312,10 @@ pub struct BenchArgs {
     #[arg(long, value_enum, value_delimiter = ',', default_value = "regenerate")]
     pub schedules: Vec<Schedule>,
     /// Wavefront compaction modes to try.
-    #[arg(long, value_enum, value_delimiter = ',', default_value = "atomic-append")]
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "prefix-sum")]
     pub compactions: Vec<CompactionArg>,
     /// Wavefront pool capacities to try (powers of two, or auto).
-    #[arg(long, value_delimiter = ',', value_parser = parse_capacity, default_value = "2^21")]
+    #[arg(long, value_delimiter = ',', value_parser = parse_capacity, default_value = "auto")]
     pub capacities: Vec<Capacity>,
     /// Wavefront threads per block to try.
     #[arg(long, value_delimiter = ',', default_value = "128")]
@@ -436,5 +437,6 @@ mod tests {
         assert_eq!(parse_capacity("auto"), Ok(Capacity::Auto));
         assert!(parse_capacity("3000").is_err());
         assert!(parse_capacity("2^40").is_err());
+        assert!(parse_capacity("2^29").is_err());
     }
 }
