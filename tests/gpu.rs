@@ -144,30 +144,34 @@ fn wavefront_matches_the_cpu_bit_for_bit_in_every_schedule_and_compaction() {
             size: Some(size),
             ..Overrides::default()
         };
-        for schedule in [Schedule::Regenerate, Schedule::BounceSync] {
-            for compaction in [Compaction::AtomicAppend, Compaction::PrefixSum] {
-                // A small pool forces many regenerations and ring wrap-arounds.
-                let wavefront = WavefrontConfig {
-                    capacity: Capacity::Slots(1 << 12),
-                    schedule,
-                    compaction,
-                    block: 128,
-                    count_divergence: true,
-                };
-                let options = BackendOptions {
-                    wavefront,
-                    ..BackendOptions::default()
-                };
-                let report = verify(
-                    &repo(&format!("scenes/{name}.toml")),
-                    &overrides,
-                    BackendKind::GpuWave,
-                    options,
-                )
-                .unwrap_or_else(|e| panic!("{name}: {e:#}"));
-                eprintln!("{} [{}]", report.describe(), wavefront.label());
-                assert!(report.passed(), "{} [{}]", report.describe(), wavefront.label());
-            }
+        let modes = [Schedule::Regenerate, Schedule::BounceSync]
+            .into_iter()
+            .flat_map(|s| [Compaction::AtomicAppend, Compaction::PrefixSum].map(|c| (s, c)))
+            .flat_map(|(s, c)| [0, 1000].map(|d| (s, c, d)));
+        for (schedule, compaction, drain_below) in modes {
+            // A small pool forces many regenerations and ring wrap-arounds;
+            // a drain threshold finishes the tail in one launch.
+            let wavefront = WavefrontConfig {
+                capacity: Capacity::Slots(1 << 12),
+                schedule,
+                compaction,
+                block: 128,
+                count_divergence: true,
+                drain_below,
+            };
+            let options = BackendOptions {
+                wavefront,
+                ..BackendOptions::default()
+            };
+            let report = verify(
+                &repo(&format!("scenes/{name}.toml")),
+                &overrides,
+                BackendKind::GpuWave,
+                options,
+            )
+            .unwrap_or_else(|e| panic!("{name}: {e:#}"));
+            eprintln!("{} [{}]", report.describe(), wavefront.label());
+            assert!(report.passed(), "{} [{}]", report.describe(), wavefront.label());
         }
     }
 }

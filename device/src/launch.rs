@@ -121,6 +121,15 @@ pub fn extend_name(kind: AccelKind) -> &'static str {
     }
 }
 
+/// Entry-point name of the wavefront's tail-drain kernel for the structure `kind`.
+pub fn drain_name(kind: AccelKind) -> &'static str {
+    match kind {
+        AccelKind::None => "wf_drain_brute",
+        AccelKind::Bvh => "wf_drain_bvh",
+        AccelKind::KdTree => "wf_drain_kdtree",
+    }
+}
+
 /// Entry-point name of the wavefront's shading kernel for `class`.
 pub fn shade_name(class: crate::observe::ShadeClass) -> &'static str {
     use crate::observe::ShadeClass;

@@ -42,6 +42,8 @@ pub struct WaveSweep {
     pub capacities: Vec<Capacity>,
     /// Threads per block.
     pub blocks: Vec<u32>,
+    /// Tail-drain thresholds.
+    pub drains: Vec<u32>,
 }
 
 /// What to measure.
@@ -157,14 +159,17 @@ fn configurations(plan: &BenchPlan) -> Vec<(BackendKind, BackendOptions, String)
                     for &compaction in &plan.wave.compactions {
                         for &capacity in &plan.wave.capacities {
                             for &block in &plan.wave.blocks {
-                                let wavefront = WavefrontConfig {
-                                    capacity,
-                                    schedule,
-                                    compaction,
-                                    block,
-                                    count_divergence: false,
-                                };
-                                out.push((kind, BackendOptions { wavefront, ..base }, wavefront.label()));
+                                for &drain_below in &plan.wave.drains {
+                                    let wavefront = WavefrontConfig {
+                                        capacity,
+                                        schedule,
+                                        compaction,
+                                        block,
+                                        count_divergence: false,
+                                        drain_below,
+                                    };
+                                    out.push((kind, BackendOptions { wavefront, ..base }, wavefront.label()));
+                                }
                             }
                         }
                     }

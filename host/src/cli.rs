@@ -182,6 +182,10 @@ pub struct LaunchArgs {
     /// Wavefront: threads per block of the per-path kernels.
     #[arg(long, default_value_t = 128)]
     pub wave_block: u32,
+    /// Wavefront: once every sample is issued and at most this many paths
+    /// remain, finish them in one drain launch (0: never).
+    #[arg(long, default_value_t = 0)]
+    pub drain_below: u32,
 }
 
 /// How the wavefront gathers survivors.
@@ -239,6 +243,7 @@ impl LaunchArgs {
             compaction: self.compaction.mode(),
             block: self.wave_block,
             count_divergence: self.count_divergence,
+            drain_below: self.drain_below,
         };
         wavefront.validate()?;
         Ok(BackendOptions {
@@ -320,6 +325,9 @@ pub struct BenchArgs {
     /// Wavefront threads per block to try.
     #[arg(long, value_delimiter = ',', default_value = "128")]
     pub wave_blocks: Vec<u32>,
+    /// Wavefront tail-drain thresholds to try (0: never drain).
+    #[arg(long, value_delimiter = ',', default_value = "0")]
+    pub drains: Vec<u32>,
     /// Timed repetitions per configuration.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
     pub repeat: u32,
@@ -360,6 +368,7 @@ impl BenchArgs {
                 compactions: self.compactions.iter().map(|c| c.mode()).collect(),
                 capacities: self.capacities.clone(),
                 blocks: self.wave_blocks.clone(),
+                drains: self.drains.clone(),
             },
             repeat: self.repeat,
             warmup: self.warmup,

@@ -7,10 +7,11 @@ use crate::accel::{BruteForce, Bvh, KdTree, Traversal};
 use crate::film::{FixedRgb, is_invalid_sample};
 use crate::launch::{Compaction, LaunchCounters};
 use crate::material::{self, Material, Scatter, ScatterInput};
+use crate::observe::Unobserved;
 use crate::observe::{BranchObserver, DivergenceCounters, ShadeClass, WarpDivergence};
 use crate::queue::{PathPool, Queues, SCAN_BLOCK};
 use crate::scene::{RenderParams, SceneView};
-use crate::stages::shade::{class_of, escaped, surface};
+use crate::stages::shade::{class_of, escaped, shade, surface};
 use crate::stages::{PathStatus, generate::generate};
 use crate::warp::{active_mask, append, ballot, inclusive_scan, lane_id, lanes_below, match_any};
 use core::arch::nvptx::{_block_dim_x, _block_idx_x, _grid_dim_x, _syncthreads, _thread_idx_x};
@@ -144,6 +145,8 @@ shader!(EscapedShader, ShadeClass::Escaped, material::absorb);
 /// As for [`wf_generate`]; `film` holds one value per pixel, `counters` one
 /// value; `divergence` is null or one value.
 #[inline(always)]
+// NOTE: the parameters are the kernel's launch arguments, one for one.
+#[allow(clippy::too_many_arguments)]
 unsafe fn wf_shade<S: Shader>(
     scene: SceneView<'static>,
     params: RenderParams,
@@ -282,6 +285,58 @@ shade_kernel!(wf_shade_metal, MetalShader);
 shade_kernel!(wf_shade_dielectric, DielectricShader);
 shade_kernel!(wf_shade_emissive, EmissiveShader);
 shade_kernel!(wf_shade_escaped, EscapedShader);
+
+/// The tail drain: once every sample has been issued and few paths remain,
+/// each remaining path is traced to its end by one thread (extend and shade
+/// in a loop, as the megakernel does), instead of paying a full iteration of
+/// launches and a host synchronisation per remaining bounce.
+///
+/// # Safety
+/// As for [`wf_shade`]; `count` entries of `rays_in` are valid.
+#[inline(always)]
+unsafe fn wf_drain<T: Traversal>(
+    scene: SceneView<'static>,
+    params: RenderParams,
+    pool: PathPool,
+    queues: Queues,
+    count: u32,
+    film: *mut FixedRgb,
+    counters: *mut LaunchCounters,
+) {
+    let i = global_index();
+    if i >= count {
+        return;
+    }
+    // SAFETY: the caller's contract.
+    unsafe {
+        let slot = *queues.rays_in.add(i as usize);
+        let mut path = pool.load(slot);
+        let mut rays = 0u64;
+        loop {
+            let hit = T::closest_hit(&scene, &path.ray, crate::geometry::Interval::POSITIVE);
+            rays += 1;
+            if shade(&scene, &params, &mut path, hit, &Unobserved) == PathStatus::Finished {
+                break;
+            }
+        }
+        deposit(&path, film, counters);
+        AtomicU64::from_ptr(&raw mut (*counters).rays).fetch_add(rays, Ordering::Relaxed);
+    }
+}
+
+crate::kernels::per_traversal!(
+    wf_drain,
+    (
+        scene: SceneView<'static>,
+        params: RenderParams,
+        pool: PathPool,
+        queues: Queues,
+        count: u32,
+        film: *mut FixedRgb,
+        counters: *mut LaunchCounters
+    ),
+    [wf_drain_brute => BruteForce, wf_drain_bvh => Bvh, wf_drain_kdtree => KdTree]
+);
 
 /// Whether ray-queue position `i` holds a continuing path.
 #[inline(always)]

@@ -25,7 +25,7 @@ use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaEvent, CudaFunction, CudaSlice, DevicePtr, DriverError, LaunchConfig, PushKernelArg};
 use device::film::FixedRgb;
 use device::launch::{
-    Compaction, GENERATE, LaunchCounters, SCAN_BLOCKS, SCAN_COUNT, SCAN_SCATTER, extend_name, shade_name,
+    Compaction, GENERATE, LaunchCounters, SCAN_BLOCKS, SCAN_COUNT, SCAN_SCATTER, drain_name, extend_name, shade_name,
 };
 use device::observe::{DivergenceCounters, SHADE_CLASSES, ShadeClass};
 use device::queue::{PathPool, QueueCounters, Queues, RESET_COUNTERS, SCAN_BLOCK};
@@ -66,6 +66,10 @@ pub struct WavefrontConfig {
     pub block: u32,
     /// Count active lanes at the material branch (diagnosis; costs time).
     pub count_divergence: bool,
+    /// Once every sample is issued and at most this many paths remain,
+    /// finish them with one drain launch (one thread per path) instead of
+    /// more iterations; 0 never drains.
+    pub drain_below: u32,
 }
 
 impl Default for WavefrontConfig {
@@ -78,6 +82,7 @@ impl Default for WavefrontConfig {
             compaction: Compaction::PrefixSum,
             block: 128,
             count_divergence: false,
+            drain_below: 0,
         }
     }
 }
@@ -115,7 +120,12 @@ impl WavefrontConfig {
             Schedule::BounceSync => "bounce-sync",
             Schedule::Regenerate => "regenerate",
         };
-        format!("{schedule}/{compaction}/{cap}/{}", self.block)
+        let drain = if self.drain_below > 0 {
+            format!("/drain{}", self.drain_below)
+        } else {
+            String::new()
+        };
+        format!("{schedule}/{compaction}/{cap}/{}{drain}", self.block)
     }
 }
 
@@ -292,6 +302,7 @@ pub fn render(
     let load = |name: &'static str| gpu.function(name).map(|function| Kernel { name, function });
     let generate = load(GENERATE)?;
     let extend = load(extend_name(job.scene.accel.kind))?;
+    let drain = load(drain_name(job.scene.accel.kind))?;
     let classes = [
         ShadeClass::Diffuse,
         ShadeClass::Metal,
@@ -304,6 +315,9 @@ pub fn render(
     let scans = [load(SCAN_COUNT)?, load(SCAN_BLOCKS)?, load(SCAN_SCATTER)?];
     let mut kernels = vec![gpu.kernel_info(generate.name, &generate.function, config.block)?];
     kernels.push(gpu.kernel_info(extend.name, &extend.function, config.block)?);
+    if config.drain_below > 0 {
+        kernels.push(gpu.kernel_info(drain.name, &drain.function, config.block)?);
+    }
     let mut shade_grid = Vec::new();
     for k in &shaders {
         let info = gpu.kernel_info(k.name, &k.function, config.block)?;
@@ -368,6 +382,21 @@ pub fn render(
             ray_count += count;
         }
         if ray_count == 0 {
+            break;
+        }
+        if next_work == total_work && ray_count <= config.drain_below {
+            let (q, n) = (KernelArg(queues), KernelArg(ray_count));
+            timeline.launch(&drain, iteration, ray_count, config.block, ray_count as u64, |b| {
+                b.arg(&view)
+                    .arg(&params)
+                    .arg(&pool_arg)
+                    .arg(&q)
+                    .arg(&n)
+                    .arg(&film_ptr)
+                    .arg(&counters_ptr);
+            })?;
+            stream.synchronize().map_err(Timeline::fault(drain.name))?;
+            progress(ray_count as u64);
             break;
         }
         stream
@@ -449,7 +478,8 @@ pub fn render(
         })
         .collect();
     let counters = LaunchCounters {
-        rays: count[0],
+        // The drain kernel counts its own rays on the device.
+        rays: rays + count[0],
         invalid_samples: count[1],
     };
     let divergence = if config.count_divergence {
@@ -484,7 +514,7 @@ pub fn render(
     };
     Ok(RenderOutput {
         film,
-        rays,
+        rays: counters.rays,
         invalid_samples: counters.invalid_samples,
         elapsed: loop_time,
         device: format!("{} ({}, {capacity} paths in flight)", gpu.info().name, config.label()),
