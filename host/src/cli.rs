@@ -180,11 +180,11 @@ pub struct LaunchArgs {
     #[arg(long, value_parser = parse_capacity, default_value = "auto")]
     pub capacity: Capacity,
     /// Wavefront: threads per block of the per-path kernels.
-    #[arg(long, default_value_t = 128)]
+    #[arg(long, default_value_t = 64)]
     pub wave_block: u32,
     /// Wavefront: once every sample is issued and at most this many paths
     /// remain, finish them in one drain launch (0: never).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 1 << 18)]
     pub drain_below: u32,
 }
 
@@ -323,10 +323,10 @@ pub struct BenchArgs {
     #[arg(long, value_delimiter = ',', value_parser = parse_capacity, default_value = "auto")]
     pub capacities: Vec<Capacity>,
     /// Wavefront threads per block to try.
-    #[arg(long, value_delimiter = ',', default_value = "128")]
+    #[arg(long, value_delimiter = ',', default_value = "64")]
     pub wave_blocks: Vec<u32>,
     /// Wavefront tail-drain thresholds to try (0: never drain).
-    #[arg(long, value_delimiter = ',', default_value = "0")]
+    #[arg(long, value_delimiter = ',', default_value = "262144")]
     pub drains: Vec<u32>,
     /// Timed repetitions per configuration.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]

@@ -75,14 +75,15 @@ pub struct WavefrontConfig {
 impl Default for WavefrontConfig {
     fn default() -> Self {
         // The best configuration measured on an H200 (results/wavefront/):
-        // every path in flight at once, survivors kept in slot order.
+        // every path in flight at once, survivors kept in slot order, and
+        // the last 2^18 paths finished in one drain launch.
         WavefrontConfig {
             capacity: Capacity::Auto,
             schedule: Schedule::Regenerate,
             compaction: Compaction::PrefixSum,
-            block: 128,
+            block: 64,
             count_divergence: false,
-            drain_below: 0,
+            drain_below: 1 << 18,
         }
     }
 }
@@ -564,7 +565,7 @@ mod tests {
     fn configurations_are_checked_and_labelled() {
         let ok = WavefrontConfig::default();
         assert!(ok.validate().is_ok());
-        assert_eq!(ok.label(), "regenerate/prefix-sum/auto/128");
+        assert_eq!(ok.label(), "regenerate/prefix-sum/auto/64/drain262144");
         assert!(
             WavefrontConfig {
                 capacity: Capacity::Slots(3000),
