@@ -138,6 +138,13 @@ impl Gpu {
         self.context.mem_get_info().map_err(driver_error("reading free memory"))
     }
 
+    /// A timing event recorded now on the stream.
+    pub fn timing_event(&self) -> Result<cudarc::driver::CudaEvent, GpuError> {
+        self.stream
+            .record_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT))
+            .map_err(driver_error("recording an event"))
+    }
+
     /// Page-locked host memory for small, frequent readbacks.
     pub fn alloc_pinned(&self, len: usize) -> Result<cudarc::driver::PinnedHostSlice<u8>, GpuError> {
         // SAFETY: the bytes are written by a copy before they are read.

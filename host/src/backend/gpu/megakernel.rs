@@ -8,10 +8,9 @@
 
 use super::buffers::{DeviceScene, KernelArg, alloc_zeros};
 use super::profile::{GpuProfile, LaunchRecord};
-use super::{Gpu, GpuError, describe, driver_error, is_kernel_fault};
+use super::{Gpu, GpuError, driver_error, kernel_error};
 use crate::backend::{Progress, RenderJob, RenderOutput};
-use cudarc::driver::sys::CUevent_flags;
-use cudarc::driver::{CudaEvent, DriverError, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaEvent, LaunchConfig, PushKernelArg};
 use device::film::FixedRgb;
 use device::integrator::SampleRange;
 use device::launch::{LaunchCounters, Tile, megakernel_name};
@@ -94,19 +93,6 @@ pub fn passes(spp: u32, samples_per_launch: u32) -> Vec<SampleRange> {
         .collect()
 }
 
-fn kernel_fault_or<'a>(name: &'a str, action: &'a str) -> impl FnOnce(DriverError) -> GpuError + 'a {
-    move |e| {
-        if is_kernel_fault(&e) {
-            GpuError::KernelFault {
-                kernel: name.into(),
-                error: describe(&e),
-            }
-        } else {
-            driver_error(action)(e)
-        }
-    }
-}
-
 /// Renders `job` with the megakernel on `gpu`: every tile, every pass.
 pub fn render(
     gpu: &Gpu,
@@ -173,11 +159,7 @@ pub fn render_launches(
                 shared_mem_bytes: 0,
             };
             let (range, tile_arg) = (KernelArg(samples), KernelArg(*tile));
-            let event = || {
-                stream
-                    .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-                    .map_err(driver_error("recording an event"))
-            };
+            let event = || gpu.timing_event();
             let start = event()?;
             let mut launch = stream.launch_builder(&function);
             launch
@@ -194,7 +176,7 @@ pub fn render_launches(
             // SAFETY: the arguments match the kernel's signature
             // (device::kernels::megakernel) in order and layout; the film
             // holds one FixedRgb per pixel and the counters one LaunchCounters.
-            unsafe { launch.launch(cfg) }.map_err(kernel_fault_or(name, "launching the megakernel"))?;
+            unsafe { launch.launch(cfg) }.map_err(kernel_error(name, "launching the megakernel"))?;
             let end = event()?;
             let record = LaunchRecord {
                 kernel: name.into(),
@@ -215,7 +197,7 @@ pub fn render_launches(
         // One synchronisation per pass: progress, and faults surface here.
         stream
             .synchronize()
-            .map_err(kernel_fault_or(name, "running the megakernel"))?;
+            .map_err(kernel_error(name, "running the megakernel"))?;
         progress(pass_pixels * (samples.end - samples.begin) as u64);
     }
     let loop_time = loop_start.elapsed();
@@ -223,7 +205,7 @@ pub fn render_launches(
     let readback_start = Instant::now();
     let raw = stream
         .clone_dtoh(&film)
-        .map_err(kernel_fault_or(name, "reading back the film"))?;
+        .map_err(kernel_error(name, "reading back the film"))?;
     let count = stream
         .clone_dtoh(&counters)
         .map_err(driver_error("reading back the counters"))?;

@@ -97,6 +97,21 @@ pub fn driver_error(action: impl Into<String>) -> impl FnOnce(DriverError) -> Gp
     }
 }
 
+/// Maps a driver error met while `kernel` ran: a fault names the kernel,
+/// anything else says what wavepath was doing.
+pub fn kernel_error<'a>(kernel: &'a str, action: &'a str) -> impl FnOnce(DriverError) -> GpuError + 'a {
+    move |e| {
+        if is_kernel_fault(&e) {
+            GpuError::KernelFault {
+                kernel: kernel.into(),
+                error: describe(&e),
+            }
+        } else {
+            driver_error(action)(e)
+        }
+    }
+}
+
 /// True for the errors a faulting kernel leaves behind (sticky errors that
 /// surface at the next synchronisation).
 pub fn is_kernel_fault(e: &DriverError) -> bool {

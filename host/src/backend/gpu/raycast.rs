@@ -3,9 +3,8 @@
 
 use super::buffers::{DeviceArray, DeviceScene, KernelArg, alloc_zeros};
 use super::device::KernelInfo;
-use super::{Gpu, GpuError, describe, driver_error, is_kernel_fault};
+use super::{Gpu, GpuError, driver_error, kernel_error};
 use crate::scene::Scene;
-use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 use device::launch::{RayHit, raycast_name};
 use device::math::Ray;
@@ -38,31 +37,18 @@ pub fn cast(gpu: &Gpu, scene: &Scene, rays: &[Ray], block: u32, repeat: u32) -> 
         block_dim: (block, 1, 1),
         shared_mem_bytes: 0,
     };
-    let fault = |e| {
-        if is_kernel_fault(&e) {
-            GpuError::KernelFault {
-                kernel: name.into(),
-                error: describe(&e),
-            }
-        } else {
-            driver_error("running the ray-casting kernel")(e)
-        }
-    };
+    let fault = || kernel_error(name, "running the ray-casting kernel");
     let mut ms = Vec::new();
     for _ in 0..repeat.max(1) {
-        let event = || {
-            stream
-                .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-                .map_err(driver_error("recording an event"))
-        };
+        let event = || gpu.timing_event();
         let start = event()?;
         let mut launch = stream.launch_builder(&function);
         launch.arg(&view).arg(&rays_arg).arg(&count).arg(&mut hits);
         // SAFETY: matches device::kernels::raycast: the ray buffer holds
         // `count` rays and the hit buffer `count` RayHits (two u32 each).
-        unsafe { launch.launch(cfg) }.map_err(fault)?;
+        unsafe { launch.launch(cfg) }.map_err(fault())?;
         let end = event()?;
-        stream.synchronize().map_err(fault)?;
+        stream.synchronize().map_err(fault())?;
         ms.push(start.elapsed_ms(&end).map_err(driver_error("reading event times"))? as f64);
     }
     let raw = stream

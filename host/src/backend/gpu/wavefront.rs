@@ -19,10 +19,9 @@
 
 use super::buffers::{KernelArg, alloc_zeros};
 use super::profile::{GpuProfile, LaunchRecord};
-use super::{Gpu, GpuError, describe, driver_error, is_kernel_fault};
+use super::{Gpu, GpuError, driver_error, kernel_error};
 use crate::backend::{Progress, RenderJob, RenderOutput};
-use cudarc::driver::sys::CUevent_flags;
-use cudarc::driver::{CudaEvent, CudaFunction, CudaSlice, DevicePtr, DriverError, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaEvent, CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
 use device::film::FixedRgb;
 use device::launch::{
     Compaction, GENERATE, LaunchCounters, SCAN_BLOCKS, SCAN_COUNT, SCAN_SCATTER, drain_name, extend_name, shade_name,
@@ -175,19 +174,6 @@ struct Timeline<'a> {
 }
 
 impl<'g> Timeline<'g> {
-    fn fault(kernel: &str) -> impl FnOnce(DriverError) -> GpuError + '_ {
-        move |e| {
-            if is_kernel_fault(&e) {
-                GpuError::KernelFault {
-                    kernel: kernel.into(),
-                    error: describe(&e),
-                }
-            } else {
-                driver_error(format!("launching `{kernel}`"))(e)
-            }
-        }
-    }
-
     /// Launches `kernel` over `threads` threads in blocks of `block`, with
     /// the arguments `args` pushes, and records it.
     fn launch<'a>(
@@ -207,12 +193,7 @@ impl<'g> Timeline<'g> {
         }
         let gpu: &'g Gpu = self.gpu;
         let stream: &'a cudarc::driver::CudaStream = gpu.stream();
-        let event = || {
-            stream
-                .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-                .map_err(driver_error("recording an event"))
-        };
-        let start = event()?;
+        let start = gpu.timing_event()?;
         let mut builder = stream.launch_builder(&kernel.function);
         args(&mut builder);
         let cfg = LaunchConfig {
@@ -223,8 +204,8 @@ impl<'g> Timeline<'g> {
         // SAFETY: each call site pushes the arguments of its kernel's
         // signature (device::kernels::wavefront) in order, over buffers
         // sized for the pool's capacity.
-        unsafe { builder.launch(cfg) }.map_err(Self::fault(kernel.name))?;
-        let end = event()?;
+        unsafe { builder.launch(cfg) }.map_err(kernel_error(kernel.name, "launching a wavefront kernel"))?;
+        let end = gpu.timing_event()?;
         let record = LaunchRecord {
             kernel: kernel.name.into(),
             launch: self.pending.len() as u32,
@@ -396,7 +377,9 @@ pub fn render(
                     .arg(&film_ptr)
                     .arg(&counters_ptr);
             })?;
-            stream.synchronize().map_err(Timeline::fault(drain.name))?;
+            stream
+                .synchronize()
+                .map_err(kernel_error(drain.name, "running the drain kernel"))?;
             progress(ray_count as u64);
             break;
         }
@@ -436,8 +419,10 @@ pub fn render(
         }
         stream
             .memcpy_dtoh(&queue_buffer.slice(counters_at..counters_at + 32), &mut pinned)
-            .map_err(Timeline::fault("the wavefront kernels"))?;
-        stream.synchronize().map_err(Timeline::fault("the wavefront kernels"))?;
+            .map_err(kernel_error("the wavefront kernels", "reading the queue counters"))?;
+        stream
+            .synchronize()
+            .map_err(kernel_error("the wavefront kernels", "reading the queue counters"))?;
         let c = counters_from(pinned.as_slice().map_err(driver_error("reading the queue counters"))?);
         // The shading launches now learn how many entries they had.
         let first_shade = timeline.pending.len()
