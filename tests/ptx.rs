@@ -5,8 +5,7 @@
 //! finds it through `$PTXAS` or `PATH`; without it, it fails under CI and is
 //! skipped (saying so) elsewhere.
 
-use device::accel::AccelKind;
-use device::launch::{megakernel_name, raycast_name};
+use device::launch::all_kernel_names;
 use std::path::PathBuf;
 use std::process::Command;
 use wavepath::ptx::PTX_MODULES;
@@ -14,10 +13,9 @@ use wavepath::ptx::PTX_MODULES;
 #[test]
 fn every_module_has_every_kernel_and_no_extern_functions() {
     assert!(!PTX_MODULES.is_empty());
-    let kinds = [AccelKind::None, AccelKind::Bvh, AccelKind::KdTree];
     for (cc, ptx) in PTX_MODULES {
         assert!(ptx.contains(&format!(".target sm_{cc}")), "sm_{cc}: wrong target");
-        for kernel in kinds.iter().flat_map(|&k| [megakernel_name(k), raycast_name(k)]) {
+        for kernel in all_kernel_names() {
             assert!(ptx.contains(&format!(".entry {kernel}(")), "sm_{cc}: no {kernel} entry");
         }
         assert!(!ptx.contains(".extern .func"), "sm_{cc}: calls an external function");

@@ -153,3 +153,21 @@ pub const SCAN_SCATTER: &str = "wf_scan_scatter";
 
 const _: () = assert!(core::mem::size_of::<crate::queue::Queues>() == 104);
 const _: () = assert!(core::mem::size_of::<crate::queue::PathPool>() == 13 * 8);
+
+/// Every kernel entry point of the module, for listings and checks.
+pub fn all_kernel_names() -> impl Iterator<Item = &'static str> {
+    use crate::observe::ShadeClass;
+    let kinds = [AccelKind::None, AccelKind::Bvh, AccelKind::KdTree];
+    let classes = [
+        ShadeClass::Diffuse,
+        ShadeClass::Metal,
+        ShadeClass::Dielectric,
+        ShadeClass::Emissive,
+        ShadeClass::Escaped,
+    ];
+    kinds
+        .into_iter()
+        .flat_map(|k| [megakernel_name(k), raycast_name(k), extend_name(k), drain_name(k)])
+        .chain(classes.into_iter().map(shade_name))
+        .chain([GENERATE, SCAN_COUNT, SCAN_BLOCKS, SCAN_SCATTER])
+}

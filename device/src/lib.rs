@@ -14,6 +14,7 @@
 //! ([`math::scalar`]), so a CPU render and a GPU render of one scene and seed are
 //! bit-for-bit the same image.
 #![no_std]
+#![warn(missing_docs)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, stdarch_nvptx, asm_experimental_arch))]
 #![feature(core_intrinsics)]
 #![allow(internal_features)]

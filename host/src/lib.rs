@@ -6,6 +6,8 @@
 //! crate, which the same source builds for the CPU and, through `build.rs`,
 //! to PTX.
 
+#![warn(missing_docs)]
+
 pub mod accel;
 pub mod atomic_file;
 pub mod backend;

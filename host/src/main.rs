@@ -2,8 +2,7 @@
 
 use anyhow::{Context, anyhow};
 use clap::Parser;
-use device::accel::AccelKind;
-use device::launch::{megakernel_name, raycast_name};
+use device::launch::all_kernel_names;
 use std::process::ExitCode;
 use wavepath::bench;
 use wavepath::cli::{Cli, Command, concrete_backend};
@@ -59,9 +58,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             let gpu = Gpu::open(0)?;
             println!("GPU: {}", gpu.info().describe());
-            let kinds = [AccelKind::None, AccelKind::Bvh, AccelKind::KdTree];
-            let names = kinds.iter().flat_map(|&k| [megakernel_name(k), raycast_name(k)]);
-            for (name, threads) in names.flat_map(|n| [64, 128, 256].map(|t| (n, t))) {
+            for (name, threads) in all_kernel_names().flat_map(|n| [64, 128, 256].map(|t| (n, t))) {
                 let f = gpu.function(name)?;
                 let k = gpu.kernel_info(name, &f, threads)?;
                 println!(
