@@ -201,3 +201,32 @@ fn gpu_back_end_without_a_driver_is_a_clear_error_pointing_to_the_cpu() {
     assert!(!run.status.success());
     assert!(String::from_utf8_lossy(&run.stdout).contains("embedded PTX: sm_"));
 }
+
+#[test]
+fn a_reader_that_stops_early_is_not_a_crash() {
+    // `wavepath bench ... | head -1`: the summary's later lines meet a closed pipe.
+    let mut child = wavepath()
+        .args([
+            "bench",
+            "--backends",
+            "cpu",
+            "--size",
+            "8x8",
+            "--spp",
+            "1",
+            "--repeat",
+            "3",
+            "--warmup",
+            "0",
+        ])
+        .arg(repo("scenes/cornell_diffuse.toml"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take()); // close the read end before anything is written
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(out.status.success(), "{stderr}");
+}

@@ -189,19 +189,23 @@ fn wavefront_profile_accounts_for_every_ray_and_counts_full_warps() {
         ..Overrides::default()
     };
     let (params, spp) = params_for(&scene, &overrides, device::scene::RenderView::Radiance);
-    let wavefront = WavefrontConfig {
+    let render = |wavefront: WavefrontConfig| {
+        let options = BackendOptions {
+            wavefront,
+            ..BackendOptions::default()
+        };
+        Renderer::new(BackendKind::GpuWave, options)
+            .unwrap()
+            .render(&scene, params, spp, &|_| {})
+            .unwrap()
+    };
+    // Without the drain every ray passes through the queues.
+    let out = render(WavefrontConfig {
         count_divergence: true,
+        drain_below: 0,
         ..WavefrontConfig::default()
-    };
-    let options = BackendOptions {
-        wavefront,
-        ..BackendOptions::default()
-    };
-    let out = Renderer::new(BackendKind::GpuWave, options)
-        .unwrap()
-        .render(&scene, params, spp, &|_| {})
-        .unwrap();
-    let p = out.gpu.unwrap();
+    });
+    let p = out.gpu.as_ref().unwrap();
     let extended: u64 = p
         .launches
         .iter()
@@ -224,4 +228,20 @@ fn wavefront_profile_accounts_for_every_ray_and_counts_full_warps() {
         );
     }
     assert!(p.state_bytes > 0);
+    // Draining everything at once (the pool holds fewer paths than the
+    // threshold) traces the same rays into the same image.
+    let drained = render(WavefrontConfig {
+        drain_below: u32::MAX,
+        ..WavefrontConfig::default()
+    });
+    assert!(
+        drained
+            .gpu
+            .as_ref()
+            .unwrap()
+            .launches
+            .iter()
+            .any(|l| l.kernel.starts_with("wf_drain"))
+    );
+    assert_eq!((drained.rays, &drained.film), (out.rays, &out.film));
 }

@@ -9,9 +9,35 @@ use wavepath::cli::{Cli, Command, concrete_backend};
 use wavepath::scene::meshgen::DisplacedSphere;
 use wavepath::{backend::gpu::Gpu, ptx, raycast, report, verify};
 
+/// Writes to stdout, returning write errors (a closed pipe) instead of
+/// panicking as `print!` does.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let mut stdout = std::io::stdout().lock();
+        write!(stdout, $($arg)*).and_then(|_| stdout.flush())?
+    }};
+}
+
+/// `out!` with a newline.
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let mut stdout = std::io::stdout().lock();
+        writeln!(stdout, $($arg)*).and_then(|_| stdout.flush())?
+    }};
+}
+
 fn main() -> ExitCode {
     match run(Cli::parse()) {
         Ok(code) => code,
+        // A reader that stops early (`| head`) is not an error.
+        Err(e)
+            if e.downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) =>
+        {
+            ExitCode::SUCCESS
+        }
         Err(e) => {
             eprintln!("wavepath: error: {e:#}");
             ExitCode::FAILURE
@@ -24,16 +50,16 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Render(args) => {
             let request = args.to_request().map_err(|e| anyhow!(e))?;
             let summary = wavepath::render::run(&request)?;
-            println!("{}", summary.line());
+            outln!("{}", summary.line());
             if let Some(profile) = &summary.output.gpu {
-                print!("{}", profile.table());
+                out!("{}", profile.table());
             }
         }
         Command::Verify(args) => {
             let backend = concrete_backend(args.backend).map_err(|e| anyhow!(e))?;
             let options = args.launch.options().map_err(|e| anyhow!(e))?;
             let report = verify::verify(&args.scene.scene, &args.scene.overrides(), backend, options)?;
-            println!("{}", report.describe());
+            outln!("{}", report.describe());
             if !report.passed() {
                 return Ok(ExitCode::FAILURE);
             }
@@ -43,7 +69,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let result = bench::run(&plan, |r| {
                 eprintln!("{} {} rep {}: {:.3} ms", r.backend, r.config, r.repetition, r.wall_ms)
             })?;
-            print!("{}", bench::summary(&result));
+            out!("{}", bench::summary(&result));
             if let Some(path) = &args.csv {
                 report::write_csv(path, &result.rows)
                     .with_context(|| format!("{}: writing the bench CSV", path.display()))?;
@@ -54,14 +80,14 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::GpuInfo => {
             for (arch, text) in ptx::PTX_MODULES {
-                println!("embedded PTX: sm_{arch} ({} bytes)", text.len());
+                outln!("embedded PTX: sm_{arch} ({} bytes)", text.len());
             }
             let gpu = Gpu::open(0)?;
-            println!("GPU: {}", gpu.info().describe());
+            outln!("GPU: {}", gpu.info().describe());
             for (name, threads) in all_kernel_names().flat_map(|n| [64, 128, 256].map(|t| (n, t))) {
                 let f = gpu.function(name)?;
                 let k = gpu.kernel_info(name, &f, threads)?;
-                println!(
+                outln!(
                     "{}: {} registers, {} B local, {} threads/block -> {} blocks/SM, occupancy {:.0}%",
                     k.name,
                     k.registers,
@@ -80,7 +106,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let gpu = Gpu::open(0).context("raycast times the GPU kernel; it needs a GPU")?;
             let rows = raycast::gpu_rows(&gpu, &scene, args.rays, &rays, &args.blocks, args.repeat)?;
             for r in &rows {
-                println!(
+                outln!(
                     "{} {} {:?} rays, block {}: {:.3} ms, {:.3} G rays/s ({} regs, {} B local, occupancy {:.0}%)",
                     r.scene,
                     r.accel,
@@ -116,7 +142,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 mesh.faces.len()
             );
             wavepath::atomic_file::write(&args.out, mesh.to_obj(&header).as_bytes())?;
-            println!(
+            outln!(
                 "{}: {} vertices, {} triangles in {:.2} s",
                 args.out.display(),
                 mesh.positions.len(),
