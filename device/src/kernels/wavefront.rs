@@ -24,13 +24,16 @@ fn global_index() -> u32 {
     unsafe { _block_idx_x() * _block_dim_x() + _thread_idx_x() }
 }
 
-/// Starts `count` new paths for work items `work_base..` in free slots taken
-/// from the ring at `free_head`, and puts them in the ray queue from
-/// position `out_offset` (after the survivors).
+/// Starts `count` new paths for work items `work_base..` and puts them in
+/// the ray queue from position `out_offset` (after the survivors). Their
+/// slots come from the free ring at `free_head`, or, when `fresh` is set
+/// (the pool is empty), are simply `0..count`: consecutive work items then
+/// sit in consecutive slots and every later access coalesces.
 ///
 /// # Safety
 /// The pool and queues must be device memory of the pool's capacity; the
-/// ring must hold `count` free slots from `free_head`.
+/// ring must hold `count` free slots from `free_head`, or, with `fresh`,
+/// every slot must be free.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn wf_generate(
     scene: SceneView<'static>,
@@ -41,6 +44,7 @@ pub unsafe extern "ptx-kernel" fn wf_generate(
     free_head: u32,
     work_base: u64,
     out_offset: u32,
+    fresh: u32,
 ) {
     let i = global_index();
     if i >= count {
@@ -50,9 +54,13 @@ pub unsafe extern "ptx-kernel" fn wf_generate(
     let work = work_base + i as u64;
     // SAFETY: the caller's contract.
     unsafe {
-        let slot = *queues
-            .free_ring
-            .add((free_head.wrapping_add(i) & queues.ring_mask) as usize);
+        let slot = if fresh != 0 {
+            i
+        } else {
+            *queues
+                .free_ring
+                .add((free_head.wrapping_add(i) & queues.ring_mask) as usize)
+        };
         let path = generate(&scene, &params, (work % pixels) as u32, (work / pixels) as u32);
         pool.store(slot, &path);
         *queues.rays_in.add((out_offset + i) as usize) = slot;

@@ -342,6 +342,9 @@ pub fn render(
         if regenerate && next_work < total_work {
             let free = free_tail.wrapping_sub(free_head);
             let count = (free as u64).min(total_work - next_work) as u32;
+            // An empty pool takes slots 0..count in order, whatever order
+            // the ring holds them in: the coherence of the first wave again.
+            let fresh = KernelArg((ray_count == 0) as u32);
             let (q, c, head, base, offset) = (
                 KernelArg(queues),
                 KernelArg(count),
@@ -357,9 +360,16 @@ pub fn render(
                     .arg(&c)
                     .arg(&head)
                     .arg(&base)
-                    .arg(&offset);
+                    .arg(&offset)
+                    .arg(&fresh);
             })?;
-            free_head = free_head.wrapping_add(count);
+            // A fresh start consumed the whole ring (every slot was free; the
+            // unused ones are only left over once all work is issued).
+            free_head = if fresh.0 != 0 {
+                free_tail
+            } else {
+                free_head.wrapping_add(count)
+            };
             next_work += count as u64;
             ray_count += count;
         }
