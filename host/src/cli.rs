@@ -170,7 +170,7 @@ pub struct LaunchArgs {
     #[arg(long)]
     pub count_divergence: bool,
     /// Wavefront: when new camera paths enter the pool.
-    #[arg(long, value_enum, default_value_t = Schedule::Regenerate)]
+    #[arg(long, value_enum, default_value_t = Schedule::BounceSync)]
     pub schedule: Schedule,
     /// Wavefront: how survivors are gathered into the next ray queue.
     #[arg(long, value_enum, default_value_t = CompactionArg::PrefixSum)]
@@ -314,7 +314,7 @@ pub struct BenchArgs {
     #[arg(long, value_parser = parse_size)]
     pub tile: Option<(u32, u32)>,
     /// Wavefront schedules to try.
-    #[arg(long, value_enum, value_delimiter = ',', default_value = "regenerate")]
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "bounce-sync")]
     pub schedules: Vec<Schedule>,
     /// Wavefront compaction modes to try.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "prefix-sum")]

@@ -74,11 +74,12 @@ pub struct WavefrontConfig {
 impl Default for WavefrontConfig {
     fn default() -> Self {
         // The best configuration measured on an H200 (results/wavefront/):
-        // every path in flight at once, survivors kept in slot order, and
-        // the last 2^18 paths finished in one drain launch.
+        // every path in flight at once, waves refilling slots in order,
+        // survivors kept in slot order, and the last 2^18 paths finished in
+        // one drain launch.
         WavefrontConfig {
             capacity: Capacity::Auto,
-            schedule: Schedule::Regenerate,
+            schedule: Schedule::BounceSync,
             compaction: Compaction::PrefixSum,
             block: 64,
             count_divergence: false,
@@ -560,7 +561,7 @@ mod tests {
     fn configurations_are_checked_and_labelled() {
         let ok = WavefrontConfig::default();
         assert!(ok.validate().is_ok());
-        assert_eq!(ok.label(), "regenerate/prefix-sum/auto/64/drain262144");
+        assert_eq!(ok.label(), "bounce-sync/prefix-sum/auto/64/drain262144");
         assert!(
             WavefrontConfig {
                 capacity: Capacity::Slots(3000),
