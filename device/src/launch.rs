@@ -158,13 +158,7 @@ const _: () = assert!(core::mem::size_of::<crate::queue::PathPool>() == 13 * 8);
 pub fn all_kernel_names() -> impl Iterator<Item = &'static str> {
     use crate::observe::ShadeClass;
     let kinds = [AccelKind::None, AccelKind::Bvh, AccelKind::KdTree];
-    let classes = [
-        ShadeClass::Diffuse,
-        ShadeClass::Metal,
-        ShadeClass::Dielectric,
-        ShadeClass::Emissive,
-        ShadeClass::Escaped,
-    ];
+    let classes = ShadeClass::ALL;
     kinds
         .into_iter()
         .flat_map(|k| [megakernel_name(k), raycast_name(k), extend_name(k), drain_name(k)])

@@ -22,6 +22,17 @@ pub enum ShadeClass {
 /// Number of [`ShadeClass`]es.
 pub const SHADE_CLASSES: usize = 5;
 
+impl ShadeClass {
+    /// Every class, in queue order.
+    pub const ALL: [ShadeClass; SHADE_CLASSES] = [
+        ShadeClass::Diffuse,
+        ShadeClass::Metal,
+        ShadeClass::Dielectric,
+        ShadeClass::Emissive,
+        ShadeClass::Escaped,
+    ];
+}
+
 /// Called where a path branches on its shading class.
 pub trait BranchObserver {
     /// The calling path is about to run the code of `class`.

@@ -122,9 +122,9 @@ pub fn render_launches(
     passes: &[SampleRange],
     progress: Progress,
 ) -> Result<RenderOutput, GpuError> {
-    config.validate().map_err(|e| GpuError::Driver {
-        action: "configuring the megakernel".into(),
-        error: e,
+    config.validate().map_err(|error| GpuError::Config {
+        what: "megakernel",
+        error,
     })?;
     let stream = gpu.stream();
     let upload_start = Instant::now();

@@ -46,6 +46,14 @@ pub enum GpuError {
         /// Oldest embedded architecture.
         oldest: u32,
     },
+    /// A launch configuration is invalid.
+    #[error("invalid {what} configuration: {error}")]
+    Config {
+        /// Which back end's configuration.
+        what: &'static str,
+        /// What is wrong with it.
+        error: String,
+    },
     /// An allocation did not fit.
     #[error("out of GPU memory: {what} needs {bytes} bytes, {free} of {total} bytes are free")]
     OutOfMemory {

@@ -242,9 +242,9 @@ pub fn render(
     config: &WavefrontConfig,
     progress: Progress,
 ) -> Result<RenderOutput, GpuError> {
-    config.validate().map_err(|e| GpuError::Driver {
-        action: "configuring the wavefront".into(),
-        error: e,
+    config.validate().map_err(|error| GpuError::Config {
+        what: "wavefront",
+        error,
     })?;
     let stream = gpu.stream();
     let pixels = job.pixel_count() as u64;
@@ -286,13 +286,7 @@ pub fn render(
     let generate = load(GENERATE)?;
     let extend = load(extend_name(job.scene.accel.kind))?;
     let drain = load(drain_name(job.scene.accel.kind))?;
-    let classes = [
-        ShadeClass::Diffuse,
-        ShadeClass::Metal,
-        ShadeClass::Dielectric,
-        ShadeClass::Emissive,
-        ShadeClass::Escaped,
-    ];
+    let classes = ShadeClass::ALL;
     let shaders = classes.map(|c| load(shade_name(c)));
     let shaders: Vec<Kernel> = shaders.into_iter().collect::<Result<_, _>>()?;
     let scans = [load(SCAN_COUNT)?, load(SCAN_BLOCKS)?, load(SCAN_SCATTER)?];
