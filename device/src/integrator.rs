@@ -5,10 +5,11 @@
 
 use crate::accel::Traversal;
 use crate::film::{FixedRgb, is_invalid_sample};
+use crate::geometry::Hit;
 use crate::math::{Rgb, Vec3};
 use crate::observe::BranchObserver;
 use crate::scene::{RenderParams, RenderView, SceneView};
-use crate::stages::{PathStatus, extend::extend, generate::generate, shade::shade};
+use crate::stages::{PathState, PathStatus, extend::extend, generate::generate, shade::shade};
 
 /// A half-open range of sample indices.
 #[repr(C)]
@@ -57,22 +58,40 @@ pub fn trace_path<T: Traversal>(
             rays: 1,
         };
     }
+    let rays = finish_path::<T>(scene, params, &mut path, observer, |_, _| {});
+    SampleResult {
+        radiance: path.radiance,
+        rays,
+    }
+}
+
+/// Extends and shades `path` from its current ray until it ends, and
+/// returns the segments traced. `on_segment` sees each path state with the
+/// hit of its ray, before shading (for recording; a no-op compiles away).
+/// The megakernel, the CPU back ends, the wavefront's tail drain and the
+/// host's diagnostics all trace through this one loop.
+#[inline(always)]
+pub fn finish_path<T: Traversal>(
+    scene: &SceneView,
+    params: &RenderParams,
+    path: &mut PathState,
+    observer: &impl BranchObserver,
+    mut on_segment: impl FnMut(&PathState, Option<&Hit>),
+) -> u32 {
     let mut rays = 0;
     loop {
         let hit = extend::<T>(scene, &path.ray);
         rays += 1;
-        if shade(scene, params, &mut path, hit, observer) == PathStatus::Finished {
-            return SampleResult {
-                radiance: path.radiance,
-                rays,
-            };
+        on_segment(path, hit.as_ref());
+        if shade(scene, params, path, hit, observer) == PathStatus::Finished {
+            return rays;
         }
     }
 }
 
 /// The value a debug view shows for a first hit (black where nothing is hit).
 #[inline(always)]
-fn debug_value(scene: &SceneView, view: RenderView, hit: Option<&crate::geometry::Hit>) -> Rgb {
+fn debug_value(scene: &SceneView, view: RenderView, hit: Option<&Hit>) -> Rgb {
     let Some(hit) = hit else { return Rgb::BLACK };
     match view {
         RenderView::Normals => {

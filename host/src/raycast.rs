@@ -14,11 +14,12 @@ use crate::scene::Scene;
 use anyhow::bail;
 use device::accel::{Dispatch, closest_hit};
 use device::geometry::Interval;
+use device::integrator::finish_path;
 use device::launch::RayHit;
 use device::math::Ray;
 use device::observe::Unobserved;
 use device::scene::RenderParams;
-use device::stages::{PathStatus, extend::extend, generate::generate, shade::shade};
+use device::stages::generate::generate;
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -48,14 +49,14 @@ pub fn make_rays(scene: &Scene, params: &RenderParams, kind: RayKind, count: usi
                 if kind == RayKind::Camera {
                     return vec![path.ray];
                 }
+                // Every segment after the camera's, in tracing order.
                 let mut out = Vec::new();
-                loop {
-                    let hit = extend::<Dispatch>(&view, &path.ray);
-                    if shade(&view, params, &mut path, hit, &Unobserved) == PathStatus::Finished {
-                        return out;
+                finish_path::<Dispatch>(&view, params, &mut path, &Unobserved, |p, _| {
+                    if p.bounce > 0 {
+                        out.push(p.ray)
                     }
-                    out.push(path.ray);
-                }
+                });
+                out
             })
             .collect();
         let before = rays.len();

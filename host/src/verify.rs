@@ -12,12 +12,12 @@ use crate::scene::Scene;
 use device::accel::Dispatch;
 use device::film::{FixedRgb, is_invalid_sample};
 use device::geometry::PrimRef;
-use device::integrator::{SampleRange, trace_path};
+use device::integrator::{SampleRange, finish_path, trace_path};
 use device::launch::Tile;
 use device::math::{Ray, Rgb};
 use device::observe::Unobserved;
 use device::scene::{RenderParams, RenderView};
-use device::stages::{PathStatus, extend::extend, generate::generate, shade::shade};
+use device::stages::generate::generate;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -152,25 +152,20 @@ impl VerifyReport {
     }
 }
 
-/// The CPU's path for one sample, segment by segment, through the same stages.
+/// The CPU's path for one radiance sample, segment by segment, through the same stages.
 pub fn trace_steps(scene: &Scene, params: &RenderParams, pixel: u32, sample: u32) -> Vec<PathStep> {
     let view = scene.view(scene.camera_for(params.width, params.height));
     let mut path = generate(&view, params, pixel, sample);
     let mut steps = Vec::new();
-    loop {
-        let hit = extend::<Dispatch>(&view, &path.ray);
+    finish_path::<Dispatch>(&view, params, &mut path, &Unobserved, |p, hit| {
         steps.push(PathStep {
-            bounce: path.bounce,
-            ray: path.ray,
+            bounce: p.bounce,
+            ray: p.ray,
             hit: hit.map(|h| (h.prim, h.material, h.t)),
-            throughput: path.throughput,
-        });
-        if params.view != RenderView::Radiance
-            || shade(&view, params, &mut path, hit, &Unobserved) == PathStatus::Finished
-        {
-            return steps;
-        }
-    }
+            throughput: p.throughput,
+        })
+    });
+    steps
 }
 
 /// Renders `scene_path` on `backend` and on the CPU and compares the films.

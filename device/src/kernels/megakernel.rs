@@ -48,7 +48,7 @@ pub unsafe fn megakernel<T: Traversal>(
     }
 }
 
-super::per_traversal!(
+super::export_kernels!(
     megakernel,
     (
         scene: SceneView<'static>,

@@ -1,18 +1,19 @@
 //! GPU entry points (NVPTX only). Each is thin: compute the thread's index,
 //! check bounds, call the same function the CPU back ends call.
 //!
-//! Every kernel is exported once per acceleration structure
-//! (`<kernel>_brute`, `<kernel>_bvh`, `<kernel>_kdtree`, named by
-//! [`crate::launch`]) so that each holds one traversal's code.
+//! Generic kernels are exported once per type argument: per acceleration
+//! structure (`<kernel>_brute`, `<kernel>_bvh`, `<kernel>_kdtree`) so that
+//! each holds one traversal's code, and per shading class for the
+//! wavefront's shading kernels. [`crate::launch`] names them.
 
 pub mod megakernel;
 pub mod raycast;
 pub mod wavefront;
 
-/// Exports `$kernel::<T>` under one name per traversal type.
-macro_rules! per_traversal {
+/// Exports the generic kernel `$kernel::<T>` under one name per type `T`.
+macro_rules! export_kernels {
     ($kernel:ident, $args:tt, [$($name:ident => $t:ty),*]) => {
-        $( $crate::kernels::per_traversal!(@one $kernel, $name, $t, $args); )*
+        $( $crate::kernels::export_kernels!(@one $kernel, $name, $t, $args); )*
     };
     (@one $kernel:ident, $name:ident, $t:ty, ($($arg:ident: $ty:ty),*)) => {
         /// Entry point (see the generic function it instantiates).
@@ -26,4 +27,4 @@ macro_rules! per_traversal {
         }
     };
 }
-pub(crate) use per_traversal;
+pub(crate) use export_kernels;

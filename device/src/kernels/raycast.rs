@@ -28,7 +28,7 @@ pub unsafe fn raycast<T: Traversal>(scene: SceneView<'static>, rays: *const Ray,
     }
 }
 
-super::per_traversal!(
+super::export_kernels!(
     raycast,
     (scene: SceneView<'static>, rays: *const Ray, count: u32, hits: *mut RayHit),
     [raycast_brute => BruteForce, raycast_bvh => Bvh, raycast_kdtree => KdTree]

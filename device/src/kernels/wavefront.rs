@@ -5,13 +5,13 @@
 
 use crate::accel::{BruteForce, Bvh, KdTree, Traversal};
 use crate::film::{FixedRgb, is_invalid_sample};
+use crate::integrator::finish_path;
 use crate::launch::{Compaction, LaunchCounters};
 use crate::material::{self, Material, Scatter, ScatterInput};
-use crate::observe::Unobserved;
-use crate::observe::{BranchObserver, DivergenceCounters, ShadeClass, WarpDivergence};
+use crate::observe::{BranchObserver, DivergenceCounters, ShadeClass, Unobserved, WarpDivergence};
 use crate::queue::{PathPool, Queues, SCAN_BLOCK};
 use crate::scene::{RenderParams, SceneView};
-use crate::stages::shade::{class_of, escaped, shade, surface};
+use crate::stages::shade::{class_of, escaped, surface};
 use crate::stages::{PathStatus, generate::generate};
 use crate::warp::{active_mask, append, ballot, inclusive_scan, lane_id, lanes_below, match_any};
 use core::arch::nvptx::{_block_dim_x, _block_idx_x, _grid_dim_x, _syncthreads, _thread_idx_x};
@@ -103,7 +103,7 @@ unsafe fn wf_extend<T: Traversal>(scene: SceneView<'static>, pool: PathPool, que
     }
 }
 
-crate::kernels::per_traversal!(
+crate::kernels::export_kernels!(
     wf_extend,
     (scene: SceneView<'static>, pool: PathPool, queues: Queues, count: u32),
     [wf_extend_brute => BruteForce, wf_extend_bvh => Bvh, wf_extend_kdtree => KdTree]
@@ -262,37 +262,26 @@ unsafe fn deposit(path: &crate::stages::PathState, film: *mut FixedRgb, counters
     }
 }
 
-macro_rules! shade_kernel {
-    ($name:ident, $shader:ty) => {
-        /// Shading entry point for one class (see `wf_shade`).
-        ///
-        /// # Safety
-        /// As for `wf_shade`.
-        #[unsafe(no_mangle)]
-        pub unsafe extern "ptx-kernel" fn $name(
-            scene: SceneView<'static>,
-            params: RenderParams,
-            pool: PathPool,
-            queues: Queues,
-            compaction: Compaction,
-            film: *mut FixedRgb,
-            counters: *mut LaunchCounters,
-            divergence: *mut DivergenceCounters,
-        ) {
-            // SAFETY: forwarded unchanged.
-            unsafe {
-                wf_shade::<$shader>(
-                    scene, params, pool, queues, compaction, film, counters, divergence,
-                )
-            }
-        }
-    };
-}
-shade_kernel!(wf_shade_diffuse, DiffuseShader);
-shade_kernel!(wf_shade_metal, MetalShader);
-shade_kernel!(wf_shade_dielectric, DielectricShader);
-shade_kernel!(wf_shade_emissive, EmissiveShader);
-shade_kernel!(wf_shade_escaped, EscapedShader);
+crate::kernels::export_kernels!(
+    wf_shade,
+    (
+        scene: SceneView<'static>,
+        params: RenderParams,
+        pool: PathPool,
+        queues: Queues,
+        compaction: Compaction,
+        film: *mut FixedRgb,
+        counters: *mut LaunchCounters,
+        divergence: *mut DivergenceCounters
+    ),
+    [
+        wf_shade_diffuse => DiffuseShader,
+        wf_shade_metal => MetalShader,
+        wf_shade_dielectric => DielectricShader,
+        wf_shade_emissive => EmissiveShader,
+        wf_shade_escaped => EscapedShader
+    ]
+);
 
 /// The tail drain: once every sample has been issued and few paths remain,
 /// each remaining path is traced to its end by one thread (extend and shade
@@ -319,20 +308,13 @@ unsafe fn wf_drain<T: Traversal>(
     unsafe {
         let slot = *queues.rays_in.add(i as usize);
         let mut path = pool.load(slot);
-        let mut rays = 0u64;
-        loop {
-            let hit = T::closest_hit(&scene, &path.ray, crate::geometry::Interval::POSITIVE);
-            rays += 1;
-            if shade(&scene, &params, &mut path, hit, &Unobserved) == PathStatus::Finished {
-                break;
-            }
-        }
+        let rays = finish_path::<T>(&scene, &params, &mut path, &Unobserved, |_, _| {});
         deposit(&path, film, counters);
-        AtomicU64::from_ptr(&raw mut (*counters).rays).fetch_add(rays, Ordering::Relaxed);
+        AtomicU64::from_ptr(&raw mut (*counters).rays).fetch_add(rays as u64, Ordering::Relaxed);
     }
 }
 
-crate::kernels::per_traversal!(
+crate::kernels::export_kernels!(
     wf_drain,
     (
         scene: SceneView<'static>,
