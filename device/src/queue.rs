@@ -299,11 +299,6 @@ impl Queues {
         aligned(4 * capacity) * (2 + SHADE_CLASSES + 2) + aligned(4 * 32 * blocks) + aligned(4 * (blocks + 32))
     }
 
-    /// Byte offset of the free ring (the host fills it with every slot at the start).
-    pub const fn free_ring_offset(capacity: usize) -> usize {
-        aligned(4 * capacity) * (2 + SHADE_CLASSES)
-    }
-
     /// The same queues with the two ray queues exchanged (between iterations).
     pub fn swapped(self) -> Self {
         Queues {

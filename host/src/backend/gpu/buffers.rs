@@ -6,6 +6,8 @@ use cudarc::driver::sys::cudaError_enum as Code;
 use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr, ValidAsZeroBits};
 use device::accel::AccelView;
 use device::camera::Camera;
+use device::film::FixedRgb;
+use device::observe::DivergenceCounters;
 use device::scene::{DeviceSlice, SceneView};
 use std::marker::PhantomData;
 
@@ -23,6 +25,54 @@ pub struct DeviceArray<T> {
     bytes: CudaSlice<u8>,
     len: usize,
     _type: PhantomData<T>,
+}
+
+/// The device address of an allocation, for a pointer kernel argument.
+pub fn device_address<T>(gpu: &Gpu, buffer: &CudaSlice<T>) -> *mut T {
+    let (ptr, _sync) = buffer.device_ptr(gpu.stream());
+    ptr as *mut T
+}
+
+/// Reads back a film of `pixels` fixed-point RGB sums (three `u64` each).
+pub fn read_film(gpu: &Gpu, film: &CudaSlice<u64>, pixels: usize) -> Result<Vec<FixedRgb>, GpuError> {
+    let raw = gpu
+        .stream()
+        .clone_dtoh(film)
+        .map_err(driver_error("reading back the film"))?;
+    Ok(raw
+        .chunks_exact(3)
+        .take(pixels)
+        .map(|c| FixedRgb {
+            r: c[0],
+            g: c[1],
+            b: c[2],
+        })
+        .collect())
+}
+
+/// Reads back consecutive divergence counters (two `u64` each), one per name.
+pub fn read_divergence(
+    gpu: &Gpu,
+    counters: &CudaSlice<u64>,
+    names: &[&str],
+) -> Result<Vec<(String, DivergenceCounters)>, GpuError> {
+    let raw = gpu
+        .stream()
+        .clone_dtoh(counters)
+        .map_err(driver_error("reading back the divergence counters"))?;
+    Ok(names
+        .iter()
+        .zip(raw.chunks_exact(2))
+        .map(|(n, c)| {
+            (
+                n.to_string(),
+                DivergenceCounters {
+                    lanes: c[0],
+                    groups: c[1],
+                },
+            )
+        })
+        .collect())
 }
 
 /// Allocates zeroed device memory for `len` values, reporting exhaustion as
@@ -79,8 +129,7 @@ impl<T: Copy> DeviceArray<T> {
 
     /// The device address of the first value, for a pointer kernel argument.
     pub fn device_ptr(&self, gpu: &Gpu) -> *const T {
-        let (ptr, _sync) = self.bytes.device_ptr(gpu.stream());
-        ptr as *const T
+        device_address(gpu, &self.bytes) as *const T
     }
 
     /// A device-side view for a kernel argument.

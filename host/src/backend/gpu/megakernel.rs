@@ -6,15 +6,13 @@
 //! render never trips a display watchdog and progress can be shown; every
 //! launch is timed with CUDA events.
 
-use super::buffers::{DeviceScene, KernelArg, alloc_zeros};
-use super::profile::{GpuProfile, LaunchRecord};
+use super::buffers::{DeviceScene, KernelArg, alloc_zeros, device_address, read_divergence, read_film};
+use super::profile::{GpuProfile, LaunchRecord, Timeline};
 use super::{Gpu, GpuError, driver_error, kernel_error};
 use crate::backend::{Progress, RenderJob, RenderOutput};
-use cudarc::driver::{CudaEvent, LaunchConfig, PushKernelArg};
-use device::film::FixedRgb;
+use cudarc::driver::{LaunchConfig, PushKernelArg};
 use device::integrator::SampleRange;
 use device::launch::{LaunchCounters, Tile, megakernel_name};
-use device::observe::DivergenceCounters;
 use std::time::Instant;
 
 /// How the megakernel is launched.
@@ -129,14 +127,9 @@ pub fn render_launches(
     let stream = gpu.stream();
     let upload_start = Instant::now();
     let scene = DeviceScene::upload(gpu, job.scene)?;
-    let mut film = alloc_zeros::<u64>(gpu, "the film", job.pixel_count() * 3)?;
-    let mut counters = alloc_zeros::<u64>(gpu, "the counters", 2)?;
-    let mut divergence = alloc_zeros::<u64>(gpu, "the divergence counters", 2)?;
-    let divergence_arg = if config.count_divergence {
-        None
-    } else {
-        Some(KernelArg(std::ptr::null_mut::<u64>()))
-    };
+    let film = alloc_zeros::<u64>(gpu, "the film", job.pixel_count() * 3)?;
+    let counters = alloc_zeros::<u64>(gpu, "the counters", 2)?;
+    let divergence = alloc_zeros::<u64>(gpu, "the divergence counters", 2)?;
     stream.synchronize().map_err(driver_error("uploading the scene"))?;
     let upload_ms = upload_start.elapsed().as_secs_f64() * 1e3;
 
@@ -146,41 +139,26 @@ pub fn render_launches(
     let kernel = gpu.kernel_info(name, &function, bx * by)?;
     let view = KernelArg(scene.view(gpu, job.scene, job.camera));
     let params = KernelArg(job.params);
+    let film_arg = KernelArg(device_address(gpu, &film));
+    let counters_arg = KernelArg(device_address(gpu, &counters));
+    let divergence_arg = KernelArg(if config.count_divergence {
+        device_address(gpu, &divergence)
+    } else {
+        std::ptr::null_mut()
+    });
 
-    let mut timed: Vec<(LaunchRecord, CudaEvent, CudaEvent)> = Vec::new();
+    let mut timeline = Timeline::new(gpu);
     let loop_start = Instant::now();
     for (pass, &samples) in passes.iter().enumerate() {
         let pass_pixels: u64 = tiles.iter().map(|t| t.width as u64 * t.height as u64).sum();
         for tile in tiles {
-            let grid = (tile.width.div_ceil(bx), tile.height.div_ceil(by), 1);
             let cfg = LaunchConfig {
-                grid_dim: grid,
+                grid_dim: (tile.width.div_ceil(bx), tile.height.div_ceil(by), 1),
                 block_dim: (bx, by, 1),
                 shared_mem_bytes: 0,
             };
             let (range, tile_arg) = (KernelArg(samples), KernelArg(*tile));
-            let event = || gpu.timing_event();
-            let start = event()?;
-            let mut launch = stream.launch_builder(&function);
-            launch
-                .arg(&view)
-                .arg(&params)
-                .arg(&range)
-                .arg(&tile_arg)
-                .arg(&mut film)
-                .arg(&mut counters);
-            match &divergence_arg {
-                Some(null) => launch.arg(null),
-                None => launch.arg(&mut divergence),
-            };
-            // SAFETY: the arguments match the kernel's signature
-            // (device::kernels::megakernel) in order and layout; the film
-            // holds one FixedRgb per pixel and the counters one LaunchCounters.
-            unsafe { launch.launch(cfg) }.map_err(kernel_error(name, "launching the megakernel"))?;
-            let end = event()?;
             let record = LaunchRecord {
-                kernel: name.into(),
-                launch: timed.len() as u32,
                 iteration: pass as u32,
                 sample_begin: samples.begin,
                 sample_end: samples.end,
@@ -188,11 +166,23 @@ pub fn render_launches(
                 tile_y: tile.y0,
                 tile_width: tile.width,
                 tile_height: tile.height,
-                threads: grid.0 as u64 * grid.1 as u64 * (bx * by) as u64,
                 items: tile.width as u64 * tile.height as u64 * (samples.end - samples.begin) as u64,
-                ms: 0.0,
+                ..LaunchRecord::default()
             };
-            timed.push((record, start, end));
+            // SAFETY: the arguments match device::kernels::megakernel in order
+            // and layout; the film holds one FixedRgb per pixel, the counters
+            // one LaunchCounters, the divergence counters one (or null).
+            unsafe {
+                timeline.launch(name, &function, cfg, record, |b| {
+                    b.arg(&view)
+                        .arg(&params)
+                        .arg(&range)
+                        .arg(&tile_arg)
+                        .arg(&film_arg)
+                        .arg(&counters_arg)
+                        .arg(&divergence_arg);
+                })
+            }?;
         }
         // One synchronisation per pass: progress, and faults surface here.
         stream
@@ -203,28 +193,11 @@ pub fn render_launches(
     let loop_time = loop_start.elapsed();
 
     let readback_start = Instant::now();
-    let raw = stream
-        .clone_dtoh(&film)
-        .map_err(kernel_error(name, "reading back the film"))?;
+    let film = read_film(gpu, &film, job.pixel_count())?;
     let count = stream
         .clone_dtoh(&counters)
         .map_err(driver_error("reading back the counters"))?;
     let readback_ms = readback_start.elapsed().as_secs_f64() * 1e3;
-
-    let mut launches = Vec::with_capacity(timed.len());
-    for (mut record, start, end) in timed {
-        record.ms = start.elapsed_ms(&end).map_err(driver_error("reading event times"))? as f64;
-        launches.push(record);
-    }
-    let film: Vec<FixedRgb> = raw
-        .chunks_exact(3)
-        .take(job.pixel_count())
-        .map(|c| FixedRgb {
-            r: c[0],
-            g: c[1],
-            b: c[2],
-        })
-        .collect();
     let counters = LaunchCounters {
         rays: count[0],
         invalid_samples: count[1],
@@ -232,23 +205,14 @@ pub fn render_launches(
     let profile = GpuProfile {
         device: gpu.info().clone(),
         kernels: vec![kernel],
-        launches,
+        launches: timeline.finish()?,
         upload_ms,
         readback_ms,
         loop_ms: loop_time.as_secs_f64() * 1e3,
         scene_bytes: scene.byte_len(),
         film_bytes: (job.pixel_count() * 3 + 2) * 8,
         divergence: if config.count_divergence {
-            let d = stream
-                .clone_dtoh(&divergence)
-                .map_err(driver_error("reading back the divergence counters"))?;
-            vec![(
-                name.to_string(),
-                DivergenceCounters {
-                    lanes: d[0],
-                    groups: d[1],
-                },
-            )]
+            read_divergence(gpu, &divergence, &[name])?
         } else {
             Vec::new()
         },

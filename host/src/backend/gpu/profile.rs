@@ -2,14 +2,16 @@
 //! those same rows (the printed table and the CSV never disagree).
 
 use super::device::{GpuInfo, KernelInfo};
+use super::{Gpu, GpuError, driver_error, kernel_error};
 use anyhow::Context;
+use cudarc::driver::{CudaEvent, CudaFunction, LaunchArgs, LaunchConfig};
 use device::observe::DivergenceCounters;
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::Path;
 
 /// One kernel launch, timed with CUDA events around it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct LaunchRecord {
     /// Kernel name.
     pub kernel: String,
@@ -192,5 +194,85 @@ impl GpuProfile {
     pub fn write_launch_csv(&self, path: &Path) -> anyhow::Result<()> {
         crate::report::write_csv(path, &self.launches)
             .with_context(|| format!("{}: writing the launch log", path.display()))
+    }
+}
+
+/// Every launch of a render goes through here: it is timed with CUDA events
+/// and recorded, and the times are read once the work is done.
+pub struct Timeline<'g> {
+    gpu: &'g Gpu,
+    pending: Vec<(LaunchRecord, CudaEvent, CudaEvent)>,
+}
+
+impl<'g> Timeline<'g> {
+    /// An empty timeline on `gpu`'s stream.
+    pub fn new(gpu: &'g Gpu) -> Self {
+        Timeline {
+            gpu,
+            pending: Vec::new(),
+        }
+    }
+
+    /// Launches `function` (named `kernel`) with `cfg` and the arguments
+    /// `args` pushes, and records it with the iteration, items and
+    /// sample/tile fields of `record`. Returns the record's index.
+    ///
+    /// # Safety
+    /// `args` must push the kernel's parameters in order, with the layouts
+    /// the device code declares, over buffers the kernel may touch.
+    pub unsafe fn launch<'a>(
+        &mut self,
+        kernel: &'a str,
+        function: &'a CudaFunction,
+        cfg: LaunchConfig,
+        record: LaunchRecord,
+        args: impl FnOnce(&mut LaunchArgs<'a>),
+    ) -> Result<usize, GpuError>
+    where
+        'g: 'a,
+    {
+        let gpu: &'g Gpu = self.gpu;
+        let start = gpu.timing_event()?;
+        let mut builder = gpu.stream().launch_builder(function);
+        args(&mut builder);
+        // SAFETY: the caller's contract.
+        unsafe { builder.launch(cfg) }.map_err(kernel_error(kernel, "launching a kernel"))?;
+        let end = gpu.timing_event()?;
+        let (g, b) = (cfg.grid_dim, cfg.block_dim);
+        let threads = (g.0 * g.1 * g.2) as u64 * (b.0 * b.1 * b.2) as u64;
+        let index = self.pending.len();
+        let record = LaunchRecord {
+            kernel: kernel.into(),
+            launch: index as u32,
+            threads,
+            ..record
+        };
+        self.pending.push((record, start, end));
+        Ok(index)
+    }
+
+    /// The record of launch `index`, to fill in what is learnt later.
+    pub fn record_mut(&mut self, index: usize) -> &mut LaunchRecord {
+        &mut self.pending[index].0
+    }
+
+    /// Every record with its event time (waits for the launches).
+    pub fn finish(self) -> Result<Vec<LaunchRecord>, GpuError> {
+        self.pending
+            .into_iter()
+            .map(|(r, start, end)| {
+                let ms = start.elapsed_ms(&end).map_err(driver_error("reading event times"))? as f64;
+                Ok(LaunchRecord { ms, ..r })
+            })
+            .collect()
+    }
+}
+
+/// A 1D launch of `threads` threads in blocks of `block`.
+pub fn linear(threads: u32, block: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (threads.div_ceil(block), 1, 1),
+        block_dim: (block, 1, 1),
+        shared_mem_bytes: 0,
     }
 }

@@ -1,11 +1,12 @@
 //! The ray-casting kernel on the GPU: upload a ray buffer once, time the
 //! closest-hit kernel over it several times, read the hits back.
 
-use super::buffers::{DeviceArray, DeviceScene, KernelArg, alloc_zeros};
+use super::buffers::{DeviceArray, DeviceScene, KernelArg, alloc_zeros, device_address};
 use super::device::KernelInfo;
+use super::profile::{LaunchRecord, Timeline, linear};
 use super::{Gpu, GpuError, driver_error, kernel_error};
 use crate::scene::Scene;
-use cudarc::driver::{LaunchConfig, PushKernelArg};
+use cudarc::driver::PushKernelArg;
 use device::launch::{RayHit, raycast_name};
 use device::math::Ray;
 
@@ -25,32 +26,32 @@ pub fn cast(gpu: &Gpu, scene: &Scene, rays: &[Ray], block: u32, repeat: u32) -> 
     let stream = gpu.stream();
     let device_scene = DeviceScene::upload(gpu, scene)?;
     let device_rays = DeviceArray::upload(gpu, "rays", rays)?;
-    let mut hits = alloc_zeros::<u32>(gpu, "ray hits", rays.len() * 2)?;
+    let hits = alloc_zeros::<u32>(gpu, "ray hits", rays.len() * 2)?;
+    let hits_arg = KernelArg(device_address(gpu, &hits));
     let name = raycast_name(scene.accel.kind);
     let function = gpu.function(name)?;
     let kernel = gpu.kernel_info(name, &function, block)?;
     let view = KernelArg(device_scene.view(gpu, scene, scene.camera_for(1, 1)));
     let rays_arg = KernelArg(device_rays.device_ptr(gpu));
     let count = rays.len() as u32;
-    let cfg = LaunchConfig {
-        grid_dim: (count.div_ceil(block), 1, 1),
-        block_dim: (block, 1, 1),
-        shared_mem_bytes: 0,
-    };
-    let fault = || kernel_error(name, "running the ray-casting kernel");
-    let mut ms = Vec::new();
+    let mut timeline = Timeline::new(gpu);
     for _ in 0..repeat.max(1) {
-        let event = || gpu.timing_event();
-        let start = event()?;
-        let mut launch = stream.launch_builder(&function);
-        launch.arg(&view).arg(&rays_arg).arg(&count).arg(&mut hits);
+        let record = LaunchRecord {
+            items: count as u64,
+            ..LaunchRecord::default()
+        };
         // SAFETY: matches device::kernels::raycast: the ray buffer holds
         // `count` rays and the hit buffer `count` RayHits (two u32 each).
-        unsafe { launch.launch(cfg) }.map_err(fault())?;
-        let end = event()?;
-        stream.synchronize().map_err(fault())?;
-        ms.push(start.elapsed_ms(&end).map_err(driver_error("reading event times"))? as f64);
+        unsafe {
+            timeline.launch(name, &function, linear(count, block), record, |b| {
+                b.arg(&view).arg(&rays_arg).arg(&count).arg(&hits_arg);
+            })
+        }?;
+        stream
+            .synchronize()
+            .map_err(kernel_error(name, "running the ray-casting kernel"))?;
     }
+    let ms = timeline.finish()?.iter().map(|r| r.ms).collect();
     let raw = stream
         .clone_dtoh(&hits)
         .map_err(driver_error("reading back the hits"))?;

@@ -17,16 +17,15 @@
 //!
 //! Every launch is timed with CUDA events and recorded with its queue length.
 
-use super::buffers::{KernelArg, alloc_zeros};
-use super::profile::{GpuProfile, LaunchRecord};
+use super::buffers::{KernelArg, alloc_zeros, device_address, read_divergence, read_film};
+use super::profile::{GpuProfile, LaunchRecord, Timeline, linear};
 use super::{Gpu, GpuError, driver_error, kernel_error};
 use crate::backend::{Progress, RenderJob, RenderOutput};
-use cudarc::driver::{CudaEvent, CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
-use device::film::FixedRgb;
+use cudarc::driver::{CudaFunction, LaunchArgs, PushKernelArg};
 use device::launch::{
     Compaction, GENERATE, LaunchCounters, SCAN_BLOCKS, SCAN_COUNT, SCAN_SCATTER, drain_name, extend_name, shade_name,
 };
-use device::observe::{DivergenceCounters, SHADE_CLASSES, ShadeClass};
+use device::observe::{SHADE_CLASSES, ShadeClass};
 use device::queue::{PathPool, QueueCounters, Queues, RESET_COUNTERS, SCAN_BLOCK};
 use std::time::Instant;
 
@@ -150,89 +149,44 @@ fn resolve_capacity(gpu: &Gpu, config: &WavefrontConfig, work: u64) -> Result<u3
     })
 }
 
-/// The device address of a byte buffer.
-fn base_ptr(gpu: &Gpu, buffer: &CudaSlice<u8>) -> *mut u8 {
-    let (ptr, _sync) = buffer.device_ptr(gpu.stream());
-    ptr as *mut u8
-}
-
 /// A kernel with its name, for launching and for the profile.
 struct Kernel {
     name: &'static str,
     function: CudaFunction,
 }
 
+impl Kernel {
+    /// A 1D launch over `threads` threads (none: nothing is launched),
+    /// recorded on `timeline` with its iteration and work items.
+    ///
+    /// # Safety
+    /// `args` must push this kernel's parameters (device::kernels::wavefront)
+    /// in order, over buffers sized for the pool's capacity.
+    unsafe fn launch<'a, 'g: 'a>(
+        &'a self,
+        timeline: &mut Timeline<'g>,
+        iteration: u32,
+        (threads, block): (u32, u32),
+        items: u64,
+        args: impl FnOnce(&mut LaunchArgs<'a>),
+    ) -> Result<Option<usize>, GpuError> {
+        if threads == 0 {
+            return Ok(None);
+        }
+        let record = LaunchRecord {
+            iteration,
+            items,
+            ..LaunchRecord::default()
+        };
+        // SAFETY: the caller's contract.
+        unsafe { timeline.launch(self.name, &self.function, linear(threads, block), record, args) }.map(Some)
+    }
+}
+
 /// Threads that fit on the whole GPU at once for a kernel at its block
 /// size: the grid of the grid-stride shading kernels.
 fn resident_threads(gpu: &Gpu, info: &super::device::KernelInfo) -> u32 {
     (info.blocks_per_multiprocessor.max(1) * gpu.info().multiprocessors * info.block_threads).max(32)
-}
-
-/// Launches, timing each with events; the records get their times at the end.
-struct Timeline<'a> {
-    gpu: &'a Gpu,
-    pending: Vec<(LaunchRecord, CudaEvent, CudaEvent)>,
-}
-
-impl<'g> Timeline<'g> {
-    /// Launches `kernel` over `threads` threads in blocks of `block`, with
-    /// the arguments `args` pushes, and records it.
-    fn launch<'a>(
-        &mut self,
-        kernel: &'a Kernel,
-        iteration: u32,
-        threads: u32,
-        block: u32,
-        items: u64,
-        args: impl FnOnce(&mut cudarc::driver::LaunchArgs<'a>),
-    ) -> Result<(), GpuError>
-    where
-        'g: 'a,
-    {
-        if threads == 0 {
-            return Ok(());
-        }
-        let gpu: &'g Gpu = self.gpu;
-        let stream: &'a cudarc::driver::CudaStream = gpu.stream();
-        let start = gpu.timing_event()?;
-        let mut builder = stream.launch_builder(&kernel.function);
-        args(&mut builder);
-        let cfg = LaunchConfig {
-            grid_dim: (threads.div_ceil(block), 1, 1),
-            block_dim: (block, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        // SAFETY: each call site pushes the arguments of its kernel's
-        // signature (device::kernels::wavefront) in order, over buffers
-        // sized for the pool's capacity.
-        unsafe { builder.launch(cfg) }.map_err(kernel_error(kernel.name, "launching a wavefront kernel"))?;
-        let end = gpu.timing_event()?;
-        let record = LaunchRecord {
-            kernel: kernel.name.into(),
-            launch: self.pending.len() as u32,
-            iteration,
-            sample_begin: 0,
-            sample_end: 0,
-            tile_x: 0,
-            tile_y: 0,
-            tile_width: 0,
-            tile_height: 0,
-            threads: threads.div_ceil(block) as u64 * block as u64,
-            items,
-            ms: 0.0,
-        };
-        self.pending.push((record, start, end));
-        Ok(())
-    }
-
-    fn finish(self) -> Result<Vec<LaunchRecord>, GpuError> {
-        let mut out = Vec::with_capacity(self.pending.len());
-        for (mut r, start, end) in self.pending {
-            r.ms = start.elapsed_ms(&end).map_err(driver_error("reading event times"))? as f64;
-            out.push(r);
-        }
-        Ok(out)
-    }
 }
 
 /// Renders `job` with the wavefront back end on `gpu`.
@@ -259,13 +213,9 @@ pub fn render(
     let film = alloc_zeros::<u64>(gpu, "the film", job.pixel_count() * 3)?;
     let counters = alloc_zeros::<u64>(gpu, "the counters", 2)?;
     let divergence = alloc_zeros::<u64>(gpu, "the divergence counters", 2 * SHADE_CLASSES)?;
-    // Every slot starts free; the ring's tail is the capacity.
-    let ring: Vec<u8> = (0..capacity).flat_map(|s| s.to_le_bytes()).collect();
-    let ring_at = Queues::free_ring_offset(cap);
-    stream
-        .memcpy_htod(&ring, &mut queue_buffer.slice_mut(ring_at..ring_at + 4 * cap))
-        .map_err(driver_error("initialising the free ring"))?;
     let counters_at = Queues::counters_offset(cap);
+    // Every slot starts free. The ring's entries are never read before the
+    // pool first frees a slot: an empty pool refills slots 0..n in order.
     let initial = QueueCounters {
         free_tail: capacity,
         ..QueueCounters::default()
@@ -280,8 +230,8 @@ pub fn render(
     let upload_ms = upload_start.elapsed().as_secs_f64() * 1e3;
 
     // SAFETY: both buffers were allocated with the sizes these layouts need.
-    let pool = unsafe { PathPool::from_base(base_ptr(gpu, &pool_buffer), cap) };
-    let mut queues = unsafe { Queues::from_base(base_ptr(gpu, &queue_buffer), cap) };
+    let pool = unsafe { PathPool::from_base(device_address(gpu, &pool_buffer), cap) };
+    let mut queues = unsafe { Queues::from_base(device_address(gpu, &queue_buffer), cap) };
     let load = |name: &'static str| gpu.function(name).map(|function| Kernel { name, function });
     let generate = load(GENERATE)?;
     let extend = load(extend_name(job.scene.accel.kind))?;
@@ -312,9 +262,9 @@ pub fn render(
     let params = KernelArg(job.params);
     let pool_arg = KernelArg(pool);
     let compaction = KernelArg(config.compaction);
-    let film_ptr = KernelArg(device_ptr(gpu, &film));
-    let counters_ptr = KernelArg(device_ptr(gpu, &counters));
-    let divergence_base = device_ptr(gpu, &divergence);
+    let film_ptr = KernelArg(device_address(gpu, &film));
+    let counters_ptr = KernelArg(device_address(gpu, &counters));
+    let divergence_base = device_address(gpu, &divergence);
     let divergence_ptrs: Vec<KernelArg<*mut u64>> = (0..SHADE_CLASSES)
         .map(|k| {
             KernelArg(if config.count_divergence {
@@ -325,13 +275,13 @@ pub fn render(
         })
         .collect();
 
-    let mut timeline = Timeline {
-        gpu,
-        pending: Vec::new(),
-    };
+    let mut timeline = Timeline::new(gpu);
     let (mut free_head, mut free_tail) = (0u32, capacity);
     let (mut next_work, mut ray_count, mut rays, mut iteration) = (0u64, 0u32, 0u64, 0u32);
     let loop_start = Instant::now();
+    // SAFETY (every launch below): each pushes its kernel's parameters in the
+    // order and layout of device::kernels::wavefront, over the pool, queues,
+    // film and counters allocated above for `capacity` slots.
     loop {
         let regenerate = config.schedule == Schedule::Regenerate || ray_count == 0;
         if regenerate && next_work < total_work {
@@ -347,17 +297,19 @@ pub fn render(
                 KernelArg(next_work),
                 KernelArg(ray_count),
             );
-            timeline.launch(&generate, iteration, count, config.block, count as u64, |b| {
-                b.arg(&view)
-                    .arg(&params)
-                    .arg(&pool_arg)
-                    .arg(&q)
-                    .arg(&c)
-                    .arg(&head)
-                    .arg(&base)
-                    .arg(&offset)
-                    .arg(&fresh);
-            })?;
+            unsafe {
+                generate.launch(&mut timeline, iteration, (count, config.block), count as u64, |b| {
+                    b.arg(&view)
+                        .arg(&params)
+                        .arg(&pool_arg)
+                        .arg(&q)
+                        .arg(&c)
+                        .arg(&head)
+                        .arg(&base)
+                        .arg(&offset)
+                        .arg(&fresh);
+                })
+            }?;
             // A fresh start consumed the whole ring (every slot was free; the
             // unused ones are only left over once all work is issued).
             free_head = if fresh.0 != 0 {
@@ -373,15 +325,23 @@ pub fn render(
         }
         if next_work == total_work && ray_count <= config.drain_below {
             let (q, n) = (KernelArg(queues), KernelArg(ray_count));
-            timeline.launch(&drain, iteration, ray_count, config.block, ray_count as u64, |b| {
-                b.arg(&view)
-                    .arg(&params)
-                    .arg(&pool_arg)
-                    .arg(&q)
-                    .arg(&n)
-                    .arg(&film_ptr)
-                    .arg(&counters_ptr);
-            })?;
+            unsafe {
+                drain.launch(
+                    &mut timeline,
+                    iteration,
+                    (ray_count, config.block),
+                    ray_count as u64,
+                    |b| {
+                        b.arg(&view)
+                            .arg(&params)
+                            .arg(&pool_arg)
+                            .arg(&q)
+                            .arg(&n)
+                            .arg(&film_ptr)
+                            .arg(&counters_ptr);
+                    },
+                )
+            }?;
             stream
                 .synchronize()
                 .map_err(kernel_error(drain.name, "running the drain kernel"))?;
@@ -392,35 +352,58 @@ pub fn render(
             .memset_zeros(&mut queue_buffer.slice_mut(counters_at..counters_at + 4 * RESET_COUNTERS))
             .map_err(driver_error("resetting the queue counters"))?;
         let (q, n) = (KernelArg(queues), KernelArg(ray_count));
-        timeline.launch(&extend, iteration, ray_count, config.block, ray_count as u64, |b| {
-            b.arg(&view).arg(&pool_arg).arg(&q).arg(&n);
-        })?;
+        unsafe {
+            extend.launch(
+                &mut timeline,
+                iteration,
+                (ray_count, config.block),
+                ray_count as u64,
+                |b| {
+                    b.arg(&view).arg(&pool_arg).arg(&q).arg(&n);
+                },
+            )
+        }?;
+        let mut shade_launches = [None; SHADE_CLASSES];
         for (k, shader) in shaders.iter().enumerate() {
             // The queue length is on the device: the kernel strides over it.
-            timeline.launch(shader, iteration, ray_count.min(shade_grid[k]), config.block, 0, |b| {
-                b.arg(&view)
-                    .arg(&params)
-                    .arg(&pool_arg)
-                    .arg(&q)
-                    .arg(&compaction)
-                    .arg(&film_ptr)
-                    .arg(&counters_ptr)
-                    .arg(&divergence_ptrs[k]);
-            })?;
+            shade_launches[k] = unsafe {
+                shader.launch(
+                    &mut timeline,
+                    iteration,
+                    (ray_count.min(shade_grid[k]), config.block),
+                    0,
+                    |b| {
+                        b.arg(&view)
+                            .arg(&params)
+                            .arg(&pool_arg)
+                            .arg(&q)
+                            .arg(&compaction)
+                            .arg(&film_ptr)
+                            .arg(&counters_ptr)
+                            .arg(&divergence_ptrs[k]);
+                    },
+                )
+            }?;
         }
         if config.compaction == Compaction::PrefixSum {
             let blocks = ray_count.div_ceil(SCAN_BLOCK);
             let b_arg = KernelArg(blocks);
             let padded = blocks * SCAN_BLOCK;
-            timeline.launch(&scans[0], iteration, padded, SCAN_BLOCK, ray_count as u64, |b| {
-                b.arg(&q).arg(&n);
-            })?;
-            timeline.launch(&scans[1], iteration, SCAN_BLOCK, SCAN_BLOCK, blocks as u64, |b| {
-                b.arg(&q).arg(&b_arg).arg(&n);
-            })?;
-            timeline.launch(&scans[2], iteration, padded, SCAN_BLOCK, ray_count as u64, |b| {
-                b.arg(&q).arg(&n);
-            })?;
+            unsafe {
+                scans[0].launch(&mut timeline, iteration, (padded, SCAN_BLOCK), ray_count as u64, |b| {
+                    b.arg(&q).arg(&n);
+                })
+            }?;
+            unsafe {
+                scans[1].launch(&mut timeline, iteration, (SCAN_BLOCK, SCAN_BLOCK), blocks as u64, |b| {
+                    b.arg(&q).arg(&b_arg).arg(&n);
+                })
+            }?;
+            unsafe {
+                scans[2].launch(&mut timeline, iteration, (padded, SCAN_BLOCK), ray_count as u64, |b| {
+                    b.arg(&q).arg(&n);
+                })
+            }?;
         }
         stream
             .memcpy_dtoh(&queue_buffer.slice(counters_at..counters_at + 32), &mut pinned)
@@ -430,15 +413,10 @@ pub fn render(
             .map_err(kernel_error("the wavefront kernels", "reading the queue counters"))?;
         let c = counters_from(pinned.as_slice().map_err(driver_error("reading the queue counters"))?);
         // The shading launches now learn how many entries they had.
-        let first_shade = timeline.pending.len()
-            - SHADE_CLASSES
-            - if config.compaction == Compaction::PrefixSum {
-                3
-            } else {
-                0
-            };
-        for k in 0..SHADE_CLASSES {
-            timeline.pending[first_shade + k].0.items = c.shade[k] as u64;
+        for (k, launch) in shade_launches.iter().enumerate() {
+            if let Some(i) = launch {
+                timeline.record_mut(*i).items = c.shade[k] as u64;
+            }
         }
         rays += ray_count as u64;
         progress((ray_count - c.rays_out) as u64);
@@ -450,45 +428,20 @@ pub fn render(
     let loop_time = loop_start.elapsed();
 
     let readback_start = Instant::now();
-    let raw = stream
-        .clone_dtoh(&film)
-        .map_err(driver_error("reading back the film"))?;
+    let film = read_film(gpu, &film, job.pixel_count())?;
     let count = stream
         .clone_dtoh(&counters)
         .map_err(driver_error("reading back the counters"))?;
-    let d = stream
-        .clone_dtoh(&divergence)
-        .map_err(driver_error("reading back the divergence counters"))?;
-    let readback_ms = readback_start.elapsed().as_secs_f64() * 1e3;
-    let film: Vec<FixedRgb> = raw
-        .chunks_exact(3)
-        .map(|c| FixedRgb {
-            r: c[0],
-            g: c[1],
-            b: c[2],
-        })
-        .collect();
-    let counters = LaunchCounters {
-        // The drain kernel counts its own rays on the device.
-        rays: rays + count[0],
-        invalid_samples: count[1],
-    };
     let divergence = if config.count_divergence {
-        classes
-            .iter()
-            .enumerate()
-            .map(|(k, &c)| {
-                (
-                    shade_name(c).to_string(),
-                    DivergenceCounters {
-                        lanes: d[2 * k],
-                        groups: d[2 * k + 1],
-                    },
-                )
-            })
-            .collect()
+        read_divergence(gpu, &divergence, &ShadeClass::ALL.map(shade_name))?
     } else {
         Vec::new()
+    };
+    let readback_ms = readback_start.elapsed().as_secs_f64() * 1e3;
+    // The drain kernel counts its own rays on the device.
+    let counters = LaunchCounters {
+        rays: rays + count[0],
+        invalid_samples: count[1],
     };
     let profile = GpuProfile {
         device: gpu.info().clone(),
@@ -511,11 +464,6 @@ pub fn render(
         device: format!("{} ({}, {capacity} paths in flight)", gpu.info().name, config.label()),
         gpu: Some(profile),
     })
-}
-
-fn device_ptr(gpu: &Gpu, buffer: &CudaSlice<u64>) -> *mut u64 {
-    let (ptr, _sync) = buffer.device_ptr(gpu.stream());
-    ptr as *mut u64
 }
 
 fn counter_bytes(c: &QueueCounters) -> Vec<u8> {
