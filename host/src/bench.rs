@@ -130,6 +130,49 @@ pub struct BenchRow {
     pub date: String,
 }
 
+/// Every combination of `configs` with one of `values` (set by `set`),
+/// existing configurations outermost.
+fn expand<C: Copy, V>(configs: Vec<C>, values: &[V], set: impl Fn(C, &V) -> C) -> Vec<C> {
+    configs
+        .into_iter()
+        .flat_map(|c| values.iter().map(|v| set(c, v)).collect::<Vec<_>>())
+        .collect()
+}
+
+impl MegaSweep {
+    /// The megakernel configurations of the sweep.
+    pub fn configs(&self) -> Vec<MegakernelConfig> {
+        let base = vec![MegakernelConfig {
+            tile: self.tile,
+            count_divergence: false,
+            ..MegakernelConfig::default()
+        }];
+        let c = expand(base, &self.blocks, |c, &block| MegakernelConfig { block, ..c });
+        expand(c, &self.samples_per_launch, |c, &samples_per_launch| MegakernelConfig {
+            samples_per_launch,
+            ..c
+        })
+    }
+}
+
+impl WaveSweep {
+    /// The wavefront configurations of the sweep.
+    pub fn configs(&self) -> Vec<WavefrontConfig> {
+        let base = vec![WavefrontConfig {
+            count_divergence: false,
+            ..WavefrontConfig::default()
+        }];
+        let c = expand(base, &self.schedules, |c, &schedule| WavefrontConfig { schedule, ..c });
+        let c = expand(c, &self.compactions, |c, &compaction| WavefrontConfig {
+            compaction,
+            ..c
+        });
+        let c = expand(c, &self.capacities, |c, &capacity| WavefrontConfig { capacity, ..c });
+        let c = expand(c, &self.blocks, |c, &block| WavefrontConfig { block, ..c });
+        expand(c, &self.drains, |c, &drain_below| WavefrontConfig { drain_below, ..c })
+    }
+}
+
 /// Every (back end, options, label) the plan asks for.
 fn configurations(plan: &BenchPlan) -> Vec<(BackendKind, BackendOptions, String)> {
     let base = BackendOptions {
@@ -140,41 +183,18 @@ fn configurations(plan: &BenchPlan) -> Vec<(BackendKind, BackendOptions, String)
     for &kind in &plan.backends {
         match kind {
             BackendKind::Cpu | BackendKind::CpuSerial => out.push((kind, base, String::from("-"))),
-            BackendKind::GpuMega => {
-                for &block in &plan.mega.blocks {
-                    for &spl in &plan.mega.samples_per_launch {
-                        let megakernel = MegakernelConfig {
-                            block,
-                            tile: plan.mega.tile,
-                            samples_per_launch: spl,
-                            count_divergence: false,
-                        };
-                        let label = format!("{}x{}/spl{spl}", block.0, block.1);
-                        out.push((kind, BackendOptions { megakernel, ..base }, label));
-                    }
-                }
-            }
-            BackendKind::GpuWave => {
-                for &schedule in &plan.wave.schedules {
-                    for &compaction in &plan.wave.compactions {
-                        for &capacity in &plan.wave.capacities {
-                            for &block in &plan.wave.blocks {
-                                for &drain_below in &plan.wave.drains {
-                                    let wavefront = WavefrontConfig {
-                                        capacity,
-                                        schedule,
-                                        compaction,
-                                        block,
-                                        count_divergence: false,
-                                        drain_below,
-                                    };
-                                    out.push((kind, BackendOptions { wavefront, ..base }, wavefront.label()));
-                                }
-                            }
-                        }
-                    }
-                }
-            }
+            BackendKind::GpuMega => out.extend(
+                plan.mega
+                    .configs()
+                    .into_iter()
+                    .map(|m| (kind, BackendOptions { megakernel: m, ..base }, m.label())),
+            ),
+            BackendKind::GpuWave => out.extend(
+                plan.wave
+                    .configs()
+                    .into_iter()
+                    .map(|w| (kind, BackendOptions { wavefront: w, ..base }, w.label())),
+            ),
         }
     }
     out
@@ -380,4 +400,32 @@ pub fn write_best_launches(result: &BenchResult, path: &std::path::Path) -> anyh
         }
     }
     crate::report::write_csv(path, &rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sweeps_are_the_full_product_in_argument_order() {
+        let mega = MegaSweep {
+            blocks: vec![(8, 8), (32, 4)],
+            samples_per_launch: vec![1, 16],
+            tile: None,
+        };
+        let labels: Vec<String> = mega.configs().iter().map(|c| c.label()).collect();
+        assert_eq!(labels, ["8x8/spl1", "8x8/spl16", "32x4/spl1", "32x4/spl16"]);
+        let wave = WaveSweep {
+            schedules: vec![Schedule::BounceSync, Schedule::Regenerate],
+            compactions: vec![Compaction::PrefixSum],
+            capacities: vec![Capacity::Slots(1 << 20), Capacity::Auto],
+            blocks: vec![64],
+            drains: vec![0, 1 << 18],
+        };
+        let labels: Vec<String> = wave.configs().iter().map(|c| c.label()).collect();
+        assert_eq!(labels.len(), 8);
+        assert_eq!(labels[0], "bounce-sync/prefix-sum/2^20/64");
+        assert_eq!(labels[7], "regenerate/prefix-sum/auto/64/drain262144");
+        assert!(wave.configs().iter().all(|c| !c.count_divergence));
+    }
 }

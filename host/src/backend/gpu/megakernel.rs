@@ -43,6 +43,11 @@ impl Default for MegakernelConfig {
 }
 
 impl MegakernelConfig {
+    /// A short description for reports, e.g. "8x8/spl16".
+    pub fn label(&self) -> String {
+        format!("{}x{}/spl{}", self.block.0, self.block.1, self.samples_per_launch)
+    }
+
     /// Checks the block shape against CUDA's limits.
     pub fn validate(&self) -> Result<(), String> {
         let (bx, by) = self.block;
