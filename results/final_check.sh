@@ -13,3 +13,7 @@ for s in rtiow_final cornell_diffuse cornell_smallpt cs500; do
   $B verify scenes/$s.toml --backend gpu-wave --spp 4
   $B render scenes/$s.toml --backend gpu-wave --quiet --out "$R/$s.png" | head -1
 done
+$B verify scenes/cs500.toml --backend gpu-mega --spp 4
+$B bench scenes/rtiow_final.toml --size 1200x800 --spp 10 --depth 50 --backends gpu-mega,gpu-wave \
+  --samples-per-launch 10 --repeat 5 | grep -E "best|speedup"
+$B raycast scenes/rtiow_final.toml --size 1200x800 --count 1000000 --blocks 64 --repeat 2 | tail -1
