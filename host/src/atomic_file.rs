@@ -11,8 +11,12 @@ pub fn write(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".wavepath-")
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".wavepath-");
+    // Temporary files are private (0600); a finished image or report is not.
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644));
+    let mut tmp = builder
         .tempfile_in(dir)
         .with_context(|| format!("{}: cannot create a file in this folder", dir.display()))?;
     tmp.write_all(bytes)
