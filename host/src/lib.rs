@@ -13,6 +13,7 @@ pub mod atomic_file;
 pub mod backend;
 pub mod bench;
 pub mod cli;
+pub mod experiment;
 pub mod image_out;
 pub mod provenance;
 pub mod ptx;

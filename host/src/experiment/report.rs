@@ -1,0 +1,1 @@
+//! `wavepath report DIR`: tables and figures from an experiment folder.
