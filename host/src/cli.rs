@@ -1,10 +1,11 @@
 //! The `wavepath` command line (clap), converted once into validated requests.
 
 use crate::accel::AccelChoice;
+use crate::backend::cpu::CpuSchedule;
 use crate::backend::gpu::megakernel::MegakernelConfig;
 use crate::backend::gpu::wavefront::{Capacity, Schedule, WavefrontConfig};
 use crate::backend::{BackendKind, BackendOptions};
-use crate::bench::{BenchPlan, MegaSweep, WaveSweep};
+use crate::bench::BenchPlan;
 use crate::raycast::RayKind;
 use crate::render::{BackendChoice, Overrides, RenderRequest};
 use clap::{Parser, Subcommand, ValueEnum};
@@ -30,6 +31,10 @@ pub enum Command {
     Verify(VerifyArgs),
     /// Time a back end over launch configurations and repetitions.
     Bench(BenchArgs),
+    /// Run an experiment config: studies of sweeps, with CSV records and a manifest.
+    Experiment(ExperimentArgs),
+    /// Write report.md and figures (SVG and PNG) from an experiment's folder.
+    Report(ReportArgs),
     /// Describe the GPU and the embedded PTX modules.
     GpuInfo,
     /// Write a generated mesh (a subdivided, displaced icosphere) as OBJ.
@@ -59,6 +64,49 @@ pub struct RaycastArgs {
     /// Write one row per repetition to this CSV file.
     #[arg(long)]
     pub csv: Option<PathBuf>,
+}
+
+/// `wavepath experiment`.
+#[derive(Debug, clap::Args)]
+pub struct ExperimentArgs {
+    /// The experiment config (TOML), e.g. experiments/smallptcuda.toml.
+    pub config: PathBuf,
+    /// The folder for runs.csv, kernels.csv and manifest.toml (default:
+    /// out/<config name>).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Run only this study.
+    #[arg(long)]
+    pub only: Option<String>,
+    /// Print the plan (runs per study, a rough time) and run nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Continue an interrupted run in --out, skipping the rows it finished.
+    #[arg(long)]
+    pub resume: bool,
+    /// With --resume: accept rows from another config or commit.
+    #[arg(long, requires = "resume")]
+    pub allow_mixed: bool,
+    /// Hide the progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+impl ExperimentArgs {
+    /// The output folder.
+    pub fn out_dir(&self) -> PathBuf {
+        self.out.clone().unwrap_or_else(|| {
+            let stem = self.config.file_stem().unwrap_or_default();
+            PathBuf::from("out").join(stem)
+        })
+    }
+}
+
+/// `wavepath report`.
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// An experiment's output folder (holding runs.csv and manifest.toml).
+    pub dir: PathBuf,
 }
 
 /// `wavepath gen-mesh`.
@@ -165,6 +213,9 @@ pub struct LaunchArgs {
     /// CPU threads for the `cpu` back end (0: one per core).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
+    /// How the `cpu` back end divides the image between its threads.
+    #[arg(long, value_enum, default_value_t = CpuSchedule::DynamicRows)]
+    pub cpu_schedule: CpuSchedule,
     /// Count active lanes per warp at the material branch (a diagnosis run:
     /// the counting atomics cost time).
     #[arg(long)]
@@ -248,6 +299,7 @@ impl LaunchArgs {
         wavefront.validate()?;
         Ok(BackendOptions {
             threads: self.threads,
+            cpu_schedule: self.cpu_schedule,
             megakernel,
             wavefront,
         })
@@ -358,18 +410,14 @@ impl BenchArgs {
             scene: self.scene.scene.clone(),
             overrides: self.scene.overrides(),
             backends,
-            mega: MegaSweep {
-                blocks: self.blocks.clone(),
-                samples_per_launch: self.samples_per_launch.clone(),
-                tile: self.tile,
-            },
-            wave: WaveSweep {
-                schedules: self.schedules.clone(),
-                compactions: self.compactions.iter().map(|c| c.mode()).collect(),
-                capacities: self.capacities.clone(),
-                blocks: self.wave_blocks.clone(),
-                drains: self.drains.clone(),
-            },
+            blocks: self.blocks.clone(),
+            samples_per_launch: self.samples_per_launch.clone(),
+            tile: self.tile,
+            schedules: self.schedules.clone(),
+            compactions: self.compactions.iter().map(|c| c.mode()).collect(),
+            capacities: self.capacities.clone(),
+            wave_blocks: self.wave_blocks.clone(),
+            drains: self.drains.clone(),
             repeat: self.repeat,
             warmup: self.warmup,
             threads: self.threads,

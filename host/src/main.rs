@@ -6,6 +6,7 @@ use device::launch::all_kernel_names;
 use std::process::ExitCode;
 use wavepath::bench;
 use wavepath::cli::{Cli, Command, concrete_backend};
+use wavepath::experiment::{self, runner, runner::RunOptions};
 use wavepath::scene::meshgen::DisplacedSphere;
 use wavepath::{backend::gpu::Gpu, ptx, raycast, report, verify};
 
@@ -26,6 +27,21 @@ macro_rules! outln {
         let mut stdout = std::io::stdout().lock();
         writeln!(stdout, $($arg)*).and_then(|_| stdout.flush())?
     }};
+}
+
+/// The command line as typed, for manifests.
+fn command_line() -> String {
+    std::env::args().collect::<Vec<_>>().join(" ")
+}
+
+/// Checks, before any work, that `path`'s folder exists.
+fn check_output_folder(path: &std::path::Path) -> anyhow::Result<()> {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() && !dir.is_dir() => {
+            anyhow::bail!("{}: the folder {} does not exist", path.display(), dir.display())
+        }
+        _ => Ok(()),
+    }
 }
 
 fn main() -> ExitCode {
@@ -66,9 +82,24 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Bench(args) => {
             let plan = args.plan().map_err(|e| anyhow!(e))?;
-            let result = bench::run(&plan, |r| {
-                eprintln!("{} {} rep {}: {:.3} ms", r.backend, r.config, r.repetition, r.wall_ms)
-            })?;
+            for path in [&args.csv, &args.launch_log].into_iter().flatten() {
+                check_output_folder(path)?;
+            }
+            let config = plan.config(&command_line());
+            let options = RunOptions {
+                command: command_line(),
+                keep_profiles: true,
+                require_gpu: true,
+                progress: false,
+                ..RunOptions::default()
+            };
+            let result = runner::run(&config, &options)?;
+            if result.failed() {
+                for s in &result.manifest.study {
+                    eprintln!("wavepath: {}: {}", plan.scene.display(), s.film_check);
+                }
+                return Ok(ExitCode::FAILURE);
+            }
             out!("{}", bench::summary(&result));
             if let Some(path) = &args.csv {
                 report::write_csv(path, &result.rows)
@@ -76,6 +107,56 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             if let Some(path) = &args.launch_log {
                 bench::write_best_launches(&result, path)?;
+            }
+        }
+        Command::Experiment(args) => {
+            let config = experiment::config::load(&args.config)?;
+            if args.dry_run {
+                out!("{}", runner::dry_run(&config, args.only.as_deref())?);
+                return Ok(ExitCode::SUCCESS);
+            }
+            let dir = args.out_dir();
+            let options = RunOptions {
+                out: Some(dir.clone()),
+                only: args.only.clone(),
+                resume: args.resume,
+                allow_mixed: args.allow_mixed,
+                progress: !args.quiet,
+                command: command_line(),
+                ..RunOptions::default()
+            };
+            let outcome = runner::run(&config, &options)?;
+            for s in &outcome.manifest.study {
+                outln!(
+                    "study {}: {} rows, {}; films {}",
+                    s.name,
+                    s.rows,
+                    s.status,
+                    s.film_check
+                );
+            }
+            if let Some(o) = &outcome.manifest.overhead {
+                outln!(
+                    "runner overhead per GPU row: median {:.2}%, at most {:.2}% of the render call ({} rows)",
+                    100.0 * o.median_fraction,
+                    100.0 * o.max_fraction,
+                    o.gpu_rows
+                );
+            }
+            outln!(
+                "wrote {}/runs.csv, kernels.csv and manifest.toml; `wavepath report {}` makes the tables and figures",
+                dir.display(),
+                dir.display()
+            );
+            if outcome.failed() {
+                return Ok(ExitCode::FAILURE);
+            }
+        }
+        Command::Report(args) => {
+            let written = experiment::report::write_report(&args.dir)?;
+            outln!("wrote {}", written.markdown.display());
+            for f in &written.figures {
+                outln!("wrote {}", f.display());
             }
         }
         Command::GpuInfo => {

@@ -1,4 +1,4 @@
-//! Where a measurement came from: commit, host CPU and time.
+//! Where a measurement came from: version, commit, host CPU and time.
 
 /// Metadata stamped on every result row.
 #[derive(Clone, Debug)]
@@ -7,6 +7,12 @@ pub struct Provenance {
     pub commit: String,
     /// Host CPU model and thread count.
     pub cpu: String,
+    /// Host CPU model.
+    pub cpu_model: String,
+    /// Host hardware threads.
+    pub cpu_threads: usize,
+    /// wavepath's version.
+    pub version: String,
     /// UTC time, RFC 3339.
     pub date: String,
 }
@@ -26,7 +32,25 @@ impl Provenance {
         Provenance {
             commit: env!("WAVEPATH_COMMIT").to_string(),
             cpu: format!("{model} ({threads} threads)"),
-            date: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+            cpu_model: model,
+            cpu_threads: threads,
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            date: now(),
         }
     }
+
+    /// The commit without the `-dirty` mark.
+    pub fn commit_hash(&self) -> &str {
+        self.commit.strip_suffix("-dirty").unwrap_or(&self.commit)
+    }
+
+    /// Whether the build had uncommitted changes.
+    pub fn dirty(&self) -> bool {
+        self.commit.ends_with("-dirty")
+    }
+}
+
+/// The current UTC time, RFC 3339, to the second.
+pub fn now() -> String {
+    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
 }

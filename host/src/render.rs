@@ -3,6 +3,7 @@
 
 use crate::accel::{AccelChoice, AccelSettings};
 use crate::backend::cpu::{self, Threads};
+use crate::backend::gpu::buffers::DeviceScene;
 use crate::backend::gpu::{Gpu, megakernel, wavefront};
 use crate::backend::{BackendKind, BackendOptions, RenderJob, RenderOutput};
 use crate::image_out;
@@ -158,6 +159,19 @@ impl Renderer {
         Ok(Renderer { kind, options, gpu })
     }
 
+    /// Prepares `kind` on a GPU opened earlier (shared by many renderers);
+    /// a GPU back end without one is an error.
+    pub fn on(kind: BackendKind, options: BackendOptions, gpu: Option<&Gpu>) -> anyhow::Result<Self> {
+        if kind.is_gpu() && gpu.is_none() {
+            anyhow::bail!("the {} back end needs a GPU", kind.label());
+        }
+        Ok(Renderer {
+            kind,
+            options,
+            gpu: gpu.filter(|_| kind.is_gpu()).cloned(),
+        })
+    }
+
     /// Resolves `choice`: `auto` takes the GPU megakernel when a GPU opens and
     /// otherwise the `cpu` back end, with a note saying why.
     pub fn choose(choice: BackendChoice, options: BackendOptions) -> anyhow::Result<(Self, Option<String>)> {
@@ -201,15 +215,30 @@ impl Renderer {
         spp: u32,
         progress: &(dyn Fn(u64) + Sync),
     ) -> anyhow::Result<RenderOutput> {
+        self.render_uploaded(scene, None, params, spp, progress)
+    }
+
+    /// [`Renderer::render`] with the scene already in device memory (GPU
+    /// back ends; `None` uploads it for this render).
+    pub fn render_uploaded(
+        &self,
+        scene: &Scene,
+        uploaded: Option<&DeviceScene>,
+        params: RenderParams,
+        spp: u32,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> anyhow::Result<RenderOutput> {
         let job = RenderJob {
             scene,
             params,
             camera: scene.camera_for(params.width, params.height),
             spp,
+            uploaded,
         };
+        let schedule = self.options.cpu_schedule;
         match (self.kind, &self.gpu) {
-            (BackendKind::CpuSerial, _) => cpu::render(&job, Threads::Serial, progress),
-            (BackendKind::Cpu, _) => cpu::render(&job, Threads::Pool(self.options.threads), progress),
+            (BackendKind::CpuSerial, _) => cpu::render(&job, Threads::Serial, schedule, progress),
+            (BackendKind::Cpu, _) => cpu::render(&job, Threads::Pool(self.options.threads), schedule, progress),
             (BackendKind::GpuMega, Some(gpu)) => Ok(megakernel::render(gpu, &job, &self.options.megakernel, progress)?),
             (BackendKind::GpuWave, Some(gpu)) => {
                 if params.view != device::scene::RenderView::Radiance {

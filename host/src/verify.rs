@@ -231,6 +231,7 @@ fn first_differing_sample(
         params,
         camera: scene.camera_for(params.width, params.height),
         spp,
+        uploaded: None,
     };
     let view = scene.view(job.camera);
     let tile = [Tile {

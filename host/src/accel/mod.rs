@@ -17,7 +17,7 @@ pub use bvh::BvhSettings;
 pub use kdtree::KdSettings;
 
 /// The structure to build, as scene files and the command line name it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Deserialize, serde::Serialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum AccelChoice {
     /// Brute force: no structure.

@@ -1,4 +1,10 @@
 //! The CPU back ends: the device crate's per-path schedule, run on the host.
+//!
+//! `cpu-serial` renders pixel after pixel on the calling thread. `cpu`
+//! spreads the image over a number of threads in one of four ways
+//! ([`CpuSchedule`]), the work distributions the parallel-RTIOW report
+//! compares. Each pixel is rendered by the same function whichever thread
+//! takes it, so every distribution renders the same film.
 
 use super::{Progress, RenderJob, RenderOutput};
 use device::accel::{AccelKind, BruteForce, Bvh, KdTree, Traversal};
@@ -13,11 +19,60 @@ use std::time::Instant;
 pub enum Threads {
     /// The calling thread only.
     Serial,
-    /// A rayon pool of this many threads (0: one per core).
+    /// This many threads (0: one per core).
     Pool(usize),
 }
 
-/// Per-row tallies, summed over the image.
+impl Threads {
+    /// The number of threads that will run.
+    pub fn count(self) -> usize {
+        match self {
+            Threads::Serial => 1,
+            Threads::Pool(0) => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            Threads::Pool(n) => n,
+        }
+    }
+}
+
+/// How the `cpu` back end divides the image between its threads (OpenMP's
+/// names in brackets).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum CpuSchedule {
+    /// The pixel loop collapsed into one index space, cut into one
+    /// contiguous run per thread (`collapse(2) schedule(static)`).
+    Collapsed,
+    /// Rows in one contiguous block per thread (`schedule(static)`).
+    StaticRows,
+    /// Row `i` to thread `i mod T` (`schedule(static, 1)`).
+    CyclicRows,
+    /// Rows taken by whichever thread is free: rayon's work stealing
+    /// (`schedule(dynamic)`).
+    #[default]
+    DynamicRows,
+}
+
+impl CpuSchedule {
+    /// Every distribution, in the order reports list them.
+    pub const ALL: [CpuSchedule; 4] = [
+        CpuSchedule::Collapsed,
+        CpuSchedule::StaticRows,
+        CpuSchedule::CyclicRows,
+        CpuSchedule::DynamicRows,
+    ];
+
+    /// The name on the command line and in reports.
+    pub fn label(self) -> &'static str {
+        match self {
+            CpuSchedule::Collapsed => "collapsed",
+            CpuSchedule::StaticRows => "static-rows",
+            CpuSchedule::CyclicRows => "cyclic-rows",
+            CpuSchedule::DynamicRows => "dynamic-rows",
+        }
+    }
+}
+
+/// Per-span tallies, summed over the image.
 #[derive(Clone, Copy, Default)]
 struct Tally {
     rays: u64,
@@ -33,55 +88,95 @@ impl Tally {
     }
 }
 
+/// A run of consecutive pixels: the index of its first pixel and its film.
+type Span<'f> = (usize, &'f mut [FixedRgb]);
+
 /// Renders `job` on the CPU with the traversal code of the scene's structure.
-pub fn render(job: &RenderJob, threads: Threads, progress: Progress) -> anyhow::Result<RenderOutput> {
+pub fn render(
+    job: &RenderJob,
+    threads: Threads,
+    schedule: CpuSchedule,
+    progress: Progress,
+) -> anyhow::Result<RenderOutput> {
     match job.scene.accel.kind {
-        AccelKind::None => render_with::<BruteForce>(job, threads, progress),
-        AccelKind::Bvh => render_with::<Bvh>(job, threads, progress),
-        AccelKind::KdTree => render_with::<KdTree>(job, threads, progress),
+        AccelKind::None => render_with::<BruteForce>(job, threads, schedule, progress),
+        AccelKind::Bvh => render_with::<Bvh>(job, threads, schedule, progress),
+        AccelKind::KdTree => render_with::<KdTree>(job, threads, schedule, progress),
     }
 }
 
-/// Renders `job` with traversal `T`. Rows are the unit of work: rayon steals
-/// them, which balances cheap sky rows against expensive glass rows.
-fn render_with<T: Traversal>(job: &RenderJob, threads: Threads, progress: Progress) -> anyhow::Result<RenderOutput> {
+/// Renders `job` with traversal `T`, distributing spans of pixels as
+/// `schedule` says.
+fn render_with<T: Traversal>(
+    job: &RenderJob,
+    threads: Threads,
+    schedule: CpuSchedule,
+    progress: Progress,
+) -> anyhow::Result<RenderOutput> {
     let view = job.scene.view(job.camera);
     let width = job.params.width as usize;
     let samples = SampleRange { begin: 0, end: job.spp };
     let mut film = vec![FixedRgb::default(); job.pixel_count()];
-    let render_row = |(y, row): (usize, &mut [FixedRgb])| {
+    let render_span = |(first, span): Span| {
         let mut tally = Tally::default();
-        for (x, out) in row.iter_mut().enumerate() {
-            let r = render_pixel::<T>(&view, &job.params, (y * width + x) as u32, samples, &Unobserved);
+        for (i, out) in span.iter_mut().enumerate() {
+            let r = render_pixel::<T>(&view, &job.params, (first + i) as u32, samples, &Unobserved);
             *out = r.sum;
             tally = tally.plus(Tally {
                 rays: r.rays as u64,
                 invalid: r.invalid_samples as u64,
             });
         }
-        progress(width as u64 * job.spp as u64);
+        progress(span.len() as u64 * job.spp as u64);
         tally
     };
+    let n = threads.count();
     let start = Instant::now();
-    let (tally, device) = match threads {
-        Threads::Serial => {
-            let t = film
-                .chunks_mut(width)
-                .enumerate()
-                .map(render_row)
-                .fold(Tally::default(), Tally::plus);
-            (t, "cpu (1 thread)".to_string())
-        }
-        Threads::Pool(n) => {
+    let tally = match (threads, schedule) {
+        (Threads::Serial, _) => film_rows(&mut film, width)
+            .into_iter()
+            .map(render_span)
+            .fold(Tally::default(), Tally::plus),
+        (Threads::Pool(_), CpuSchedule::DynamicRows) => {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(n).build()?;
-            let t = pool.install(|| {
-                film.par_chunks_mut(width)
-                    .enumerate()
-                    .map(render_row)
+            pool.install(|| {
+                film_rows(&mut film, width)
+                    .into_par_iter()
+                    .map(render_span)
                     .reduce(Tally::default, Tally::plus)
-            });
-            (t, format!("cpu ({} threads)", pool.current_num_threads()))
+            })
         }
+        (Threads::Pool(_), CpuSchedule::Collapsed) => {
+            let per_thread = film.len().div_ceil(n).max(1);
+            let spans = film
+                .chunks_mut(per_thread)
+                .enumerate()
+                .map(|(t, s)| vec![(t * per_thread, s)]);
+            run_static(spans.collect(), &render_span)
+        }
+        (Threads::Pool(_), CpuSchedule::StaticRows) => {
+            let rows = film_rows(&mut film, width);
+            let per_thread = rows.len().div_ceil(n).max(1);
+            let mut lists: Vec<Vec<Span>> = Vec::new();
+            for (i, row) in rows.into_iter().enumerate() {
+                if i % per_thread == 0 {
+                    lists.push(Vec::new());
+                }
+                lists.last_mut().expect("pushed above").push(row);
+            }
+            run_static(lists, &render_span)
+        }
+        (Threads::Pool(_), CpuSchedule::CyclicRows) => {
+            let mut lists: Vec<Vec<Span>> = (0..n).map(|_| Vec::new()).collect();
+            for (i, row) in film_rows(&mut film, width).into_iter().enumerate() {
+                lists[i % n].push(row);
+            }
+            run_static(lists, &render_span)
+        }
+    };
+    let device = match threads {
+        Threads::Serial => "cpu (1 thread)".to_string(),
+        Threads::Pool(_) => format!("cpu ({n} threads, {})", schedule.label()),
     };
     Ok(RenderOutput {
         film,
@@ -90,5 +185,28 @@ fn render_with<T: Traversal>(job: &RenderJob, threads: Threads, progress: Progre
         elapsed: start.elapsed(),
         device,
         gpu: None,
+    })
+}
+
+/// The film's rows as spans.
+fn film_rows(film: &mut [FixedRgb], width: usize) -> Vec<Span<'_>> {
+    film.chunks_mut(width)
+        .enumerate()
+        .map(|(y, row)| (y * width, row))
+        .collect()
+}
+
+/// Runs one scoped thread per list of spans (a static distribution: each
+/// thread renders exactly the spans it was given, in order).
+fn run_static(lists: Vec<Vec<Span>>, render_span: &(impl Fn(Span) -> Tally + Sync)) -> Tally {
+    std::thread::scope(|s| {
+        let handles: Vec<_> = lists
+            .into_iter()
+            .map(|spans| s.spawn(move || spans.into_iter().map(render_span).fold(Tally::default(), Tally::plus)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+            .fold(Tally::default(), Tally::plus)
     })
 }

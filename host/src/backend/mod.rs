@@ -58,6 +58,8 @@ impl BackendKind {
 pub struct BackendOptions {
     /// CPU threads for `cpu` (0: one per core).
     pub threads: usize,
+    /// How `cpu` divides the image between its threads.
+    pub cpu_schedule: cpu::CpuSchedule,
     /// Launch configuration for `gpu-mega`.
     pub megakernel: MegakernelConfig,
     /// Configuration for `gpu-wave`.
@@ -75,6 +77,9 @@ pub struct RenderJob<'a> {
     pub camera: Camera,
     /// Samples per pixel.
     pub spp: u32,
+    /// The scene already in device memory, for a caller that renders it many
+    /// times (GPU back ends; `None`: the render uploads it).
+    pub uploaded: Option<&'a gpu::buffers::DeviceScene>,
 }
 
 impl RenderJob<'_> {

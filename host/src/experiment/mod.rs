@@ -6,4 +6,8 @@
 //! - `records`: `runs.csv`, `kernels.csv` and `manifest.toml`;
 //! - [`report`]: `report.md` and figures from a finished experiment folder.
 
+pub mod config;
+pub mod records;
 pub mod report;
+pub mod runner;
+pub mod scenes;

@@ -12,7 +12,7 @@ pub mod meshgen;
 mod schema;
 
 pub use build::MAX_IMAGE_SIDE;
-pub use error::SceneError;
+pub use error::{SceneError, line_col};
 pub use schema::ToneCurve;
 
 use crate::accel::{AccelSettings, BuiltAccel};

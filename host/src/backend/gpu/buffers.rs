@@ -1,6 +1,7 @@
 //! The scene in device memory, and kernel arguments passed by value.
 
 use super::{Gpu, GpuError, driver_error};
+use crate::backend::RenderJob;
 use crate::scene::Scene;
 use cudarc::driver::sys::cudaError_enum as Code;
 use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr, ValidAsZeroBits};
@@ -141,7 +142,10 @@ impl<T: Copy> DeviceArray<T> {
     }
 }
 
-/// Every scene array, uploaded once per render.
+/// Every scene array in device memory: uploaded once per render, or once
+/// per scene by a caller that renders it many times ([`RenderJob::uploaded`]).
+///
+/// [`RenderJob::uploaded`]: crate::backend::RenderJob::uploaded
 pub struct DeviceScene {
     spheres: DeviceArray<device::geometry::Sphere>,
     boxes: DeviceArray<device::geometry::Parallelepiped>,
@@ -168,6 +172,15 @@ impl DeviceScene {
             bvh_nodes: DeviceArray::upload(gpu, "BVH nodes", &scene.accel.bvh_nodes)?,
             kd_nodes: DeviceArray::upload(gpu, "kd-tree nodes", &scene.accel.kd_nodes)?,
             accel_prims: DeviceArray::upload(gpu, "primitive references", &scene.accel.prims)?,
+        })
+    }
+
+    /// The job's scene on the device: the caller's upload if it made one,
+    /// otherwise a fresh upload owned by the render.
+    pub fn for_job<'a>(gpu: &Gpu, job: &RenderJob<'a>) -> Result<SceneOnDevice<'a>, GpuError> {
+        Ok(match job.uploaded {
+            Some(scene) => SceneOnDevice::Shared(scene),
+            None => SceneOnDevice::Owned(DeviceScene::upload(gpu, job.scene)?),
         })
     }
 
@@ -202,6 +215,25 @@ impl DeviceScene {
                 prims: self.accel_prims.device_slice(gpu),
                 bounds: scene.accel.bounds,
             },
+        }
+    }
+}
+
+/// A scene on the device, uploaded by the render or shared by its caller.
+pub enum SceneOnDevice<'a> {
+    /// Uploaded by the caller, reused across renders.
+    Shared(&'a DeviceScene),
+    /// Uploaded for this render.
+    Owned(DeviceScene),
+}
+
+impl std::ops::Deref for SceneOnDevice<'_> {
+    type Target = DeviceScene;
+
+    fn deref(&self) -> &DeviceScene {
+        match self {
+            SceneOnDevice::Shared(s) => s,
+            SceneOnDevice::Owned(s) => s,
         }
     }
 }

@@ -58,7 +58,9 @@ pub struct KernelInfo {
     pub occupancy: f64,
 }
 
-/// An open GPU with the wavepath module loaded.
+/// An open GPU with the wavepath module loaded. Clones share the context,
+/// stream and module.
+#[derive(Clone)]
 pub struct Gpu {
     context: Arc<CudaContext>,
     stream: Arc<CudaStream>,

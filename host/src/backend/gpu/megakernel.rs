@@ -131,7 +131,7 @@ pub fn render_launches(
     })?;
     let stream = gpu.stream();
     let upload_start = Instant::now();
-    let scene = DeviceScene::upload(gpu, job.scene)?;
+    let scene = DeviceScene::for_job(gpu, job)?;
     let film = alloc_zeros::<u64>(gpu, "the film", job.pixel_count() * 3)?;
     let counters = alloc_zeros::<u64>(gpu, "the counters", 2)?;
     let divergence = alloc_zeros::<u64>(gpu, "the divergence counters", 2)?;

@@ -51,6 +51,34 @@ pub enum Capacity {
     Auto,
 }
 
+impl Schedule {
+    /// The name on the command line and in reports.
+    pub fn label(self) -> &'static str {
+        match self {
+            Schedule::BounceSync => "bounce-sync",
+            Schedule::Regenerate => "regenerate",
+        }
+    }
+}
+
+impl Capacity {
+    /// The name in reports: `2^K` or `auto`.
+    pub fn label(self) -> String {
+        match self {
+            Capacity::Slots(n) => format!("2^{}", n.trailing_zeros()),
+            Capacity::Auto => "auto".into(),
+        }
+    }
+}
+
+/// A compaction mode's name on the command line and in reports.
+pub fn compaction_label(c: Compaction) -> &'static str {
+    match c {
+        Compaction::AtomicAppend => "atomic-append",
+        Compaction::PrefixSum => "prefix-sum",
+    }
+}
+
 /// The wavefront's launch configuration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WavefrontConfig {
@@ -108,18 +136,11 @@ impl WavefrontConfig {
 
     /// A short description for reports, e.g. "regenerate/atomic-append/2^21/128".
     pub fn label(&self) -> String {
-        let cap = match self.capacity {
-            Capacity::Slots(n) => format!("2^{}", n.trailing_zeros()),
-            Capacity::Auto => "auto".into(),
-        };
-        let compaction = match self.compaction {
-            Compaction::AtomicAppend => "atomic-append",
-            Compaction::PrefixSum => "prefix-sum",
-        };
-        let schedule = match self.schedule {
-            Schedule::BounceSync => "bounce-sync",
-            Schedule::Regenerate => "regenerate",
-        };
+        let (schedule, compaction, cap) = (
+            self.schedule.label(),
+            compaction_label(self.compaction),
+            self.capacity.label(),
+        );
         let drain = if self.drain_below > 0 {
             format!("/drain{}", self.drain_below)
         } else {
@@ -207,7 +228,7 @@ pub fn render(
     let cap = capacity as usize;
 
     let upload_start = Instant::now();
-    let scene = super::buffers::DeviceScene::upload(gpu, job.scene)?;
+    let scene = super::buffers::DeviceScene::for_job(gpu, job)?;
     let pool_buffer = alloc_zeros::<u8>(gpu, "the path pool", PathPool::bytes(cap))?;
     let mut queue_buffer = alloc_zeros::<u8>(gpu, "the queues", Queues::bytes(cap))?;
     let film = alloc_zeros::<u64>(gpu, "the film", job.pixel_count() * 3)?;

@@ -1,0 +1,422 @@
+//! What an experiment writes: `runs.csv` (one row per timed run),
+//! `kernels.csv` (the per-kernel profile of every GPU run) and
+//! `manifest.toml` (the config as run, the host, the device, times, skips and
+//! the film checks). Rows are appended and flushed one by one, so an
+//! interrupted experiment keeps every finished row.
+
+use crate::experiment::config::Published;
+use serde::{Deserialize, Serialize};
+use std::fs::{File, OpenOptions};
+use std::path::{Path, PathBuf};
+
+/// One timed run: every parameter with its effective value (empty where it
+/// does not apply to the back end), the timings, and where it ran.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunRow {
+    /// The experiment's name.
+    pub experiment: String,
+    /// The study.
+    pub study: String,
+    /// The configuration's index within the study.
+    pub run: u32,
+    /// What varies within the study, e.g. `gpu-mega block=8x8`.
+    pub config: String,
+    /// Repetition from 0.
+    pub repetition: u32,
+    /// The scene file.
+    pub scene: String,
+    /// Its stem.
+    pub scene_name: String,
+    /// Scene fields replaced, `path=value` separated by `;`.
+    pub scene_overrides: String,
+    /// Primitives in the scene.
+    pub primitives: u64,
+    /// The back end.
+    pub backend: String,
+    /// Image width.
+    pub width: u32,
+    /// Image height.
+    pub height: u32,
+    /// Samples per pixel rendered.
+    pub spp: u32,
+    /// Maximum ray segments per path.
+    pub max_depth: u32,
+    /// RNG seed.
+    pub seed: u32,
+    /// The spp the time is reported at (`spp` unless scaled).
+    pub report_spp: u32,
+    /// Acceleration structure.
+    pub accel: String,
+    /// Its build settings.
+    pub accel_settings: String,
+    /// Its build time, ms.
+    pub accel_build_ms: f64,
+    /// Its nodes.
+    pub accel_nodes: usize,
+    /// Its bytes.
+    pub accel_bytes: usize,
+    /// Megakernel block shape.
+    pub block: Option<String>,
+    /// Megakernel samples per launch.
+    pub samples_per_launch: Option<u32>,
+    /// Megakernel tile.
+    pub tile: Option<String>,
+    /// Wavefront schedule.
+    pub schedule: Option<String>,
+    /// Wavefront compaction.
+    pub compaction: Option<String>,
+    /// Wavefront pool capacity as asked for (`auto` or `2^K`).
+    pub capacity: Option<String>,
+    /// Wavefront threads per block.
+    pub wave_block: Option<u32>,
+    /// Wavefront tail-drain threshold.
+    pub drain_below: Option<u32>,
+    /// CPU threads that ran.
+    pub threads: Option<usize>,
+    /// CPU work distribution.
+    pub cpu_schedule: Option<String>,
+    /// Whether divergence was counted (timings then include the counting).
+    pub count_divergence: bool,
+    /// Render wall time (the launch loop for GPUs), ms.
+    pub wall_ms: f64,
+    /// `wall_ms × report_spp / spp`.
+    pub scaled_wall_ms: f64,
+    /// Sum of kernel times, ms (GPU).
+    pub kernel_ms: f64,
+    /// Loop time outside kernels, ms (GPU).
+    pub overhead_ms: f64,
+    /// Scene upload (0 once the scene is on the device) and state allocation, ms (GPU).
+    pub upload_ms: f64,
+    /// Film readback, ms (GPU).
+    pub readback_ms: f64,
+    /// The whole render call: allocation, upload, loop, readback, ms.
+    pub total_ms: f64,
+    /// The runner's own time for the row (record, check, write), ms.
+    pub runner_ms: f64,
+    /// Kernel launches.
+    pub launches: usize,
+    /// Ray segments traced.
+    pub rays: u64,
+    /// Rays per second over the wall time.
+    pub rays_per_s: f64,
+    /// Pixel-samples per second over the wall time.
+    pub samples_per_s: f64,
+    /// Registers per thread of the tracing kernel (megakernel or extend).
+    pub registers: Option<u32>,
+    /// Its local memory per thread, bytes.
+    pub local_bytes: Option<u32>,
+    /// Its theoretical occupancy.
+    pub occupancy: Option<f64>,
+    /// Path state and queue bytes (wavefront).
+    pub state_bytes: Option<usize>,
+    /// Path slots in flight (wavefront).
+    pub pool_capacity: Option<usize>,
+    /// NaN or infinite samples dropped.
+    pub invalid_samples: u64,
+    /// FNV-1a of the film: equal films, equal hashes.
+    pub film_hash: String,
+    /// What rendered, e.g. `cpu (16 threads, dynamic-rows)` or the GPU.
+    pub device: String,
+    /// The GPU of the session, if one was opened.
+    pub gpu: String,
+    /// Its CUDA driver version.
+    pub driver: String,
+    /// Its compute capability.
+    pub compute_capability: String,
+    /// The host CPU model.
+    pub cpu: String,
+    /// The host's hardware threads.
+    pub cpu_threads: usize,
+    /// wavepath's version.
+    pub version: String,
+    /// The commit it was built from.
+    pub commit: String,
+    /// Whether the build had uncommitted changes.
+    pub dirty: bool,
+    /// When the run finished (UTC, RFC 3339).
+    pub date: String,
+}
+
+/// One kernel's totals in one GPU run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct KernelRow {
+    /// The experiment's name.
+    pub experiment: String,
+    /// The study.
+    pub study: String,
+    /// The configuration's index within the study.
+    pub run: u32,
+    /// The configuration's label.
+    pub config: String,
+    /// Repetition from 0.
+    pub repetition: u32,
+    /// The back end.
+    pub backend: String,
+    /// The scene's stem.
+    pub scene_name: String,
+    /// Kernel name.
+    pub kernel: String,
+    /// Launches.
+    pub launches: usize,
+    /// Sum of launch times, ms.
+    pub total_ms: f64,
+    /// Mean launch time, ms.
+    pub mean_ms: f64,
+    /// Shortest launch, ms.
+    pub min_ms: f64,
+    /// Longest launch, ms.
+    pub max_ms: f64,
+    /// Work items over all launches.
+    pub items: u64,
+    /// Items per second of kernel time.
+    pub items_per_s: f64,
+    /// Registers per thread.
+    pub registers: Option<u32>,
+    /// Local memory per thread, bytes.
+    pub local_bytes: Option<u32>,
+    /// Theoretical occupancy.
+    pub occupancy: Option<f64>,
+    /// Mean active lanes per warp at the material branch (when counted).
+    pub active_lanes: Option<f64>,
+}
+
+/// A CSV file that rows are appended to and flushed one at a time.
+pub struct CsvAppender {
+    writer: csv::Writer<File>,
+    path: PathBuf,
+}
+
+impl CsvAppender {
+    /// Opens `path` for appending; a new or empty file gets a header line.
+    pub fn open(path: &Path) -> anyhow::Result<Self> {
+        let fresh = std::fs::metadata(path).map_or(true, |m| m.len() == 0);
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| anyhow::anyhow!("{}: cannot open for appending: {e}", path.display()))?;
+        let writer = csv::WriterBuilder::new().has_headers(fresh).from_writer(file);
+        Ok(CsvAppender {
+            writer,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Appends `row` and flushes it to the file.
+    pub fn append<T: Serialize>(&mut self, row: &T) -> anyhow::Result<()> {
+        self.writer
+            .serialize(row)
+            .and_then(|()| Ok(self.writer.flush()?))
+            .map_err(|e| anyhow::anyhow!("{}: cannot append a row: {e}", self.path.display()))
+    }
+}
+
+/// Reads every row of a CSV file written by [`CsvAppender`].
+pub fn read_rows<T: for<'de> Deserialize<'de>>(path: &Path) -> anyhow::Result<Vec<T>> {
+    let mut reader =
+        csv::Reader::from_path(path).map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", path.display()))?;
+    reader
+        .deserialize()
+        .enumerate()
+        .map(|(i, r)| r.map_err(|e| anyhow::anyhow!("{}: row {}: {e}", path.display(), i + 1)))
+        .collect()
+}
+
+/// `manifest.toml`: what ran, where, when, and how each study ended.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Manifest {
+    /// The experiment.
+    pub experiment: ManifestExperiment,
+    /// The host.
+    pub host: ManifestHost,
+    /// The GPU, when one was opened.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<ManifestDevice>,
+    /// The build.
+    pub build: ManifestBuild,
+    /// Each study's outcome.
+    #[serde(default)]
+    pub study: Vec<ManifestStudy>,
+    /// Runs not made, and why.
+    #[serde(default)]
+    pub skipped: Vec<Skipped>,
+    /// The runner's own time per GPU row against the row's render call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overhead: Option<Overhead>,
+    /// The config file's text as run.
+    pub config_text: String,
+}
+
+/// `[experiment]` of the manifest.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct ManifestExperiment {
+    /// Its name.
+    pub name: String,
+    /// What it is for.
+    pub description: String,
+    /// The config file.
+    pub config: String,
+    /// The fingerprint of the config text.
+    pub config_hash: String,
+    /// The command line.
+    pub command: String,
+    /// When it started (UTC).
+    pub started: String,
+    /// When it finished (empty while running).
+    pub finished: String,
+}
+
+/// `[host]` of the manifest.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct ManifestHost {
+    /// CPU model.
+    pub cpu: String,
+    /// Hardware threads.
+    pub cpu_threads: usize,
+}
+
+/// `[device]` of the manifest.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct ManifestDevice {
+    /// The GPU's name.
+    pub name: String,
+    /// Its CUDA driver version.
+    pub driver: String,
+    /// Compute capability.
+    pub compute_capability: String,
+    /// Multiprocessors.
+    pub multiprocessors: u32,
+    /// Memory, GiB.
+    pub memory_gib: f64,
+}
+
+/// `[build]` of the manifest.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct ManifestBuild {
+    /// wavepath's version.
+    pub version: String,
+    /// The commit.
+    pub commit: String,
+    /// Uncommitted changes in the build.
+    pub dirty: bool,
+}
+
+/// One `[[study]]` of the manifest.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct ManifestStudy {
+    /// Its name.
+    pub name: String,
+    /// What it shows.
+    pub description: String,
+    /// A note for the report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// The baseline back end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<String>,
+    /// Back ends.
+    pub backends: Vec<String>,
+    /// Scene files.
+    pub scenes: Vec<String>,
+    /// Swept parameters in file order.
+    pub swept: Vec<String>,
+    /// Configurations planned.
+    pub runs_planned: usize,
+    /// Rows in runs.csv for this study.
+    pub rows: usize,
+    /// Rows kept from an earlier, interrupted run.
+    pub resumed_rows: usize,
+    /// `complete`, `failed: …`, `skipped: …` or `not run: …`.
+    pub status: String,
+    /// `identical: N groups`, `MISMATCH: …` or `not checked`.
+    pub film_check: String,
+    /// Published figures.
+    #[serde(default)]
+    pub published: Vec<Published>,
+}
+
+/// One run not made.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Skipped {
+    /// The study.
+    pub study: String,
+    /// The configuration.
+    pub config: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// The runner's overhead per GPU row, as a fraction of the render call.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Overhead {
+    /// GPU rows measured.
+    pub gpu_rows: usize,
+    /// Median of runner_ms / total_ms.
+    pub median_fraction: f64,
+    /// Largest runner_ms / total_ms.
+    pub max_fraction: f64,
+}
+
+impl Manifest {
+    /// Writes the manifest atomically.
+    pub fn write(&self, path: &Path) -> anyhow::Result<()> {
+        let text = toml::to_string(self)?;
+        crate::atomic_file::write(path, text.as_bytes())
+    }
+
+    /// Reads a manifest.
+    pub fn read(path: &Path) -> anyhow::Result<Self> {
+        let text =
+            std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", path.display()))?;
+        toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: not a wavepath manifest: {e}", path.display()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn appended_rows_read_back_with_one_header() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("runs.csv");
+        let row = |run| RunRow {
+            study: "s".into(),
+            run,
+            block: Some("8x8".into()),
+            ..RunRow::default()
+        };
+        CsvAppender::open(&path).unwrap().append(&row(0)).unwrap();
+        let mut again = CsvAppender::open(&path).unwrap();
+        again.append(&row(1)).unwrap();
+        again.append(&row(2)).unwrap();
+        let back: Vec<RunRow> = read_rows(&path).unwrap();
+        assert_eq!(back, [row(0), row(1), row(2)]);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.matches("experiment,study,run").count(), 1);
+    }
+
+    #[test]
+    fn manifest_round_trips() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("manifest.toml");
+        let m = Manifest {
+            experiment: ManifestExperiment {
+                name: "e".into(),
+                ..Default::default()
+            },
+            skipped: vec![Skipped {
+                study: "s".into(),
+                config: "gpu-mega".into(),
+                reason: "no GPU".into(),
+            }],
+            config_text: "[experiment]\nname = \"e\"\n".into(),
+            ..Default::default()
+        };
+        m.write(&path).unwrap();
+        let back = Manifest::read(&path).unwrap();
+        assert_eq!(back.experiment.name, "e");
+        assert_eq!(back.skipped, m.skipped);
+        assert_eq!(back.config_text, m.config_text);
+    }
+}

@@ -1,0 +1,214 @@
+//! The scenes of an experiment: each distinct (file, replaced fields,
+//! structure) is loaded and built once, and uploaded to the GPU once.
+//!
+//! A replaced field is written into the scene text with `toml_edit`, which
+//! keeps the file's layout, so a scene error still points at the file's
+//! own lines.
+
+use super::config::{PathStep, scene_path};
+use crate::accel::{AccelChoice, AccelSettings};
+use crate::backend::gpu::Gpu;
+use crate::backend::gpu::buffers::DeviceScene;
+use crate::scene::{self, Scene};
+use anyhow::Context;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use toml_edit::{DocumentMut, Item, TableLike};
+
+/// A loaded scene and, once a GPU run needed it, its device copy.
+pub struct LoadedScene {
+    /// The scene.
+    pub scene: Scene,
+    /// Its arrays on the GPU.
+    pub device: Option<DeviceScene>,
+}
+
+/// What identifies a distinct scene.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct SceneKey {
+    file: PathBuf,
+    fields: String,
+    accel: Option<AccelChoice>,
+}
+
+/// Scenes loaded so far.
+#[derive(Default)]
+pub struct SceneCache {
+    scenes: HashMap<SceneKey, Rc<std::cell::RefCell<LoadedScene>>>,
+}
+
+/// `path=value` pairs as the CSV records them.
+pub fn describe_fields(fields: &[(String, toml::Value)]) -> String {
+    fields
+        .iter()
+        .map(|(p, v)| format!("{p}={v}"))
+        .collect::<Vec<_>>()
+        .join(";")
+}
+
+impl SceneCache {
+    /// The scene `file` with `fields` replaced and structure `accel`, loaded
+    /// on first use.
+    pub fn get(
+        &mut self,
+        file: &Path,
+        fields: &[(String, toml::Value)],
+        accel: Option<AccelChoice>,
+    ) -> anyhow::Result<Rc<std::cell::RefCell<LoadedScene>>> {
+        let key = SceneKey {
+            file: file.to_path_buf(),
+            fields: describe_fields(fields),
+            accel,
+        };
+        if let Some(s) = self.scenes.get(&key) {
+            return Ok(s.clone());
+        }
+        let mut scene = load_with_fields(file, fields)?;
+        if let Some(choice) = accel {
+            scene.set_accel(AccelSettings {
+                choice,
+                ..scene.accel_settings
+            });
+        }
+        let loaded = Rc::new(std::cell::RefCell::new(LoadedScene { scene, device: None }));
+        self.scenes.insert(key, loaded.clone());
+        Ok(loaded)
+    }
+}
+
+impl LoadedScene {
+    /// Uploads the scene to `gpu` unless it is there already.
+    pub fn upload(&mut self, gpu: &Gpu) -> anyhow::Result<()> {
+        if self.device.is_none() {
+            self.device = Some(DeviceScene::upload(gpu, &self.scene)?);
+        }
+        Ok(())
+    }
+}
+
+/// Loads `file` with each `(path, value)` written into its text first.
+pub fn load_with_fields(file: &Path, fields: &[(String, toml::Value)]) -> anyhow::Result<Scene> {
+    if fields.is_empty() {
+        return Ok(scene::load(file)?);
+    }
+    let text = std::fs::read_to_string(file).map_err(|source| scene::SceneError::Io {
+        path: file.to_path_buf(),
+        source,
+    })?;
+    let edited = with_fields(&text, fields).with_context(|| format!("{}: replacing scene fields", file.display()))?;
+    Ok(scene::load_str(file, &edited)?)
+}
+
+/// `text` with every field replaced (or added to an existing table).
+pub fn with_fields(text: &str, fields: &[(String, toml::Value)]) -> anyhow::Result<String> {
+    let mut doc: DocumentMut = text.parse().context("the scene is not valid TOML")?;
+    for (path, value) in fields {
+        let steps = scene_path(path).map_err(anyhow::Error::msg)?;
+        let value: toml_edit::Value = value
+            .to_string()
+            .parse()
+            .with_context(|| format!("scene.{path}: the value {value} cannot be written as TOML"))?;
+        set(doc.as_table_mut(), &steps, value).map_err(|m| anyhow::anyhow!("scene.{path}: {m}"))?;
+    }
+    Ok(doc.to_string())
+}
+
+/// Writes `value` at `steps` below `table`, which must start with a key.
+fn set(table: &mut dyn TableLike, steps: &[PathStep], value: toml_edit::Value) -> Result<(), String> {
+    let Some((PathStep::Key(key), rest)) = steps.split_first() else {
+        return Err("a path goes from a key".into());
+    };
+    match rest.split_first() {
+        None => {
+            if table.get(key).is_some_and(|i| !i.is_value()) {
+                return Err(format!("`{key}` is a table or an array of tables, not a value"));
+            }
+            table.insert(key, Item::Value(value));
+            Ok(())
+        }
+        Some((PathStep::Key(_), _)) => {
+            if table.get(key).is_none() {
+                table.insert(key, Item::Table(toml_edit::Table::new()));
+            }
+            let inner = table
+                .get_mut(key)
+                .and_then(Item::as_table_like_mut)
+                .ok_or_else(|| format!("`{key}` is not a table"))?;
+            set(inner, rest, value)
+        }
+        Some((&PathStep::Index(i), after)) => {
+            let item = table.get_mut(key).ok_or_else(|| format!("the scene has no `{key}`"))?;
+            let missing = |n: usize| format!("`{key}` has {n} entries; there is no `{key}[{i}]`");
+            if let Some(tables) = item.as_array_of_tables_mut() {
+                let n = tables.len();
+                let entry = tables.get_mut(i).ok_or_else(|| missing(n))?;
+                if after.is_empty() {
+                    return Err(format!("`{key}[{i}]` is a whole table; name one of its fields"));
+                }
+                return set(entry, after, value);
+            }
+            let array = item.as_array_mut().ok_or_else(|| format!("`{key}` is not an array"))?;
+            let n = array.len();
+            if after.is_empty() {
+                if i >= n {
+                    return Err(missing(n));
+                }
+                array.replace(i, value);
+                return Ok(());
+            }
+            let entry = array
+                .get_mut(i)
+                .ok_or_else(|| missing(n))?
+                .as_inline_table_mut()
+                .ok_or_else(|| format!("`{key}[{i}]` is not a table"))?;
+            set(entry, after, value)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TEXT: &str = "[render]\nwidth = 8 # pixels\nspp = 1\n\n[[generators]]\nkind = \"rtiow_final\"\n\n[[generators]]\nkind = \"smallpt_cornell\"\nsizes = [1, 2, 3]\n";
+
+    fn int(n: i64) -> toml::Value {
+        toml::Value::Integer(n)
+    }
+
+    #[test]
+    fn fields_are_replaced_in_place_and_added_to_tables() {
+        let out = with_fields(
+            TEXT,
+            &[
+                ("render.spp".into(), int(64)),
+                ("generators[0].grid".into(), int(44)),
+                ("generators[1].sizes[2]".into(), int(9)),
+                ("accel.bvh_bins".into(), int(8)),
+            ],
+        )
+        .unwrap();
+        let v: toml::Table = out.parse().unwrap();
+        assert_eq!(v["render"]["spp"], int(64));
+        assert_eq!(v["render"]["width"], int(8));
+        assert_eq!(v["generators"][0]["grid"], int(44));
+        assert_eq!(
+            v["generators"][1]["sizes"],
+            toml::Value::Array(vec![int(1), int(2), int(9)])
+        );
+        assert_eq!(v["accel"]["bvh_bins"], int(8));
+        // The layout is kept: the width line and its comment stay where they were.
+        assert_eq!(out.lines().nth(1), TEXT.lines().nth(1));
+    }
+
+    #[test]
+    fn missing_entries_are_errors_that_say_what_exists() {
+        let e = with_fields(TEXT, &[("generators[5].grid".into(), int(1))]).unwrap_err();
+        assert!(format!("{e:#}").contains("`generators` has 2 entries"), "{e:#}");
+        let e = with_fields(TEXT, &[("objects[0].radius".into(), int(1))]).unwrap_err();
+        assert!(format!("{e:#}").contains("no `objects`"), "{e:#}");
+        let e = with_fields(TEXT, &[("generators".into(), int(1))]).unwrap_err();
+        assert!(format!("{e:#}").contains("not a value"), "{e:#}");
+    }
+}
