@@ -83,7 +83,9 @@ fn lines<'c>(
 ) -> Vec<Series> {
     let mut map: IndexMap<String, Vec<(f64, f64)>> = IndexMap::new();
     for c in configs {
-        let (Some(name), Some((x, y))) = (line(c), point(c)) else { continue };
+        let (Some(name), Some((x, y))) = (line(c), point(c)) else {
+            continue;
+        };
         let points = map.entry(name).or_default();
         match points.iter_mut().find(|p| p.0 == x) {
             Some(p) => {
@@ -120,11 +122,24 @@ fn speedup_plot(study: &StudyData) -> Option<Plot> {
     );
     LineChart::new(
         format!("Speedup over {baseline} against {param} (study {})", study.info.name),
-        param.clone(),
+        param_desc(param),
         format!("speedup over {baseline} (x)"),
         series,
     )
     .map(Plot::Line)
+}
+
+/// Axis description of a swept parameter, with its unit where it has one.
+fn param_desc(param: &str) -> String {
+    let unit = match param {
+        "wave_block" => "threads per block",
+        "capacity" | "drain_below" => "paths",
+        "samples_per_launch" => "samples per pixel",
+        "width" | "height" => "pixels",
+        "max_depth" => "bounces",
+        _ => return param.to_string(),
+    };
+    format!("{param} ({unit})")
 }
 
 /// Whether a swept parameter has a figure of its own.
@@ -178,7 +193,12 @@ fn thread_plot(study: &StudyData) -> Option<Plot> {
     );
     let reference = study.info.baseline.as_deref().unwrap_or("1 thread");
     let title = format!("CPU thread scaling (study {})", study.info.name);
-    let chart = LineChart::new(title, "CPU threads".into(), format!("speedup over {reference} (x)"), series)?;
+    let chart = LineChart::new(
+        title,
+        "CPU threads".into(),
+        format!("speedup over {reference} (x)"),
+        series,
+    )?;
     Some(Plot::Line(chart.with_ideal()))
 }
 
@@ -207,7 +227,7 @@ fn kernel_plot(study: &StudyData) -> Option<Plot> {
         value_desc: "kernel time (ms)".into(),
         categories: profiled.iter().map(|c| c.row.config.clone()).collect(),
         segments: segments.into_iter().collect(),
-        value_max: value_max * 1.25,
+        value_max: value_max * 1.4,
     }))
 }
 
@@ -225,7 +245,10 @@ fn lanes_plot(study: &StudyData) -> Option<Plot> {
         return None;
     }
     Some(Plot::Bars(BarChart {
-        title: format!("Active lanes per warp at the material branch (study {})", study.info.name),
+        title: format!(
+            "Active lanes per warp at the material branch (study {})",
+            study.info.name
+        ),
         value_desc: "active lanes per warp (of 32)".into(),
         categories,
         segments: vec![("active lanes".into(), values)],
@@ -271,7 +294,11 @@ impl Plot {
             .with_context(|| format!("{}: cannot draw the figure", png_path.display()))?;
         atomic_file::write(&svg_path, svg.as_bytes())?;
         atomic_file::write(&png_path, &encode_png(rgb)?)?;
-        Ok(Figure { title: self.title().to_string(), svg: svg_path, png: png_path })
+        Ok(Figure {
+            title: self.title().to_string(),
+            svg: svg_path,
+            png: png_path,
+        })
     }
 
     /// Fills the background, draws and finishes `root`.
@@ -300,7 +327,9 @@ impl Plot {
 fn encode_png(rgb: Vec<u8>) -> anyhow::Result<Vec<u8>> {
     let image = image::RgbImage::from_raw(SIZE.0, SIZE.1, rgb).context("figure buffer of the wrong size")?;
     let mut png = std::io::Cursor::new(Vec::new());
-    image.write_to(&mut png, image::ImageFormat::Png).context("cannot encode the figure as PNG")?;
+    image
+        .write_to(&mut png, image::ImageFormat::Png)
+        .context("cannot encode the figure as PNG")?;
     Ok(png.into_inner())
 }
 
@@ -357,12 +386,15 @@ impl LineChart {
         Self { ideal: true, ..self }
     }
 
+    /// Smallest and largest `coord` of all points.
+    fn extent(&self, coord: impl Fn(&(f64, f64)) -> f64) -> (f64, f64) {
+        min_max(self.series.iter().flat_map(|s| &s.points).map(coord))
+    }
+
     /// Bounds (x, y) of the points (and of the ideal line), padded.
     fn bounds(&self) -> ((f64, f64), (f64, f64)) {
-        let points = self.series.iter().flat_map(|s| &s.points);
-        let (xs, ys): (Vec<f64>, Vec<f64>) = points.copied().unzip();
-        let (x_lo, x_hi) = min_max(&xs);
-        let (y_lo, y_hi) = min_max(&ys);
+        let (x_lo, x_hi) = self.extent(|p| p.0);
+        let (y_lo, y_hi) = self.extent(|p| p.1);
         let y_hi = if self.ideal { y_hi.max(x_hi) } else { y_hi };
         if self.log {
             ((x_lo / 1.5, x_hi * 1.5), (y_lo / 1.5, y_hi * 1.5))
@@ -399,17 +431,11 @@ impl LineChart {
             .configure_mesh()
             .x_desc(self.x_desc.as_str())
             .y_desc(self.y_desc.as_str())
+            .x_label_formatter(&tick)
+            .y_label_formatter(&tick)
             .label_style((FONT, 14))
             .axis_desc_style((FONT, 16))
             .draw()?;
-        if self.ideal {
-            let (_, hi) = min_max(&self.series.iter().flat_map(|s| s.points.iter().map(|p| p.0)).collect::<Vec<_>>());
-            let style = BLACK.stroke_width(1);
-            chart
-                .draw_series(DashedLineSeries::new([(1.0, 1.0), (hi, hi)], 8, 6, style))?
-                .label("ideal (y = x)")
-                .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], style));
-        }
         for (i, s) in self.series.iter().enumerate() {
             let style = color(i).stroke_width(2);
             chart
@@ -417,6 +443,14 @@ impl LineChart {
                 .label(s.name.as_str())
                 .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], style));
             chart.draw_series(s.points.iter().map(|&p| Circle::new(p, 4, color(i).filled())))?;
+        }
+        if self.ideal {
+            let (lo, hi) = self.extent(|p| p.0);
+            let style = BLACK.stroke_width(2);
+            chart
+                .draw_series(DashedLineSeries::new([(lo, lo), (hi, hi)], 10, 6, style))?
+                .label("ideal (y = x)")
+                .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], style));
         }
         chart
             .configure_series_labels()
@@ -430,10 +464,15 @@ impl LineChart {
 }
 
 /// Smallest and largest of `values` (0, 1 when empty).
-fn min_max(values: &[f64]) -> (f64, f64) {
-    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+fn min_max(values: impl Iterator<Item = f64>) -> (f64, f64) {
+    let (lo, hi) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(v), hi.max(v)));
     if lo.is_finite() { (lo, hi) } else { (0.0, 1.0) }
+}
+
+/// An axis tick: at most two decimals, no trailing zeros (`4`, `2.5`).
+fn tick(v: &f64) -> String {
+    let text = format!("{v:.2}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// Horizontal bars, one per category (top to bottom), stacked by segment.
@@ -455,14 +494,17 @@ impl BarChart {
         let longest = self.categories.iter().map(|c| c.chars().count()).max().unwrap_or(0);
         let label_area = (longest as u32 * 7 + 24).clamp(80, 460);
         let mut chart = chart_builder(root, &self.title, label_area)
-            .build_cartesian_2d(0.0..self.value_max, (0..n).into_segmented())?;
+            .build_cartesian_2d(0.0..self.value_max, (0..n.saturating_sub(1)).into_segmented())?;
         chart
             .configure_mesh()
             .disable_y_mesh()
             .x_desc(self.value_desc.as_str())
+            .x_label_formatter(&tick)
             .y_labels(n)
             .y_label_formatter(&|v| match v {
-                SegmentValue::CenterOf(i) => n.checked_sub(i + 1).map_or(String::new(), |j| self.categories[j].clone()),
+                SegmentValue::CenterOf(i) => n
+                    .checked_sub(i + 1)
+                    .map_or(String::new(), |j| self.categories[j].clone()),
                 _ => String::new(),
             })
             .label_style((FONT, 13))

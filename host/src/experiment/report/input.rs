@@ -230,7 +230,10 @@ pub struct Overhead {
 /// Reads `runs.csv`; it must exist.
 pub fn read_runs(path: &Path) -> anyhow::Result<Vec<RunRow>> {
     let text = std::fs::read_to_string(path).with_context(|| {
-        format!("{}: cannot read the runs file (expected a CSV of timed runs)", path.display())
+        format!(
+            "{}: cannot read the runs file (expected a CSV of timed runs)",
+            path.display()
+        )
     })?;
     parse_csv(path, &text)
 }

@@ -48,5 +48,8 @@ pub fn write_report(dir: &Path) -> anyhow::Result<ReportOutput> {
     }
     let path = dir.join("report.md");
     crate::atomic_file::write(&path, markdown.as_bytes())?;
-    Ok(ReportOutput { markdown: path, figures: figure_files })
+    Ok(ReportOutput {
+        markdown: path,
+        figures: figure_files,
+    })
 }

@@ -72,7 +72,16 @@ impl Config {
     fn comparison_key(&self) -> ComparisonKey<'_> {
         let r = &self.row;
         let overrides = r.scene_overrides.as_deref().filter(|s| !s.is_empty());
-        (&r.scene, overrides, r.width, r.height, r.max_depth, r.seed, &r.accel, r.report_spp)
+        (
+            &r.scene,
+            overrides,
+            r.width,
+            r.height,
+            r.max_depth,
+            r.seed,
+            &r.accel,
+            r.report_spp,
+        )
     }
 
     /// Whether `self` and `other` render the same work.
@@ -162,7 +171,11 @@ impl<'a> StudyData<'a> {
     /// The median of the fastest baseline configuration comparable to `c`.
     pub fn baseline_ms(&self, c: &Config) -> Option<f64> {
         let baseline = self.info.baseline.as_deref()?;
-        fastest(self.configs.iter().filter(|b| b.row.backend == baseline && b.comparable(c)))
+        fastest(
+            self.configs
+                .iter()
+                .filter(|b| b.row.backend == baseline && b.comparable(c)),
+        )
     }
 
     /// Speedup of `c` over its baseline.
@@ -260,7 +273,11 @@ pub(super) mod tests {
 
     #[test]
     fn groups_by_study_and_run() {
-        let rows = [row("s", 0, "cpu", 3.0), row("s", 1, "cpu", 9.0), row("s", 0, "cpu", 1.0)];
+        let rows = [
+            row("s", 0, "cpu", 3.0),
+            row("s", 1, "cpu", 9.0),
+            row("s", 0, "cpu", 1.0),
+        ];
         let configs = group_configs(&rows);
         assert_eq!(configs.len(), 2);
         assert_eq!((configs[0].runs, configs[0].median_ms), (2, 2.0));

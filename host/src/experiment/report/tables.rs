@@ -20,7 +20,10 @@ pub fn header(m: &Manifest) -> String {
         None => m.host.cpu.clone(),
     };
     let device = m.device.as_ref().map_or("none (no GPU used)".to_string(), |d| {
-        format!("{}, driver {}, compute capability {}", d.name, d.driver, d.compute_capability)
+        format!(
+            "{}, driver {}, compute capability {}",
+            d.name, d.driver, d.compute_capability
+        )
     });
     let dirty = if m.build.dirty { " (dirty)" } else { "" };
     let rows = [
@@ -28,7 +31,10 @@ pub fn header(m: &Manifest) -> String {
         ("command", format!("`{}`", e.command)),
         ("host CPU", cpu),
         ("device", device),
-        ("build", format!("wavepath {}, commit `{}`{dirty}", m.build.version, m.build.commit)),
+        (
+            "build",
+            format!("wavepath {}, commit `{}`{dirty}", m.build.version, m.build.commit),
+        ),
         ("started", e.started.clone()),
         ("finished", e.finished.clone()),
     ];
@@ -110,7 +116,16 @@ fn status_list(study: &StudyData, m: &Manifest) -> String {
 fn config_table(study: &StudyData, m: &Manifest) -> String {
     let baseline = study.info.baseline.as_deref();
     let mut columns = vec![
-        "run", "config", "scene", "back end", "runs", "median ms", "min–max ms", "spread", "Mrays/s", "registers",
+        "run",
+        "config",
+        "scene",
+        "back end",
+        "runs",
+        "median ms",
+        "min–max ms",
+        "spread",
+        "Mrays/s",
+        "registers",
         "occupancy",
     ];
     let speedup_column = baseline.map(|b| format!("speedup vs {b}"));
@@ -137,7 +152,13 @@ fn config_cells(c: &Config) -> Vec<String> {
         Some(o) => format!("{} ({o})", r.scene_name),
         None => r.scene_name.clone(),
     };
-    let gpu = |v: Option<String>| if c.is_gpu() { v.unwrap_or("–".into()) } else { "–".into() };
+    let gpu = |v: Option<String>| {
+        if c.is_gpu() {
+            v.unwrap_or("–".into())
+        } else {
+            "–".into()
+        }
+    };
     vec![
         r.run.to_string(),
         format!("`{}`", r.config),
@@ -159,7 +180,14 @@ fn published_table(study: &StudyData, m: &Manifest) -> String {
         return String::new();
     }
     let mut out = String::from("\nPublished figures beside ours:\n\n");
-    out += &table_head(&["source", "their hardware", "published", "back end", "ours", "our hardware"]);
+    out += &table_head(&[
+        "source",
+        "their hardware",
+        "published",
+        "back end",
+        "ours",
+        "our hardware",
+    ]);
     for p in &study.info.published {
         let ours = our_value(study, p).map_or("– (no matching runs)".into(), |v| fmt_value(v, &p.unit));
         let backend = match &p.scene {
@@ -182,9 +210,10 @@ fn published_table(study: &StudyData, m: &Manifest) -> String {
 /// Our best value in the unit of published figure `p`: the largest speedup
 /// (`x`) or Mrays/s, or the smallest time (`ms`, `s`).
 fn our_value(study: &StudyData, p: &Published) -> Option<f64> {
-    let configs = study.configs.iter().filter(|c| {
-        c.row.backend == p.backend && p.scene.as_ref().is_none_or(|s| *s == c.row.scene_name)
-    });
+    let configs = study
+        .configs
+        .iter()
+        .filter(|c| c.row.backend == p.backend && p.scene.as_ref().is_none_or(|s| *s == c.row.scene_name));
     let (values, largest): (Vec<f64>, bool) = match p.unit.as_str() {
         "x" => (configs.filter_map(|c| study.speedup(c)).collect(), true),
         "Mrays/s" => (configs.map(Config::mrays_per_s).collect(), true),
@@ -207,7 +236,11 @@ fn our_hardware(backend: &str, m: &Manifest) -> String {
 
 /// A value with its unit: `4.00x`, `12.50 ms`.
 fn fmt_value(v: f64, unit: &str) -> String {
-    if unit == "x" { fmt_speedup(v) } else { format!("{v:.2} {unit}") }
+    if unit == "x" {
+        fmt_speedup(v)
+    } else {
+        format!("{v:.2} {unit}")
+    }
 }
 
 fn fmt_speedup(v: f64) -> String {
