@@ -315,6 +315,7 @@ impl Plot {
         Ok(())
     }
 
+    /// The figure's title.
     fn title(&self) -> &str {
         match self {
             Plot::Line(chart) => &chart.title,
@@ -333,7 +334,7 @@ fn encode_png(rgb: Vec<u8>) -> anyhow::Result<Vec<u8>> {
     Ok(png.into_inner())
 }
 
-/// The caption, margins and mesh every chart shares.
+/// The title, margins and label areas every chart shares.
 fn chart_builder<'a, 'b, DB: DrawingBackend>(
     root: &'a DrawingArea<DB, Shift>,
     title: &'b str,
@@ -404,6 +405,7 @@ impl LineChart {
         }
     }
 
+    /// Draws the chart on `root`, on log-log axes if asked.
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> anyhow::Result<()>
     where
         DB::ErrorType: 'static,
@@ -486,6 +488,7 @@ struct BarChart {
 }
 
 impl BarChart {
+    /// Draws the bars, their category labels and the segment legend.
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> anyhow::Result<()>
     where
         DB::ErrorType: 'static,

@@ -214,11 +214,11 @@ fn fastest<'c>(configs: impl Iterator<Item = &'c Config>) -> Option<f64> {
 }
 
 #[cfg(test)]
-pub(super) mod tests {
+mod tests {
     use super::*;
 
-    /// A run row with plain settings, for tests.
-    pub fn row(study: &str, run: u32, backend: &str, ms: f64) -> RunRow {
+    /// A run row with plain settings.
+    fn row(study: &str, run: u32, backend: &str, ms: f64) -> RunRow {
         RunRow {
             study: study.into(),
             run,
@@ -248,6 +248,7 @@ pub(super) mod tests {
         }
     }
 
+    /// A study named `s` with an optional baseline.
     fn study(baseline: Option<&str>) -> Study {
         toml::from_str::<Study>(&format!(
             "name = \"s\"\n{}",
@@ -302,6 +303,26 @@ pub(super) mod tests {
         assert_eq!(data.speedup(&configs[4]), Some(4.0));
         let none = study(None);
         assert_eq!(StudyData::new(&none, &configs, &[]).speedup(&configs[4]), None);
+    }
+
+    #[test]
+    fn without_a_baseline_threads_scale_against_one_thread_of_the_same_schedule() {
+        let cpu = |run, threads, schedule: &str, ms| {
+            let mut r = row("s", run, "cpu", ms);
+            (r.threads, r.cpu_schedule) = (Some(threads), Some(schedule.into()));
+            r
+        };
+        let rows = [
+            cpu(0, 1, "static-rows", 100.0),
+            cpu(1, 1, "dynamic-rows", 80.0),
+            cpu(2, 4, "static-rows", 25.0),
+        ];
+        let configs = group_configs(&rows);
+        let info = study(None);
+        assert_eq!(
+            StudyData::new(&info, &configs, &[]).thread_speedup(&configs[2]),
+            Some(4.0)
+        );
     }
 
     #[test]

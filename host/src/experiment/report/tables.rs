@@ -243,6 +243,7 @@ fn fmt_value(v: f64, unit: &str) -> String {
     }
 }
 
+/// A speedup: `4.00x`.
 fn fmt_speedup(v: f64) -> String {
     format!("{v:.2}x")
 }
@@ -257,4 +258,21 @@ fn table_head(columns: &[&str]) -> String {
 fn table_row(cells: &[String]) -> String {
     let cells: Vec<String> = cells.iter().map(|c| c.replace('|', "\\|")).collect();
     format!("| {} |\n", cells.join(" | "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_carry_their_unit() {
+        assert_eq!(fmt_value(3.5, "x"), "3.50x");
+        assert_eq!(fmt_value(12.5, "ms"), "12.50 ms");
+    }
+
+    #[test]
+    fn table_cells_escape_pipes() {
+        assert_eq!(table_head(&["a", "b"]), "| a | b |\n|---|---|\n");
+        assert_eq!(table_row(&["x|y".into(), "z".into()]), "| x\\|y | z |\n");
+    }
 }
