@@ -1,1 +1,0 @@
-//! `wavepath report DIR`: tables and figures from an experiment folder.

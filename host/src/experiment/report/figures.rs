@@ -1,0 +1,543 @@
+//! Figures of a study, drawn with plotters to SVG and PNG: speedup against a
+//! swept parameter, per-kernel time stacks, time against spp and against
+//! primitive count, CPU thread scaling and active lanes per warp.
+
+use super::stats::{Config, StudyData, median};
+use crate::atomic_file;
+use anyhow::{Context, anyhow};
+use indexmap::IndexMap;
+use plotters::coord::Shift;
+use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::prelude::*;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// Size of every figure, in pixels (SVG user units).
+pub const SIZE: (u32, u32) = (1000, 600);
+/// The one font family the figures use (registered from bundled bytes).
+const FONT: &str = "sans-serif";
+
+/// One written figure.
+pub struct Figure {
+    /// Title (also the image's alt text).
+    pub title: String,
+    /// The SVG file.
+    pub svg: PathBuf,
+    /// The PNG file.
+    pub png: PathBuf,
+}
+
+/// Draws every figure that fits `study` into `dir` (`<study>_<kind>.svg`
+/// and `.png`).
+pub fn write_study_figures(study: &StudyData, dir: &Path) -> anyhow::Result<Vec<Figure>> {
+    register_font()?;
+    let name = &study.info.name;
+    let plots = [
+        ("speedup", speedup_plot(study)),
+        ("kernels", kernel_plot(study)),
+        ("spp", spp_plot(study)),
+        ("primitives", primitives_plot(study)),
+        ("threads", thread_plot(study)),
+        ("active_lanes", lanes_plot(study)),
+    ];
+    plots
+        .into_iter()
+        .filter_map(|(kind, plot)| Some((kind, plot?)))
+        .map(|(kind, plot)| plot.save(dir, &format!("{name}_{kind}")))
+        .collect()
+}
+
+/// Registers the bundled Ubuntu Light as `sans-serif`, once.
+fn register_font() -> anyhow::Result<()> {
+    static REGISTERED: OnceLock<Result<(), String>> = OnceLock::new();
+    REGISTERED
+        .get_or_init(|| {
+            plotters::style::register_font(FONT, FontStyle::Normal, epaint_default_fonts::UBUNTU_LIGHT)
+                .map_err(|_| "the bundled figure font (Ubuntu Light) is not a valid font".to_string())
+        })
+        .clone()
+        .map_err(|e| anyhow!(e))
+}
+
+/// A named line of points.
+struct Series {
+    name: String,
+    points: Vec<(f64, f64)>,
+}
+
+/// Which of two y values at the same x a line keeps.
+#[derive(Clone, Copy)]
+enum Keep {
+    Largest,
+    Smallest,
+}
+
+/// Lines from configurations: `line` names a configuration's line (or skips
+/// it), `point` gives its point; at equal x the `keep` value stays. Lines
+/// and points are in order of first appearance and of x.
+fn lines<'c>(
+    configs: impl Iterator<Item = &'c Config>,
+    line: impl Fn(&Config) -> Option<String>,
+    point: impl Fn(&Config) -> Option<(f64, f64)>,
+    keep: Keep,
+) -> Vec<Series> {
+    let mut map: IndexMap<String, Vec<(f64, f64)>> = IndexMap::new();
+    for c in configs {
+        let (Some(name), Some((x, y))) = (line(c), point(c)) else {
+            continue;
+        };
+        let points = map.entry(name).or_default();
+        match points.iter_mut().find(|p| p.0 == x) {
+            Some(p) => {
+                p.1 = match keep {
+                    Keep::Largest => p.1.max(y),
+                    Keep::Smallest => p.1.min(y),
+                }
+            }
+            None => points.push((x, y)),
+        }
+    }
+    map.into_iter()
+        .map(|(name, mut points)| {
+            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            Series { name, points }
+        })
+        .collect()
+}
+
+/// Figure 1: speedup over the baseline against the first swept numeric
+/// parameter that no specialised figure covers, one line per back end.
+fn speedup_plot(study: &StudyData) -> Option<Plot> {
+    let baseline = study.info.baseline.as_deref()?;
+    let param = study
+        .info
+        .swept
+        .iter()
+        .find(|p| !is_specialised(p) && study.configs.iter().any(|c| c.param(p).is_some()))?;
+    let series = lines(
+        study.configs.iter(),
+        |c| Some(c.row.backend.clone()),
+        |c| Some((c.param(param)?, study.speedup(c)?)),
+        Keep::Largest,
+    );
+    LineChart::new(
+        format!("Speedup over {baseline} against {param} (study {})", study.info.name),
+        param_desc(param),
+        format!("speedup over {baseline} (x)"),
+        series,
+    )
+    .map(Plot::Line)
+}
+
+/// Axis description of a swept parameter, with its unit where it has one.
+fn param_desc(param: &str) -> String {
+    let unit = match param {
+        "wave_block" => "threads per block",
+        "capacity" | "drain_below" => "paths",
+        "samples_per_launch" => "samples per pixel",
+        "width" | "height" => "pixels",
+        "max_depth" => "bounces",
+        _ => return param.to_string(),
+    };
+    format!("{param} ({unit})")
+}
+
+/// Whether a swept parameter has a figure of its own.
+fn is_specialised(param: &str) -> bool {
+    param == "threads" || param == "spp" || param.starts_with("scene.")
+}
+
+/// Figure 3: time against spp, log-log, one line per back end.
+fn spp_plot(study: &StudyData) -> Option<Plot> {
+    if !study.sweeps("spp") {
+        return None;
+    }
+    let series = lines(
+        study.configs.iter(),
+        |c| Some(c.row.backend.clone()),
+        |c| Some((f64::from(c.row.report_spp), c.median_ms)),
+        Keep::Smallest,
+    );
+    let title = format!("Time against samples per pixel (study {})", study.info.name);
+    let chart = LineChart::new(title, "samples per pixel".into(), "median time (ms)".into(), series)?;
+    Some(Plot::Line(chart.log()))
+}
+
+/// Figure 4: time against primitive count, log-log, one line per (back
+/// end, accel), when a scene field is swept.
+fn primitives_plot(study: &StudyData) -> Option<Plot> {
+    if !study.info.swept.iter().any(|p| p.starts_with("scene.")) {
+        return None;
+    }
+    let series = lines(
+        study.configs.iter(),
+        |c| Some(format!("{} {}", c.row.backend, c.row.accel)),
+        |c| Some((c.row.primitives as f64, c.median_ms)),
+        Keep::Smallest,
+    );
+    let title = format!("Time against primitive count (study {})", study.info.name);
+    let chart = LineChart::new(title, "primitives".into(), "median time (ms)".into(), series)?;
+    Some(Plot::Line(chart.log()))
+}
+
+/// Figure 5: CPU thread scaling, one line per CPU schedule, with the ideal.
+fn thread_plot(study: &StudyData) -> Option<Plot> {
+    if !study.sweeps("threads") {
+        return None;
+    }
+    let series = lines(
+        study.configs.iter().filter(|c| c.row.backend == "cpu"),
+        |c| Some(c.row.cpu_schedule.clone().unwrap_or_else(|| "cpu".into())),
+        |c| Some((f64::from(c.row.threads?), study.thread_speedup(c)?)),
+        Keep::Largest,
+    );
+    let reference = study.info.baseline.as_deref().unwrap_or("1 thread");
+    let title = format!("CPU thread scaling (study {})", study.info.name);
+    let chart = LineChart::new(
+        title,
+        "CPU threads".into(),
+        format!("speedup over {reference} (x)"),
+        series,
+    )?;
+    Some(Plot::Line(chart.with_ideal()))
+}
+
+/// Figure 2: per-kernel time, one stacked bar per GPU configuration with a
+/// kernel profile, when the study has wavefront profiles.
+fn kernel_plot(study: &StudyData) -> Option<Plot> {
+    let profiled: Vec<&Config> = study
+        .configs
+        .iter()
+        .filter(|c| c.is_gpu() && study.kernels_of(c.row.run).next().is_some())
+        .collect();
+    if !profiled.iter().any(|c| c.row.backend == "gpu-wave") {
+        return None;
+    }
+    let mut segments: IndexMap<String, Vec<f64>> = IndexMap::new();
+    for (i, c) in profiled.iter().enumerate() {
+        for (kernel, ms) in kernel_medians(study, c.row.run, |k| Some(k.total_ms)) {
+            segments.entry(kernel).or_insert_with(|| vec![0.0; profiled.len()])[i] = ms;
+        }
+    }
+    let value_max = (0..profiled.len())
+        .map(|i| segments.values().map(|v| v[i]).sum::<f64>())
+        .fold(0.0, f64::max);
+    Some(Plot::Bars(BarChart {
+        title: format!("Time per kernel, median of repetitions (study {})", study.info.name),
+        value_desc: "kernel time (ms)".into(),
+        categories: profiled.iter().map(|c| c.row.config.clone()).collect(),
+        segments: segments.into_iter().collect(),
+        value_max: value_max * 1.4,
+    }))
+}
+
+/// Figure 6: mean active lanes per warp of each profiled kernel.
+fn lanes_plot(study: &StudyData) -> Option<Plot> {
+    let mut categories = Vec::new();
+    let mut values = Vec::new();
+    for c in &study.configs {
+        for (kernel, lanes) in kernel_medians(study, c.row.run, |k| k.active_lanes) {
+            categories.push(format!("{kernel} ({})", c.row.config));
+            values.push(lanes);
+        }
+    }
+    if values.is_empty() {
+        return None;
+    }
+    Some(Plot::Bars(BarChart {
+        title: format!(
+            "Active lanes per warp at the material branch (study {})",
+            study.info.name
+        ),
+        value_desc: "active lanes per warp (of 32)".into(),
+        categories,
+        segments: vec![("active lanes".into(), values)],
+        value_max: 32.0,
+    }))
+}
+
+/// Per kernel of configuration `run` (in order of appearance), the median
+/// over repetitions of `value`, for kernels that have it.
+fn kernel_medians(
+    study: &StudyData,
+    run: u32,
+    value: impl Fn(&super::input::KernelRow) -> Option<f64>,
+) -> Vec<(String, f64)> {
+    let mut by_kernel: IndexMap<&str, Vec<f64>> = IndexMap::new();
+    for k in study.kernels_of(run) {
+        if let Some(v) = value(k) {
+            by_kernel.entry(&k.kernel).or_default().push(v);
+        }
+    }
+    by_kernel
+        .into_iter()
+        .filter_map(|(kernel, vs)| Some((kernel.to_string(), median(&vs)?)))
+        .collect()
+}
+
+/// A figure to draw.
+enum Plot {
+    Line(LineChart),
+    Bars(BarChart),
+}
+
+impl Plot {
+    /// Draws the figure to `dir/<stem>.svg` and `.png`.
+    fn save(&self, dir: &Path, stem: &str) -> anyhow::Result<Figure> {
+        let svg_path = dir.join(format!("{stem}.svg"));
+        let png_path = dir.join(format!("{stem}.png"));
+        let mut svg = String::new();
+        self.paint(SVGBackend::with_string(&mut svg, SIZE).into_drawing_area())
+            .with_context(|| format!("{}: cannot draw the figure", svg_path.display()))?;
+        let mut rgb = vec![255u8; SIZE.0 as usize * SIZE.1 as usize * 3];
+        self.paint(BitMapBackend::with_buffer(&mut rgb, SIZE).into_drawing_area())
+            .with_context(|| format!("{}: cannot draw the figure", png_path.display()))?;
+        atomic_file::write(&svg_path, svg.as_bytes())?;
+        atomic_file::write(&png_path, &encode_png(rgb)?)?;
+        Ok(Figure {
+            title: self.title().to_string(),
+            svg: svg_path,
+            png: png_path,
+        })
+    }
+
+    /// Fills the background, draws and finishes `root`.
+    fn paint<DB: DrawingBackend>(&self, root: DrawingArea<DB, Shift>) -> anyhow::Result<()>
+    where
+        DB::ErrorType: 'static,
+    {
+        root.fill(&WHITE)?;
+        match self {
+            Plot::Line(chart) => chart.draw(&root)?,
+            Plot::Bars(chart) => chart.draw(&root)?,
+        }
+        root.present()?;
+        Ok(())
+    }
+
+    /// The figure's title.
+    fn title(&self) -> &str {
+        match self {
+            Plot::Line(chart) => &chart.title,
+            Plot::Bars(chart) => &chart.title,
+        }
+    }
+}
+
+/// Encodes an RGB buffer of [`SIZE`] as PNG.
+fn encode_png(rgb: Vec<u8>) -> anyhow::Result<Vec<u8>> {
+    let image = image::RgbImage::from_raw(SIZE.0, SIZE.1, rgb).context("figure buffer of the wrong size")?;
+    let mut png = std::io::Cursor::new(Vec::new());
+    image
+        .write_to(&mut png, image::ImageFormat::Png)
+        .context("cannot encode the figure as PNG")?;
+    Ok(png.into_inner())
+}
+
+/// The title, margins and label areas every chart shares.
+fn chart_builder<'a, 'b, DB: DrawingBackend>(
+    root: &'a DrawingArea<DB, Shift>,
+    title: &'b str,
+    y_label_area: u32,
+) -> ChartBuilder<'a, 'b, DB> {
+    let mut builder = ChartBuilder::on(root);
+    builder
+        .caption(title, (FONT, 22))
+        .margin(16)
+        .x_label_area_size(52)
+        .y_label_area_size(y_label_area);
+    builder
+}
+
+/// Colour of the `i`-th series.
+fn color(i: usize) -> RGBAColor {
+    Palette99::pick(i).to_rgba()
+}
+
+/// Lines of points on linear or log-log axes.
+struct LineChart {
+    title: String,
+    x_desc: String,
+    y_desc: String,
+    series: Vec<Series>,
+    log: bool,
+    ideal: bool,
+}
+
+impl LineChart {
+    /// A linear chart of `series`; `None` when there is nothing to draw.
+    fn new(title: String, x_desc: String, y_desc: String, series: Vec<Series>) -> Option<Self> {
+        series.iter().any(|s| !s.points.is_empty()).then_some(Self {
+            title,
+            x_desc,
+            y_desc,
+            series,
+            log: false,
+            ideal: false,
+        })
+    }
+
+    /// The same chart on log-log axes.
+    fn log(self) -> Self {
+        Self { log: true, ..self }
+    }
+
+    /// The same chart with the dashed ideal line y = x.
+    fn with_ideal(self) -> Self {
+        Self { ideal: true, ..self }
+    }
+
+    /// Smallest and largest `coord` of all points.
+    fn extent(&self, coord: impl Fn(&(f64, f64)) -> f64) -> (f64, f64) {
+        min_max(self.series.iter().flat_map(|s| &s.points).map(coord))
+    }
+
+    /// Bounds (x, y) of the points (and of the ideal line), padded.
+    fn bounds(&self) -> ((f64, f64), (f64, f64)) {
+        let (x_lo, x_hi) = self.extent(|p| p.0);
+        let (y_lo, y_hi) = self.extent(|p| p.1);
+        let y_hi = if self.ideal { y_hi.max(x_hi) } else { y_hi };
+        if self.log {
+            ((x_lo / 1.5, x_hi * 1.5), (y_lo / 1.5, y_hi * 1.5))
+        } else {
+            let pad = ((x_hi - x_lo) * 0.05).max(0.5);
+            ((x_lo - pad, x_hi + pad), (0.0, y_hi * 1.15))
+        }
+    }
+
+    /// Draws the chart on `root`, on log-log axes if asked.
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> anyhow::Result<()>
+    where
+        DB::ErrorType: 'static,
+    {
+        let ((x0, x1), (y0, y1)) = self.bounds();
+        if self.log {
+            self.draw_on(root, (x0..x1).log_scale(), (y0..y1).log_scale())
+        } else {
+            self.draw_on(root, x0..x1, y0..y1)
+        }
+    }
+
+    /// Draws the mesh, lines, points and legend on axes `x` and `y`.
+    fn draw_on<DB, X, Y>(&self, root: &DrawingArea<DB, Shift>, x: X, y: Y) -> anyhow::Result<()>
+    where
+        DB: DrawingBackend,
+        DB::ErrorType: 'static,
+        X: AsRangedCoord<Value = f64>,
+        Y: AsRangedCoord<Value = f64>,
+        X::CoordDescType: ValueFormatter<f64>,
+        Y::CoordDescType: ValueFormatter<f64>,
+    {
+        let mut chart = chart_builder(root, &self.title, 80).build_cartesian_2d(x, y)?;
+        chart
+            .configure_mesh()
+            .x_desc(self.x_desc.as_str())
+            .y_desc(self.y_desc.as_str())
+            .x_label_formatter(&tick)
+            .y_label_formatter(&tick)
+            .label_style((FONT, 14))
+            .axis_desc_style((FONT, 16))
+            .draw()?;
+        for (i, s) in self.series.iter().enumerate() {
+            let style = color(i).stroke_width(2);
+            chart
+                .draw_series(LineSeries::new(s.points.iter().copied(), style))?
+                .label(s.name.as_str())
+                .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], style));
+            chart.draw_series(s.points.iter().map(|&p| Circle::new(p, 4, color(i).filled())))?;
+        }
+        if self.ideal {
+            let (lo, hi) = self.extent(|p| p.0);
+            let style = BLACK.stroke_width(2);
+            chart
+                .draw_series(DashedLineSeries::new([(lo, lo), (hi, hi)], 10, 6, style))?
+                .label("ideal (y = x)")
+                .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], style));
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .label_font((FONT, 14))
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .draw()?;
+        Ok(())
+    }
+}
+
+/// Smallest and largest of `values` (0, 1 when empty).
+fn min_max(values: impl Iterator<Item = f64>) -> (f64, f64) {
+    let (lo, hi) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    if lo.is_finite() { (lo, hi) } else { (0.0, 1.0) }
+}
+
+/// An axis tick: at most two decimals, no trailing zeros (`4`, `2.5`).
+fn tick(v: &f64) -> String {
+    let text = format!("{v:.2}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// Horizontal bars, one per category (top to bottom), stacked by segment.
+struct BarChart {
+    title: String,
+    value_desc: String,
+    categories: Vec<String>,
+    /// Segment name and its value for each category.
+    segments: Vec<(String, Vec<f64>)>,
+    value_max: f64,
+}
+
+impl BarChart {
+    /// Draws the bars, their category labels and the segment legend.
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> anyhow::Result<()>
+    where
+        DB::ErrorType: 'static,
+    {
+        let n = self.categories.len();
+        let longest = self.categories.iter().map(|c| c.chars().count()).max().unwrap_or(0);
+        let label_area = (longest as u32 * 7 + 24).clamp(80, 460);
+        let mut chart = chart_builder(root, &self.title, label_area)
+            .build_cartesian_2d(0.0..self.value_max, (0..n.saturating_sub(1)).into_segmented())?;
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .x_desc(self.value_desc.as_str())
+            .x_label_formatter(&tick)
+            .y_labels(n)
+            .y_label_formatter(&|v| match v {
+                SegmentValue::CenterOf(i) => n
+                    .checked_sub(i + 1)
+                    .map_or(String::new(), |j| self.categories[j].clone()),
+                _ => String::new(),
+            })
+            .label_style((FONT, 13))
+            .axis_desc_style((FONT, 16))
+            .draw()?;
+        let mut start = vec![0.0; n];
+        for (i, (name, values)) in self.segments.iter().enumerate() {
+            let fill = color(i).filled();
+            let bars = values.iter().enumerate().map(|(c, &v)| {
+                let (x0, row) = (start[c], n - 1 - c);
+                start[c] += v;
+                let mut bar = Rectangle::new(
+                    [(x0, SegmentValue::Exact(row)), (x0 + v, SegmentValue::Exact(row + 1))],
+                    fill,
+                );
+                bar.set_margin(6, 6, 0, 0);
+                bar
+            });
+            chart
+                .draw_series(bars.collect::<Vec<_>>())?
+                .label(name.as_str())
+                .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 12, y + 6)], fill));
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .label_font((FONT, 14))
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .draw()?;
+        Ok(())
+    }
+}

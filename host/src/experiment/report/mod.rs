@@ -1,0 +1,55 @@
+//! `wavepath report DIR`: tables and figures from an experiment folder.
+//!
+//! Reads `DIR/runs.csv`, `DIR/kernels.csv` (optional) and
+//! `DIR/manifest.toml`, groups the timed rows into configurations (one per
+//! study and run) and writes `DIR/report.md` with per-study tables and
+//! `DIR/figures/<study>_<kind>.svg` and `.png`.
+//!
+//! - `input`: the three files, read into serde structs;
+//! - `stats`: medians, spreads, configurations and baseline matching;
+//! - `tables`: the Markdown;
+//! - `figures`: the plotters charts.
+
+mod figures;
+mod input;
+mod stats;
+mod tables;
+
+use anyhow::Context;
+use std::path::{Path, PathBuf};
+
+/// What `report` wrote.
+pub struct ReportOutput {
+    /// `DIR/report.md`.
+    pub markdown: PathBuf,
+    /// Every figure file written, SVG and PNG of each.
+    pub figures: Vec<PathBuf>,
+}
+
+/// Reads DIR/runs.csv, DIR/kernels.csv (may be absent or empty) and
+/// DIR/manifest.toml; writes DIR/report.md and DIR/figures/<name>.svg and
+/// .png.
+pub fn write_report(dir: &Path) -> anyhow::Result<ReportOutput> {
+    let manifest = input::read_manifest(&dir.join("manifest.toml"))?;
+    let runs = input::read_runs(&dir.join("runs.csv"))?;
+    let kernels = input::read_kernels(&dir.join("kernels.csv"))?;
+    let configs = stats::group_configs(&runs);
+    let figure_dir = dir.join("figures");
+    std::fs::create_dir_all(&figure_dir)
+        .with_context(|| format!("{}: cannot create the figure folder", figure_dir.display()))?;
+
+    let mut markdown = tables::header(&manifest);
+    let mut figure_files = Vec::new();
+    for info in &manifest.studies {
+        let study = stats::StudyData::new(info, &configs, &kernels);
+        let figures = figures::write_study_figures(&study, &figure_dir)?;
+        markdown.push_str(&tables::study_section(&study, &manifest, &figures, dir));
+        figure_files.extend(figures.into_iter().flat_map(|f| [f.svg, f.png]));
+    }
+    let path = dir.join("report.md");
+    crate::atomic_file::write(&path, markdown.as_bytes())?;
+    Ok(ReportOutput {
+        markdown: path,
+        figures: figure_files,
+    })
+}

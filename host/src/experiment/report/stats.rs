@@ -1,0 +1,339 @@
+//! Statistics over timed runs: configurations (rows grouped by study and
+//! run), medians, spreads, swept parameter values and baseline matching.
+
+use super::input::{KernelRow, RunRow, Study};
+use indexmap::IndexMap;
+
+/// The median of `values` (the mean of the middle two for an even count);
+/// `None` when empty.
+pub fn median(values: &[f64]) -> Option<f64> {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(sorted[n / 2]),
+        _ => Some((sorted[n / 2 - 1] + sorted[n / 2]) / 2.0),
+    }
+}
+
+/// Smallest and largest of a set of times, and their gap relative to the
+/// median.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Spread {
+    /// Smallest value.
+    pub min: f64,
+    /// Largest value.
+    pub max: f64,
+    /// `(max - min) / median`, as a fraction.
+    pub relative: f64,
+}
+
+/// The spread of `values`; `None` when empty.
+pub fn spread(values: &[f64]) -> Option<Spread> {
+    let mid = median(values)?;
+    let min = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let relative = if mid > 0.0 { (max - min) / mid } else { 0.0 };
+    Some(Spread { min, max, relative })
+}
+
+/// One configuration: the rows of one (study, run), i.e. its repetitions.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The first row, for the settings the repetitions share.
+    pub row: RunRow,
+    /// How many timed rows it has.
+    pub runs: usize,
+    /// Median of `scaled_wall_ms`.
+    pub median_ms: f64,
+    /// Spread of `scaled_wall_ms`.
+    pub spread: Spread,
+}
+
+/// What must agree for two configurations' times to be compared.
+type ComparisonKey<'a> = (&'a str, Option<&'a str>, u32, u32, u32, u64, &'a str, u32);
+
+impl Config {
+    /// Millions of rays per second at the median time (rays scaled to
+    /// `report_spp` like the time).
+    pub fn mrays_per_s(&self) -> f64 {
+        let r = &self.row;
+        let rays = r.rays as f64 * f64::from(r.report_spp) / f64::from(r.spp.max(1));
+        rays / self.median_ms / 1e3
+    }
+
+    /// Whether this is a GPU configuration.
+    pub fn is_gpu(&self) -> bool {
+        self.row.backend.starts_with("gpu")
+    }
+
+    /// Scene, overrides, image size, depth, seed, accel and reported spp.
+    fn comparison_key(&self) -> ComparisonKey<'_> {
+        let r = &self.row;
+        let overrides = r.scene_overrides.as_deref().filter(|s| !s.is_empty());
+        (
+            &r.scene,
+            overrides,
+            r.width,
+            r.height,
+            r.max_depth,
+            r.seed,
+            &r.accel,
+            r.report_spp,
+        )
+    }
+
+    /// Whether `self` and `other` render the same work.
+    pub fn comparable(&self, other: &Config) -> bool {
+        self.comparison_key() == other.comparison_key()
+    }
+
+    /// The value of a swept parameter `name` (as the manifest names it) for
+    /// this configuration, where it is numeric.
+    pub fn param(&self, name: &str) -> Option<f64> {
+        let r = &self.row;
+        match name {
+            "threads" => r.threads.map(f64::from),
+            "spp" => Some(f64::from(r.report_spp)),
+            "max_depth" => Some(f64::from(r.max_depth)),
+            "width" => Some(f64::from(r.width)),
+            "height" => Some(f64::from(r.height)),
+            "samples_per_launch" => r.samples_per_launch.map(f64::from),
+            "wave_block" => r.wave_block.map(f64::from),
+            "drain_below" => r.drain_below.map(|v| v as f64),
+            "capacity" => r.capacity.as_deref().and_then(parse_number),
+            _ => name
+                .strip_prefix("scene.")
+                .and_then(|field| scene_override(r.scene_overrides.as_deref()?, field))
+                .and_then(parse_number),
+        }
+    }
+}
+
+/// A number written plainly or as a power, `2^21`.
+fn parse_number(text: &str) -> Option<f64> {
+    match text.trim().split_once('^') {
+        Some((base, exp)) => Some(base.trim().parse::<f64>().ok()?.powf(exp.trim().parse().ok()?)),
+        None => text.trim().parse().ok(),
+    }
+}
+
+/// The value of `field` in overrides like `a=1, b.c[0]=2`.
+fn scene_override<'a>(overrides: &'a str, field: &str) -> Option<&'a str> {
+    overrides
+        .split([',', ';'])
+        .filter_map(|pair| pair.split_once('='))
+        .find(|(k, _)| k.trim() == field)
+        .map(|(_, v)| v.trim())
+}
+
+/// Groups rows by (study, run) into configurations, in order of appearance.
+pub fn group_configs(rows: &[RunRow]) -> Vec<Config> {
+    let mut groups: IndexMap<(&str, u32), Vec<&RunRow>> = IndexMap::new();
+    for row in rows {
+        groups.entry((&row.study, row.run)).or_default().push(row);
+    }
+    groups
+        .into_values()
+        .filter_map(|rows| {
+            let times: Vec<f64> = rows.iter().map(|r| r.scaled_wall_ms).collect();
+            Some(Config {
+                row: rows[0].clone(),
+                runs: rows.len(),
+                median_ms: median(&times)?,
+                spread: spread(&times)?,
+            })
+        })
+        .collect()
+}
+
+/// One study with its configurations and kernel profiles.
+pub struct StudyData<'a> {
+    /// The manifest's entry.
+    pub info: &'a Study,
+    /// Its configurations, in order of appearance.
+    pub configs: Vec<Config>,
+    /// Its kernel profile rows.
+    pub kernels: Vec<&'a KernelRow>,
+}
+
+impl<'a> StudyData<'a> {
+    /// The study `info` with its configurations and kernel rows.
+    pub fn new(info: &'a Study, configs: &[Config], kernels: &'a [KernelRow]) -> Self {
+        Self {
+            info,
+            configs: configs.iter().filter(|c| c.row.study == info.name).cloned().collect(),
+            kernels: kernels.iter().filter(|k| k.study == info.name).collect(),
+        }
+    }
+
+    /// The median of the fastest baseline configuration comparable to `c`.
+    pub fn baseline_ms(&self, c: &Config) -> Option<f64> {
+        let baseline = self.info.baseline.as_deref()?;
+        fastest(
+            self.configs
+                .iter()
+                .filter(|b| b.row.backend == baseline && b.comparable(c)),
+        )
+    }
+
+    /// Speedup of `c` over its baseline.
+    pub fn speedup(&self, c: &Config) -> Option<f64> {
+        self.baseline_ms(c).map(|b| b / c.median_ms)
+    }
+
+    /// Speedup of a CPU configuration over the study baseline or, without
+    /// one, over the 1-thread run of the same CPU schedule.
+    pub fn thread_speedup(&self, c: &Config) -> Option<f64> {
+        let reference = self.baseline_ms(c).or_else(|| {
+            fastest(self.configs.iter().filter(|o| {
+                o.row.backend == c.row.backend
+                    && o.row.threads == Some(1)
+                    && o.row.cpu_schedule == c.row.cpu_schedule
+                    && o.comparable(c)
+            }))
+        })?;
+        Some(reference / c.median_ms)
+    }
+
+    /// Whether the study sweeps `name`.
+    pub fn sweeps(&self, name: &str) -> bool {
+        self.info.swept.iter().any(|s| s == name)
+    }
+
+    /// Kernel rows of configuration `run`.
+    pub fn kernels_of(&self, run: u32) -> impl Iterator<Item = &&'a KernelRow> {
+        self.kernels.iter().filter(move |k| k.run == run)
+    }
+}
+
+/// The smallest median among `configs`.
+fn fastest<'c>(configs: impl Iterator<Item = &'c Config>) -> Option<f64> {
+    configs.map(|c| c.median_ms).min_by(f64::total_cmp)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run row with plain settings.
+    fn row(study: &str, run: u32, backend: &str, ms: f64) -> RunRow {
+        RunRow {
+            study: study.into(),
+            run,
+            config: format!("{backend} #{run}"),
+            scene: "scenes/a.toml".into(),
+            scene_name: "a".into(),
+            scene_overrides: None,
+            primitives: 10,
+            backend: backend.into(),
+            width: 64,
+            height: 64,
+            spp: 4,
+            max_depth: 8,
+            seed: 1,
+            report_spp: 4,
+            accel: "bvh".into(),
+            samples_per_launch: None,
+            capacity: None,
+            wave_block: None,
+            drain_below: None,
+            threads: None,
+            cpu_schedule: None,
+            scaled_wall_ms: ms,
+            rays: 1000,
+            registers: None,
+            occupancy: None,
+        }
+    }
+
+    /// A study named `s` with an optional baseline.
+    fn study(baseline: Option<&str>) -> Study {
+        toml::from_str::<Study>(&format!(
+            "name = \"s\"\n{}",
+            baseline.map(|b| format!("baseline = \"{b}\"")).unwrap_or_default()
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn median_of_odd_even_and_empty() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), Some(2.5));
+        assert_eq!(median(&[]), None);
+    }
+
+    #[test]
+    fn spread_is_relative_to_the_median() {
+        let s = spread(&[490.0, 500.0, 520.0]).unwrap();
+        assert_eq!((s.min, s.max), (490.0, 520.0));
+        assert!((s.relative - 0.06).abs() < 1e-12);
+        assert_eq!(spread(&[]), None);
+    }
+
+    #[test]
+    fn groups_by_study_and_run() {
+        let rows = [
+            row("s", 0, "cpu", 3.0),
+            row("s", 1, "cpu", 9.0),
+            row("s", 0, "cpu", 1.0),
+        ];
+        let configs = group_configs(&rows);
+        assert_eq!(configs.len(), 2);
+        assert_eq!((configs[0].runs, configs[0].median_ms), (2, 2.0));
+    }
+
+    #[test]
+    fn baseline_is_the_fastest_comparable_config_of_the_baseline_backend() {
+        let mut other_scene = row("s", 2, "cpu-serial", 10.0);
+        other_scene.scene = "scenes/b.toml".into();
+        let mut other_spp = row("s", 3, "cpu-serial", 20.0);
+        other_spp.report_spp = 8;
+        let rows = [
+            row("s", 0, "cpu-serial", 100.0),
+            row("s", 1, "cpu-serial", 80.0),
+            other_scene,
+            other_spp,
+            row("s", 4, "cpu", 20.0),
+        ];
+        let configs = group_configs(&rows);
+        let info = study(Some("cpu-serial"));
+        let data = StudyData::new(&info, &configs, &[]);
+        assert_eq!(data.speedup(&configs[4]), Some(4.0));
+        let none = study(None);
+        assert_eq!(StudyData::new(&none, &configs, &[]).speedup(&configs[4]), None);
+    }
+
+    #[test]
+    fn without_a_baseline_threads_scale_against_one_thread_of_the_same_schedule() {
+        let cpu = |run, threads, schedule: &str, ms| {
+            let mut r = row("s", run, "cpu", ms);
+            (r.threads, r.cpu_schedule) = (Some(threads), Some(schedule.into()));
+            r
+        };
+        let rows = [
+            cpu(0, 1, "static-rows", 100.0),
+            cpu(1, 1, "dynamic-rows", 80.0),
+            cpu(2, 4, "static-rows", 25.0),
+        ];
+        let configs = group_configs(&rows);
+        let info = study(None);
+        assert_eq!(
+            StudyData::new(&info, &configs, &[]).thread_speedup(&configs[2]),
+            Some(4.0)
+        );
+    }
+
+    #[test]
+    fn params_from_columns_and_scene_overrides() {
+        let mut r = row("s", 0, "gpu-wave", 1.0);
+        r.capacity = Some("2^10".into());
+        r.scene_overrides = Some("camera.fov=40, generators[0].grid=44".into());
+        let c = &group_configs(&[r])[0];
+        assert_eq!(c.param("capacity"), Some(1024.0));
+        assert_eq!(c.param("scene.generators[0].grid"), Some(44.0));
+        assert_eq!(c.param("spp"), Some(4.0));
+        assert_eq!(c.param("threads"), None);
+    }
+}

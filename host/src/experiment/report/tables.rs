@@ -1,0 +1,278 @@
+//! The Markdown of `report.md`: the experiment header, and per study its
+//! status, configuration table, published figures beside ours and figure
+//! links, each with a caption naming config, study and command.
+
+use super::figures::Figure;
+use super::input::{Manifest, Published};
+use super::stats::{Config, StudyData};
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// The header: experiment, config, command, host, device, build and dates.
+pub fn header(m: &Manifest) -> String {
+    let e = &m.experiment;
+    let mut out = format!("# Experiment `{}`\n\n", e.name);
+    if !e.description.is_empty() {
+        let _ = writeln!(out, "{}\n", e.description.trim());
+    }
+    let cpu = match m.host.cpu_threads {
+        Some(t) => format!("{} ({t} threads)", m.host.cpu),
+        None => m.host.cpu.clone(),
+    };
+    let device = m.device.as_ref().map_or("none (no GPU used)".to_string(), |d| {
+        format!(
+            "{}, driver {}, compute capability {}",
+            d.name, d.driver, d.compute_capability
+        )
+    });
+    let dirty = if m.build.dirty { " (dirty)" } else { "" };
+    let rows = [
+        ("config", format!("`{}`", e.config)),
+        ("command", format!("`{}`", e.command)),
+        ("host CPU", cpu),
+        ("device", device),
+        (
+            "build",
+            format!("wavepath {}, commit `{}`{dirty}", m.build.version, m.build.commit),
+        ),
+        ("started", e.started.clone()),
+        ("finished", e.finished.clone()),
+    ];
+    out.push_str("| | |\n|---|---|\n");
+    for (key, value) in rows {
+        let _ = writeln!(out, "| {key} | {value} |");
+    }
+    if let Some(o) = &m.overhead {
+        let _ = writeln!(
+            out,
+            "\nLaunch overhead over {} GPU rows: median {:.1}%, largest {:.1}% of the GPU time.",
+            o.gpu_rows,
+            o.median_fraction * 100.0,
+            o.max_fraction * 100.0
+        );
+    }
+    out
+}
+
+/// The caption line under a table or figure of `study`.
+pub fn caption(kind: &str, study: &str, m: &Manifest) -> String {
+    format!(
+        "*{kind}: study `{study}` of config `{}`, produced by `{}`.*\n",
+        m.experiment.config, m.experiment.command
+    )
+}
+
+/// The section of one study: status, configurations, published figures and
+/// figure links.
+pub fn study_section(study: &StudyData, m: &Manifest, figures: &[Figure], report_dir: &Path) -> String {
+    let info = study.info;
+    let mut out = format!("\n## Study `{}`\n\n", info.name);
+    if !info.description.is_empty() {
+        let _ = writeln!(out, "{}\n", info.description.trim());
+    }
+    out.push_str(&status_list(study, m));
+    out.push_str(&config_table(study, m));
+    out.push_str(&published_table(study, m));
+    for fig in figures {
+        let link = |p: &Path| p.strip_prefix(report_dir).unwrap_or(p).display().to_string();
+        let _ = write!(
+            out,
+            "\n![{}]({}) ([SVG]({}))\n\n{}",
+            fig.title,
+            link(&fig.png),
+            link(&fig.svg),
+            caption("Figure", &info.name, m)
+        );
+    }
+    out
+}
+
+/// Status, film check, runs, sweeps, baseline, note and skipped runs.
+fn status_list(study: &StudyData, m: &Manifest) -> String {
+    let info = study.info;
+    let mut items = vec![format!("status: {}", info.status)];
+    if let Some(check) = &info.film_check {
+        items.push(format!("film check: {check}"));
+    }
+    if let (Some(planned), Some(rows)) = (info.runs_planned, info.rows) {
+        items.push(format!("configurations planned: {planned}, rows recorded: {rows}"));
+    }
+    if !info.swept.is_empty() {
+        items.push(format!("swept: {}", info.swept.join(", ")));
+    }
+    items.push(format!("baseline: {}", info.baseline.as_deref().unwrap_or("none")));
+    if let Some(note) = &info.note {
+        items.push(format!("note: {note}"));
+    }
+    for s in m.skipped.iter().filter(|s| s.study == info.name) {
+        items.push(format!("skipped `{}`: {}", s.config, s.reason));
+    }
+    let mut out: String = items.iter().map(|i| format!("- {i}\n")).collect();
+    out.push('\n');
+    out
+}
+
+/// One line per configuration.
+fn config_table(study: &StudyData, m: &Manifest) -> String {
+    let baseline = study.info.baseline.as_deref();
+    let mut columns = vec![
+        "run",
+        "config",
+        "scene",
+        "back end",
+        "runs",
+        "median ms",
+        "min–max ms",
+        "spread",
+        "Mrays/s",
+        "registers",
+        "occupancy",
+    ];
+    let speedup_column = baseline.map(|b| format!("speedup vs {b}"));
+    columns.extend(speedup_column.as_deref());
+    let mut out = table_head(&columns);
+    for c in &study.configs {
+        let mut cells = config_cells(c);
+        if baseline.is_some() {
+            cells.push(study.speedup(c).map_or("–".into(), fmt_speedup));
+        }
+        out.push_str(&table_row(&cells));
+    }
+    if study.configs.is_empty() {
+        out.push_str("\n(no timed runs recorded)\n");
+    }
+    out.push('\n');
+    out + &caption("Table", &study.info.name, m)
+}
+
+/// The cells of a configuration's line, without the speedup.
+fn config_cells(c: &Config) -> Vec<String> {
+    let r = &c.row;
+    let scene = match r.scene_overrides.as_deref().filter(|s| !s.is_empty()) {
+        Some(o) => format!("{} ({o})", r.scene_name),
+        None => r.scene_name.clone(),
+    };
+    let gpu = |v: Option<String>| {
+        if c.is_gpu() {
+            v.unwrap_or("–".into())
+        } else {
+            "–".into()
+        }
+    };
+    vec![
+        r.run.to_string(),
+        format!("`{}`", r.config),
+        scene,
+        r.backend.clone(),
+        c.runs.to_string(),
+        format!("{:.2}", c.median_ms),
+        format!("{:.2}–{:.2}", c.spread.min, c.spread.max),
+        format!("{:.1}%", c.spread.relative * 100.0),
+        format!("{:.2}", c.mrays_per_s()),
+        gpu(r.registers.map(|v| v.to_string())),
+        gpu(r.occupancy.map(|v| format!("{:.0}%", v * 100.0))),
+    ]
+}
+
+/// Published figures beside ours, or nothing when the study has none.
+fn published_table(study: &StudyData, m: &Manifest) -> String {
+    if study.info.published.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\nPublished figures beside ours:\n\n");
+    out += &table_head(&[
+        "source",
+        "their hardware",
+        "published",
+        "back end",
+        "ours",
+        "our hardware",
+    ]);
+    for p in &study.info.published {
+        let ours = our_value(study, p).map_or("– (no matching runs)".into(), |v| fmt_value(v, &p.unit));
+        let backend = match &p.scene {
+            Some(scene) => format!("{} on {scene}", p.backend),
+            None => p.backend.clone(),
+        };
+        out += &table_row(&[
+            p.source.clone(),
+            p.hardware.clone(),
+            fmt_value(p.value, &p.unit),
+            backend,
+            ours,
+            our_hardware(&p.backend, m),
+        ]);
+    }
+    out.push('\n');
+    out + &caption("Table", &study.info.name, m)
+}
+
+/// Our best value in the unit of published figure `p`: the largest speedup
+/// (`x`) or Mrays/s, or the smallest time (`ms`, `s`).
+fn our_value(study: &StudyData, p: &Published) -> Option<f64> {
+    let configs = study
+        .configs
+        .iter()
+        .filter(|c| c.row.backend == p.backend && p.scene.as_ref().is_none_or(|s| *s == c.row.scene_name));
+    let (values, largest): (Vec<f64>, bool) = match p.unit.as_str() {
+        "x" => (configs.filter_map(|c| study.speedup(c)).collect(), true),
+        "Mrays/s" => (configs.map(Config::mrays_per_s).collect(), true),
+        "ms" => (configs.map(|c| c.median_ms).collect(), false),
+        "s" => (configs.map(|c| c.median_ms / 1e3).collect(), false),
+        _ => return None,
+    };
+    let best = if largest { f64::max } else { f64::min };
+    values.into_iter().reduce(best)
+}
+
+/// The hardware our runs of `backend` used.
+fn our_hardware(backend: &str, m: &Manifest) -> String {
+    match (&m.device, backend.starts_with("gpu")) {
+        (Some(d), true) => d.name.clone(),
+        (None, true) => "no GPU".into(),
+        (_, false) => m.host.cpu.clone(),
+    }
+}
+
+/// A value with its unit: `4.00x`, `12.50 ms`.
+fn fmt_value(v: f64, unit: &str) -> String {
+    if unit == "x" {
+        fmt_speedup(v)
+    } else {
+        format!("{v:.2} {unit}")
+    }
+}
+
+/// A speedup: `4.00x`.
+fn fmt_speedup(v: f64) -> String {
+    format!("{v:.2}x")
+}
+
+/// A Markdown table's header and rule lines.
+fn table_head(columns: &[&str]) -> String {
+    let rule = vec!["---"; columns.len()];
+    format!("| {} |\n|{}|\n", columns.join(" | "), rule.join("|"))
+}
+
+/// A Markdown table line (pipes in cells escaped).
+fn table_row(cells: &[String]) -> String {
+    let cells: Vec<String> = cells.iter().map(|c| c.replace('|', "\\|")).collect();
+    format!("| {} |\n", cells.join(" | "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_carry_their_unit() {
+        assert_eq!(fmt_value(3.5, "x"), "3.50x");
+        assert_eq!(fmt_value(12.5, "ms"), "12.50 ms");
+    }
+
+    #[test]
+    fn table_cells_escape_pipes() {
+        assert_eq!(table_head(&["a", "b"]), "| a | b |\n|---|---|\n");
+        assert_eq!(table_row(&["x|y".into(), "z".into()]), "| x\\|y | z |\n");
+    }
+}

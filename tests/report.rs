@@ -1,0 +1,188 @@
+//! `write_report` on a hand-written experiment folder: the medians and
+//! speedups worked out by hand appear in the right rows, published figures
+//! sit beside ours, every table and figure is captioned, and the figures are
+//! real SVG and PNG files. A CSV without a needed column is an error naming
+//! the file and the column.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use wavepath::experiment::report::write_report;
+
+/// A copy of `tests/data/report/` in a fresh temporary folder.
+fn fixture() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/report");
+    for name in ["runs.csv", "kernels.csv", "manifest.toml"] {
+        fs::copy(src.join(name), dir.path().join(name)).unwrap();
+    }
+    dir
+}
+
+/// The one line of `markdown` that starts with `prefix`.
+fn line<'a>(markdown: &'a str, prefix: &str) -> &'a str {
+    let mut lines = markdown.lines().filter(|l| l.starts_with(prefix));
+    let found = lines
+        .next()
+        .unwrap_or_else(|| panic!("no line starts with {prefix:?} in\n{markdown}"));
+    assert!(lines.next().is_none(), "several lines start with {prefix:?}");
+    found
+}
+
+fn report(dir: &Path) -> String {
+    let out = write_report(dir).unwrap();
+    assert_eq!(out.markdown, dir.join("report.md"));
+    fs::read_to_string(&out.markdown).unwrap()
+}
+
+#[test]
+fn configuration_rows_carry_hand_computed_medians_and_speedups() {
+    let dir = fixture();
+    let md = report(dir.path());
+    // cpu-serial: scaled 1000, 1010, 990 ms (run at 4 spp, reported at 16).
+    let serial = line(&md, "| 0 | `cpu-serial` |");
+    assert!(
+        serial.contains("| 1000.00 | 990.00–1010.00 | 2.0% | 4.00 |"),
+        "{serial}"
+    );
+    assert!(serial.ends_with("| 1.00x |"), "{serial}");
+    // 4 threads, dynamic rows: 250, 240, 260 ms; 1000 / 250 = 4.
+    let four = line(&md, "| 6 | `cpu threads=4 schedule=dynamic-rows` |");
+    assert!(four.contains("| 250.00 | 240.00–260.00 | 8.0% | 16.00 |"), "{four}");
+    assert!(four.ends_with("| 4.00x |"), "{four}");
+    let two = line(&md, "| 5 | `cpu threads=2 schedule=dynamic-rows` |");
+    assert!(
+        two.contains("| 500.00 | 490.00–520.00 | 6.0% |") && two.ends_with("| 2.00x |"),
+        "{two}"
+    );
+    // 4 threads, static rows: 255 ms; 1000 / 255 = 3.92.
+    assert!(line(&md, "| 3 | `cpu threads=4 schedule=static-rows` |").ends_with("| 3.92x |"));
+    // Megakernel 40 ms (96 registers, occupancy 0.5); wavefronts 20 and 25 ms.
+    let mega = line(&md, "| 0 | `gpu-mega block=8x8` |");
+    assert!(
+        mega.contains("| 40.00 |") && mega.contains("| 96 | 50% | 1.00x |"),
+        "{mega}"
+    );
+    let wave = line(&md, "| 1 | `gpu-wave wave_block=64` |");
+    assert!(
+        wave.contains("| 20.00 | 19.00–21.00 | 10.0% | 1000.00 | 40 | 100% | 2.00x |"),
+        "{wave}"
+    );
+    assert!(line(&md, "| 2 | `gpu-wave wave_block=128` |").ends_with("| 1.60x |"));
+    assert!(md.contains("| speedup vs cpu-serial |") && md.contains("| speedup vs gpu-mega |"));
+}
+
+#[test]
+fn published_figures_sit_beside_ours_and_everything_is_captioned() {
+    let dir = fixture();
+    let md = report(dir.path());
+    let cs500 = line(&md, "| CS500 report (2017) |");
+    assert!(
+        cs500.contains("| 3.50x | cpu on cs500 | 4.00x | AMD EPYC 9654 96-Core Processor |"),
+        "{cs500}"
+    );
+    let laine = line(&md, "| Laine et al. (2013) |");
+    assert!(laine.contains("| 1.80x | gpu-wave | 2.00x | NVIDIA H200 |"), "{laine}");
+
+    for study in ["cpu_scaling", "wavefront"] {
+        let caption = format!(
+            "study `{study}` of config `experiments/fixture.toml`, produced by \
+             `wavepath experiment experiments/fixture.toml --out results/fixture`"
+        );
+        assert!(
+            md.contains(&format!("*Table: {caption}.*")),
+            "no table caption for {study}"
+        );
+        assert!(
+            md.contains(&format!("*Figure: {caption}.*")),
+            "no figure caption for {study}"
+        );
+    }
+    assert!(md.contains("commit `abc1234` (dirty)") && md.contains("NVIDIA H200, driver CUDA 13.0"));
+    assert!(md.contains("note: cpu-serial rows were run at 4 spp and scaled to 16"));
+    assert!(md.contains("skipped `gpu-wave wave_block=256`: out of memory"));
+    assert!(md.contains("](figures/cpu_scaling_threads.png) ([SVG](figures/cpu_scaling_threads.svg))"));
+}
+
+#[test]
+fn thread_scaling_and_kernel_figures_are_real_svg_and_png() {
+    let dir = fixture();
+    let out = write_report(dir.path()).unwrap();
+    let figures = dir.path().join("figures");
+    let expect = |name: &str| -> PathBuf {
+        let path = figures.join(name);
+        assert!(out.figures.contains(&path), "{name} not reported in {:?}", out.figures);
+        path
+    };
+    for (stem, axis_label) in [
+        ("cpu_scaling_threads", "CPU threads"),
+        ("wavefront_kernels", "kernel time (ms)"),
+        ("wavefront_speedup", "speedup over gpu-mega (x)"),
+        ("wavefront_active_lanes", "active lanes per warp (of 32)"),
+    ] {
+        let svg = fs::read_to_string(expect(&format!("{stem}.svg"))).unwrap();
+        assert!(
+            svg.starts_with("<svg") && svg.contains(axis_label),
+            "{stem}.svg lacks {axis_label:?}"
+        );
+        let png = image::open(expect(&format!("{stem}.png"))).unwrap();
+        assert_eq!((png.width(), png.height()), (1000, 600), "{stem}.png");
+    }
+    assert!(!figures.join("cpu_scaling_kernels.svg").exists());
+}
+
+#[test]
+fn spp_and_scene_sweeps_get_log_log_time_figures() {
+    let dir = fixture();
+    let path = dir.path().join("manifest.toml");
+    let text = fs::read_to_string(&path).unwrap().replace(
+        r#"swept = ["threads", "cpu_schedule"]"#,
+        r#"swept = ["threads", "spp", "scene.generators[0].grid"]"#,
+    );
+    fs::write(&path, text).unwrap();
+    write_report(dir.path()).unwrap();
+    for (stem, axis_label) in [
+        ("cpu_scaling_spp", "samples per pixel"),
+        ("cpu_scaling_primitives", "primitives"),
+    ] {
+        let svg = fs::read_to_string(dir.path().join(format!("figures/{stem}.svg"))).unwrap();
+        assert!(
+            svg.contains(axis_label) && svg.contains("median time (ms)"),
+            "{stem}.svg"
+        );
+        assert!(dir.path().join(format!("figures/{stem}.png")).is_file());
+    }
+}
+
+#[test]
+fn absent_kernel_profiles_mean_no_kernel_figures() {
+    let dir = fixture();
+    fs::remove_file(dir.path().join("kernels.csv")).unwrap();
+    let md = report(dir.path());
+    assert!(!md.contains("wavefront_kernels") && md.contains("cpu_scaling_threads"));
+}
+
+#[test]
+fn runs_csv_without_a_needed_column_is_an_error_naming_file_and_column() {
+    let dir = fixture();
+    let path = dir.path().join("runs.csv");
+    let text = fs::read_to_string(&path)
+        .unwrap()
+        .replace("scaled_wall_ms", "scaled_ms");
+    fs::write(&path, text).unwrap();
+    let err = format!(
+        "{:#}",
+        write_report(dir.path()).err().expect("a missing column must fail")
+    );
+    assert!(err.contains("runs.csv") && err.contains("`scaled_wall_ms`"), "{err}");
+}
+
+#[test]
+fn missing_manifest_is_an_error_naming_it() {
+    let dir = fixture();
+    fs::remove_file(dir.path().join("manifest.toml")).unwrap();
+    let err = format!(
+        "{:#}",
+        write_report(dir.path()).err().expect("a missing manifest must fail")
+    );
+    assert!(err.contains("manifest.toml"), "{err}");
+}
