@@ -201,7 +201,7 @@ impl SceneArgs {
 /// Launch configuration of the GPU back ends.
 #[derive(Debug, clap::Args)]
 pub struct LaunchArgs {
-    /// Megakernel block shape as XxY threads (X*Y a multiple of 32, at most 1024).
+    /// Megakernel block shape as XxY threads (at most 1024; best a multiple of 32).
     #[arg(long, value_parser = parse_size, default_value = "8x8")]
     pub block: (u32, u32),
     /// Megakernel tile size in pixels (default: the whole image per launch).
@@ -480,12 +480,12 @@ mod tests {
 
     #[test]
     fn launch_arguments_are_validated() {
-        let cli = Cli::try_parse_from(["wavepath", "render", "s.toml", "--block", "7x3"]).unwrap();
+        let cli = Cli::try_parse_from(["wavepath", "render", "s.toml", "--block", "64x32"]).unwrap();
         let Command::Render(args) = cli.command else { panic!() };
         assert!(
             args.to_request()
                 .unwrap_err()
-                .contains("multiple of the 32-thread warp")
+                .contains("a block needs 1 to 1024 threads")
         );
         let cli = Cli::try_parse_from(["wavepath", "bench", "s.toml", "--blocks", "8x8,32x4,256x1"]).unwrap();
         let Command::Bench(args) = cli.command else { panic!() };

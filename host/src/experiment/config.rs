@@ -15,7 +15,7 @@
 //! repeat = 3
 //! fixed = { size = "512x384", spp = 1024, depth = 4 }
 //! sweep = { block = ["8x8", "16x16"] }          # the cartesian product
-//! per_backend.cpu = { spp = 64, report_spp = 1024 }
+//! per_backend.cpu = { spp_cap = 64 }            # render 64 spp, time scaled to 1024
 //!
 //! [[study.published]]
 //! source = "smallptCUDA (2013)"
@@ -104,9 +104,9 @@ pub enum Param {
     CpuSchedule,
     /// Count active lanes per warp (GPU back ends; a diagnosis setting).
     CountDivergence,
-    /// The spp a run's time is reported at: a run made at fewer spp has its
-    /// time scaled linearly to this many.
-    ReportSpp,
+    /// Render at most this many spp and scale the time linearly to the spp
+    /// asked for (for serial runs that would take too long at full settings).
+    SppCap,
     /// A field of the scene file by its path, e.g. `scene.generators[0].grid`.
     SceneField(String),
 }
@@ -129,7 +129,7 @@ pub const PARAM_NAMES: [&str; 17] = [
     "threads",
     "cpu_schedule",
     "count_divergence",
-    "report_spp",
+    "spp_cap",
 ];
 
 /// A parameter's value, parsed and checked.
@@ -177,7 +177,7 @@ impl Param {
             "threads" => Param::Threads,
             "cpu_schedule" => Param::CpuSchedule,
             "count_divergence" => Param::CountDivergence,
-            "report_spp" => Param::ReportSpp,
+            "spp_cap" => Param::SppCap,
             _ => {
                 let path = name.strip_prefix("scene.")?;
                 scene_path(path).ok()?;
@@ -232,7 +232,7 @@ impl Param {
                 "full" => None,
                 s => Some(crate::cli::parse_size(s)?),
             }),
-            Param::Spp | Param::Depth | Param::SamplesPerLaunch | Param::WaveBlock | Param::ReportSpp => {
+            Param::Spp | Param::Depth | Param::SamplesPerLaunch | Param::WaveBlock | Param::SppCap => {
                 Value::Count(count(1)?)
             }
             Param::Seed | Param::DrainBelow | Param::Threads => Value::Count(count(0)?),
@@ -425,8 +425,8 @@ pub struct RunSpec {
     pub overrides: Overrides,
     /// Back-end tuning.
     pub options: BackendOptions,
-    /// The spp times are reported at (none: the run's own).
-    pub report_spp: Option<u32>,
+    /// Render at most this many spp, scaling the time to the spp asked for.
+    pub spp_cap: Option<u32>,
 }
 
 impl RunSpec {
@@ -441,7 +441,7 @@ impl RunSpec {
             backend,
             overrides: Overrides::default(),
             options,
-            report_spp: None,
+            spp_cap: None,
         }
     }
 
@@ -475,7 +475,7 @@ impl RunSpec {
                 m.count_divergence = f;
                 w.count_divergence = f;
             }
-            (Param::ReportSpp, Value::Count(n)) => self.report_spp = Some(n),
+            (Param::SppCap, Value::Count(n)) => self.spp_cap = Some(n),
             (Param::SceneField(path), Value::Scene(v)) => {
                 self.scene_fields.retain(|(p, _)| p != path);
                 self.scene_fields.push((path.clone(), v));

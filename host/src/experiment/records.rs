@@ -187,19 +187,28 @@ pub struct CsvAppender {
 }
 
 impl CsvAppender {
-    /// Opens `path` for appending; a new or empty file gets a header line.
-    pub fn open(path: &Path) -> anyhow::Result<Self> {
+    /// Opens `path` for appending rows of `T`; a new or empty file gets
+    /// `T`'s header line at once, so even a run with no rows names every column.
+    pub fn open<T: Serialize + Default>(path: &Path) -> anyhow::Result<Self> {
         let fresh = std::fs::metadata(path).map_or(true, |m| m.len() == 0);
         let file = OpenOptions::new()
             .create(true)
             .append(true)
             .open(path)
             .map_err(|e| anyhow::anyhow!("{}: cannot open for appending: {e}", path.display()))?;
-        let writer = csv::WriterBuilder::new().has_headers(fresh).from_writer(file);
-        Ok(CsvAppender {
-            writer,
+        let mut appender = CsvAppender {
+            writer: csv::WriterBuilder::new().has_headers(false).from_writer(file),
             path: path.to_path_buf(),
-        })
+        };
+        if fresh {
+            let mut header = csv::Writer::from_writer(Vec::new());
+            header.serialize(T::default())?;
+            let bytes = header.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?;
+            let names = csv::Reader::from_reader(bytes.as_slice()).headers()?.clone();
+            let names: Vec<&str> = names.iter().collect();
+            appender.append(&names)?;
+        }
+        Ok(appender)
     }
 
     /// Appends `row` and flushes it to the file.
@@ -386,8 +395,8 @@ mod tests {
             block: Some("8x8".into()),
             ..RunRow::default()
         };
-        CsvAppender::open(&path).unwrap().append(&row(0)).unwrap();
-        let mut again = CsvAppender::open(&path).unwrap();
+        CsvAppender::open::<RunRow>(&path).unwrap().append(&row(0)).unwrap();
+        let mut again = CsvAppender::open::<RunRow>(&path).unwrap();
         again.append(&row(1)).unwrap();
         again.append(&row(2)).unwrap();
         let back: Vec<RunRow> = read_rows(&path).unwrap();

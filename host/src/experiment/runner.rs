@@ -13,9 +13,9 @@ use super::records::{
     Overhead, RunRow, Skipped, read_rows,
 };
 use super::scenes::{SceneCache, describe_fields};
-use crate::backend::gpu::Gpu;
 use crate::backend::gpu::profile::GpuProfile;
 use crate::backend::gpu::wavefront::compaction_label;
+use crate::backend::gpu::{Gpu, GpuError};
 use crate::backend::{BackendKind, RenderOutput};
 use crate::provenance::{Provenance, now};
 use crate::render::{Renderer, params_for};
@@ -109,6 +109,7 @@ pub fn estimate_s(spec: &RunSpec) -> f64 {
         .size
         .map_or((get("width"), get("height")), |(w, h)| (w as f64, h as f64));
     let spp = spec.overrides.spp.map_or(get("spp"), f64::from);
+    let spp = spec.spp_cap.map_or(spp, |cap| spp.min(cap as f64));
     let depth = spec.overrides.max_depth.map_or(get("max_depth"), f64::from);
     let rays = w * h * spp * depth.min(RAYS_PER_SAMPLE as f64);
     let threads = match spec.options.threads {
@@ -403,8 +404,14 @@ pub fn run(config: &Config, opts: &RunOptions) -> anyhow::Result<Outcome> {
         checks.lock().expect("film checks poisoned").check(r);
     }
     let mut writer = Writer {
-        runs: files.as_ref().map(|f| CsvAppender::open(&f.runs)).transpose()?,
-        kernels: files.as_ref().map(|f| CsvAppender::open(&f.kernels)).transpose()?,
+        runs: files
+            .as_ref()
+            .map(|f| CsvAppender::open::<RunRow>(&f.runs))
+            .transpose()?,
+        kernels: files
+            .as_ref()
+            .map(|f| CsvAppender::open::<KernelRow>(&f.kernels))
+            .transpose()?,
         rows: resumed.clone(),
         checks: checks.clone(),
     };
@@ -594,21 +601,36 @@ impl RunContext<'_> {
         if let (true, Some(gpu)) = (spec.backend.is_gpu(), self.gpu) {
             loaded.upload(gpu).with_context(what)?;
         }
-        let (params, spp) = params_for(&loaded.scene, &spec.overrides, RenderView::Radiance);
+        let (params, asked_spp) = params_for(&loaded.scene, &spec.overrides, RenderView::Radiance);
+        let spp = spec.spp_cap.map_or(asked_spp, |cap| cap.min(asked_spp));
         let renderer = Renderer::on(spec.backend, spec.options, self.gpu)?;
         let uploaded = loaded.device.as_ref().filter(|_| spec.backend.is_gpu());
+        // A configuration the GPU cannot launch (a block too large for the
+        // kernel's registers) is skipped with the driver's reason.
+        let render = || match renderer.render_uploaded(&loaded.scene, uploaded, params, spp, &|_| {}) {
+            Err(e) => match e.downcast_ref::<GpuError>() {
+                Some(GpuError::Config { .. }) => Ok(Err(e.to_string())),
+                _ => Err(e).with_context(what),
+            },
+            Ok(out) => Ok(Ok(out)),
+        };
         for _ in 0..study.warmup {
-            renderer
-                .render_uploaded(&loaded.scene, uploaded, params, spp, &|_| {})
-                .with_context(what)?;
+            if let Err(reason) = render()? {
+                state.skipped.push(skip(reason));
+                return Ok(());
+            }
             bar.inc(estimate);
         }
         let mut times = Vec::new();
         for repetition in reps {
             let start = Instant::now();
-            let out = renderer
-                .render_uploaded(&loaded.scene, uploaded, params, spp, &|_| {})
-                .with_context(what)?;
+            let out = match render()? {
+                Ok(out) => out,
+                Err(reason) => {
+                    state.skipped.push(skip(reason));
+                    return Ok(());
+                }
+            };
             let total_ms = start.elapsed().as_secs_f64() * 1e3;
             let recorded = Instant::now();
             times.push(out.elapsed.as_secs_f64() * 1e3);
@@ -619,6 +641,7 @@ impl RunContext<'_> {
                 scene: &loaded.scene,
                 params,
                 spp,
+                report_spp: asked_spp,
                 total_ms,
             };
             let mut row = self.row(&rendered, &out);
@@ -666,7 +689,7 @@ impl RunContext<'_> {
         });
         let wall_ms = out.elapsed.as_secs_f64() * 1e3;
         let wall_s = out.elapsed.as_secs_f64().max(1e-9);
-        let report_spp = spec.report_spp.unwrap_or(r.spp);
+        let report_spp = r.report_spp;
         let accel = &r.scene.accel_settings;
         let info = self.gpu.map(|g| g.info());
         RunRow {
@@ -753,6 +776,7 @@ struct Rendered<'a> {
     scene: &'a crate::scene::Scene,
     params: device::scene::RenderParams,
     spp: u32,
+    report_spp: u32,
     total_ms: f64,
 }
 

@@ -161,7 +161,8 @@ impl Gpu {
     }
 
     /// Registers, local memory and theoretical occupancy of `function` at
-    /// `block_threads` threads per block.
+    /// `block_threads` threads per block; a block larger than the kernel's
+    /// registers allow is a configuration error.
     pub fn kernel_info(&self, name: &str, function: &CudaFunction, block_threads: u32) -> Result<KernelInfo, GpuError> {
         let attr = |a| {
             function
@@ -169,12 +170,23 @@ impl Gpu {
                 .map(|v| v as u32)
                 .map_err(driver_error(format!("reading attributes of `{name}`")))
         };
+        let registers = attr(CUfunction_attribute::CU_FUNC_ATTRIBUTE_NUM_REGS)?;
+        let max_threads = attr(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?;
+        if block_threads > max_threads {
+            return Err(GpuError::Config {
+                what: "launch",
+                error: format!(
+                    "`{name}` uses {registers} registers per thread, which allows at most {max_threads} \
+                     threads per block, not {block_threads}"
+                ),
+            });
+        }
         let blocks = function
             .occupancy_max_active_blocks_per_multiprocessor(block_threads, 0, None)
             .map_err(driver_error(format!("computing the occupancy of `{name}`")))?;
         Ok(KernelInfo {
             name: name.to_string(),
-            registers: attr(CUfunction_attribute::CU_FUNC_ATTRIBUTE_NUM_REGS)?,
+            registers,
             local_bytes: attr(CUfunction_attribute::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)?,
             block_threads,
             blocks_per_multiprocessor: blocks,
