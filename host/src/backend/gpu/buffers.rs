@@ -180,7 +180,7 @@ impl DeviceScene {
     pub fn for_job<'a>(gpu: &Gpu, job: &RenderJob<'a>) -> Result<SceneOnDevice<'a>, GpuError> {
         Ok(match job.uploaded {
             Some(scene) => SceneOnDevice::Shared(scene),
-            None => SceneOnDevice::Owned(DeviceScene::upload(gpu, job.scene)?),
+            None => SceneOnDevice::Owned(Box::new(DeviceScene::upload(gpu, job.scene)?)),
         })
     }
 
@@ -224,7 +224,7 @@ pub enum SceneOnDevice<'a> {
     /// Uploaded by the caller, reused across renders.
     Shared(&'a DeviceScene),
     /// Uploaded for this render.
-    Owned(DeviceScene),
+    Owned(Box<DeviceScene>),
 }
 
 impl std::ops::Deref for SceneOnDevice<'_> {

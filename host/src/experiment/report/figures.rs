@@ -4,6 +4,7 @@
 
 use super::stats::{Config, StudyData, median};
 use crate::atomic_file;
+use crate::experiment::records::KernelRow;
 use anyhow::{Context, anyhow};
 use indexmap::IndexMap;
 use plotters::coord::Shift;
@@ -188,7 +189,7 @@ fn thread_plot(study: &StudyData) -> Option<Plot> {
     let series = lines(
         study.configs.iter().filter(|c| c.row.backend == "cpu"),
         |c| Some(c.row.cpu_schedule.clone().unwrap_or_else(|| "cpu".into())),
-        |c| Some((f64::from(c.row.threads?), study.thread_speedup(c)?)),
+        |c| Some((c.row.threads? as f64, study.thread_speedup(c)?)),
         Keep::Largest,
     );
     let reference = study.info.baseline.as_deref().unwrap_or("1 thread");
@@ -258,11 +259,7 @@ fn lanes_plot(study: &StudyData) -> Option<Plot> {
 
 /// Per kernel of configuration `run` (in order of appearance), the median
 /// over repetitions of `value`, for kernels that have it.
-fn kernel_medians(
-    study: &StudyData,
-    run: u32,
-    value: impl Fn(&super::input::KernelRow) -> Option<f64>,
-) -> Vec<(String, f64)> {
+fn kernel_medians(study: &StudyData, run: u32, value: impl Fn(&KernelRow) -> Option<f64>) -> Vec<(String, f64)> {
     let mut by_kernel: IndexMap<&str, Vec<f64>> = IndexMap::new();
     for k in study.kernels_of(run) {
         if let Some(v) = value(k) {

@@ -1,231 +1,13 @@
 //! Reading an experiment folder: `runs.csv`, `kernels.csv` and
-//! `manifest.toml`, each into serde structs of only the columns and keys the
-//! report uses. A CSV must name every column its struct reads; errors name
-//! the file and what was expected.
+//! `manifest.toml`, into the types of [`crate::experiment::records`] that
+//! wrote them. A CSV must have every column of its row type; errors name the
+//! file and what was expected.
 
+use crate::experiment::records::{KernelRow, Manifest, RunRow};
 use anyhow::{Context, bail};
-use serde::Deserialize;
-use serde::de::{self, DeserializeOwned, Visitor};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use std::path::Path;
-
-/// One timed run: a row of `runs.csv` (columns the report reads).
-#[derive(Debug, Clone, Deserialize)]
-pub struct RunRow {
-    /// Study the run belongs to.
-    pub study: String,
-    /// Configuration index within the study.
-    pub run: u32,
-    /// Configuration label.
-    pub config: String,
-    /// Scene path.
-    pub scene: String,
-    /// Scene file stem.
-    pub scene_name: String,
-    /// Scene field overrides, e.g. `generators[0].grid=44`.
-    pub scene_overrides: Option<String>,
-    /// Primitive count of the scene.
-    pub primitives: u64,
-    /// Back end name.
-    pub backend: String,
-    /// Image width.
-    pub width: u32,
-    /// Image height.
-    pub height: u32,
-    /// Samples per pixel actually rendered.
-    pub spp: u32,
-    /// Path depth limit.
-    pub max_depth: u32,
-    /// Random seed.
-    pub seed: u64,
-    /// Samples per pixel the time is reported at.
-    pub report_spp: u32,
-    /// Acceleration structure.
-    pub accel: String,
-    /// Megakernel samples per launch.
-    pub samples_per_launch: Option<u32>,
-    /// Wavefront pool capacity (`2^K` or `auto`).
-    pub capacity: Option<String>,
-    /// Wavefront block size.
-    pub wave_block: Option<u32>,
-    /// Wavefront tail-drain threshold.
-    pub drain_below: Option<u64>,
-    /// Effective CPU threads.
-    pub threads: Option<u32>,
-    /// CPU schedule.
-    pub cpu_schedule: Option<String>,
-    /// Wall time scaled to `report_spp`, in ms.
-    pub scaled_wall_ms: f64,
-    /// Rays traced at `spp`.
-    pub rays: u64,
-    /// Registers per GPU thread.
-    pub registers: Option<u32>,
-    /// Theoretical occupancy, 0..1.
-    pub occupancy: Option<f64>,
-}
-
-/// One kernel's profile in one GPU run: a row of `kernels.csv`.
-#[derive(Debug, Clone, Deserialize)]
-pub struct KernelRow {
-    /// Study the run belongs to.
-    pub study: String,
-    /// Configuration index within the study.
-    pub run: u32,
-    /// Kernel name.
-    pub kernel: String,
-    /// Total time of the kernel's launches, in ms.
-    pub total_ms: f64,
-    /// Mean active lanes per warp at the material branch.
-    pub active_lanes: Option<f64>,
-}
-
-/// `manifest.toml`: what was run, where and how it went.
-#[derive(Debug, Deserialize)]
-pub struct Manifest {
-    /// The experiment itself.
-    pub experiment: Experiment,
-    /// The host machine.
-    #[serde(default)]
-    pub host: Host,
-    /// The GPU, when one was used.
-    pub device: Option<Device>,
-    /// The build that ran it.
-    #[serde(default)]
-    pub build: Build,
-    /// The studies, in file order.
-    #[serde(default, rename = "study")]
-    pub studies: Vec<Study>,
-    /// Configurations that were not run.
-    #[serde(default)]
-    pub skipped: Vec<Skipped>,
-    /// Launch overhead of the GPU rows.
-    pub overhead: Option<Overhead>,
-}
-
-/// `[experiment]`.
-#[derive(Debug, Deserialize)]
-pub struct Experiment {
-    /// Experiment name.
-    pub name: String,
-    /// What it measures.
-    #[serde(default)]
-    pub description: String,
-    /// Config file path.
-    pub config: String,
-    /// Command line that ran it.
-    pub command: String,
-    /// Start time.
-    #[serde(default)]
-    pub started: String,
-    /// End time.
-    #[serde(default)]
-    pub finished: String,
-}
-
-/// `[host]`.
-#[derive(Debug, Default, Deserialize)]
-pub struct Host {
-    /// CPU model.
-    #[serde(default)]
-    pub cpu: String,
-    /// Hardware threads.
-    pub cpu_threads: Option<u32>,
-}
-
-/// `[device]`.
-#[derive(Debug, Deserialize)]
-pub struct Device {
-    /// GPU name.
-    pub name: String,
-    /// Driver version.
-    #[serde(default)]
-    pub driver: String,
-    /// Compute capability.
-    #[serde(default)]
-    pub compute_capability: String,
-}
-
-/// `[build]`.
-#[derive(Debug, Default, Deserialize)]
-pub struct Build {
-    /// Crate version.
-    #[serde(default)]
-    pub version: String,
-    /// Commit hash.
-    #[serde(default)]
-    pub commit: String,
-    /// Whether tracked files differed from the commit.
-    #[serde(default)]
-    pub dirty: bool,
-}
-
-/// One `[[study]]`.
-#[derive(Debug, Deserialize)]
-pub struct Study {
-    /// Study name.
-    pub name: String,
-    /// What it measures.
-    #[serde(default)]
-    pub description: String,
-    /// Back end the speedups are against.
-    pub baseline: Option<String>,
-    /// Swept parameter names, in file order.
-    #[serde(default)]
-    pub swept: Vec<String>,
-    /// Configurations planned.
-    pub runs_planned: Option<u32>,
-    /// Rows written.
-    pub rows: Option<u32>,
-    /// `complete`, `failed: ...` or `skipped: ...`.
-    #[serde(default)]
-    pub status: String,
-    /// Outcome of the identical-film check.
-    pub film_check: Option<String>,
-    /// A remark, e.g. on scaled rows.
-    pub note: Option<String>,
-    /// Published figures to compare with.
-    #[serde(default)]
-    pub published: Vec<Published>,
-}
-
-/// One `[[study.published]]` figure.
-#[derive(Debug, Deserialize)]
-pub struct Published {
-    /// Where it was published.
-    pub source: String,
-    /// The hardware it was measured on.
-    #[serde(default)]
-    pub hardware: String,
-    /// The published number.
-    pub value: f64,
-    /// `x`, `ms`, `s` or `Mrays/s`.
-    pub unit: String,
-    /// Our back end it corresponds to.
-    pub backend: String,
-    /// Scene name it belongs to, if any.
-    pub scene: Option<String>,
-}
-
-/// One `[[skipped]]` configuration.
-#[derive(Debug, Deserialize)]
-pub struct Skipped {
-    /// Study it belongs to.
-    pub study: String,
-    /// Configuration label.
-    pub config: String,
-    /// Why it was not run.
-    pub reason: String,
-}
-
-/// `[overhead]`: launch overhead as a fraction of GPU time.
-#[derive(Debug, Deserialize)]
-pub struct Overhead {
-    /// GPU rows measured.
-    pub gpu_rows: u32,
-    /// Median fraction.
-    pub median_fraction: f64,
-    /// Largest fraction.
-    pub max_fraction: f64,
-}
 
 /// Reads `runs.csv`; it must exist.
 pub fn read_runs(path: &Path) -> anyhow::Result<Vec<RunRow>> {
@@ -254,14 +36,15 @@ pub fn read_manifest(path: &Path) -> anyhow::Result<Manifest> {
         .with_context(|| format!("{}: cannot read the experiment manifest", path.display()))?;
     toml::from_str(&text).with_context(|| {
         format!(
-            "{}: not a valid experiment manifest (expected [experiment] with name, config and command)",
+            "{}: not a valid experiment manifest (expected the manifest.toml that `wavepath experiment` writes)",
             path.display()
         )
     })
 }
 
-/// Parses CSV `text` (from `path`) into rows of `T`, by header name.
-fn parse_csv<T: DeserializeOwned>(path: &Path, text: &str) -> anyhow::Result<Vec<T>> {
+/// Parses CSV `text` (from `path`) into rows of `T`, by header name, after
+/// checking that every column of `T` is present.
+fn parse_csv<T: DeserializeOwned + Serialize + Default>(path: &Path, text: &str) -> anyhow::Result<Vec<T>> {
     let mut reader = csv::ReaderBuilder::new()
         .trim(csv::Trim::Headers)
         .from_reader(text.as_bytes());
@@ -269,11 +52,18 @@ fn parse_csv<T: DeserializeOwned>(path: &Path, text: &str) -> anyhow::Result<Vec
         .headers()
         .with_context(|| format!("{}: cannot read the header line", path.display()))?
         .clone();
-    let needed = struct_fields::<T>();
-    if let Some(missing) = needed.iter().find(|f| !headers.iter().any(|h| h == **f)) {
+    let needed = columns::<T>();
+    let missing: Vec<String> = needed
+        .iter()
+        .filter(|c| !headers.iter().any(|h| h == c.as_str()))
+        .map(|c| format!("`{c}`"))
+        .collect();
+    if !missing.is_empty() {
         bail!(
-            "{}: missing column `{missing}` (the report needs the columns {})",
+            "{}: missing column{} {} (the report needs the columns {})",
             path.display(),
+            if missing.len() == 1 { "" } else { "s" },
+            missing.join(", "),
             needed.join(", ")
         );
     }
@@ -283,65 +73,65 @@ fn parse_csv<T: DeserializeOwned>(path: &Path, text: &str) -> anyhow::Result<Vec
         .collect()
 }
 
-/// The field names serde's derived `Deserialize` of `T` asks for, i.e. the
-/// columns a CSV must have for `T`.
-fn struct_fields<T: DeserializeOwned>() -> &'static [&'static str] {
-    let mut capture = FieldCapture(&[]);
-    // The capture always fails once it has the names; only they matter.
-    let _ = T::deserialize(&mut capture);
-    capture.0
-}
-
-/// A deserializer that only records the field names of the struct asked for.
-struct FieldCapture(&'static [&'static str]);
-
-impl<'de> de::Deserializer<'de> for &mut FieldCapture {
-    type Error = de::value::Error;
-
-    fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
-        Err(de::Error::custom("not a struct"))
-    }
-
-    fn deserialize_struct<V: Visitor<'de>>(
-        self,
-        _: &'static str,
-        fields: &'static [&'static str],
-        _: V,
-    ) -> Result<V::Value, Self::Error> {
-        self.0 = fields;
-        Err(de::Error::custom("field names captured"))
-    }
-
-    serde::forward_to_deserialize_any! {
-        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf option unit
-        unit_struct newtype_struct seq tuple tuple_struct map enum identifier ignored_any
-    }
+/// The columns a CSV of `T` has: the header line the csv crate writes for
+/// `T`, the same one [`crate::experiment::records::CsvAppender`] writes.
+fn columns<T: Serialize + Default>() -> Vec<String> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    writer.serialize(T::default()).expect("a row type serializes to CSV");
+    let bytes = writer.into_inner().expect("writing to memory cannot fail");
+    let mut reader = csv::Reader::from_reader(bytes.as_slice());
+    let headers = reader.headers().expect("the written header reads back");
+    headers.iter().map(str::to_string).collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// `row` written as CSV with its header, as the experiment runner does.
+    fn csv_of<T: Serialize>(row: &T) -> String {
+        let mut writer = csv::Writer::from_writer(Vec::new());
+        writer.serialize(row).unwrap();
+        String::from_utf8(writer.into_inner().unwrap()).unwrap()
+    }
+
     #[test]
-    fn struct_fields_lists_the_columns() {
-        let fields = struct_fields::<KernelRow>();
-        assert_eq!(fields, ["study", "run", "kernel", "total_ms", "active_lanes"]);
+    fn columns_are_the_record_fields_in_order() {
+        let kernel = columns::<KernelRow>();
+        assert_eq!(kernel.len(), 19, "{kernel:?}");
+        assert_eq!(kernel[..3], ["experiment", "study", "run"]);
+        assert_eq!(kernel.last().map(String::as_str), Some("active_lanes"));
+        assert!(columns::<RunRow>().iter().any(|c| c == "scaled_wall_ms"));
     }
 
     #[test]
     fn missing_column_is_named_with_the_file() {
-        let text = "study,run,kernel,active_lanes\ns,0,extend,\n";
-        let err = parse_csv::<KernelRow>(Path::new("dir/kernels.csv"), text).unwrap_err();
+        let text = csv_of(&KernelRow::default()).replacen("total_ms", "total", 1);
+        let err = parse_csv::<KernelRow>(Path::new("dir/kernels.csv"), &text).unwrap_err();
         let msg = format!("{err:#}");
-        assert!(msg.contains("dir/kernels.csv") && msg.contains("`total_ms`"), "{msg}");
+        assert!(
+            msg.contains("dir/kernels.csv") && msg.contains("missing column `total_ms`"),
+            "{msg}"
+        );
     }
 
     #[test]
     fn empty_cells_are_none_and_extra_columns_ignored() {
-        let text = "experiment,study,run,kernel,total_ms,active_lanes\ne,s,1,extend,2.5,\n";
-        let rows = parse_csv::<KernelRow>(Path::new("k.csv"), text).unwrap();
+        let row = KernelRow {
+            study: "s".into(),
+            run: 1,
+            kernel: "extend".into(),
+            total_ms: 2.5,
+            ..KernelRow::default()
+        };
+        let mut lines = csv_of(&row).lines().map(str::to_string).collect::<Vec<_>>();
+        lines[0].insert_str(0, "extra,");
+        lines[1].insert_str(0, "x,");
+        let text = lines.join("\n");
+        let rows = parse_csv::<KernelRow>(Path::new("k.csv"), &text).unwrap();
         assert_eq!(rows.len(), 1);
         assert_eq!(rows[0].active_lanes, None);
         assert_eq!(rows[0].total_ms, 2.5);
+        assert_eq!(rows[0], row);
     }
 }

@@ -5,7 +5,8 @@
 //! study and run) and writes `DIR/report.md` with per-study tables and
 //! `DIR/figures/<study>_<kind>.svg` and `.png`.
 //!
-//! - `input`: the three files, read into serde structs;
+//! - `input`: the three files, read into the types of
+//!   [`crate::experiment::records`] that wrote them;
 //! - `stats`: medians, spreads, configurations and baseline matching;
 //! - `tables`: the Markdown;
 //! - `figures`: the plotters charts.
@@ -40,7 +41,7 @@ pub fn write_report(dir: &Path) -> anyhow::Result<ReportOutput> {
 
     let mut markdown = tables::header(&manifest);
     let mut figure_files = Vec::new();
-    for info in &manifest.studies {
+    for info in &manifest.study {
         let study = stats::StudyData::new(info, &configs, &kernels);
         let figures = figures::write_study_figures(&study, &figure_dir)?;
         markdown.push_str(&tables::study_section(&study, &manifest, &figures, dir));

@@ -1,7 +1,7 @@
 //! Statistics over timed runs: configurations (rows grouped by study and
 //! run), medians, spreads, swept parameter values and baseline matching.
 
-use super::input::{KernelRow, RunRow, Study};
+use crate::experiment::records::{KernelRow, ManifestStudy, RunRow};
 use indexmap::IndexMap;
 
 /// The median of `values` (the mean of the middle two for an even count);
@@ -52,7 +52,7 @@ pub struct Config {
 }
 
 /// What must agree for two configurations' times to be compared.
-type ComparisonKey<'a> = (&'a str, Option<&'a str>, u32, u32, u32, u64, &'a str, u32);
+type ComparisonKey<'a> = (&'a str, &'a str, u32, u32, u32, u32, &'a str, u32);
 
 impl Config {
     /// Millions of rays per second at the median time (rays scaled to
@@ -71,10 +71,9 @@ impl Config {
     /// Scene, overrides, image size, depth, seed, accel and reported spp.
     fn comparison_key(&self) -> ComparisonKey<'_> {
         let r = &self.row;
-        let overrides = r.scene_overrides.as_deref().filter(|s| !s.is_empty());
         (
             &r.scene,
-            overrides,
+            &r.scene_overrides,
             r.width,
             r.height,
             r.max_depth,
@@ -94,18 +93,18 @@ impl Config {
     pub fn param(&self, name: &str) -> Option<f64> {
         let r = &self.row;
         match name {
-            "threads" => r.threads.map(f64::from),
+            "threads" => r.threads.map(|t| t as f64),
             "spp" => Some(f64::from(r.report_spp)),
             "max_depth" => Some(f64::from(r.max_depth)),
             "width" => Some(f64::from(r.width)),
             "height" => Some(f64::from(r.height)),
             "samples_per_launch" => r.samples_per_launch.map(f64::from),
             "wave_block" => r.wave_block.map(f64::from),
-            "drain_below" => r.drain_below.map(|v| v as f64),
+            "drain_below" => r.drain_below.map(f64::from),
             "capacity" => r.capacity.as_deref().and_then(parse_number),
             _ => name
                 .strip_prefix("scene.")
-                .and_then(|field| scene_override(r.scene_overrides.as_deref()?, field))
+                .and_then(|field| scene_override(&r.scene_overrides, field))
                 .and_then(parse_number),
         }
     }
@@ -151,7 +150,7 @@ pub fn group_configs(rows: &[RunRow]) -> Vec<Config> {
 /// One study with its configurations and kernel profiles.
 pub struct StudyData<'a> {
     /// The manifest's entry.
-    pub info: &'a Study,
+    pub info: &'a ManifestStudy,
     /// Its configurations, in order of appearance.
     pub configs: Vec<Config>,
     /// Its kernel profile rows.
@@ -160,7 +159,7 @@ pub struct StudyData<'a> {
 
 impl<'a> StudyData<'a> {
     /// The study `info` with its configurations and kernel rows.
-    pub fn new(info: &'a Study, configs: &[Config], kernels: &'a [KernelRow]) -> Self {
+    pub fn new(info: &'a ManifestStudy, configs: &[Config], kernels: &'a [KernelRow]) -> Self {
         Self {
             info,
             configs: configs.iter().filter(|c| c.row.study == info.name).cloned().collect(),
@@ -225,7 +224,6 @@ mod tests {
             config: format!("{backend} #{run}"),
             scene: "scenes/a.toml".into(),
             scene_name: "a".into(),
-            scene_overrides: None,
             primitives: 10,
             backend: backend.into(),
             width: 64,
@@ -235,26 +233,19 @@ mod tests {
             seed: 1,
             report_spp: 4,
             accel: "bvh".into(),
-            samples_per_launch: None,
-            capacity: None,
-            wave_block: None,
-            drain_below: None,
-            threads: None,
-            cpu_schedule: None,
             scaled_wall_ms: ms,
             rays: 1000,
-            registers: None,
-            occupancy: None,
+            ..RunRow::default()
         }
     }
 
     /// A study named `s` with an optional baseline.
-    fn study(baseline: Option<&str>) -> Study {
-        toml::from_str::<Study>(&format!(
-            "name = \"s\"\n{}",
-            baseline.map(|b| format!("baseline = \"{b}\"")).unwrap_or_default()
-        ))
-        .unwrap()
+    fn study(baseline: Option<&str>) -> ManifestStudy {
+        ManifestStudy {
+            name: "s".into(),
+            baseline: baseline.map(str::to_string),
+            ..ManifestStudy::default()
+        }
     }
 
     #[test]
@@ -329,7 +320,7 @@ mod tests {
     fn params_from_columns_and_scene_overrides() {
         let mut r = row("s", 0, "gpu-wave", 1.0);
         r.capacity = Some("2^10".into());
-        r.scene_overrides = Some("camera.fov=40, generators[0].grid=44".into());
+        r.scene_overrides = "camera.fov=40, generators[0].grid=44".into();
         let c = &group_configs(&[r])[0];
         assert_eq!(c.param("capacity"), Some(1024.0));
         assert_eq!(c.param("scene.generators[0].grid"), Some(44.0));

@@ -3,8 +3,10 @@
 //! links, each with a caption naming config, study and command.
 
 use super::figures::Figure;
-use super::input::{Manifest, Published};
 use super::stats::{Config, StudyData};
+use crate::backend::BackendKind;
+use crate::experiment::config::Published;
+use crate::experiment::records::Manifest;
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -16,8 +18,8 @@ pub fn header(m: &Manifest) -> String {
         let _ = writeln!(out, "{}\n", e.description.trim());
     }
     let cpu = match m.host.cpu_threads {
-        Some(t) => format!("{} ({t} threads)", m.host.cpu),
-        None => m.host.cpu.clone(),
+        0 => m.host.cpu.clone(),
+        t => format!("{} ({t} threads)", m.host.cpu),
     };
     let device = m.device.as_ref().map_or("none (no GPU used)".to_string(), |d| {
         format!(
@@ -91,12 +93,13 @@ pub fn study_section(study: &StudyData, m: &Manifest, figures: &[Figure], report
 fn status_list(study: &StudyData, m: &Manifest) -> String {
     let info = study.info;
     let mut items = vec![format!("status: {}", info.status)];
-    if let Some(check) = &info.film_check {
-        items.push(format!("film check: {check}"));
+    if !info.film_check.is_empty() {
+        items.push(format!("film check: {}", info.film_check));
     }
-    if let (Some(planned), Some(rows)) = (info.runs_planned, info.rows) {
-        items.push(format!("configurations planned: {planned}, rows recorded: {rows}"));
-    }
+    items.push(format!(
+        "configurations planned: {}, rows recorded: {}",
+        info.runs_planned, info.rows
+    ));
     if !info.swept.is_empty() {
         items.push(format!("swept: {}", info.swept.join(", ")));
     }
@@ -148,9 +151,9 @@ fn config_table(study: &StudyData, m: &Manifest) -> String {
 /// The cells of a configuration's line, without the speedup.
 fn config_cells(c: &Config) -> Vec<String> {
     let r = &c.row;
-    let scene = match r.scene_overrides.as_deref().filter(|s| !s.is_empty()) {
-        Some(o) => format!("{} ({o})", r.scene_name),
-        None => r.scene_name.clone(),
+    let scene = match r.scene_overrides.as_str() {
+        "" => r.scene_name.clone(),
+        o => format!("{} ({o})", r.scene_name),
     };
     let gpu = |v: Option<String>| {
         if c.is_gpu() {
@@ -191,8 +194,8 @@ fn published_table(study: &StudyData, m: &Manifest) -> String {
     for p in &study.info.published {
         let ours = our_value(study, p).map_or("– (no matching runs)".into(), |v| fmt_value(v, &p.unit));
         let backend = match &p.scene {
-            Some(scene) => format!("{} on {scene}", p.backend),
-            None => p.backend.clone(),
+            Some(scene) => format!("{} on {scene}", p.backend.label()),
+            None => p.backend.label().to_string(),
         };
         out += &table_row(&[
             p.source.clone(),
@@ -200,7 +203,7 @@ fn published_table(study: &StudyData, m: &Manifest) -> String {
             fmt_value(p.value, &p.unit),
             backend,
             ours,
-            our_hardware(&p.backend, m),
+            our_hardware(p.backend, m),
         ]);
     }
     out.push('\n');
@@ -213,7 +216,7 @@ fn our_value(study: &StudyData, p: &Published) -> Option<f64> {
     let configs = study
         .configs
         .iter()
-        .filter(|c| c.row.backend == p.backend && p.scene.as_ref().is_none_or(|s| *s == c.row.scene_name));
+        .filter(|c| c.row.backend == p.backend.label() && p.scene.as_ref().is_none_or(|s| *s == c.row.scene_name));
     let (values, largest): (Vec<f64>, bool) = match p.unit.as_str() {
         "x" => (configs.filter_map(|c| study.speedup(c)).collect(), true),
         "Mrays/s" => (configs.map(Config::mrays_per_s).collect(), true),
@@ -226,8 +229,8 @@ fn our_value(study: &StudyData, p: &Published) -> Option<f64> {
 }
 
 /// The hardware our runs of `backend` used.
-fn our_hardware(backend: &str, m: &Manifest) -> String {
-    match (&m.device, backend.starts_with("gpu")) {
+fn our_hardware(backend: BackendKind, m: &Manifest) -> String {
+    match (&m.device, backend.is_gpu()) {
         (Some(d), true) => d.name.clone(),
         (None, true) => "no GPU".into(),
         (_, false) => m.host.cpu.clone(),
