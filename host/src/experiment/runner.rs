@@ -501,10 +501,21 @@ fn overhead(rows: &[RunRow]) -> Option<Overhead> {
     })
 }
 
-/// The CUDA driver version, as the driver reports it.
+/// The driver: the kernel module's version where Linux shows it (as
+/// `nvidia-smi` prints it), and the CUDA version the driver supports.
 fn driver(gpu: &Gpu) -> String {
     let (major, minor) = gpu.info().driver_version;
-    format!("CUDA {major}.{minor}")
+    let module = std::fs::read_to_string("/proc/driver/nvidia/version")
+        .ok()
+        .and_then(|t| {
+            let words: Vec<&str> = t.split_whitespace().collect();
+            let at = words.iter().position(|w| *w == "Module")?;
+            words.get(at + 1).map(|v| v.to_string())
+        });
+    match module {
+        Some(v) => format!("{v} (CUDA {major}.{minor})"),
+        None => format!("CUDA {major}.{minor}"),
+    }
 }
 
 /// A bar over the estimated time of the renders still to make.
@@ -665,13 +676,18 @@ impl RunContext<'_> {
             bar.inc(estimate);
         }
         times.sort_by(f64::total_cmp);
-        bar.println(format!(
+        let line = format!(
             "{} | {}: median {:.3} ms over {} runs",
             study.name,
             run.label,
             times[times.len() / 2],
             times.len()
-        ));
+        );
+        if bar.is_hidden() {
+            eprintln!("{line}");
+        } else {
+            bar.println(line);
+        }
         Ok(())
     }
 

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The GPU session script for the seed studies: runs the named experiment
+# configs through `wavepath experiment`, writes each report, and packs each
+# output folder for the trip back. A folder already holding runs.csv (a run
+# cut short earlier, carried back in) is resumed, not restarted.
+#   bash results/experiments.sh smallptcuda mega_vs_wave
+# Each experiment stops (keeping its finished rows) once BUDGET seconds
+# (default 540) have passed since the script began, so the packing still runs.
+set -uo pipefail
+start=$SECONDS
+budget=${BUDGET:-540}
+B=gpu-run/wavepath
+R=${OUT:-/tmp/out}
+mkdir -p "$R"
+log="$R/session_$(date +%H%M%S).log"
+{
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
+  lscpu | grep -E "Model name|^CPU\(s\)"
+  $B --version
+} >>"$log" 2>&1
+for name in "$@"; do
+  dir=gpu-run/results/$name
+  mkdir -p "$dir"
+  resume=
+  [[ -s $dir/runs.csv ]] && resume=--resume
+  echo "== $name $resume ($(date -u +%FT%TZ))" >>"$log"
+  left=$((budget - (SECONDS - start)))
+  ((left > 5)) || { echo "no time left for $name" >>"$log"; break; }
+  timeout "$left" $B experiment "experiments/$name.toml" --out "$dir" $resume --quiet >>"$log" 2>&1
+  echo "exit $? ($(date -u +%FT%TZ))" >>"$log"
+  $B report "$dir" >>"$log" 2>&1
+  tar czf "$R/$name.tar.gz" -C gpu-run/results "$name"
+done
