@@ -269,8 +269,11 @@ pub struct ManifestExperiment {
     pub config_hash: String,
     /// The command line.
     pub command: String,
-    /// When it started (UTC).
+    /// When it first started (UTC).
     pub started: String,
+    /// When it was resumed, if it was.
+    #[serde(default)]
+    pub resumed: Vec<String>,
     /// When it finished (empty while running).
     pub finished: String,
 }

@@ -278,16 +278,22 @@ impl OutFiles {
     }
 }
 
-/// Checks the output folder before the first sample and returns the rows of
-/// an interrupted run to resume.
-fn prepare_output(config: &Config, opts: &RunOptions, meta: &Provenance) -> anyhow::Result<Vec<RunRow>> {
-    let Some(dir) = &opts.out else { return Ok(Vec::new()) };
+/// Checks the output folder before the first sample and returns the rows and
+/// manifest of an interrupted run to resume.
+fn prepare_output(
+    config: &Config,
+    opts: &RunOptions,
+    meta: &Provenance,
+) -> anyhow::Result<(Vec<RunRow>, Option<Manifest>)> {
+    let Some(dir) = &opts.out else {
+        return Ok((Vec::new(), None));
+    };
     std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create the output folder", dir.display()))?;
     tempfile::tempfile_in(dir).with_context(|| format!("{}: cannot write in the output folder", dir.display()))?;
     let files = OutFiles::in_folder(dir);
     let started = std::fs::metadata(&files.runs).is_ok_and(|m| m.len() > 0);
     if !started {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), None));
     }
     if !opts.resume {
         bail!(
@@ -316,14 +322,14 @@ fn prepare_output(config: &Config, opts: &RunOptions, meta: &Provenance) -> anyh
             );
         }
     }
-    read_rows(&files.runs)
+    Ok((read_rows(&files.runs)?, Some(manifest)))
 }
 
 /// Runs `config` (all studies, or `--only` one).
 pub fn run(config: &Config, opts: &RunOptions) -> anyhow::Result<Outcome> {
     let plan = plan(config, opts.only.as_deref())?;
     let meta = Provenance::collect();
-    let resumed = prepare_output(config, opts, &meta)?;
+    let (resumed, earlier) = prepare_output(config, opts, &meta)?;
     let done: HashSet<(String, u32, u32)> = resumed.iter().map(|r| (r.study.clone(), r.run, r.repetition)).collect();
 
     let gpu_runs = plan
@@ -355,6 +361,7 @@ pub fn run(config: &Config, opts: &RunOptions) -> anyhow::Result<Outcome> {
             config_hash: config.fingerprint(),
             command: opts.command.clone(),
             started: now(),
+            resumed: Vec::new(),
             finished: String::new(),
         },
         host: ManifestHost {
@@ -395,6 +402,12 @@ pub fn run(config: &Config, opts: &RunOptions) -> anyhow::Result<Outcome> {
         ..Default::default()
     };
     let files = opts.out.as_deref().map(OutFiles::in_folder);
+    if let Some(previous) = earlier {
+        // A resumed run keeps the first start and lists each resumption.
+        manifest.experiment.resumed = previous.experiment.resumed;
+        manifest.experiment.resumed.push(manifest.experiment.started.clone());
+        manifest.experiment.started = previous.experiment.started;
+    }
     if let Some(f) = &files {
         manifest.write(&f.manifest)?;
     }
@@ -507,15 +520,24 @@ fn driver(gpu: &Gpu) -> String {
     let (major, minor) = gpu.info().driver_version;
     let module = std::fs::read_to_string("/proc/driver/nvidia/version")
         .ok()
-        .and_then(|t| {
-            let words: Vec<&str> = t.split_whitespace().collect();
-            let at = words.iter().position(|w| *w == "Module")?;
-            words.get(at + 1).map(|v| v.to_string())
-        });
+        .and_then(|t| kernel_module_version(&t));
     match module {
         Some(v) => format!("{v} (CUDA {major}.{minor})"),
         None => format!("CUDA {major}.{minor}"),
     }
+}
+
+/// The version in the first line of `/proc/driver/nvidia/version`, e.g.
+/// `580.159.04` from `NVRM version: NVIDIA UNIX Open Kernel Module for x86_64
+/// 580.159.04  Release Build ...`: the first word after `Module` made of
+/// digits and dots.
+fn kernel_module_version(text: &str) -> Option<String> {
+    let line = text.lines().next()?;
+    let after = &line[line.find("Module")?..];
+    after
+        .split_whitespace()
+        .find(|w| w.contains('.') && w.chars().all(|c| c.is_ascii_digit() || c == '.'))
+        .map(String::from)
 }
 
 /// A bar over the estimated time of the renders still to make.
@@ -831,4 +853,38 @@ fn kernel_rows(row: &RunRow, profile: Option<&GpuProfile>) -> Vec<KernelRow> {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_driver_version_is_read_from_the_kernel_module_line() {
+        let open = "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  (dvs-builder@U16-I3-B03-4-3)  Thu Jul 10 2025\nGCC version:  gcc version 12.2.0\n";
+        assert_eq!(kernel_module_version(open).as_deref(), Some("580.159.04"));
+        let closed = "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.54.03  Tue Jun  6 22:20:39 UTC 2023\n";
+        assert_eq!(kernel_module_version(closed).as_deref(), Some("535.54.03"));
+        assert_eq!(kernel_module_version("no driver here"), None);
+    }
+
+    #[test]
+    fn the_overhead_is_taken_over_gpu_rows_only() {
+        let row = |backend: &str, runner_ms, total_ms| RunRow {
+            backend: backend.into(),
+            runner_ms,
+            total_ms,
+            ..RunRow::default()
+        };
+        assert!(overhead(&[row("cpu", 5.0, 10.0)]).is_none());
+        let o = overhead(&[
+            row("cpu", 5.0, 10.0),
+            row("gpu-mega", 0.1, 100.0),
+            row("gpu-wave", 1.0, 100.0),
+            row("gpu-wave", 0.2, 100.0),
+        ])
+        .unwrap();
+        assert_eq!(o.gpu_rows, 3);
+        assert_eq!((o.median_fraction, o.max_fraction), (0.002, 0.01));
+    }
 }
