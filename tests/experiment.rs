@@ -238,7 +238,11 @@ fn a_killed_run_resumes_to_the_same_rows_without_duplicates() {
     assert_eq!(a, b, "same runs, repetitions and films; no duplicates");
     let manifest = Manifest::read(&cut.join("manifest.toml")).unwrap();
     assert_eq!(manifest.study[0].resumed_rows, kept);
-    assert_eq!(manifest.experiment.resumed.len(), 1, "the first start is kept, the resumption listed");
+    assert_eq!(
+        manifest.experiment.resumed.len(),
+        1,
+        "the first start is kept, the resumption listed"
+    );
     assert!(manifest.experiment.started <= manifest.experiment.resumed[0]);
     assert_eq!(manifest.study[0].rows, 24);
 }

@@ -229,10 +229,12 @@ impl FilmChecks {
     }
 }
 
-/// One finished render on its way to the files.
+/// One finished render on its way to the files. Its film and profile are
+/// moved, not copied: hashing the film and summing a profile of many
+/// thousand launches happen on the writer thread, off the GPU's path.
 struct Finished {
     row: RunRow,
-    kernels: Vec<KernelRow>,
+    profile: Option<GpuProfile>,
     film: Vec<FixedRgb>,
 }
 
@@ -252,8 +254,8 @@ impl Writer {
             w.append(&f.row)?;
         }
         if let Some(w) = &mut self.kernels {
-            for k in &f.kernels {
-                w.append(k)?;
+            for k in kernel_rows(&f.row, f.profile.as_ref()) {
+                w.append(&k)?;
             }
         }
         self.rows.push(f.row);
@@ -678,7 +680,6 @@ impl RunContext<'_> {
                 total_ms,
             };
             let mut row = self.row(&rendered, &out);
-            let kernels = kernel_rows(&row, out.gpu.as_ref());
             if state.keep_profiles
                 && let Some(p) = &out.gpu
             {
@@ -691,7 +692,7 @@ impl RunContext<'_> {
             self.send
                 .send(Finished {
                     row,
-                    kernels,
+                    profile: out.gpu,
                     film: out.film,
                 })
                 .map_err(|_| anyhow::anyhow!("the row writer stopped (see the error after this one)"))?;
