@@ -9,7 +9,8 @@
 use crate::accel::AccelChoice;
 use crate::backend::BackendKind;
 use crate::backend::gpu::wavefront::{Capacity, Schedule};
-use crate::experiment::config::{Config, Param, Setting, Study, Sweep, Value};
+use crate::experiment::config::{Config, Study};
+use crate::experiment::params::{Param, Setting, Sweep, Value};
 use crate::experiment::records::RunRow;
 use crate::experiment::runner::Outcome;
 use crate::render::Overrides;

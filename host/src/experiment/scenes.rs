@@ -5,7 +5,7 @@
 //! keeps the file's layout, so a scene error still points at the file's
 //! own lines.
 
-use super::config::{PathStep, scene_path};
+use super::params::{PathStep, scene_path};
 use crate::accel::{AccelChoice, AccelSettings};
 use crate::backend::gpu::Gpu;
 use crate::backend::gpu::buffers::DeviceScene;

@@ -1,0 +1,109 @@
+//! The identical-film check: runs of a study that must render the same image
+//! (same scene and fields, size, spp, depth, seed and structure) must have the
+//! same film, compared through a hash of its fixed-point sums.
+
+use super::records::RunRow;
+use device::film::FixedRgb;
+use std::collections::HashMap;
+
+/// Which runs must render the same image: same study, scene, replaced
+/// fields, size, spp, depth, seed and structure.
+pub fn film_group(r: &RunRow) -> String {
+    format!(
+        "{}|{}|{}|{}x{}|{}|{}|{}|{}",
+        r.study, r.scene, r.scene_overrides, r.width, r.height, r.spp, r.max_depth, r.seed, r.accel
+    )
+}
+
+/// A film's fingerprint: FNV-1a over its 64-bit words.
+pub fn film_hash(film: &[FixedRgb]) -> String {
+    let h = film
+        .iter()
+        .flat_map(|p| [p.r, p.g, p.b])
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, w| (h ^ w).wrapping_mul(0x0100_0000_01b3));
+    format!("{h:016x}")
+}
+
+/// Film groups: the first hash of each, its label, and how many rows agreed.
+#[derive(Default)]
+pub struct FilmChecks {
+    groups: HashMap<String, (String, String, usize)>,
+    /// The first mismatch of each study that has one.
+    pub mismatches: HashMap<String, String>,
+}
+
+impl FilmChecks {
+    /// Adds a row (with its film hash) to its group.
+    pub fn check(&mut self, row: &RunRow) {
+        let who = format!("{} (run {} rep {})", row.config, row.run, row.repetition);
+        match self.groups.get_mut(&film_group(row)) {
+            None => {
+                self.groups.insert(film_group(row), (row.film_hash.clone(), who, 1));
+            }
+            Some((hash, _, n)) if *hash == row.film_hash => *n += 1,
+            Some((_, first, _)) => {
+                let msg = format!("{who} rendered a different image than {first}");
+                self.mismatches.entry(row.study.clone()).or_insert(msg);
+            }
+        }
+    }
+
+    /// The outcome for `study`, as the manifest records it.
+    pub fn outcome(&self, study: &str) -> String {
+        if let Some(m) = self.mismatches.get(study) {
+            return format!("MISMATCH: {m}");
+        }
+        let prefix = format!("{study}|");
+        let compared = self
+            .groups
+            .iter()
+            .filter(|(k, (_, _, n))| k.starts_with(&prefix) && *n > 1)
+            .count();
+        match compared {
+            0 => "not checked: no two runs render the same image".into(),
+            1 => "identical: 1 group of runs that render the same image".into(),
+            n => format!("identical: {n} groups of runs that render the same image"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(study: &str, run: u32, spp: u32, hash: &str) -> RunRow {
+        RunRow {
+            study: study.into(),
+            run,
+            config: format!("run{run}"),
+            spp,
+            film_hash: hash.into(),
+            ..RunRow::default()
+        }
+    }
+
+    #[test]
+    fn runs_that_render_the_same_image_must_agree() {
+        let mut c = FilmChecks::default();
+        c.check(&row("a", 0, 4, "h1"));
+        assert!(c.outcome("a").starts_with("not checked"));
+        c.check(&row("a", 1, 4, "h1"));
+        c.check(&row("a", 2, 8, "h2")); // another spp: another image
+        c.check(&row("b", 0, 4, "h9")); // another study: its own groups
+        assert_eq!(c.outcome("a"), "identical: 1 group of runs that render the same image");
+        c.check(&row("a", 3, 8, "h3"));
+        let m = c.outcome("a");
+        assert!(
+            m.starts_with("MISMATCH: run3 (run 3 rep 0) rendered a different image than run2"),
+            "{m}"
+        );
+        assert!(c.outcome("b").starts_with("not checked"));
+    }
+
+    #[test]
+    fn the_film_hash_sees_every_channel() {
+        let film = |g| vec![FixedRgb { r: 1, g, b: 3 }; 4];
+        assert_eq!(film_hash(&film(2)), film_hash(&film(2)));
+        assert_ne!(film_hash(&film(2)), film_hash(&film(5)));
+    }
+}
