@@ -1,7 +1,8 @@
 //! `write_report` on a hand-written experiment folder: the medians and
 //! speedups worked out by hand appear in the right rows, published figures
-//! sit beside ours, every table and figure is captioned, and the figures are
-//! real SVG and PNG files. A CSV without a needed column is an error naming
+//! sit beside ours, every table and figure is captioned, the header names
+//! the device and the runner's overhead, and the figures are real SVG and
+//! PNG files with a footer naming their origin. A CSV without a needed column is an error naming
 //! the file and the column.
 
 use std::fs;
@@ -97,7 +98,19 @@ fn published_figures_sit_beside_ours_and_everything_is_captioned() {
             "no figure caption for {study}"
         );
     }
-    assert!(md.contains("commit `abc1234` (dirty)") && md.contains("NVIDIA H200, driver CUDA 13.0"));
+    assert!(md.contains("commit `abc1234` (dirty)"));
+    assert!(md.contains(
+        "| device | NVIDIA H200, driver CUDA 13.0, compute capability 9.0, 132 multiprocessors, 139.8 GiB |"
+    ));
+    assert!(md.contains(
+        "\nRunner overhead per GPU row (the runner's own time against the render call): \
+         median 0.40%, largest 1.20%, over 9 GPU rows.\n"
+    ));
+    // The three cpu-serial rows render 4 spp and report 16; no other row scales.
+    assert_eq!(
+        line(&md, "- rows rendered at fewer spp and scaled:"),
+        "- rows rendered at fewer spp and scaled: 3 (their times are scaled to report_spp)"
+    );
     assert!(md.contains("note: cpu-serial rows were run at 4 spp and scaled to 16"));
     assert!(md.contains("skipped `gpu-wave wave_block=256`: out of memory"));
     assert!(md.contains("](figures/cpu_scaling_threads.png) ([SVG](figures/cpu_scaling_threads.svg))"));
@@ -128,6 +141,14 @@ fn thread_scaling_and_kernel_figures_are_real_svg_and_png() {
         assert_eq!((png.width(), png.height()), (1000, 600), "{stem}.png");
     }
     assert!(!figures.join("cpu_scaling_kernels.svg").exists());
+    let speedup = fs::read_to_string(figures.join("wavefront_speedup.svg")).unwrap();
+    assert!(
+        speedup.contains(
+            "config experiments/fixture.toml · study wavefront · \
+             wavepath experiment experiments/fixture.toml --out results/fixture"
+        ),
+        "no footer naming config, study and command"
+    );
 }
 
 #[test]

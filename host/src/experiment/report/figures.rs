@@ -1,10 +1,11 @@
 //! Figures of a study, drawn with plotters to SVG and PNG: speedup against a
-//! swept parameter, per-kernel time stacks, time against spp and against
-//! primitive count, CPU thread scaling and active lanes per warp.
+//! swept parameter, per-kernel time stacks (one per scene), time against spp
+//! and against primitive count, CPU thread scaling and active lanes per warp.
+//! Every figure carries a footer naming config, study and command.
 
 use super::stats::{Config, StudyData, median};
 use crate::atomic_file;
-use crate::experiment::records::KernelRow;
+use crate::experiment::records::{KernelRow, Manifest};
 use anyhow::{Context, anyhow};
 use indexmap::IndexMap;
 use plotters::coord::Shift;
@@ -17,6 +18,12 @@ use std::sync::OnceLock;
 pub const SIZE: (u32, u32) = (1000, 600);
 /// The one font family the figures use (registered from bundled bytes).
 const FONT: &str = "sans-serif";
+/// Height of the footer strip under every chart, in pixels.
+const FOOTER_HEIGHT: u32 = 22;
+/// Characters of the command the footer keeps before cutting it with `…`.
+const FOOTER_COMMAND_CHARS: usize = 140;
+/// Ratio of largest to smallest x above which a line chart's x axis is log.
+const LOG_SPAN: f64 = 100.0;
 
 /// One written figure.
 pub struct Figure {
@@ -28,24 +35,41 @@ pub struct Figure {
     pub png: PathBuf,
 }
 
-/// Draws every figure that fits `study` into `dir` (`<study>_<kind>.svg`
-/// and `.png`).
-pub fn write_study_figures(study: &StudyData, dir: &Path) -> anyhow::Result<Vec<Figure>> {
+/// Draws every figure that fits `study` of experiment `m` into `dir`
+/// (`<study>_<kind>.svg` and `.png`; kernel stacks of a study with several
+/// scenes are `<study>_kernels_<scene>`).
+pub fn write_study_figures(study: &StudyData, m: &Manifest, dir: &Path) -> anyhow::Result<Vec<Figure>> {
     register_font()?;
     let name = &study.info.name;
-    let plots = [
-        ("speedup", speedup_plot(study)),
-        ("kernels", kernel_plot(study)),
-        ("spp", spp_plot(study)),
-        ("primitives", primitives_plot(study)),
-        ("threads", thread_plot(study)),
-        ("active_lanes", lanes_plot(study)),
-    ];
+    let footer = footer(name, m);
+    let one = |kind: &str, plot: Option<Plot>| plot.map(|p| (kind.to_string(), p));
+    let mut plots: Vec<(String, Plot)> = one("speedup", speedup_plot(study)).into_iter().collect();
+    plots.extend(kernel_plots(study));
+    plots.extend(
+        [
+            one("spp", spp_plot(study)),
+            one("primitives", primitives_plot(study)),
+            one("threads", thread_plot(study)),
+            one("active_lanes", lanes_plot(study)),
+        ]
+        .into_iter()
+        .flatten(),
+    );
     plots
         .into_iter()
-        .filter_map(|(kind, plot)| Some((kind, plot?)))
-        .map(|(kind, plot)| plot.save(dir, &format!("{name}_{kind}")))
+        .map(|(kind, plot)| plot.save(dir, &format!("{name}_{kind}"), &footer))
         .collect()
+}
+
+/// The footer of every figure of `study`: `config … · study … · command`,
+/// the command cut with `…` past [`FOOTER_COMMAND_CHARS`] characters.
+fn footer(study: &str, m: &Manifest) -> String {
+    let command = &m.experiment.command;
+    let command = match command.char_indices().nth(FOOTER_COMMAND_CHARS) {
+        Some((cut, _)) => format!("{}…", &command[..cut]),
+        None => command.clone(),
+    };
+    format!("config {} · study {study} · {command}", m.experiment.config)
 }
 
 /// Registers the bundled Ubuntu Light as `sans-serif`, once.
@@ -107,7 +131,9 @@ fn lines<'c>(
 }
 
 /// Figure 1: speedup over the baseline against the first swept numeric
-/// parameter that no specialised figure covers, one line per back end.
+/// parameter that no specialised figure covers, one line per back end, or
+/// per (back end, scene) when the study has several scenes. Capacity is
+/// drawn on a log2 axis of paths in flight.
 fn speedup_plot(study: &StudyData) -> Option<Plot> {
     let baseline = study.info.baseline.as_deref()?;
     let param = study
@@ -115,26 +141,34 @@ fn speedup_plot(study: &StudyData) -> Option<Plot> {
         .swept
         .iter()
         .find(|p| !is_specialised(p) && study.configs.iter().any(|c| c.param(p).is_some()))?;
+    let per_scene = study.scene_names().len() > 1;
     let series = lines(
         study.configs.iter(),
-        |c| Some(c.row.backend.clone()),
+        |c| {
+            Some(if per_scene {
+                format!("{} {}", c.row.backend, c.row.scene_name)
+            } else {
+                c.row.backend.clone()
+            })
+        },
         |c| Some((c.param(param)?, study.speedup(c)?)),
         Keep::Largest,
     );
-    LineChart::new(
+    let chart = LineChart::new(
         format!("Speedup over {baseline} against {param} (study {})", study.info.name),
         param_desc(param),
         format!("speedup over {baseline} (x)"),
         series,
-    )
-    .map(Plot::Line)
+    )?;
+    Some(Plot::Line(if param == "capacity" { chart.log_x() } else { chart }))
 }
 
 /// Axis description of a swept parameter, with its unit where it has one.
 fn param_desc(param: &str) -> String {
     let unit = match param {
+        "capacity" => return "paths in flight".into(),
         "wave_block" => "threads per block",
-        "capacity" | "drain_below" => "paths",
+        "drain_below" => "paths",
         "samples_per_launch" => "samples per pixel",
         "width" | "height" => "pixels",
         "max_depth" => "bounces",
@@ -203,12 +237,29 @@ fn thread_plot(study: &StudyData) -> Option<Plot> {
     Some(Plot::Line(chart.with_ideal()))
 }
 
-/// Figure 2: per-kernel time, one stacked bar per GPU configuration with a
-/// kernel profile, when the study has wavefront profiles.
-fn kernel_plot(study: &StudyData) -> Option<Plot> {
+/// Figure 2: the kernel stacks of the study, `kernels`, or one
+/// `kernels_<scene>` per scene when it has several (their times differ too
+/// much to share an axis).
+fn kernel_plots(study: &StudyData) -> Vec<(String, Plot)> {
+    match study.scene_names().as_slice() {
+        scenes @ [_, _, ..] => scenes
+            .iter()
+            .filter_map(|scene| Some((format!("kernels_{scene}"), kernel_plot(study, Some(scene))?)))
+            .collect(),
+        _ => kernel_plot(study, None)
+            .map(|p| ("kernels".into(), p))
+            .into_iter()
+            .collect(),
+    }
+}
+
+/// Per-kernel time, one stacked bar per GPU configuration (of `scene`, if
+/// given) with a kernel profile, when there are wavefront profiles.
+fn kernel_plot(study: &StudyData, scene: Option<&str>) -> Option<Plot> {
     let profiled: Vec<&Config> = study
         .configs
         .iter()
+        .filter(|c| scene.is_none_or(|s| c.row.scene_name == s))
         .filter(|c| c.is_gpu() && study.kernels_of(c.row.run).next().is_some())
         .collect();
     if !profiled.iter().any(|c| c.row.backend == "gpu-wave") {
@@ -223,8 +274,12 @@ fn kernel_plot(study: &StudyData) -> Option<Plot> {
     let value_max = (0..profiled.len())
         .map(|i| segments.values().map(|v| v[i]).sum::<f64>())
         .fold(0.0, f64::max);
+    let scene = scene.map_or(String::new(), |s| format!(", scene {s}"));
     Some(Plot::Bars(BarChart {
-        title: format!("Time per kernel, median of repetitions (study {})", study.info.name),
+        title: format!(
+            "Time per kernel, median of repetitions (study {}{scene})",
+            study.info.name
+        ),
         value_desc: "kernel time (ms)".into(),
         categories: profiled.iter().map(|c| c.row.config.clone()).collect(),
         segments: segments.into_iter().collect(),
@@ -279,15 +334,15 @@ enum Plot {
 }
 
 impl Plot {
-    /// Draws the figure to `dir/<stem>.svg` and `.png`.
-    fn save(&self, dir: &Path, stem: &str) -> anyhow::Result<Figure> {
+    /// Draws the figure with `footer` to `dir/<stem>.svg` and `.png`.
+    fn save(&self, dir: &Path, stem: &str, footer: &str) -> anyhow::Result<Figure> {
         let svg_path = dir.join(format!("{stem}.svg"));
         let png_path = dir.join(format!("{stem}.png"));
         let mut svg = String::new();
-        self.paint(SVGBackend::with_string(&mut svg, SIZE).into_drawing_area())
+        self.paint(SVGBackend::with_string(&mut svg, SIZE).into_drawing_area(), footer)
             .with_context(|| format!("{}: cannot draw the figure", svg_path.display()))?;
         let mut rgb = vec![255u8; SIZE.0 as usize * SIZE.1 as usize * 3];
-        self.paint(BitMapBackend::with_buffer(&mut rgb, SIZE).into_drawing_area())
+        self.paint(BitMapBackend::with_buffer(&mut rgb, SIZE).into_drawing_area(), footer)
             .with_context(|| format!("{}: cannot draw the figure", png_path.display()))?;
         atomic_file::write(&svg_path, svg.as_bytes())?;
         atomic_file::write(&png_path, &encode_png(rgb)?)?;
@@ -298,16 +353,20 @@ impl Plot {
         })
     }
 
-    /// Fills the background, draws and finishes `root`.
-    fn paint<DB: DrawingBackend>(&self, root: DrawingArea<DB, Shift>) -> anyhow::Result<()>
+    /// Fills the background, draws the chart above a strip with `footer`
+    /// and finishes `root`.
+    fn paint<DB: DrawingBackend>(&self, root: DrawingArea<DB, Shift>, footer: &str) -> anyhow::Result<()>
     where
         DB::ErrorType: 'static,
     {
         root.fill(&WHITE)?;
+        let (chart_area, footer_area) = root.split_vertically(SIZE.1 - FOOTER_HEIGHT);
         match self {
-            Plot::Line(chart) => chart.draw(&root)?,
-            Plot::Bars(chart) => chart.draw(&root)?,
+            Plot::Line(chart) => chart.draw(&chart_area)?,
+            Plot::Bars(chart) => chart.draw(&chart_area)?,
         }
+        let style = TextStyle::from((FONT, 12).into_font()).color(&RGBColor(90, 90, 90));
+        footer_area.draw_text(footer, &style, (16, 4))?;
         root.present()?;
         Ok(())
     }
@@ -351,14 +410,25 @@ fn color(i: usize) -> RGBAColor {
     Palette99::pick(i).to_rgba()
 }
 
-/// Lines of points on linear or log-log axes.
+/// Lines of points on linear, log-x or log-log axes.
 struct LineChart {
     title: String,
     x_desc: String,
     y_desc: String,
     series: Vec<Series>,
-    log: bool,
+    /// Log x axis even when x spans less than [`LOG_SPAN`].
+    log_x: bool,
+    /// Log y axis too (with a log x axis).
+    log_y: bool,
     ideal: bool,
+}
+
+/// How a line chart's axes map values; `base` is the x axis's log base.
+#[derive(Clone, Copy)]
+enum Axes {
+    Linear,
+    LogX { base: f64 },
+    LogLog { base: f64 },
 }
 
 impl LineChart {
@@ -369,14 +439,24 @@ impl LineChart {
             x_desc,
             y_desc,
             series,
-            log: false,
+            log_x: false,
+            log_y: false,
             ideal: false,
         })
     }
 
     /// The same chart on log-log axes.
     fn log(self) -> Self {
-        Self { log: true, ..self }
+        Self {
+            log_x: true,
+            log_y: true,
+            ..self
+        }
+    }
+
+    /// The same chart on a log x axis.
+    fn log_x(self) -> Self {
+        Self { log_x: true, ..self }
     }
 
     /// The same chart with the dashed ideal line y = x.
@@ -389,34 +469,79 @@ impl LineChart {
         min_max(self.series.iter().flat_map(|s| &s.points).map(coord))
     }
 
-    /// Bounds (x, y) of the points (and of the ideal line), padded.
-    fn bounds(&self) -> ((f64, f64), (f64, f64)) {
-        let (x_lo, x_hi) = self.extent(|p| p.0);
-        let (y_lo, y_hi) = self.extent(|p| p.1);
-        let y_hi = if self.ideal { y_hi.max(x_hi) } else { y_hi };
-        if self.log {
-            ((x_lo / 1.5, x_hi * 1.5), (y_lo / 1.5, y_hi * 1.5))
+    /// The x values of all points, sorted, without repeats.
+    fn xs(&self) -> Vec<f64> {
+        let mut xs: Vec<f64> = self.series.iter().flat_map(|s| &s.points).map(|p| p.0).collect();
+        xs.sort_by(f64::total_cmp);
+        xs.dedup();
+        xs
+    }
+
+    /// The axes: log x where asked or where x spans more than [`LOG_SPAN`]
+    /// (base 2 when every x is a power of two, else 10), log y where asked;
+    /// linear where some x is not positive.
+    fn axes(&self) -> Axes {
+        let (lo, hi) = self.extent(|p| p.0);
+        if lo <= 0.0 || !(self.log_x || hi / lo > LOG_SPAN) {
+            return Axes::Linear;
+        }
+        let base = if self.xs().into_iter().all(is_power_of_two) {
+            2.0
         } else {
-            let pad = ((x_hi - x_lo) * 0.05).max(0.5);
-            ((x_lo - pad, x_hi + pad), (0.0, y_hi * 1.15))
+            10.0
+        };
+        if self.log_y {
+            Axes::LogLog { base }
+        } else {
+            Axes::LogX { base }
         }
     }
 
-    /// Draws the chart on `root`, on log-log axes if asked.
+    /// Bounds (x, y) of the points (and of the ideal line) on `axes`,
+    /// padded.
+    fn bounds(&self, axes: Axes) -> ((f64, f64), (f64, f64)) {
+        let (x_lo, x_hi) = self.extent(|p| p.0);
+        let (y_lo, y_hi) = self.extent(|p| p.1);
+        let y_hi = if self.ideal { y_hi.max(x_hi) } else { y_hi };
+        let x = match axes {
+            Axes::Linear => {
+                let pad = ((x_hi - x_lo) * 0.05).max(0.5);
+                (x_lo - pad, x_hi + pad)
+            }
+            Axes::LogX { .. } | Axes::LogLog { .. } => (x_lo / 1.5, x_hi * 1.5),
+        };
+        let y = match axes {
+            Axes::LogLog { .. } => (y_lo / 1.5, y_hi * 1.5),
+            Axes::Linear | Axes::LogX { .. } => (0.0, y_hi * 1.15),
+        };
+        (x, y)
+    }
+
+    /// Draws the chart on `root`, on the axes of [`Self::axes`].
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> anyhow::Result<()>
     where
         DB::ErrorType: 'static,
     {
-        let ((x0, x1), (y0, y1)) = self.bounds();
-        if self.log {
-            self.draw_on(root, (x0..x1).log_scale(), (y0..y1).log_scale())
-        } else {
-            self.draw_on(root, x0..x1, y0..y1)
+        let axes = self.axes();
+        let ((x0, x1), (y0, y1)) = self.bounds(axes);
+        match axes {
+            Axes::Linear => self.draw_on(root, x0..x1, y0..y1, tick),
+            Axes::LogX { base } => self.draw_on(root, (x0..x1).log_scale().base(base), y0..y1, log_tick),
+            Axes::LogLog { base } => {
+                self.draw_on(root, (x0..x1).log_scale().base(base), (y0..y1).log_scale(), log_tick)
+            }
         }
     }
 
-    /// Draws the mesh, lines, points and legend on axes `x` and `y`.
-    fn draw_on<DB, X, Y>(&self, root: &DrawingArea<DB, Shift>, x: X, y: Y) -> anyhow::Result<()>
+    /// Draws the mesh (x ticks written by `x_tick`), lines, points and
+    /// legend on axes `x` and `y`.
+    fn draw_on<DB, X, Y>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+        x: X,
+        y: Y,
+        x_tick: fn(&f64) -> String,
+    ) -> anyhow::Result<()>
     where
         DB: DrawingBackend,
         DB::ErrorType: 'static,
@@ -430,7 +555,7 @@ impl LineChart {
             .configure_mesh()
             .x_desc(self.x_desc.as_str())
             .y_desc(self.y_desc.as_str())
-            .x_label_formatter(&tick)
+            .x_label_formatter(&x_tick)
             .y_label_formatter(&tick)
             .label_style((FONT, 14))
             .axis_desc_style((FONT, 16))
@@ -444,10 +569,10 @@ impl LineChart {
             chart.draw_series(s.points.iter().map(|&p| Circle::new(p, 4, color(i).filled())))?;
         }
         if self.ideal {
-            let (lo, hi) = self.extent(|p| p.0);
             let style = BLACK.stroke_width(2);
+            let ideal = self.xs().into_iter().map(|x| (x, x));
             chart
-                .draw_series(DashedLineSeries::new([(lo, lo), (hi, hi)], 10, 6, style))?
+                .draw_series(DashedLineSeries::new(ideal, 10, 6, style))?
                 .label("ideal (y = x)")
                 .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], style));
         }
@@ -472,6 +597,21 @@ fn min_max(values: impl Iterator<Item = f64>) -> (f64, f64) {
 fn tick(v: &f64) -> String {
     let text = format!("{v:.2}");
     text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// A log axis tick: powers of two from 2^10 up as `2^K`, others as
+/// [`tick`].
+fn log_tick(v: &f64) -> String {
+    if *v >= 1024.0 && is_power_of_two(*v) {
+        format!("2^{}", (*v as u64).trailing_zeros())
+    } else {
+        tick(v)
+    }
+}
+
+/// Whether `v` is a whole power of two (1, 2, 4, …) below 2^64.
+fn is_power_of_two(v: f64) -> bool {
+    v >= 1.0 && v < u64::MAX as f64 && v.fract() == 0.0 && (v as u64).is_power_of_two()
 }
 
 /// Horizontal bars, one per category (top to bottom), stacked by segment.
@@ -536,5 +676,135 @@ impl BarChart {
             .border_style(BLACK)
             .draw()?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::records::{ManifestStudy, RunRow};
+    use crate::experiment::report::stats::group_configs;
+
+    /// A timed row of `backend` on `scene`, wavefront rows with `slots`
+    /// paths in flight (asked for as `auto`).
+    fn row(run: u32, scene: &str, backend: &str, slots: Option<usize>, ms: f64) -> RunRow {
+        RunRow {
+            study: "s".into(),
+            run,
+            config: format!("{scene} {backend} #{run}"),
+            scene: format!("scenes/{scene}.toml"),
+            scene_name: scene.into(),
+            backend: backend.into(),
+            capacity: slots.map(|_| "auto".into()),
+            pool_capacity: slots,
+            scaled_wall_ms: ms,
+            ..RunRow::default()
+        }
+    }
+
+    /// Megakernel and two wavefront capacities on each of `scenes`.
+    fn rows(scenes: &[&str]) -> Vec<RunRow> {
+        let mut rows = Vec::new();
+        for scene in scenes {
+            let run = rows.len() as u32;
+            rows.push(row(run, scene, "gpu-mega", None, 10.0));
+            rows.push(row(run + 1, scene, "gpu-wave", Some(1 << 18), 40.0));
+            rows.push(row(run + 2, scene, "gpu-wave", Some(1 << 27), 8.0));
+        }
+        rows
+    }
+
+    /// A kernel row of configuration `run`.
+    fn kernel(run: u32) -> KernelRow {
+        KernelRow {
+            study: "s".into(),
+            run,
+            kernel: "wf_extend".into(),
+            total_ms: 5.0,
+            ..KernelRow::default()
+        }
+    }
+
+    /// Study `info` over `rows`, with kernel rows `kernels`.
+    fn study<'a>(info: &'a ManifestStudy, rows: &[RunRow], kernels: &'a [KernelRow]) -> StudyData<'a> {
+        StudyData::new(info, &group_configs(rows), kernels)
+    }
+
+    /// A study over capacity with the megakernel as baseline.
+    fn capacity_study() -> ManifestStudy {
+        ManifestStudy {
+            name: "s".into(),
+            baseline: Some("gpu-mega".into()),
+            swept: vec!["capacity".into()],
+            ..ManifestStudy::default()
+        }
+    }
+
+    /// The line chart of `plot`.
+    fn line_chart(plot: Option<Plot>) -> LineChart {
+        match plot {
+            Some(Plot::Line(chart)) => chart,
+            _ => panic!("expected a line chart"),
+        }
+    }
+
+    #[test]
+    fn speedup_has_a_line_per_back_end_and_scene_on_a_log2_capacity_axis() {
+        let info = capacity_study();
+        let chart = line_chart(speedup_plot(&study(&info, &rows(&["a", "b"]), &[])));
+        let names: Vec<&str> = chart.series.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["gpu-wave a", "gpu-wave b"]);
+        assert_eq!(chart.series[0].points, [(262144.0, 0.25), (134217728.0, 1.25)]);
+        assert_eq!(chart.x_desc, "paths in flight");
+        assert!(matches!(chart.axes(), Axes::LogX { base: 2.0 }));
+        let one = line_chart(speedup_plot(&study(&info, &rows(&["a"]), &[])));
+        assert_eq!(one.series.len(), 1);
+        assert_eq!(one.series[0].name, "gpu-wave");
+    }
+
+    #[test]
+    fn several_scenes_get_a_kernel_stack_each() {
+        let info = capacity_study();
+        let kernels: Vec<KernelRow> = (0..6).map(kernel).collect();
+        let stems = |scenes: &[&str]| -> Vec<String> {
+            let data = study(&info, &rows(scenes), &kernels);
+            kernel_plots(&data).into_iter().map(|(stem, _)| stem).collect()
+        };
+        assert_eq!(stems(&["a", "b"]), ["kernels_a", "kernels_b"]);
+        assert_eq!(stems(&["a"]), ["kernels"]);
+    }
+
+    #[test]
+    fn x_is_log_past_a_span_of_a_hundred_base_two_for_powers_of_two() {
+        let chart = |xs: &[f64]| {
+            let points = xs.iter().map(|&x| (x, 1.0)).collect();
+            let series = vec![Series {
+                name: "l".into(),
+                points,
+            }];
+            LineChart::new(String::new(), String::new(), String::new(), series).unwrap()
+        };
+        assert!(matches!(chart(&[1.0, 16.0]).axes(), Axes::Linear));
+        assert!(matches!(chart(&[1.0, 16.0]).log().axes(), Axes::LogLog { base: 2.0 }));
+        assert!(matches!(chart(&[1.0, 1024.0]).axes(), Axes::LogX { base: 2.0 }));
+        assert!(matches!(chart(&[3.0, 500.0]).axes(), Axes::LogX { base: 10.0 }));
+        assert_eq!(
+            (log_tick(&262144.0), log_tick(&512.0), log_tick(&2.5)),
+            ("2^18".into(), "512".into(), "2.5".into())
+        );
+    }
+
+    #[test]
+    fn footer_names_config_study_and_a_cut_command() {
+        let mut m = Manifest::default();
+        m.experiment.config = "experiments/e.toml".into();
+        m.experiment.command = "wavepath experiment".into();
+        assert_eq!(
+            footer("s", &m),
+            "config experiments/e.toml · study s · wavepath experiment"
+        );
+        m.experiment.command = "é".repeat(200);
+        let cut = footer("s", &m);
+        assert!(cut.ends_with(&format!("{}…", "é".repeat(140))), "{cut}");
     }
 }

@@ -3,7 +3,9 @@
 //! Reads `DIR/runs.csv`, `DIR/kernels.csv` (optional) and
 //! `DIR/manifest.toml`, groups the timed rows into configurations (one per
 //! study and run) and writes `DIR/report.md` with per-study tables and
-//! `DIR/figures/<study>_<kind>.svg` and `.png`.
+//! `DIR/figures/<study>_<kind>.svg` and `.png` (kernel stacks of a study
+//! with several scenes as `<study>_kernels_<scene>`), each with a footer
+//! naming config, study and command.
 //!
 //! - `input`: the three files, read into the types of
 //!   [`crate::experiment::records`] that wrote them;
@@ -43,7 +45,7 @@ pub fn write_report(dir: &Path) -> anyhow::Result<ReportOutput> {
     let mut figure_files = Vec::new();
     for info in &manifest.study {
         let study = stats::StudyData::new(info, &configs, &kernels);
-        let figures = figures::write_study_figures(&study, &figure_dir)?;
+        let figures = figures::write_study_figures(&study, &manifest, &figure_dir)?;
         markdown.push_str(&tables::study_section(&study, &manifest, &figures, dir));
         figure_files.extend(figures.into_iter().flat_map(|f| [f.svg, f.png]));
     }

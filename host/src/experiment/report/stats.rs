@@ -89,7 +89,9 @@ impl Config {
     }
 
     /// The value of a swept parameter `name` (as the manifest names it) for
-    /// this configuration, where it is numeric.
+    /// this configuration, where it is numeric. `capacity` is the pool's
+    /// slots in use where recorded (what `auto` resolved to), else the
+    /// capacity asked for.
     pub fn param(&self, name: &str) -> Option<f64> {
         let r = &self.row;
         match name {
@@ -101,7 +103,10 @@ impl Config {
             "samples_per_launch" => r.samples_per_launch.map(f64::from),
             "wave_block" => r.wave_block.map(f64::from),
             "drain_below" => r.drain_below.map(f64::from),
-            "capacity" => r.capacity.as_deref().and_then(parse_number),
+            "capacity" => r
+                .pool_capacity
+                .map(|slots| slots as f64)
+                .or_else(|| r.capacity.as_deref().and_then(parse_number)),
             _ => name
                 .strip_prefix("scene.")
                 .and_then(|field| scene_override(&r.scene_overrides, field))
@@ -199,6 +204,28 @@ impl<'a> StudyData<'a> {
     /// Whether the study sweeps `name`.
     pub fn sweeps(&self, name: &str) -> bool {
         self.info.swept.iter().any(|s| s == name)
+    }
+
+    /// The distinct scene names of its configurations, in order of
+    /// appearance.
+    pub fn scene_names(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = Vec::new();
+        for c in &self.configs {
+            if !names.contains(&c.row.scene_name.as_str()) {
+                names.push(&c.row.scene_name);
+            }
+        }
+        names
+    }
+
+    /// Timed rows rendered at another spp than they report, their times
+    /// scaled to `report_spp`.
+    pub fn scaled_rows(&self) -> usize {
+        self.configs
+            .iter()
+            .filter(|c| c.row.spp != c.row.report_spp)
+            .map(|c| c.runs)
+            .sum()
     }
 
     /// Kernel rows of configuration `run`.
@@ -317,12 +344,27 @@ mod tests {
     }
 
     #[test]
+    fn scene_names_and_scaled_rows_count_configurations_rows() {
+        let mut other = row("s", 1, "cpu", 2.0);
+        (other.scene_name, other.spp) = ("b".into(), 1);
+        let rows = [row("s", 0, "cpu", 1.0), other.clone(), other];
+        let configs = group_configs(&rows);
+        let info = study(None);
+        let data = StudyData::new(&info, &configs, &[]);
+        assert_eq!(data.scene_names(), ["a", "b"]);
+        assert_eq!(data.scaled_rows(), 2);
+    }
+
+    #[test]
     fn params_from_columns_and_scene_overrides() {
         let mut r = row("s", 0, "gpu-wave", 1.0);
         r.capacity = Some("2^10".into());
         r.scene_overrides = "camera.fov=40, generators[0].grid=44".into();
         let c = &group_configs(&[r])[0];
         assert_eq!(c.param("capacity"), Some(1024.0));
+        let mut auto = row("s", 0, "gpu-wave", 1.0);
+        (auto.capacity, auto.pool_capacity) = (Some("auto".into()), Some(1 << 23));
+        assert_eq!(group_configs(&[auto])[0].param("capacity"), Some(8388608.0));
         assert_eq!(c.param("scene.generators[0].grid"), Some(44.0));
         assert_eq!(c.param("spp"), Some(4.0));
         assert_eq!(c.param("threads"), None);

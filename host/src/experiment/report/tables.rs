@@ -23,8 +23,8 @@ pub fn header(m: &Manifest) -> String {
     };
     let device = m.device.as_ref().map_or("none (no GPU used)".to_string(), |d| {
         format!(
-            "{}, driver {}, compute capability {}",
-            d.name, d.driver, d.compute_capability
+            "{}, driver {}, compute capability {}, {} multiprocessors, {:.1} GiB",
+            d.name, d.driver, d.compute_capability, d.multiprocessors, d.memory_gib
         )
     });
     let dirty = if m.build.dirty { " (dirty)" } else { "" };
@@ -47,10 +47,11 @@ pub fn header(m: &Manifest) -> String {
     if let Some(o) = &m.overhead {
         let _ = writeln!(
             out,
-            "\nLaunch overhead over {} GPU rows: median {:.1}%, largest {:.1}% of the GPU time.",
-            o.gpu_rows,
+            "\nRunner overhead per GPU row (the runner's own time against the render call): \
+             median {:.2}%, largest {:.2}%, over {} GPU rows.",
             o.median_fraction * 100.0,
-            o.max_fraction * 100.0
+            o.max_fraction * 100.0,
+            o.gpu_rows
         );
     }
     out
@@ -89,7 +90,8 @@ pub fn study_section(study: &StudyData, m: &Manifest, figures: &[Figure], report
     out
 }
 
-/// Status, film check, runs, sweeps, baseline, note and skipped runs.
+/// Status, film check, runs, sweeps, baseline, note, scaled rows and
+/// skipped runs.
 fn status_list(study: &StudyData, m: &Manifest) -> String {
     let info = study.info;
     let mut items = vec![format!("status: {}", info.status)];
@@ -106,6 +108,12 @@ fn status_list(study: &StudyData, m: &Manifest) -> String {
     items.push(format!("baseline: {}", info.baseline.as_deref().unwrap_or("none")));
     if let Some(note) = &info.note {
         items.push(format!("note: {note}"));
+    }
+    let scaled = study.scaled_rows();
+    if scaled > 0 {
+        items.push(format!(
+            "rows rendered at fewer spp and scaled: {scaled} (their times are scaled to report_spp)"
+        ));
     }
     for s in m.skipped.iter().filter(|s| s.study == info.name) {
         items.push(format!("skipped `{}`: {}", s.config, s.reason));
