@@ -30,7 +30,7 @@
 //! end up identical are made once. Errors name the file, the line, the field
 //! and what was expected, like scene errors.
 
-use super::params::{PARAM_NAMES, Param, RunSpec, Setting, Sweep, choice, describe, scene_path};
+use super::params::{Param, RunSpec, Setting, Sweep, choice, describe, scene_path};
 use crate::backend::BackendKind;
 use crate::scene::line_col;
 use indexmap::IndexMap;
@@ -496,7 +496,7 @@ fn param_named(key: &Spanned<String>) -> Result<Param, String> {
     Param::named(name).ok_or_else(|| {
         format!(
             "unknown parameter; expected one of {} or a scene field as `scene.PATH`",
-            PARAM_NAMES.join(", ")
+            super::params::plain_names().join(", ")
         )
     })
 }

@@ -54,26 +54,32 @@ pub enum Param {
     SceneField(String),
 }
 
-/// The plain parameter names, in the order reports list them.
-pub const PARAM_NAMES: [&str; 17] = [
-    "size",
-    "spp",
-    "depth",
-    "seed",
-    "accel",
-    "block",
-    "samples_per_launch",
-    "tile",
-    "schedule",
-    "compaction",
-    "capacity",
-    "wave_block",
-    "drain_below",
-    "threads",
-    "cpu_schedule",
-    "count_divergence",
-    "spp_cap",
+/// The plain parameters and their names in configs and reports, in the
+/// order reports list them.
+pub const PLAIN_PARAMS: [(&str, Param); 17] = [
+    ("size", Param::Size),
+    ("spp", Param::Spp),
+    ("depth", Param::Depth),
+    ("seed", Param::Seed),
+    ("accel", Param::Accel),
+    ("block", Param::Block),
+    ("samples_per_launch", Param::SamplesPerLaunch),
+    ("tile", Param::Tile),
+    ("schedule", Param::Schedule),
+    ("compaction", Param::Compaction),
+    ("capacity", Param::Capacity),
+    ("wave_block", Param::WaveBlock),
+    ("drain_below", Param::DrainBelow),
+    ("threads", Param::Threads),
+    ("cpu_schedule", Param::CpuSchedule),
+    ("count_divergence", Param::CountDivergence),
+    ("spp_cap", Param::SppCap),
 ];
+
+/// The plain parameters' names, for messages.
+pub fn plain_names() -> Vec<&'static str> {
+    PLAIN_PARAMS.iter().map(|(n, _)| *n).collect()
+}
 
 /// A parameter's value, parsed and checked.
 #[derive(Clone, Debug, PartialEq)]
@@ -103,40 +109,22 @@ pub enum Value {
 impl Param {
     /// The parameter called `name`, if there is one.
     pub fn named(name: &str) -> Option<Param> {
-        Some(match name {
-            "size" => Param::Size,
-            "spp" => Param::Spp,
-            "depth" => Param::Depth,
-            "seed" => Param::Seed,
-            "accel" => Param::Accel,
-            "block" => Param::Block,
-            "samples_per_launch" => Param::SamplesPerLaunch,
-            "tile" => Param::Tile,
-            "schedule" => Param::Schedule,
-            "compaction" => Param::Compaction,
-            "capacity" => Param::Capacity,
-            "wave_block" => Param::WaveBlock,
-            "drain_below" => Param::DrainBelow,
-            "threads" => Param::Threads,
-            "cpu_schedule" => Param::CpuSchedule,
-            "count_divergence" => Param::CountDivergence,
-            "spp_cap" => Param::SppCap,
-            _ => {
-                let path = name.strip_prefix("scene.")?;
-                scene_path(path).ok()?;
-                Param::SceneField(path.to_string())
-            }
-        })
+        if let Some((_, p)) = PLAIN_PARAMS.iter().find(|(n, _)| *n == name) {
+            return Some(p.clone());
+        }
+        let path = name.strip_prefix("scene.")?;
+        scene_path(path).ok()?;
+        Some(Param::SceneField(path.to_string()))
     }
 
     /// The name in configs and reports.
     pub fn name(&self) -> String {
         match self {
             Param::SceneField(path) => format!("scene.{path}"),
-            p => PARAM_NAMES
+            p => PLAIN_PARAMS
                 .iter()
-                .find(|n| Param::named(n).as_ref() == Some(p))
-                .map_or_else(String::new, |n| n.to_string()),
+                .find(|(_, q)| q == p)
+                .map_or_else(String::new, |(n, _)| n.to_string()),
         }
     }
 
@@ -402,7 +390,7 @@ mod tests {
 
     #[test]
     fn every_param_name_round_trips() {
-        for n in PARAM_NAMES {
+        for n in plain_names() {
             assert_eq!(Param::named(n).map(|p| p.name()).as_deref(), Some(n));
         }
         assert_eq!(
