@@ -248,6 +248,55 @@ fn a_killed_run_resumes_to_the_same_rows_without_duplicates() {
 }
 
 #[test]
+fn ctrl_c_stops_after_the_render_in_flight_and_keeps_every_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), "resume", MANY_RUNS);
+    let whole = dir.path().join("whole");
+    assert!(run_experiment(&config, &whole, &[]).status.success());
+
+    let cut = dir.path().join("cut");
+    let child = wavepath()
+        .arg("experiment")
+        .arg(&config)
+        .arg("--out")
+        .arg(&cut)
+        .arg("--quiet")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let runs = cut.join("runs.csv");
+    let lines = || std::fs::read_to_string(&runs).map_or(0, |t| t.lines().count());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while lines() < 4 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let interrupt = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(interrupt.success());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("every finished row is kept"), "{stderr}");
+    let manifest = Manifest::read(&cut.join("manifest.toml")).unwrap();
+    let kept = manifest.study[0].rows;
+    assert!((3..24).contains(&kept), "stopped part-way, after {kept} rows");
+    assert_eq!(lines(), kept + 1, "every finished render has its row");
+    assert!(
+        manifest.study[0].status.starts_with("interrupted"),
+        "{}",
+        manifest.study[0].status
+    );
+    assert!(!manifest.experiment.finished.is_empty());
+
+    let resumed = run_experiment(&config, &cut, &["--resume"]);
+    assert!(resumed.status.success(), "{}", String::from_utf8_lossy(&resumed.stderr));
+    assert_eq!(row_keys(&whole), row_keys(&cut));
+}
+
+#[test]
 fn resuming_with_another_config_is_refused_unless_allowed() {
     let dir = tempfile::tempdir().unwrap();
     let config = write_config(dir.path(), "tiny", TWO_PARAMS);

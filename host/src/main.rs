@@ -29,6 +29,26 @@ macro_rules! outln {
     }};
 }
 
+/// The exit status of a run stopped by Ctrl-C (128 + SIGINT, as shells report it).
+const INTERRUPTED_EXIT: u8 = 130;
+
+/// A flag that the first Ctrl-C (or SIGTERM) sets, so the experiment stops
+/// after the render in flight and keeps every finished row; a second one
+/// exits at once.
+fn stop_on_ctrl_c() -> anyhow::Result<std::sync::Arc<std::sync::atomic::AtomicBool>> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    ctrlc::set_handler(move || {
+        if flag.swap(true, Ordering::SeqCst) {
+            std::process::exit(INTERRUPTED_EXIT.into());
+        }
+        eprintln!("\nwavepath: stopping after the render in flight (Ctrl-C again to stop at once)");
+    })
+    .context("installing the Ctrl-C handler")?;
+    Ok(stop)
+}
+
 /// The command line as typed, for manifests.
 fn command_line() -> String {
     std::env::args().collect::<Vec<_>>().join(" ")
@@ -116,6 +136,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 return Ok(ExitCode::SUCCESS);
             }
             let dir = args.out_dir();
+            let stop = stop_on_ctrl_c()?;
             let options = RunOptions {
                 out: Some(dir.clone()),
                 only: args.only.clone(),
@@ -123,6 +144,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 allow_mixed: args.allow_mixed,
                 progress: !args.quiet,
                 command: command_line(),
+                stop: Some(stop),
                 ..RunOptions::default()
             };
             let outcome = runner::run(&config, &options)?;
@@ -150,6 +172,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             );
             if outcome.failed() {
                 return Ok(ExitCode::FAILURE);
+            }
+            if outcome.interrupted() {
+                eprintln!("wavepath: stopped by Ctrl-C; every finished row is kept; --resume continues");
+                return Ok(ExitCode::from(INTERRUPTED_EXIT));
             }
         }
         Command::Report(args) => {

@@ -28,6 +28,7 @@ use device::scene::RenderView;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -52,6 +53,9 @@ pub struct RunOptions {
     /// Fail when GPU runs are planned and no GPU opens, instead of skipping
     /// them (`bench`, which measures only what it was asked for).
     pub require_gpu: bool,
+    /// Set (by a Ctrl-C handler) to stop after the render in flight; the
+    /// rows so far are written and the run can be resumed.
+    pub stop: Option<Arc<AtomicBool>>,
 }
 
 /// What a finished experiment produced.
@@ -70,7 +74,15 @@ impl Outcome {
     pub fn failed(&self) -> bool {
         self.manifest.study.iter().any(|s| s.status.starts_with("failed"))
     }
+
+    /// True when the run was stopped before its end (`--resume` continues it).
+    pub fn interrupted(&self) -> bool {
+        self.manifest.study.iter().any(|s| s.status.starts_with(INTERRUPTED))
+    }
 }
+
+/// The status of a study a stop request cut short.
+const INTERRUPTED: &str = "interrupted";
 
 /// One finished render on its way to the files. Its film and profile are
 /// moved, not copied: hashing the film and summing a profile of many
@@ -287,18 +299,24 @@ pub fn run(config: &Config, opts: &RunOptions) -> anyhow::Result<Outcome> {
         },
         send,
         checks: checks.clone(),
+        stop: opts.stop.clone(),
     };
     let mut state = RunState {
         scenes: SceneCache::default(),
         skipped: Vec::new(),
         profiles: Vec::new(),
         keep_profiles: opts.keep_profiles,
+        stopped_in: None,
     };
     let bar = progress_bar(&plan, &done, opts.progress)?;
     let result = (|| -> anyhow::Result<()> {
         for (study, runs) in &plan {
             for run in runs {
                 context.run_one(study, run, &done, no_gpu.as_deref(), &bar, &mut state)?;
+                if context.stop_requested() {
+                    state.stopped_in = Some(study.name.clone());
+                    return Ok(());
+                }
             }
         }
         Ok(())
@@ -310,7 +328,11 @@ pub fn run(config: &Config, opts: &RunOptions) -> anyhow::Result<Outcome> {
         .map_err(|_| anyhow::anyhow!("the row writer panicked"))?;
 
     let checks = checks.lock().expect("film checks poisoned");
-    for s in &mut manifest.study {
+    let stopped_at = state
+        .stopped_in
+        .as_ref()
+        .and_then(|name| manifest.study.iter().position(|s| &s.name == name));
+    for (i, s) in manifest.study.iter_mut().enumerate() {
         let rows: Vec<&RunRow> = writer.rows.iter().filter(|r| r.study == s.name).collect();
         s.rows = rows.len();
         s.resumed_rows = resumed.iter().filter(|r| r.study == s.name).count();
@@ -318,6 +340,9 @@ pub fn run(config: &Config, opts: &RunOptions) -> anyhow::Result<Outcome> {
         s.status = match (&result, checks.mismatches.get(&s.name)) {
             (_, Some(m)) => format!("failed: film check: {m}"),
             (Err(e), _) => format!("not finished: {e:#}"),
+            (Ok(()), None) if stopped_at.is_some_and(|at| i >= at) => {
+                format!("{INTERRUPTED} by a stop request; --resume continues it")
+            }
             (Ok(()), None) if state.skipped.iter().any(|k| k.study == s.name) => "complete, with skipped runs".into(),
             (Ok(()), None) => "complete".into(),
         };
@@ -376,6 +401,7 @@ struct RunContext<'a> {
     origin: Origin<'a>,
     send: mpsc::Sender<Finished>,
     checks: Arc<Mutex<FilmChecks>>,
+    stop: Option<Arc<AtomicBool>>,
 }
 
 /// What the runs accumulate.
@@ -384,9 +410,16 @@ struct RunState {
     skipped: Vec<Skipped>,
     profiles: Vec<(String, u32, GpuProfile)>,
     keep_profiles: bool,
+    /// The study a stop request ended the run in.
+    stopped_in: Option<String>,
 }
 
 impl RunContext<'_> {
+    /// True once a stop was requested.
+    fn stop_requested(&self) -> bool {
+        self.stop.as_ref().is_some_and(|s| s.load(Ordering::SeqCst))
+    }
+
     /// Warms up and times one configuration's remaining repetitions.
     fn run_one(
         &self,
@@ -449,6 +482,9 @@ impl RunContext<'_> {
             Ok(out) => Ok(Ok(out)),
         };
         for _ in 0..study.warmup {
+            if self.stop_requested() {
+                return Ok(());
+            }
             if let Err(reason) = render()? {
                 state.skipped.push(skip(reason));
                 return Ok(());
@@ -457,6 +493,9 @@ impl RunContext<'_> {
         }
         let mut times = Vec::new();
         for repetition in reps {
+            if self.stop_requested() {
+                break;
+            }
             let start = Instant::now();
             let out = match render()? {
                 Ok(out) => out,
@@ -496,6 +535,9 @@ impl RunContext<'_> {
                 })
                 .map_err(|_| anyhow::anyhow!("the row writer stopped (see the error after this one)"))?;
             bar.inc(estimate);
+        }
+        if times.is_empty() {
+            return Ok(());
         }
         times.sort_by(f64::total_cmp);
         let line = format!(
