@@ -9,18 +9,12 @@ use crate::film::FixedRgb;
 use crate::integrator::SampleRange;
 use crate::scene::{Background, RenderParams, SceneView};
 
-/// Entry-point name of the megakernel compiled for the structure `kind`;
-/// with `counting`, the variant that counts active lanes at the material
-/// branch (a kernel of its own: the counting code slows the plain one even
-/// when it never runs).
-pub fn megakernel_name(kind: AccelKind, counting: bool) -> &'static str {
-    match (kind, counting) {
-        (AccelKind::None, false) => "megakernel_brute",
-        (AccelKind::Bvh, false) => "megakernel_bvh",
-        (AccelKind::KdTree, false) => "megakernel_kdtree",
-        (AccelKind::None, true) => "megakernel_counted_brute",
-        (AccelKind::Bvh, true) => "megakernel_counted_bvh",
-        (AccelKind::KdTree, true) => "megakernel_counted_kdtree",
+/// Entry-point name of the megakernel compiled for the structure `kind`.
+pub fn megakernel_name(kind: AccelKind) -> &'static str {
+    match kind {
+        AccelKind::None => "megakernel_brute",
+        AccelKind::Bvh => "megakernel_bvh",
+        AccelKind::KdTree => "megakernel_kdtree",
     }
 }
 
@@ -167,15 +161,7 @@ pub fn all_kernel_names() -> impl Iterator<Item = &'static str> {
     let classes = ShadeClass::ALL;
     kinds
         .into_iter()
-        .flat_map(|k| {
-            [
-                megakernel_name(k, false),
-                megakernel_name(k, true),
-                raycast_name(k),
-                extend_name(k),
-                drain_name(k),
-            ]
-        })
+        .flat_map(|k| [megakernel_name(k), raycast_name(k), extend_name(k), drain_name(k)])
         .chain(classes.into_iter().map(shade_name))
         .chain([GENERATE, SCAN_COUNT, SCAN_BLOCKS, SCAN_SCATTER])
 }

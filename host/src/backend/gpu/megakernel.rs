@@ -139,7 +139,7 @@ pub fn render_launches(
     stream.synchronize().map_err(driver_error("uploading the scene"))?;
     let upload_ms = upload_start.elapsed().as_secs_f64() * 1e3;
 
-    let name = megakernel_name(job.scene.accel.kind, config.count_divergence);
+    let name = megakernel_name(job.scene.accel.kind);
     let function = gpu.function(name)?;
     let (bx, by) = config.block;
     let kernel = gpu.kernel_info(name, &function, bx * by)?;
