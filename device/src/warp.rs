@@ -4,17 +4,12 @@
 
 use core::arch::asm;
 
-// NOTE: the reads of the mask, the lane and `match.any` touch no memory and
-// say so (`nomem`): an `asm!` without it is a full memory barrier to the
-// optimiser, and the megakernel pays for that barrier at its material branch
-// even when the divergence counters are off (results/regression/).
-
 /// Lanes of the calling warp that are executing this instruction.
 #[inline(always)]
 pub fn active_mask() -> u32 {
     let m: u32;
     // SAFETY: `activemask` has no preconditions.
-    unsafe { asm!("activemask.b32 {m};", m = out(reg32) m, options(nomem, nostack, preserves_flags)) };
+    unsafe { asm!("activemask.b32 {m};", m = out(reg32) m) };
     m
 }
 
@@ -23,7 +18,7 @@ pub fn active_mask() -> u32 {
 pub fn lane_id() -> u32 {
     let l: u32;
     // SAFETY: reads a special register.
-    unsafe { asm!("mov.u32 {l}, %laneid;", l = out(reg32) l, options(nomem, nostack, preserves_flags)) };
+    unsafe { asm!("mov.u32 {l}, %laneid;", l = out(reg32) l) };
     l
 }
 
@@ -32,7 +27,7 @@ pub fn lane_id() -> u32 {
 pub fn lanes_below() -> u32 {
     let m: u32;
     // SAFETY: reads a special register.
-    unsafe { asm!("mov.u32 {m}, %lanemask_lt;", m = out(reg32) m, options(nomem, nostack, preserves_flags)) };
+    unsafe { asm!("mov.u32 {m}, %lanemask_lt;", m = out(reg32) m) };
     m
 }
 
@@ -58,9 +53,7 @@ pub fn ballot(mask: u32, flag: bool) -> u32 {
 pub fn match_any(mask: u32, value: u32) -> u32 {
     let r: u32;
     // SAFETY: as for `ballot`.
-    unsafe {
-        asm!("match.any.sync.b32 {r}, {v}, {m};", r = out(reg32) r, v = in(reg32) value, m = in(reg32) mask, options(nomem, nostack, preserves_flags))
-    };
+    unsafe { asm!("match.any.sync.b32 {r}, {v}, {m};", r = out(reg32) r, v = in(reg32) value, m = in(reg32) mask) };
     r
 }
 
