@@ -334,6 +334,9 @@ fn gpu_runs_are_skipped_with_one_note_where_there_is_no_gpu() {
             "sweep = { threads = [1, 2], cpu_schedule = [\"collapsed\", \"cyclic-rows\"] }",
             "sweep = { block = [\"8x8\", \"16x8\"] }",
         );
+    let text = format!(
+        "{text}\n[[study]]\nname = \"gpu_only\"\nscenes = [\"SCENES/cornell_diffuse.toml\"]\nbackends = [\"gpu-wave\"]\n"
+    );
     let config = write_config(dir.path(), "gpu", &text);
     let out = dir.path().join("out");
     let run = run_experiment(&config, &out, &[]);
@@ -346,11 +349,17 @@ fn gpu_runs_are_skipped_with_one_note_where_there_is_no_gpu() {
     let kernels: Vec<KernelRow> = read_rows(&out.join("kernels.csv")).unwrap();
     assert!(kernels.is_empty());
     let manifest = Manifest::read(&out.join("manifest.toml")).unwrap();
-    // Two megakernel block shapes and one wavefront configuration.
-    assert_eq!(manifest.skipped.len(), 3);
+    // Two megakernel block shapes and one wavefront configuration, and the
+    // second study's one configuration.
+    assert_eq!(manifest.skipped.len(), 4);
     assert!(manifest.skipped.iter().all(|s| s.reason.contains("no usable GPU")));
     assert!(manifest.device.is_none());
     assert_eq!(manifest.study[0].status, "complete, with skipped runs");
+    assert!(
+        manifest.study[1].status.starts_with("skipped: none of its runs"),
+        "{}",
+        manifest.study[1].status
+    );
 }
 
 #[test]

@@ -343,6 +343,9 @@ pub fn run(config: &Config, opts: &RunOptions) -> anyhow::Result<Outcome> {
             (Ok(()), None) if stopped_at.is_some_and(|at| i >= at) => {
                 format!("{INTERRUPTED} by a stop request; --resume continues it")
             }
+            (Ok(()), None) if s.rows == 0 && state.skipped.iter().any(|k| k.study == s.name) => {
+                "skipped: none of its runs could be made (see the skipped runs)".into()
+            }
             (Ok(()), None) if state.skipped.iter().any(|k| k.study == s.name) => "complete, with skipped runs".into(),
             (Ok(()), None) => "complete".into(),
         };
