@@ -195,6 +195,31 @@ fn row_keys(out: &Path) -> Vec<(u32, u32, String)> {
     keys
 }
 
+/// Lines in a text file (0 if it does not exist yet).
+fn csv_lines(path: &Path) -> usize {
+    std::fs::read_to_string(path).map_or(0, |t| t.lines().count())
+}
+
+/// Starts `wavepath experiment` on `config` into `out` and returns once it
+/// has written at least three rows (or two minutes have passed).
+fn start_part_way(config: &Path, out: &Path) -> std::process::Child {
+    let child = wavepath()
+        .arg("experiment")
+        .arg(config)
+        .arg("--out")
+        .arg(out)
+        .arg("--quiet")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while csv_lines(&out.join("runs.csv")) < 4 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    child
+}
+
 #[test]
 fn a_killed_run_resumes_to_the_same_rows_without_duplicates() {
     let dir = tempfile::tempdir().unwrap();
@@ -203,25 +228,10 @@ fn a_killed_run_resumes_to_the_same_rows_without_duplicates() {
     assert!(run_experiment(&config, &whole, &[]).status.success());
 
     let cut = dir.path().join("cut");
-    let mut child = wavepath()
-        .arg("experiment")
-        .arg(&config)
-        .arg("--out")
-        .arg(&cut)
-        .arg("--quiet")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let runs = cut.join("runs.csv");
-    let lines = || std::fs::read_to_string(&runs).map_or(0, |t| t.lines().count());
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    while lines() < 4 && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
+    let mut child = start_part_way(&config, &cut);
     child.kill().unwrap();
     child.wait().unwrap();
-    let kept = lines() - 1;
+    let kept = csv_lines(&cut.join("runs.csv")) - 1;
     assert!(
         (3..24).contains(&kept),
         "the kill should land part-way, after {kept} rows"
@@ -255,22 +265,7 @@ fn ctrl_c_stops_after_the_render_in_flight_and_keeps_every_row() {
     assert!(run_experiment(&config, &whole, &[]).status.success());
 
     let cut = dir.path().join("cut");
-    let child = wavepath()
-        .arg("experiment")
-        .arg(&config)
-        .arg("--out")
-        .arg(&cut)
-        .arg("--quiet")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let runs = cut.join("runs.csv");
-    let lines = || std::fs::read_to_string(&runs).map_or(0, |t| t.lines().count());
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    while lines() < 4 && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
+    let child = start_part_way(&config, &cut);
     let interrupt = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
@@ -283,7 +278,11 @@ fn ctrl_c_stops_after_the_render_in_flight_and_keeps_every_row() {
     let manifest = Manifest::read(&cut.join("manifest.toml")).unwrap();
     let kept = manifest.study[0].rows;
     assert!((3..24).contains(&kept), "stopped part-way, after {kept} rows");
-    assert_eq!(lines(), kept + 1, "every finished render has its row");
+    assert_eq!(
+        csv_lines(&cut.join("runs.csv")),
+        kept + 1,
+        "every finished render has its row"
+    );
     assert!(
         manifest.study[0].status.starts_with("interrupted"),
         "{}",

@@ -30,6 +30,7 @@
 //! end up identical are made once. Errors name the file, the line, the field
 //! and what was expected, like scene errors.
 
+use super::films::fnv1a;
 use super::params::{Param, RunSpec, Setting, Sweep, choice, describe, scene_path};
 use crate::backend::BackendKind;
 use crate::scene::line_col;
@@ -136,15 +137,8 @@ impl Config {
     /// A short fingerprint of the config text (FNV-1a, hex): resumed runs
     /// must come from the same config.
     pub fn fingerprint(&self) -> String {
-        format!("{:016x}", fnv1a(self.text.as_bytes()))
+        format!("{:016x}", fnv1a(self.text.bytes().map(u64::from)))
     }
-}
-
-/// 64-bit FNV-1a.
-pub fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
-    })
 }
 
 /// One planned configuration of a study.
