@@ -12,6 +12,7 @@ use crate::backend::gpu::wavefront::{Capacity, Schedule};
 use crate::experiment::config::{Config, Study};
 use crate::experiment::params::{Param, Setting, Sweep, Value};
 use crate::experiment::records::RunRow;
+use crate::experiment::report::stats;
 use crate::experiment::runner::Outcome;
 use crate::render::Overrides;
 use device::launch::Compaction;
@@ -120,9 +121,9 @@ impl BenchPlan {
     }
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
+/// The median of a configuration's values (every group has at least one row).
+fn median(values: Vec<f64>) -> f64 {
+    stats::median(&values).unwrap_or(f64::NAN)
 }
 
 /// One configuration's rows.

@@ -539,15 +539,13 @@ impl RunContext<'_> {
                 .map_err(|_| anyhow::anyhow!("the row writer stopped (see the error after this one)"))?;
             bar.inc(estimate);
         }
-        if times.is_empty() {
+        let Some(median) = super::report::stats::median(&times) else {
             return Ok(());
-        }
-        times.sort_by(f64::total_cmp);
+        };
         let line = format!(
-            "{} | {}: median {:.3} ms over {} runs",
+            "{} | {}: median {median:.3} ms over {} runs",
             study.name,
             run.label,
-            times[times.len() / 2],
             times.len()
         );
         if bar.is_hidden() {

@@ -15,7 +15,7 @@
 
 mod figures;
 mod input;
-mod stats;
+pub mod stats;
 mod tables;
 
 use anyhow::Context;
