@@ -5,7 +5,7 @@
 //! finds it through `$PTXAS` or `PATH`; without it, it fails under CI and is
 //! skipped (saying so) elsewhere.
 
-use device::launch::all_kernel_names;
+use device::kernels::all_entry_points;
 use std::path::PathBuf;
 use std::process::Command;
 use wavepath::ptx::PTX_MODULES;
@@ -15,7 +15,7 @@ fn every_module_has_every_kernel_and_no_extern_functions() {
     assert!(!PTX_MODULES.is_empty());
     for (cc, ptx) in PTX_MODULES {
         assert!(ptx.contains(&format!(".target sm_{cc}")), "sm_{cc}: wrong target");
-        for kernel in all_kernel_names() {
+        for kernel in all_entry_points() {
             assert!(ptx.contains(&format!(".entry {kernel}(")), "sm_{cc}: no {kernel} entry");
         }
         assert!(!ptx.contains(".extern .func"), "sm_{cc}: calls an external function");

@@ -1,22 +1,15 @@
-//! The kernel interface: names and argument types shared by the host driver
-//! and the NVPTX entry points. Everything here is `#[repr(C)]` and laid out
+//! Values that cross between the host and the kernels besides the argument
+//! structs themselves (which live beside their kernels in
+//! [`crate::kernels`]). Everything here is `#[repr(C)]` and laid out
 //! identically on x86-64 and NVPTX64 (checked by the size asserts below,
 //! which both targets compile).
 
-use crate::accel::{AccelKind, AccelView};
+use crate::accel::AccelView;
+use crate::kernel::Plain;
 use crate::camera::Camera;
 use crate::film::FixedRgb;
 use crate::integrator::SampleRange;
 use crate::scene::{Background, RenderParams, SceneView};
-
-/// Entry-point name of the megakernel compiled for the structure `kind`.
-pub fn megakernel_name(kind: AccelKind) -> &'static str {
-    match kind {
-        AccelKind::None => "megakernel_brute",
-        AccelKind::Bvh => "megakernel_bvh",
-        AccelKind::KdTree => "megakernel_kdtree",
-    }
-}
 
 /// A rectangle of the image covered by one launch.
 #[repr(C)]
@@ -55,17 +48,22 @@ const _: () = {
     assert!(size_of::<SceneView<'static>>() == 280);
     assert!(size_of::<FixedRgb>() == 24);
     assert!(size_of::<LaunchCounters>() == 16);
+    assert!(size_of::<crate::kernels::megakernel::MegakernelArgs>() == 280 + 24 + 8 + 16 + 3 * 8);
+    {
+        use crate::kernels::wavefront::{WavefrontArgs, WorkItems};
+        use crate::queue::{PathPool, Queues};
+        assert!(size_of::<PathPool>() == 11 * 8 && size_of::<Queues>() == 11 * 8 + 8);
+        let fields = size_of::<SceneView>() + size_of::<RenderParams>() + size_of::<PathPool>() + size_of::<Queues>();
+        assert!(size_of::<WavefrontArgs>() == fields + 5 * 8 + size_of::<WorkItems>() + 3 * 4);
+    }
 };
 
-/// Entry-point name of the ray-casting kernel (closest hit for a ray
-/// buffer) compiled for the structure `kind`.
-pub fn raycast_name(kind: AccelKind) -> &'static str {
-    match kind {
-        AccelKind::None => "raycast_brute",
-        AccelKind::Bvh => "raycast_bvh",
-        AccelKind::KdTree => "raycast_kdtree",
-    }
-}
+// SAFETY: `#[repr(C)]` structs of integers with no padding (sizes above).
+unsafe impl Plain for LaunchCounters {}
+// SAFETY: as above.
+unsafe impl Plain for FixedRgb {}
+// SAFETY: as above (two u32).
+unsafe impl Plain for RayHit {}
 
 /// The closest hit of one ray, compactly: what the ray-casting kernel writes.
 #[repr(C)]
@@ -112,56 +110,3 @@ pub enum Compaction {
     PrefixSum = 1,
 }
 
-/// Entry-point name of the wavefront's extend kernel for the structure `kind`.
-pub fn extend_name(kind: AccelKind) -> &'static str {
-    match kind {
-        AccelKind::None => "wf_extend_brute",
-        AccelKind::Bvh => "wf_extend_bvh",
-        AccelKind::KdTree => "wf_extend_kdtree",
-    }
-}
-
-/// Entry-point name of the wavefront's tail-drain kernel for the structure `kind`.
-pub fn drain_name(kind: AccelKind) -> &'static str {
-    match kind {
-        AccelKind::None => "wf_drain_brute",
-        AccelKind::Bvh => "wf_drain_bvh",
-        AccelKind::KdTree => "wf_drain_kdtree",
-    }
-}
-
-/// Entry-point name of the wavefront's shading kernel for `class`.
-pub fn shade_name(class: crate::observe::ShadeClass) -> &'static str {
-    use crate::observe::ShadeClass;
-    match class {
-        ShadeClass::Diffuse => "wf_shade_diffuse",
-        ShadeClass::Metal => "wf_shade_metal",
-        ShadeClass::Dielectric => "wf_shade_dielectric",
-        ShadeClass::Emissive => "wf_shade_emissive",
-        ShadeClass::Escaped => "wf_shade_escaped",
-    }
-}
-
-/// The wavefront's generate kernel.
-pub const GENERATE: &str = "wf_generate";
-/// Prefix-sum compaction, step 1: per-warp and per-block counts.
-pub const SCAN_COUNT: &str = "wf_scan_count";
-/// Prefix-sum compaction, step 2: block offsets (one block).
-pub const SCAN_BLOCKS: &str = "wf_scan_blocks";
-/// Prefix-sum compaction, step 3: scatter survivors and freed slots.
-pub const SCAN_SCATTER: &str = "wf_scan_scatter";
-
-const _: () = assert!(core::mem::size_of::<crate::queue::Queues>() == 104);
-const _: () = assert!(core::mem::size_of::<crate::queue::PathPool>() == 13 * 8);
-
-/// Every kernel entry point of the module, for listings and checks.
-pub fn all_kernel_names() -> impl Iterator<Item = &'static str> {
-    use crate::observe::ShadeClass;
-    let kinds = [AccelKind::None, AccelKind::Bvh, AccelKind::KdTree];
-    let classes = ShadeClass::ALL;
-    kinds
-        .into_iter()
-        .flat_map(|k| [megakernel_name(k), raycast_name(k), extend_name(k), drain_name(k)])
-        .chain(classes.into_iter().map(shade_name))
-        .chain([GENERATE, SCAN_COUNT, SCAN_BLOCKS, SCAN_SCATTER])
-}

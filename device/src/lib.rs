@@ -6,8 +6,9 @@
 //! (generate, extend, shade). It is built twice from the same source:
 //!
 //! * for the host, as an ordinary rlib that the CPU back ends call, and
-//! * for `nvptx64-nvidia-cuda` by the root `build.rs`, where the thin entry
-//!   points in [`kernels`] become PTX kernels.
+//! * for `nvptx64-nvidia-cuda` by the root `build.rs`, where the kernels in
+//!   [`kernels`] become PTX entry points ([`kernel`] says how a kernel is
+//!   declared; the host's emulation runs the same kernels serially).
 //!
 //! Every float operation is IEEE-strict on both targets (no fast-math, no
 //! implicit fused multiply-add) and every transcendental is the crate's own
@@ -24,6 +25,8 @@ pub mod camera;
 pub mod film;
 pub mod geometry;
 pub mod integrator;
+pub mod kernel;
+pub mod kernels;
 pub mod launch;
 pub mod material;
 pub mod math;
@@ -31,11 +34,9 @@ pub mod observe;
 pub mod queue;
 pub mod rng;
 pub mod scene;
+pub mod schedule;
+pub mod shading;
 pub mod stages;
-
-#[cfg(target_arch = "nvptx64")]
-pub mod kernels;
-#[cfg(target_arch = "nvptx64")]
 pub mod warp;
 
 #[cfg(target_arch = "nvptx64")]

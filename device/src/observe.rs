@@ -1,37 +1,8 @@
 //! Observing the material branch: how many lanes of a warp run each
-//! material's code together. The CPU back ends use [`Unobserved`]; GPU
-//! kernels pass [`WarpDivergence`] when asked to count.
+//! material's code together. The CPU back ends use [`Unobserved`]; the
+//! kernels pass [`WarpDivergence`], which counts when given a buffer.
 
-/// The shading classes a path can branch into, in the order of the
-/// wavefront's shading queues.
-#[repr(u32)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ShadeClass {
-    /// Lambertian surfaces.
-    Diffuse = 0,
-    /// Metals.
-    Metal = 1,
-    /// Dielectrics.
-    Dielectric = 2,
-    /// Pure emitters.
-    Emissive = 3,
-    /// Rays that escaped to the background.
-    Escaped = 4,
-}
-
-/// Number of [`ShadeClass`]es.
-pub const SHADE_CLASSES: usize = 5;
-
-impl ShadeClass {
-    /// Every class, in queue order.
-    pub const ALL: [ShadeClass; SHADE_CLASSES] = [
-        ShadeClass::Diffuse,
-        ShadeClass::Metal,
-        ShadeClass::Dielectric,
-        ShadeClass::Emissive,
-        ShadeClass::Escaped,
-    ];
-}
+pub use crate::shading::ShadeClass;
 
 /// Called where a path branches on its shading class.
 pub trait BranchObserver {
@@ -58,6 +29,9 @@ pub struct DivergenceCounters {
     pub groups: u64,
 }
 
+// SAFETY: two u64, `#[repr(C)]`, no padding.
+unsafe impl crate::kernel::Plain for DivergenceCounters {}
+
 impl DivergenceCounters {
     /// Average active lanes per warp at the material branch (0 if none ran).
     pub fn average_lanes(&self) -> f64 {
@@ -69,11 +43,10 @@ impl DivergenceCounters {
     }
 }
 
-/// Counts lane groups at the material branch into device memory.
-#[cfg(target_arch = "nvptx64")]
+/// Counts lane groups at the material branch into device memory (on the
+/// host's emulation, warps of one lane). A null pointer counts nothing.
 pub struct WarpDivergence(pub *mut DivergenceCounters);
 
-#[cfg(target_arch = "nvptx64")]
 impl BranchObserver for WarpDivergence {
     #[inline(always)]
     fn material_branch(&self, class: ShadeClass) {

@@ -1,14 +1,18 @@
-//! The wavefront's state in device memory: the path pool (structure of
-//! arrays, declared once by [`path_pool!`]) and the work queues (index lists
-//! with counters, all in one [`Queues`] value).
+//! The wavefront's state: the path pool (structure of arrays, declared once
+//! by [`path_pool!`]), the work queues (index lists, declared once by
+//! [`queues!`]) and the [`Control`] block of counters and schedule that the
+//! kernels share. Sizes, offsets and the bytes per path all derive from the
+//! two declarations; the host never counts fields itself.
 //!
 //! Bytes per in-flight path: [`PathPool::BYTES_PER_PATH`] for path state
 //! plus [`Queues::BYTES_PER_PATH`] for queue entries.
 
-use crate::geometry::{Hit, PrimRef};
+use crate::geometry::{Hit, ShadingHit};
+use crate::kernel::Plain;
 use crate::math::{Ray, Rgb, Vec3};
-use crate::observe::SHADE_CLASSES;
 use crate::rng::PathRng;
+use crate::schedule::Schedule;
+use crate::shading::ShadeClass;
 use crate::stages::PathState;
 
 /// Every field array starts on this boundary.
@@ -70,8 +74,6 @@ path_pool! {
     rng: PathRng,
     /// Pixel index.
     pixel: u32,
-    /// Sample index.
-    sample: u32,
     /// Segments traced before the current one.
     bounce: u32,
     /// Hit distance of the current segment.
@@ -80,8 +82,6 @@ path_pool! {
     hit_normal: Vec3,
     /// Material at the hit.
     hit_material: u32,
-    /// Primitive hit.
-    hit_prim: PrimRef,
     /// The path's position in the ray queue of this iteration (for the
     /// order-preserving prefix-sum compaction).
     queue_pos: u32,
@@ -91,7 +91,7 @@ impl PathPool {
     /// Reads the path in `slot`.
     ///
     /// # Safety
-    /// `slot` must be below the capacity and the pool in device memory.
+    /// `slot` must be below the capacity, in memory of the side that runs.
     #[inline(always)]
     pub unsafe fn load(&self, slot: u32) -> PathState {
         let i = slot as usize;
@@ -103,7 +103,6 @@ impl PathPool {
                 radiance: *self.radiance.add(i),
                 rng: *self.rng.add(i),
                 pixel: *self.pixel.add(i),
-                sample: *self.sample.add(i),
                 bounce: *self.bounce.add(i),
             }
         }
@@ -118,19 +117,14 @@ impl PathPool {
         let i = slot as usize;
         // SAFETY: the caller guarantees `slot < capacity`.
         unsafe {
-            *self.origin.add(i) = p.ray.origin;
-            *self.dir.add(i) = p.ray.dir;
-            *self.throughput.add(i) = p.throughput;
-            *self.radiance.add(i) = p.radiance;
             *self.rng.add(i) = p.rng;
             *self.pixel.add(i) = p.pixel;
-            *self.sample.add(i) = p.sample;
-            *self.bounce.add(i) = p.bounce;
+            self.store_shaded(slot, p);
         }
     }
 
     /// Writes only what shading can change (ray, throughput, radiance,
-    /// bounce); the random key, pixel and sample stay as generated.
+    /// bounce); the random key and pixel stay as generated.
     ///
     /// # Safety
     /// As for [`PathPool::load`].
@@ -157,7 +151,7 @@ impl PathPool {
         unsafe { Ray::new(*self.origin.add(slot as usize), *self.dir.add(slot as usize)) }
     }
 
-    /// Records the hit of `slot`'s current ray.
+    /// Records what shading needs of the hit of `slot`'s current ray.
     ///
     /// # Safety
     /// As for [`PathPool::load`].
@@ -169,136 +163,118 @@ impl PathPool {
             *self.hit_t.add(i) = h.t;
             *self.hit_normal.add(i) = h.normal;
             *self.hit_material.add(i) = h.material;
-            *self.hit_prim.add(i) = h.prim;
         }
     }
 
-    /// The hit recorded for `slot`, completed exactly as
-    /// [`Hit::new`] would complete it for `ray`.
+    /// The hit recorded for `slot`, completed exactly as [`Hit::new`]
+    /// completes it for `ray`.
     ///
     /// # Safety
     /// As for [`PathPool::load`].
     #[inline(always)]
-    pub unsafe fn hit(&self, slot: u32, ray: &Ray) -> Hit {
+    pub unsafe fn hit(&self, slot: u32, ray: &Ray) -> ShadingHit {
         let i = slot as usize;
         // SAFETY: the caller guarantees `slot < capacity`.
         unsafe {
             let t = *self.hit_t.add(i);
-            Hit {
+            ShadingHit {
                 t,
                 point: ray.at(t),
                 normal: *self.hit_normal.add(i),
                 material: *self.hit_material.add(i),
-                prim: *self.hit_prim.add(i),
             }
         }
     }
 }
 
-/// Queue lengths and ring positions, kept on the device and read back once
-/// per iteration.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct QueueCounters {
-    /// Entries in each shading queue (by [`crate::observe::ShadeClass`]).
-    pub shade: [u32; SHADE_CLASSES],
-    /// Entries in the next ray queue (survivors).
-    pub rays_out: u32,
-    /// Free-slot ring: end of the filled part (wrapping; masked on use).
-    pub free_tail: u32,
-    /// Free-slot ring: the tail before this iteration's prefix-sum scatter.
-    pub free_base: u32,
+/// Declares the queues once: each is a list of `u32` entries, one per path
+/// slot, or an array of such lists (`name[N]`). Derives the pointer struct,
+/// the bytes per path and the layout inside one allocation; the prefix-sum
+/// block totals follow the lists.
+macro_rules! queues {
+    ($($(#[$doc:meta])* $field:ident $([$n:expr])?),* $(,)?) => {
+        /// Every queue of the wavefront, as pointers.
+        #[repr(C)]
+        #[derive(Clone, Copy, Debug)]
+        pub struct Queues {
+            $($(#[$doc])* pub $field: queues!(@ty $([$n])?),)*
+            /// Prefix-sum compaction: per-block totals, then offsets, then
+            /// [`SCAN_BLOCK`] words of scratch.
+            pub scan_blocks: *mut u32,
+            /// `capacity - 1` (the capacity is a power of two).
+            pub ring_mask: u32,
+        }
+
+        impl Queues {
+            /// Number of per-slot lists.
+            const LISTS: usize = 0 $(+ queues!(@count $([$n])?))*;
+
+            /// Bytes of queue entries per path slot.
+            pub const BYTES_PER_PATH: usize = 4 * Self::LISTS;
+
+            /// Bytes of one allocation holding queues for `capacity` slots.
+            pub const fn bytes(capacity: usize) -> usize {
+                aligned(4 * capacity) * Self::LISTS + aligned(4 * (scan_blocks(capacity) + SCAN_BLOCK as usize))
+            }
+
+            /// Lays the queues out in one allocation.
+            ///
+            /// # Safety
+            /// `base` must point to [`Queues::bytes`]`(capacity)` bytes,
+            /// aligned to 256, that outlive every use; `capacity` must be a
+            /// power of two.
+            pub unsafe fn from_base(base: *mut u8, capacity: usize) -> Self {
+                let list = aligned(4 * capacity);
+                let mut next = 0;
+                let mut take = || {
+                    // SAFETY: `LISTS` lists of `list` bytes fit in `bytes(capacity)`.
+                    let p = unsafe { base.add(next * list) } as *mut u32;
+                    next += 1;
+                    p
+                };
+                $(let $field = queues!(@take take $([$n])?);)*
+                Queues {
+                    $($field,)*
+                    // SAFETY: the block totals follow the lists.
+                    scan_blocks: unsafe { base.add(Self::LISTS * list) } as *mut u32,
+                    ring_mask: capacity as u32 - 1,
+                }
+            }
+        }
+    };
+    (@ty) => { *mut u32 };
+    (@ty [$n:expr]) => { [*mut u32; $n] };
+    (@count) => { 1 };
+    (@count [$n:expr]) => { $n };
+    (@take $take:ident) => { $take() };
+    (@take $take:ident [$n:expr]) => { core::array::from_fn::<_, { $n }, _>(|_| $take()) };
 }
 
-/// Counters reset at the start of each iteration (`shade` and `rays_out`).
-pub const RESET_COUNTERS: usize = SHADE_CLASSES + 1;
-
-const _: () = assert!(core::mem::size_of::<QueueCounters>() == 32);
-
-/// Every queue of the wavefront, as device pointers.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct Queues {
+queues! {
     /// Slots whose ray is traced this iteration.
-    pub rays_in: *mut u32,
+    rays_in,
     /// Slots whose path continues (built by compaction).
-    pub rays_out: *mut u32,
+    rays_out,
     /// One queue per shading class.
-    pub shade: [*mut u32; SHADE_CLASSES],
-    /// Ring of free slots (capacity a power of two).
-    pub free_ring: *mut u32,
-    /// Prefix-sum compaction: 1 when the path at that ray-queue position continues.
-    pub alive: *mut u32,
-    /// Prefix-sum compaction: per-warp counts, then offsets, 32 per block.
-    pub scan_warps: *mut u32,
-    /// Prefix-sum compaction: per-block totals, then offsets (plus 32
-    /// words of scratch after the last block).
-    pub scan_blocks: *mut u32,
-    /// Lengths and ring positions.
-    pub counters: *mut QueueCounters,
-    /// `capacity - 1`.
-    pub ring_mask: u32,
-    /// Padding.
-    pub _pad: u32,
+    shade[ShadeClass::COUNT],
+    /// Ring of free slots.
+    free_ring,
+    /// Prefix-sum compaction: 1 at each ray-queue position whose path continues.
+    alive,
+    /// Prefix-sum compaction: per-warp counts, then offsets. One word per
+    /// slot, enough for warps of one lane (the host's emulation).
+    scan_warps,
 }
 
-/// Threads per block of the prefix-sum kernels (32 warps).
+/// Threads per block of the prefix-sum kernels.
 pub const SCAN_BLOCK: u32 = 1024;
 
+/// Blocks of the prefix-sum kernels over `capacity` entries.
+pub const fn scan_blocks(capacity: usize) -> usize {
+    capacity.div_ceil(SCAN_BLOCK as usize)
+}
+
 impl Queues {
-    /// Bytes of queue entries per path slot: two ray queues, the shading
-    /// queues, the free ring and the alive flags.
-    pub const BYTES_PER_PATH: usize = 4 * (2 + SHADE_CLASSES + 2);
-
-    /// Bytes of one allocation holding queues for `capacity` slots.
-    pub const fn bytes(capacity: usize) -> usize {
-        let blocks = capacity.div_ceil(SCAN_BLOCK as usize);
-        aligned(4 * capacity) * (2 + SHADE_CLASSES + 2)
-            + aligned(4 * 32 * blocks)
-            + aligned(4 * (blocks + 32))
-            + aligned(core::mem::size_of::<QueueCounters>())
-    }
-
-    /// Lays the queues out in one allocation.
-    ///
-    /// # Safety
-    /// `base` must point to [`Queues::bytes`]`(capacity)` bytes, aligned to
-    /// 256, that outlive every use; `capacity` must be a power of two.
-    pub unsafe fn from_base(base: *mut u8, capacity: usize) -> Self {
-        let blocks = capacity.div_ceil(SCAN_BLOCK as usize);
-        let list = aligned(4 * capacity);
-        // SAFETY: every offset stays within `bytes(capacity)`.
-        unsafe {
-            let at = |k: usize| base.add(k * list) as *mut u32;
-            let mut shade = [core::ptr::null_mut(); SHADE_CLASSES];
-            for (k, q) in shade.iter_mut().enumerate() {
-                *q = at(2 + k);
-            }
-            let tail = base.add(list * (2 + SHADE_CLASSES + 2));
-            let scan_warps = tail as *mut u32;
-            let scan_blocks = tail.add(aligned(4 * 32 * blocks)) as *mut u32;
-            let counters = tail.add(aligned(4 * 32 * blocks) + aligned(4 * (blocks + 32))) as *mut QueueCounters;
-            Queues {
-                rays_in: at(0),
-                rays_out: at(1),
-                shade,
-                free_ring: at(2 + SHADE_CLASSES),
-                alive: at(3 + SHADE_CLASSES),
-                scan_warps,
-                scan_blocks,
-                counters,
-                ring_mask: capacity as u32 - 1,
-                _pad: 0,
-            }
-        }
-    }
-
-    /// Byte offset of the counters within the allocation (for the host's resets and readbacks).
-    pub const fn counters_offset(capacity: usize) -> usize {
-        let blocks = capacity.div_ceil(SCAN_BLOCK as usize);
-        aligned(4 * capacity) * (2 + SHADE_CLASSES + 2) + aligned(4 * 32 * blocks) + aligned(4 * (blocks + 32))
-    }
-
     /// The same queues with the two ray queues exchanged (between iterations).
     pub fn swapped(self) -> Self {
         Queues {
@@ -308,3 +284,39 @@ impl Queues {
         }
     }
 }
+
+/// Queue lengths and free-ring positions, counted by the kernels.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueueCounters {
+    /// Entries in each shading queue, by [`ShadeClass`].
+    pub shade: [u32; ShadeClass::COUNT],
+    /// Entries in the next ray queue (survivors).
+    pub rays_out: u32,
+    /// Free-slot ring: end of the filled part (wrapping; masked on use).
+    pub free_tail: u32,
+    /// Free-slot ring: the tail before this iteration's prefix-sum scatter.
+    pub free_base: u32,
+    /// Keeps the size a multiple of 8 (no padding before the next field).
+    pub _pad: [u32; (ShadeClass::COUNT + 3) % 2],
+}
+
+/// Everything the wavefront's kernels share besides the pool and queues:
+/// the schedule and the queue counters. One allocation, read back by the
+/// host as one value.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Control {
+    /// Settings, progress and the plan of the current iteration.
+    pub schedule: Schedule,
+    /// Queue lengths and ring positions.
+    pub counters: QueueCounters,
+}
+
+// SAFETY: both are `#[repr(C)]` integers only; the assertion checks that
+// there is no padding.
+unsafe impl Plain for Control {}
+const _: () = assert!(
+    core::mem::size_of::<Control>()
+        == core::mem::size_of::<Schedule>() + 4 * (ShadeClass::COUNT + 3 + (ShadeClass::COUNT + 3) % 2)
+);

@@ -161,3 +161,15 @@ pub struct SceneView<'a> {
     /// The acceleration structure over all primitives.
     pub accel: AccelView<'a>,
 }
+
+impl SceneView<'_> {
+    /// The same view with its borrow's lifetime erased, for a kernel's
+    /// argument struct (which cannot carry a lifetime).
+    ///
+    /// # Safety
+    /// The arrays must outlive every kernel that reads the returned view.
+    pub unsafe fn detached(self) -> SceneView<'static> {
+        // SAFETY: only the lifetime changes; the caller keeps the arrays alive.
+        unsafe { core::mem::transmute::<SceneView<'_>, SceneView<'static>>(self) }
+    }
+}

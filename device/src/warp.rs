@@ -1,10 +1,24 @@
-//! Warp-level primitives (NVPTX only), as inline PTX: the active mask,
-//! ballots, shuffles and matching. They serve the wavefront's prefix-sum
-//! compaction and the divergence counters.
+//! Warp-level primitives: the active mask, ballots, shuffles and matching.
+//! They serve the wavefront's queue appends, its prefix-sum compaction and
+//! the divergence counters.
+//!
+//! On the GPU they are inline PTX over warps of [`WARP_SIZE`] lanes. On the
+//! host, where the emulation runs one thread at a time, a warp is one lane
+//! ([`serial`]): every primitive keeps its meaning for a warp of one, so the
+//! kernels built on them run unchanged.
 
+#[cfg(not(target_arch = "nvptx64"))]
+pub use serial::*;
+
+/// Lanes per warp on this target.
+#[cfg(target_arch = "nvptx64")]
+pub const WARP_SIZE: u32 = 32;
+
+#[cfg(target_arch = "nvptx64")]
 use core::arch::asm;
 
 /// Lanes of the calling warp that are executing this instruction.
+#[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 pub fn active_mask() -> u32 {
     let m: u32;
@@ -14,6 +28,7 @@ pub fn active_mask() -> u32 {
 }
 
 /// The calling thread's lane (0–31).
+#[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 pub fn lane_id() -> u32 {
     let l: u32;
@@ -23,6 +38,7 @@ pub fn lane_id() -> u32 {
 }
 
 /// Lanes below the calling one, as a mask.
+#[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 pub fn lanes_below() -> u32 {
     let m: u32;
@@ -33,6 +49,7 @@ pub fn lanes_below() -> u32 {
 
 /// One bit per lane of `mask` whose `flag` is true. Every lane in `mask`
 /// must execute it.
+#[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 pub fn ballot(mask: u32, flag: bool) -> u32 {
     let r: u32;
@@ -49,6 +66,7 @@ pub fn ballot(mask: u32, flag: bool) -> u32 {
 }
 
 /// The lanes of `mask` holding the same `value` as the calling lane.
+#[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 pub fn match_any(mask: u32, value: u32) -> u32 {
     let r: u32;
@@ -58,6 +76,7 @@ pub fn match_any(mask: u32, value: u32) -> u32 {
 }
 
 /// `value` from the lane `delta` below (its own value for lanes < `delta`).
+#[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 pub fn shuffle_up(value: u32, delta: u32) -> u32 {
     let r: u32;
@@ -75,6 +94,7 @@ pub fn shuffle_up(value: u32, delta: u32) -> u32 {
 
 /// `value` from lane `src`, among the lanes of `mask` (every one of which
 /// must call it; `src` must be in `mask`).
+#[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 pub fn shuffle_index(value: u32, src: u32, mask: u32) -> u32 {
     let r: u32;
@@ -114,14 +134,14 @@ pub unsafe fn append(counter: *mut u32, group: u32, value: u32, queue: *mut u32,
     pos
 }
 
-/// Inclusive prefix sum of `value` across the full warp (all 32 lanes must
+/// Inclusive prefix sum of `value` across the full warp (every lane must
 /// call it).
 #[inline(always)]
 pub fn inclusive_scan(value: u32) -> u32 {
     let lane = lane_id();
     let mut v = value;
     let mut d = 1;
-    while d < 32 {
+    while d < WARP_SIZE {
         let up = shuffle_up(v, d);
         if lane >= d {
             v += up;
@@ -129,4 +149,53 @@ pub fn inclusive_scan(value: u32) -> u32 {
         d <<= 1;
     }
     v
+}
+
+/// The primitives for a warp of one lane (the host's serial emulation).
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod serial {
+    /// Lanes per warp on this target.
+    pub const WARP_SIZE: u32 = 1;
+
+    /// The only lane is active.
+    #[inline(always)]
+    pub fn active_mask() -> u32 {
+        1
+    }
+
+    /// The only lane is lane 0.
+    #[inline(always)]
+    pub fn lane_id() -> u32 {
+        0
+    }
+
+    /// No lane is below lane 0.
+    #[inline(always)]
+    pub fn lanes_below() -> u32 {
+        0
+    }
+
+    /// The one lane's vote, if it is in `mask`.
+    #[inline(always)]
+    pub fn ballot(mask: u32, flag: bool) -> u32 {
+        flag as u32 & mask
+    }
+
+    /// The one lane matches itself.
+    #[inline(always)]
+    pub fn match_any(mask: u32, _value: u32) -> u32 {
+        mask & 1
+    }
+
+    /// No lane is `delta` below: the lane's own value.
+    #[inline(always)]
+    pub fn shuffle_up(value: u32, _delta: u32) -> u32 {
+        value
+    }
+
+    /// Lane `src` is the calling lane.
+    #[inline(always)]
+    pub fn shuffle_index(value: u32, _src: u32, _mask: u32) -> u32 {
+        value
+    }
 }

@@ -8,7 +8,7 @@
 
 use crate::accel::AccelChoice;
 use crate::backend::BackendKind;
-use crate::backend::gpu::wavefront::{Capacity, Schedule};
+use crate::backend::wavefront::{Capacity, Schedule};
 use crate::experiment::config::{Config, Study};
 use crate::experiment::params::{Param, Setting, Sweep, Value};
 use crate::experiment::records::RunRow;

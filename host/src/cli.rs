@@ -3,7 +3,7 @@
 use crate::accel::AccelChoice;
 use crate::backend::cpu::CpuSchedule;
 use crate::backend::gpu::megakernel::MegakernelConfig;
-use crate::backend::gpu::wavefront::{Capacity, Schedule, WavefrontConfig};
+use crate::backend::wavefront::{Capacity, Schedule, WavefrontConfig};
 use crate::backend::{BackendKind, BackendOptions};
 use crate::bench::BenchPlan;
 use crate::raycast::RayKind;
@@ -136,6 +136,8 @@ pub enum BackendArg {
     GpuMega,
     /// The GPU wavefront.
     GpuWave,
+    /// The wavefront's kernels emulated on the host (slow; a correctness tool).
+    CpuWave,
 }
 
 impl BackendArg {
@@ -146,6 +148,7 @@ impl BackendArg {
             BackendArg::Cpu => BackendChoice::Exactly(BackendKind::Cpu),
             BackendArg::GpuMega => BackendChoice::Exactly(BackendKind::GpuMega),
             BackendArg::GpuWave => BackendChoice::Exactly(BackendKind::GpuWave),
+            BackendArg::CpuWave => BackendChoice::Exactly(BackendKind::CpuWave),
         }
     }
 }
@@ -221,14 +224,19 @@ pub struct LaunchArgs {
     #[arg(long)]
     pub count_divergence: bool,
     /// Wavefront: when new camera paths enter the pool.
-    #[arg(long, value_enum, default_value_t = Schedule::BounceSync)]
+    #[arg(long, value_enum, default_value_t = Schedule::Regenerate)]
     pub schedule: Schedule,
+    /// Wavefront, regenerate: refill the pool once at most this fraction of
+    /// its slots hold paths (1: every iteration).
+    #[arg(long, value_parser = parse_fraction, default_value_t = 0.5)]
+    pub refill: f32,
     /// Wavefront: how survivors are gathered into the next ray queue.
     #[arg(long, value_enum, default_value_t = CompactionArg::PrefixSum)]
     pub compaction: CompactionArg,
-    /// Wavefront: paths in flight, a power of two (e.g. 2097152 or 2^21) or
+    /// Wavefront: paths in flight: a power of two (e.g. 2097152 or 2^21),
+    /// a memory budget for path state and queues (e.g. 512MiB, 2GiB), or
     /// `auto` (every path of the render at once, as far as memory allows).
-    #[arg(long, value_parser = parse_capacity, default_value = "auto")]
+    #[arg(long, value_parser = parse_capacity, default_value = "512MiB")]
     pub capacity: Capacity,
     /// Wavefront: threads per block of the per-path kernels.
     #[arg(long, default_value_t = 64)]
@@ -258,11 +266,34 @@ impl CompactionArg {
     }
 }
 
-/// Parses a pool capacity: `auto`, `2^K` or a number (a power of two).
+/// Parses a fraction from 0 to 1.
+pub fn parse_fraction(s: &str) -> Result<f32, String> {
+    s.parse::<f32>()
+        .ok()
+        .filter(|f| (0.0..=1.0).contains(f))
+        .ok_or_else(|| format!("expected a fraction from 0 to 1, got `{s}`"))
+}
+
+/// Parses a pool capacity: `auto`, a budget in MiB or GiB, `2^K` or a
+/// number (a power of two).
 pub fn parse_capacity(s: &str) -> Result<Capacity, String> {
-    let bad = || format!("expected a power of two such as 2^21 or 2097152, or `auto`; got `{s}`");
+    let bad = || {
+        format!("expected a power of two such as 2^21 or 2097152, a budget such as 512MiB or 2GiB, or `auto`; got `{s}`")
+    };
     if s.eq_ignore_ascii_case("auto") {
         return Ok(Capacity::Auto);
+    }
+    for (unit, shift) in [("MiB", 20), ("GiB", 30)] {
+        if let Some(n) = s.strip_suffix(unit) {
+            let n = n.parse::<u64>().map_err(|_| bad())?;
+            let c = Capacity::Budget(n.checked_mul(1 << shift).filter(|&b| b <= 1 << 40).ok_or_else(bad)?);
+            WavefrontConfig {
+                capacity: c,
+                ..WavefrontConfig::default()
+            }
+            .validate()?;
+            return Ok(c);
+        }
     }
     let n = match s.strip_prefix("2^") {
         Some(k) => 1u64.checked_shl(k.parse::<u32>().map_err(|_| bad())?).ok_or_else(bad)?,
@@ -291,6 +322,7 @@ impl LaunchArgs {
         let wavefront = WavefrontConfig {
             capacity: self.capacity,
             schedule: self.schedule,
+            refill: self.refill,
             compaction: self.compaction.mode(),
             block: self.wave_block,
             count_divergence: self.count_divergence,

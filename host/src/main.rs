@@ -2,7 +2,7 @@
 
 use anyhow::{Context, anyhow};
 use clap::Parser;
-use device::launch::all_kernel_names;
+use device::kernels::all_entry_points;
 use std::process::ExitCode;
 use wavepath::bench;
 use wavepath::cli::{Cli, Command, concrete_backend};
@@ -191,7 +191,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             let gpu = Gpu::open(0)?;
             outln!("GPU: {}", gpu.info().describe());
-            for (name, threads) in all_kernel_names().flat_map(|n| [64, 128, 256].map(|t| (n, t))) {
+            for (name, threads) in all_entry_points().flat_map(|n| [64, 128, 256].map(|t| (n, t))) {
                 let f = gpu.function(name)?;
                 let k = gpu.kernel_info(name, &f, threads)?;
                 outln!(

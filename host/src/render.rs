@@ -5,6 +5,7 @@ use crate::accel::{AccelChoice, AccelSettings};
 use crate::backend::cpu::{self, Threads};
 use crate::backend::gpu::buffers::DeviceScene;
 use crate::backend::gpu::{Gpu, megakernel, wavefront};
+use crate::backend::wavefront::emulated;
 use crate::backend::{BackendKind, BackendOptions, RenderJob, RenderOutput};
 use crate::image_out;
 use crate::scene::{self, Scene};
@@ -240,13 +241,25 @@ impl Renderer {
             (BackendKind::CpuSerial, _) => cpu::render(&job, Threads::Serial, schedule, progress),
             (BackendKind::Cpu, _) => cpu::render(&job, Threads::Pool(self.options.threads), schedule, progress),
             (BackendKind::GpuMega, Some(gpu)) => Ok(megakernel::render(gpu, &job, &self.options.megakernel, progress)?),
-            (BackendKind::GpuWave, Some(gpu)) => {
-                if params.view != device::scene::RenderView::Radiance {
-                    anyhow::bail!(
-                        "debug views render on the cpu and gpu-mega back ends; gpu-wave traces radiance only"
-                    );
-                }
-                Ok(wavefront::render(gpu, &job, &self.options.wavefront, progress)?)
+            (BackendKind::GpuWave | BackendKind::CpuWave, _) if params.view != device::scene::RenderView::Radiance => {
+                anyhow::bail!("debug views render on the cpu and gpu-mega back ends; the wavefront traces radiance only")
+            }
+            (BackendKind::GpuWave, Some(gpu)) => Ok(wavefront::render(gpu, &job, &self.options.wavefront, progress)?),
+            (BackendKind::CpuWave, _) => {
+                let start = std::time::Instant::now();
+                let out = emulated::render(&job, &self.options.wavefront, progress)?;
+                Ok(RenderOutput {
+                    film: out.film,
+                    rays: out.rays,
+                    invalid_samples: out.invalid_samples,
+                    elapsed: start.elapsed(),
+                    device: format!(
+                        "the host, emulating the wavefront ({}, {} paths in flight)",
+                        self.options.wavefront.label(),
+                        out.capacity
+                    ),
+                    gpu: None,
+                })
             }
             (BackendKind::GpuMega | BackendKind::GpuWave, None) => {
                 anyhow::bail!("internal: a GPU back end without an open GPU")

@@ -1,63 +1,61 @@
 //! The megakernel: one thread traces every sample of one pixel, start to end.
 
-use crate::accel::{BruteForce, Bvh, KdTree, Traversal};
+use crate::accel::Traversal;
 use crate::film::FixedRgb;
 use crate::integrator::{SampleRange, render_pixel};
+use crate::kernel::{Kernel, Thread};
 use crate::launch::{LaunchCounters, Tile};
 use crate::observe::{DivergenceCounters, WarpDivergence};
 use crate::scene::{RenderParams, SceneView};
-use core::arch::nvptx::{_block_dim_x, _block_dim_y, _block_idx_x, _block_idx_y, _thread_idx_x, _thread_idx_y};
+use core::marker::PhantomData;
 use core::sync::atomic::{AtomicU64, Ordering};
 
-/// Renders `samples` of every pixel in `tile`, adding into `film` (one
-/// `FixedRgb` per image pixel). A 2D grid of 2D blocks covers the tile.
-///
-/// # Safety
-/// `film` must hold `width * height` values and `counters` one value, in
-/// device memory; `divergence` is null or one value there; the scene's
-/// slices must point to device memory.
-#[inline(always)]
-pub unsafe fn megakernel<T: Traversal>(
-    scene: SceneView<'static>,
-    params: RenderParams,
-    samples: SampleRange,
-    tile: Tile,
-    film: *mut FixedRgb,
-    counters: *mut LaunchCounters,
-    divergence: *mut DivergenceCounters,
-) {
-    // SAFETY: reading the special registers has no preconditions.
-    let (tx, ty) = unsafe {
-        (
-            _block_idx_x() * _block_dim_x() + _thread_idx_x(),
-            _block_idx_y() * _block_dim_y() + _thread_idx_y(),
-        )
-    };
-    if tx >= tile.width || ty >= tile.height {
-        return;
-    }
-    let pixel = (tile.y0 + ty) * params.width + tile.x0 + tx;
-    let result = render_pixel::<T>(&scene, &params, pixel, samples, &WarpDivergence(divergence));
-    // SAFETY: each pixel belongs to exactly one thread of this launch, and the
-    // caller guarantees the buffers' sizes.
-    unsafe {
-        (*film.add(pixel as usize)).add(result.sum);
-        AtomicU64::from_ptr(&raw mut (*counters).rays).fetch_add(result.rays as u64, Ordering::Relaxed);
-        AtomicU64::from_ptr(&raw mut (*counters).invalid_samples)
-            .fetch_add(result.invalid_samples as u64, Ordering::Relaxed);
-    }
+/// The megakernel's argument.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct MegakernelArgs {
+    /// The scene (device pointers).
+    pub scene: SceneView<'static>,
+    /// Size, depth, seed, roulette and view.
+    pub params: RenderParams,
+    /// The samples of this launch.
+    pub samples: SampleRange,
+    /// The pixels of this launch.
+    pub tile: Tile,
+    /// One sum per image pixel.
+    pub film: *mut FixedRgb,
+    /// One set of counters.
+    pub counters: *mut LaunchCounters,
+    /// One set of divergence counters, or null (not counted).
+    pub divergence: *mut DivergenceCounters,
 }
 
-super::export_kernels!(
-    megakernel,
-    (
-        scene: SceneView<'static>,
-        params: RenderParams,
-        samples: SampleRange,
-        tile: Tile,
-        film: *mut FixedRgb,
-        counters: *mut LaunchCounters,
-        divergence: *mut DivergenceCounters
-    ),
-    [megakernel_brute => BruteForce, megakernel_bvh => Bvh, megakernel_kdtree => KdTree]
-);
+/// Renders `samples` of every pixel in `tile`, adding into `film`. A 2D
+/// grid of 2D blocks covers the tile, one thread per pixel.
+///
+/// Contract: `film` holds `width * height` values and `counters` one;
+/// `divergence` is null or one value; every pointer, the scene's included,
+/// is memory of the side that runs the kernel.
+pub struct Megakernel<T>(PhantomData<T>);
+
+impl<T: Traversal> Kernel for Megakernel<T> {
+    type Args = MegakernelArgs;
+
+    #[inline(always)]
+    unsafe fn run(thread: Thread, _phase: u32, a: &MegakernelArgs) {
+        let (tx, ty) = (thread.global_x(), thread.global_y());
+        if tx >= a.tile.width || ty >= a.tile.height {
+            return;
+        }
+        let pixel = (a.tile.y0 + ty) * a.params.width + a.tile.x0 + tx;
+        let result = render_pixel::<T>(&a.scene, &a.params, pixel, a.samples, &WarpDivergence(a.divergence));
+        // SAFETY: each pixel belongs to exactly one thread of this launch, and
+        // the caller guarantees the buffers' sizes.
+        unsafe {
+            (*a.film.add(pixel as usize)).add(result.sum);
+            AtomicU64::from_ptr(&raw mut (*a.counters).rays).fetch_add(result.rays as u64, Ordering::Relaxed);
+            AtomicU64::from_ptr(&raw mut (*a.counters).invalid_samples)
+                .fetch_add(result.invalid_samples as u64, Ordering::Relaxed);
+        }
+    }
+}

@@ -1,30 +1,82 @@
-//! GPU entry points (NVPTX only). Each is thin: compute the thread's index,
-//! check bounds, call the same function the CPU back ends call.
+//! Every kernel, as a [`Kernel`](crate::kernel::Kernel) over one argument
+//! struct. Each body is thin: find the thread's work item, call the same
+//! stage functions the CPU back ends call.
 //!
-//! Generic kernels are exported once per type argument: per acceleration
-//! structure (`<kernel>_brute`, `<kernel>_bvh`, `<kernel>_kdtree`) so that
-//! each holds one traversal's code, and per shading class for the
-//! wavefront's shading kernels. [`crate::launch`] names them.
+//! The kernels that traverse the scene are compiled once per acceleration
+//! structure, so that each holds one traversal's code; [`AccelKernels`]
+//! names the four of one structure, and [`visit_accel`] picks them for a
+//! structure chosen at run time. The shading kernels are declared by the
+//! table of classes in [`crate::shading`].
 
 pub mod megakernel;
 pub mod raycast;
+pub mod scan;
 pub mod wavefront;
 
-/// Exports the generic kernel `$kernel::<T>` under one name per type `T`.
-macro_rules! export_kernels {
-    ($kernel:ident, $args:tt, [$($name:ident => $t:ty),*]) => {
-        $( $crate::kernels::export_kernels!(@one $kernel, $name, $t, $args); )*
-    };
-    (@one $kernel:ident, $name:ident, $t:ty, ($($arg:ident: $ty:ty),*)) => {
-        /// Entry point (see the generic function it instantiates).
-        ///
-        /// # Safety
-        /// As for the generic kernel function.
-        #[unsafe(no_mangle)]
-        pub unsafe extern "ptx-kernel" fn $name($($arg: $ty),*) {
-            // SAFETY: forwarded unchanged; the caller upholds the contract.
-            unsafe { $kernel::<$t>($($arg),*) }
+use crate::accel::{AccelKind, BruteForce, Bvh, KdTree, Traversal};
+use crate::kernel::EntryPoint;
+use megakernel::{Megakernel, MegakernelArgs};
+use raycast::{Raycast, RaycastArgs};
+use wavefront::{Drain, Extend, WavefrontArgs};
+
+/// The kernels compiled for one acceleration structure.
+pub trait AccelKernels: Traversal {
+    /// The megakernel.
+    type Megakernel: EntryPoint<Args = MegakernelArgs>;
+    /// The ray-casting kernel.
+    type Raycast: EntryPoint<Args = RaycastArgs>;
+    /// The wavefront's extend kernel.
+    type Extend: EntryPoint<Args = WavefrontArgs>;
+    /// The wavefront's tail drain.
+    type Drain: EntryPoint<Args = WavefrontArgs>;
+}
+
+/// Something done with an acceleration structure's kernels, chosen at run
+/// time with [`visit_accel`].
+pub trait AccelVisitor {
+    /// What the visit returns.
+    type Output;
+    /// Does it for structure `A`.
+    fn visit<A: AccelKernels>(self) -> Self::Output;
+}
+
+macro_rules! accel_kernels {
+    ($($kind:ident => $t:ty: $mega:ident, $cast:ident, $extend:ident, $drain:ident;)*) => {
+        $(
+            impl AccelKernels for $t {
+                type Megakernel = Megakernel<$t>;
+                type Raycast = Raycast<$t>;
+                type Extend = Extend<$t>;
+                type Drain = Drain<$t>;
+            }
+        )*
+
+        /// Runs `visitor` with the kernels of structure `kind`.
+        #[inline(always)]
+        pub fn visit_accel<V: AccelVisitor>(kind: AccelKind, visitor: V) -> V::Output {
+            match kind {
+                $(AccelKind::$kind => visitor.visit::<$t>(),)*
+            }
+        }
+
+        crate::kernel::entry_points! {
+            $($mega => Megakernel<$t>, $cast => Raycast<$t>, $extend => Extend<$t>, $drain => Drain<$t>,)*
         }
     };
 }
-pub(crate) use export_kernels;
+
+accel_kernels! {
+    None => BruteForce: megakernel_brute, raycast_brute, wf_extend_brute, wf_drain_brute;
+    Bvh => Bvh: megakernel_bvh, raycast_bvh, wf_extend_bvh, wf_drain_bvh;
+    KdTree => KdTree: megakernel_kdtree, raycast_kdtree, wf_extend_kdtree, wf_drain_kdtree;
+}
+
+/// Every entry point in the PTX, for listings and checks.
+pub fn all_entry_points() -> impl Iterator<Item = &'static str> {
+    ENTRY_POINTS
+        .iter()
+        .chain(wavefront::ENTRY_POINTS)
+        .chain(scan::ENTRY_POINTS)
+        .chain(crate::shading::ENTRY_POINTS)
+        .copied()
+}

@@ -2,34 +2,47 @@
 //! thread per ray. It measures traversal alone (Aila and Laine's method),
 //! separate from shading and path state.
 
-use crate::accel::{BruteForce, Bvh, KdTree, Traversal};
+use crate::accel::Traversal;
 use crate::geometry::Interval;
+use crate::kernel::{Kernel, Thread};
 use crate::launch::RayHit;
 use crate::math::Ray;
 use crate::scene::SceneView;
-use core::arch::nvptx::{_block_dim_x, _block_idx_x, _thread_idx_x};
+use core::marker::PhantomData;
+
+/// The ray-casting kernel's argument.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct RaycastArgs {
+    /// The scene (device pointers).
+    pub scene: SceneView<'static>,
+    /// `count` rays.
+    pub rays: *const Ray,
+    /// Number of rays.
+    pub count: u32,
+    /// `count` results.
+    pub hits: *mut RayHit,
+}
 
 /// Writes `hits[i]` for `rays[i]`, `i < count`.
 ///
-/// # Safety
-/// `rays` and `hits` must hold `count` values in device memory, and the
-/// scene's slices must point to device memory.
-#[inline(always)]
-pub unsafe fn raycast<T: Traversal>(scene: SceneView<'static>, rays: *const Ray, count: u32, hits: *mut RayHit) {
-    // SAFETY: reading the special registers has no preconditions.
-    let i = unsafe { _block_idx_x() * _block_dim_x() + _thread_idx_x() };
-    if i >= count {
-        return;
-    }
-    // SAFETY: `i < count`, and the caller guarantees both buffers hold `count` values.
-    unsafe {
-        let hit = T::closest_hit(&scene, &*rays.add(i as usize), Interval::POSITIVE);
-        *hits.add(i as usize) = RayHit::from_hit(hit.as_ref());
+/// Contract: `rays` and `hits` hold `count` values, and every pointer is
+/// memory of the side that runs the kernel.
+pub struct Raycast<T>(PhantomData<T>);
+
+impl<T: Traversal> Kernel for Raycast<T> {
+    type Args = RaycastArgs;
+
+    #[inline(always)]
+    unsafe fn run(thread: Thread, _phase: u32, a: &RaycastArgs) {
+        let i = thread.global_x();
+        if i >= a.count {
+            return;
+        }
+        // SAFETY: `i < count`, and the caller guarantees both buffers hold `count` values.
+        unsafe {
+            let hit = T::closest_hit(&a.scene, &*a.rays.add(i as usize), Interval::POSITIVE);
+            *a.hits.add(i as usize) = RayHit::from_hit(hit.as_ref());
+        }
     }
 }
-
-super::export_kernels!(
-    raycast,
-    (scene: SceneView<'static>, rays: *const Ray, count: u32, hits: *mut RayHit),
-    [raycast_brute => BruteForce, raycast_bvh => Bvh, raycast_kdtree => KdTree]
-);

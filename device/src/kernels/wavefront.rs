@@ -1,240 +1,306 @@
-//! The wavefront kernels: generate, extend, one shading kernel per class,
-//! and the prefix-sum compaction. Each runs one stage of
-//! [`crate::stages`] for every entry of its queue; paths live in the
-//! [`PathPool`] between launches.
+//! The wavefront's stage kernels: schedule, generate, extend, one shading
+//! kernel per class, and the tail drain (the prefix-sum compaction is in
+//! [`super::scan`]). Each runs one stage of [`crate::stages`] for every
+//! entry of its queue; paths live in the [`PathPool`] between launches.
+//!
+//! Every queue length is read on the device, from the plan that
+//! [`Schedule`] wrote at the start of the iteration or from the queue
+//! counters: the host launches grids of the threads that fit on the GPU at
+//! once, and each thread strides over the queue (persistent threads).
+//! An iteration is therefore a fixed sequence of launches that the host
+//! enqueues without waiting.
+//!
+//! [`Schedule`]: crate::schedule::Schedule
 
-use crate::accel::{BruteForce, Bvh, KdTree, Traversal};
+use crate::accel::Traversal;
 use crate::film::{FixedRgb, is_invalid_sample};
 use crate::integrator::finish_path;
+use crate::kernel::{Kernel, Thread};
 use crate::launch::{Compaction, LaunchCounters};
-use crate::material::{self, Material, Scatter, ScatterInput};
-use crate::observe::{BranchObserver, DivergenceCounters, ShadeClass, Unobserved, WarpDivergence};
-use crate::queue::{PathPool, Queues, SCAN_BLOCK};
+use crate::observe::{BranchObserver, DivergenceCounters, Unobserved, WarpDivergence};
+use crate::queue::{Control, PathPool, Queues};
 use crate::scene::{RenderParams, SceneView};
-use crate::stages::shade::{class_of, escaped, surface};
-use crate::stages::{PathStatus, generate::generate};
-use crate::warp::{active_mask, append, ballot, inclusive_scan, lane_id, lanes_below, match_any};
-use core::arch::nvptx::{_block_dim_x, _block_idx_x, _grid_dim_x, _syncthreads, _thread_idx_x};
+use crate::shading::{ShadeClass, Shader};
+use crate::stages::shade::{escaped, surface};
+use crate::stages::{PathState, PathStatus, generate::generate};
+use crate::warp::{active_mask, append, ballot, match_any};
+use core::marker::PhantomData;
 use core::sync::atomic::{AtomicU64, Ordering};
 
-/// The calling thread's index in a 1D grid.
-#[inline(always)]
-fn global_index() -> u32 {
-    // SAFETY: reading the special registers has no preconditions.
-    unsafe { _block_idx_x() * _block_dim_x() + _thread_idx_x() }
+/// Which pixel-samples the work items are: item `w` is sample
+/// `first_sample + w / pixels` of pixel `first_pixel + w % pixels`. A whole
+/// render is `(0, width × height, 0)`; `wavepath verify` traces single
+/// pixel-samples with `(pixel, 1, sample)`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WorkItems {
+    /// Pixel of item 0.
+    pub first_pixel: u32,
+    /// Pixels per sample round.
+    pub pixels: u32,
+    /// Sample of item 0.
+    pub first_sample: u32,
 }
 
-/// Starts `count` new paths for work items `work_base..` and puts them in
-/// the ray queue from position `out_offset` (after the survivors). Their
-/// slots come from the free ring at `free_head`, or, when `fresh` is set
-/// (the pool is empty), are simply `0..count`: consecutive work items then
-/// sit in consecutive slots and every later access coalesces.
-///
-/// # Safety
-/// The pool and queues must be device memory of the pool's capacity; the
-/// ring must hold `count` free slots from `free_head`, or, with `fresh`,
-/// every slot must be free.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn wf_generate(
-    scene: SceneView<'static>,
-    params: RenderParams,
-    pool: PathPool,
-    queues: Queues,
-    count: u32,
-    free_head: u32,
-    work_base: u64,
-    out_offset: u32,
-    fresh: u32,
-) {
-    let i = global_index();
-    if i >= count {
-        return;
+impl WorkItems {
+    /// The pixel and sample of work item `w`.
+    #[inline(always)]
+    pub fn item(&self, w: u64) -> (u32, u32) {
+        let pixels = self.pixels as u64;
+        (self.first_pixel + (w % pixels) as u32, self.first_sample + (w / pixels) as u32)
     }
-    let pixels = params.width as u64 * params.height as u64;
-    let work = work_base + i as u64;
-    // SAFETY: the caller's contract.
-    unsafe {
-        let slot = if fresh != 0 {
-            i
-        } else {
-            *queues
-                .free_ring
-                .add((free_head.wrapping_add(i) & queues.ring_mask) as usize)
-        };
-        let path = generate(&scene, &params, (work % pixels) as u32, (work / pixels) as u32);
-        pool.store(slot, &path);
-        *queues.rays_in.add((out_offset + i) as usize) = slot;
+}
+
+/// The one argument of every wavefront kernel: the render, the state and
+/// the outputs. Between iterations the host only exchanges the two ray
+/// queues ([`Queues::swapped`]).
+///
+/// Contract: every pointer is memory of the side that runs the kernels;
+/// the pool and queues were laid out for the same capacity as the
+/// schedule's; `film` holds one value per image pixel, `counters` and
+/// `control` one value; `divergence` is null or [`ShadeClass::COUNT`] values.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct WavefrontArgs {
+    /// The scene.
+    pub scene: SceneView<'static>,
+    /// Size, depth, seed, roulette and view.
+    pub params: RenderParams,
+    /// Path state.
+    pub pool: PathPool,
+    /// Ray, shading and free-slot queues.
+    pub queues: Queues,
+    /// Schedule and queue counters.
+    pub control: *mut Control,
+    /// One fixed-point sum per pixel.
+    pub film: *mut FixedRgb,
+    /// Rays traced by the drain, and invalid samples.
+    pub counters: *mut LaunchCounters,
+    /// Per shading class, lanes at the material branch; null: not counted.
+    pub divergence: *mut DivergenceCounters,
+    /// Which pixel-samples the work items are.
+    pub work: WorkItems,
+    /// How survivors are gathered.
+    pub compaction: Compaction,
+    /// One record per iteration, for the launch profile ([`Plan`] writes it).
+    pub log: *mut IterationRecord,
+    /// Records `log` holds; later iterations are not recorded.
+    pub log_len: u32,
+    /// Padding.
+    pub _pad: u32,
+}
+
+/// What one iteration did: the plan's counts and the shading queues'
+/// lengths. The host reads these back after the render to give each
+/// launch of its profile the number of items it processed.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IterationRecord {
+    /// New paths generated.
+    pub generate: u32,
+    /// Rays traced and shaded.
+    pub trace: u32,
+    /// Paths finished by the drain.
+    pub drain: u32,
+    /// Entries of each shading queue.
+    pub shade: [u32; ShadeClass::COUNT],
+}
+
+// SAFETY: `#[repr(C)]`, u32 fields only, hence no padding.
+unsafe impl crate::kernel::Plain for IterationRecord {}
+
+impl WavefrontArgs {
+    /// The schedule's plan and the counters.
+    ///
+    /// # Safety
+    /// `control` must be valid (the contract) and not written concurrently.
+    #[inline(always)]
+    unsafe fn control(&self) -> &Control {
+        // SAFETY: the caller's contract.
+        unsafe { &*self.control }
+    }
+}
+
+/// Calls `f` for every `i < count`, strided over the grid.
+#[inline(always)]
+fn grid_stride(thread: &Thread, count: u32, mut f: impl FnMut(u32)) {
+    let stride = thread.grid_threads_x();
+    let mut i = thread.global_x();
+    while i < count {
+        f(i);
+        i += stride;
+    }
+}
+
+/// Plans the iteration (one thread): [`crate::schedule::Schedule::plan`],
+/// and logs the plan and the last iteration's shading-queue lengths.
+pub struct Plan;
+
+impl Kernel for Plan {
+    type Args = WavefrontArgs;
+
+    #[inline(always)]
+    unsafe fn run(thread: Thread, _phase: u32, a: &WavefrontArgs) {
+        if thread.global_x() != 0 {
+            return;
+        }
+        // SAFETY: the only thread touching the control block and the log
+        // now; records are written below `log_len` only.
+        unsafe {
+            let control = &mut *a.control;
+            let it = control.schedule.iteration;
+            if it > 0 && it - 1 < a.log_len {
+                (*a.log.add(it as usize - 1)).shade = control.counters.shade;
+            }
+            control.schedule.plan(&mut control.counters);
+            if it < a.log_len {
+                let s = &control.schedule;
+                *a.log.add(it as usize) = IterationRecord {
+                    generate: s.generate,
+                    trace: s.trace,
+                    drain: s.drain,
+                    shade: [0; ShadeClass::COUNT],
+                };
+            }
+        }
+    }
+}
+
+/// Starts the planned new paths: work items `next_work - generate ..` go to
+/// slots from the free ring (or `0..generate` on a fresh start) and to the
+/// ray queue after the survivors.
+pub struct Generate;
+
+impl Kernel for Generate {
+    type Args = WavefrontArgs;
+
+    #[inline(always)]
+    unsafe fn run(thread: Thread, _phase: u32, a: &WavefrontArgs) {
+        // SAFETY: the contract of `WavefrontArgs`; the plan keeps every
+        // index below the capacity.
+        unsafe {
+            let s = a.control().schedule;
+            let (base, head) = (s.next_work - s.generate as u64, s.free_head.wrapping_sub(s.generate));
+            grid_stride(&thread, s.generate, |i| {
+                let slot = if s.fresh != 0 {
+                    i
+                } else {
+                    *a.queues.free_ring.add((head.wrapping_add(i) & a.queues.ring_mask) as usize)
+                };
+                let (pixel, sample) = a.work.item(base + i as u64);
+                a.pool.store(slot, &generate(&a.scene, &a.params, pixel, sample));
+                *a.queues.rays_in.add((s.survivors + i) as usize) = slot;
+            });
+        }
     }
 }
 
 /// Traces the ray of every path in the ray queue and routes each into the
 /// queue of its shading class (warp-aggregated atomics).
-///
-/// # Safety
-/// As for [`wf_generate`]; `count` entries of `rays_in` are valid.
-#[inline(always)]
-unsafe fn wf_extend<T: Traversal>(scene: SceneView<'static>, pool: PathPool, queues: Queues, count: u32) {
-    let i = global_index();
-    if i >= count {
-        return;
-    }
-    // SAFETY: the caller's contract.
-    unsafe {
-        let slot = *queues.rays_in.add(i as usize);
-        let ray = pool.ray(slot);
-        let hit = T::closest_hit(&scene, &ray, crate::geometry::Interval::POSITIVE);
-        let class = match &hit {
-            None => ShadeClass::Escaped,
-            Some(h) => {
-                pool.store_hit(slot, h);
-                class_of(&scene.materials.as_slice()[h.material as usize])
-            }
-        };
-        *pool.queue_pos.add(slot as usize) = i;
-        let group = match_any(active_mask(), class as u32);
-        let k = class as usize;
-        append(
-            &raw mut (*queues.counters).shade[k],
-            group,
-            slot,
-            queues.shade[k],
-            u32::MAX,
-        );
-    }
-}
+pub struct Extend<T>(PhantomData<T>);
 
-crate::kernels::export_kernels!(
-    wf_extend,
-    (scene: SceneView<'static>, pool: PathPool, queues: Queues, count: u32),
-    [wf_extend_brute => BruteForce, wf_extend_bvh => Bvh, wf_extend_kdtree => KdTree]
-);
+impl<T: Traversal> Kernel for Extend<T> {
+    type Args = WavefrontArgs;
 
-/// One shading class: which queue it drains and how it scatters.
-pub trait Shader {
-    /// The class (and queue).
-    const CLASS: ShadeClass;
-    /// The scattering function of the class (unused for escaped paths).
-    fn scatter(material: &Material, input: &ScatterInput) -> Scatter;
-}
-
-/// Lambertian surfaces.
-pub struct DiffuseShader;
-/// Metals.
-pub struct MetalShader;
-/// Dielectrics.
-pub struct DielectricShader;
-/// Pure emitters.
-pub struct EmissiveShader;
-/// Escaped rays.
-pub struct EscapedShader;
-
-macro_rules! shader {
-    ($t:ty, $class:expr, $f:path) => {
-        impl Shader for $t {
-            const CLASS: ShadeClass = $class;
-            #[inline(always)]
-            fn scatter(material: &Material, input: &ScatterInput) -> Scatter {
-                $f(material, input)
-            }
+    #[inline(always)]
+    unsafe fn run(thread: Thread, _phase: u32, a: &WavefrontArgs) {
+        // SAFETY: the contract of `WavefrontArgs`; queue entries are slots.
+        unsafe {
+            let count = a.control().schedule.trace;
+            // NOTE: indexed at run time, so copied out of the kernel
+            // parameter: indexing the parameter itself would copy all of it
+            // to local memory.
+            let shade_queues = a.queues.shade;
+            grid_stride(&thread, count, |i| {
+                let slot = *a.queues.rays_in.add(i as usize);
+                let ray = a.pool.ray(slot);
+                let hit = T::closest_hit(&a.scene, &ray, crate::geometry::Interval::POSITIVE);
+                let class = match &hit {
+                    None => ShadeClass::Escaped,
+                    Some(h) => {
+                        a.pool.store_hit(slot, h);
+                        a.scene.materials.as_slice()[h.material as usize].kind.class()
+                    }
+                };
+                *a.pool.queue_pos.add(slot as usize) = i;
+                let group = match_any(active_mask(), class as u32);
+                let k = class as usize;
+                append(
+                    &raw mut (*a.control).counters.shade[k],
+                    group,
+                    slot,
+                    shade_queues[k],
+                    u32::MAX,
+                );
+            });
         }
-    };
+    }
 }
-shader!(DiffuseShader, ShadeClass::Diffuse, material::diffuse::scatter);
-shader!(MetalShader, ShadeClass::Metal, material::metal::scatter);
-shader!(DielectricShader, ShadeClass::Dielectric, material::dielectric::scatter);
-shader!(EmissiveShader, ShadeClass::Emissive, material::absorb);
-shader!(EscapedShader, ShadeClass::Escaped, material::absorb);
 
-/// Shades every path in class `S`'s queue, then either passes it on
-/// (atomic append or an alive flag, by `compaction`) or finishes it: its
+/// Shades every path in class `S`'s queue, then passes it on (atomic
+/// append, or an alive flag for the prefix sum) or finishes it: its
 /// radiance goes into the film and its slot back to the free ring.
-///
-/// # Safety
-/// As for [`wf_generate`]; `film` holds one value per pixel, `counters` one
-/// value; `divergence` is null or one value.
-#[inline(always)]
-// NOTE: the parameters are the kernel's launch arguments, one for one.
-#[allow(clippy::too_many_arguments)]
-unsafe fn wf_shade<S: Shader>(
-    scene: SceneView<'static>,
-    params: RenderParams,
-    pool: PathPool,
-    queues: Queues,
-    compaction: Compaction,
-    film: *mut FixedRgb,
-    counters: *mut LaunchCounters,
-    divergence: *mut DivergenceCounters,
-) {
-    // SAFETY: the caller's contract.
-    unsafe {
+pub struct Shade<S>(PhantomData<S>);
+
+impl<S: Shader> Kernel for Shade<S> {
+    type Args = WavefrontArgs;
+
+    #[inline(always)]
+    unsafe fn run(thread: Thread, _phase: u32, a: &WavefrontArgs) {
         let k = S::CLASS as usize;
-        // The queue's length is only known on the device: a grid sized for
-        // the resident threads strides over it, so an empty queue costs one
-        // short launch.
-        let count = (*queues.counters).shade[k];
-        let stride = _grid_dim_x() * _block_dim_x();
-        let mut i = global_index();
-        while i < count {
-            shade_one::<S>(
-                &scene, &params, &pool, &queues, compaction, film, counters, divergence, i,
-            );
-            i += stride;
+        let divergence = WarpDivergence(if a.divergence.is_null() {
+            a.divergence
+        } else {
+            // SAFETY: a non-null buffer holds one value per class.
+            unsafe { a.divergence.add(k) }
+        });
+        // SAFETY: the contract of `WavefrontArgs`; queue entries are slots
+        // and every slot's `queue_pos` is within this iteration's ray queue.
+        unsafe {
+            let count = a.control().counters.shade[k];
+            grid_stride(&thread, count, |i| {
+                let slot = *a.queues.shade[k].add(i as usize);
+                let mut path = a.pool.load(slot);
+                divergence.material_branch(S::CLASS);
+                let status = if S::CLASS == ShadeClass::Escaped {
+                    escaped(&a.scene, &mut path)
+                } else {
+                    let hit = a.pool.hit(slot, &path.ray);
+                    let m = &a.scene.materials.as_slice()[hit.material as usize];
+                    surface(&a.params, &mut path, &hit, m, S::scatter)
+                };
+                let keep = status == PathStatus::Continue;
+                if keep {
+                    a.pool.store_shaded(slot, &path);
+                } else {
+                    deposit(&path, a.film, a.counters);
+                }
+                pass_on(a, slot, keep);
+            });
         }
     }
 }
 
-/// Shades entry `i` of class `S`'s queue.
+/// Hands a shaded path to the compaction: survivors to the next ray queue,
+/// finished paths' slots to the free ring.
 ///
 /// # Safety
-/// As for [`wf_shade`], with `i` below the queue's length.
+/// As for [`Shade`]'s run, for `slot` of this iteration's ray queue.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-unsafe fn shade_one<S: Shader>(
-    scene: &SceneView<'static>,
-    params: &RenderParams,
-    pool: &PathPool,
-    queues: &Queues,
-    compaction: Compaction,
-    film: *mut FixedRgb,
-    counters: *mut LaunchCounters,
-    divergence: *mut DivergenceCounters,
-    i: u32,
-) {
+unsafe fn pass_on(a: &WavefrontArgs, slot: u32, keep: bool) {
     // SAFETY: the caller's contract.
     unsafe {
-        let k = S::CLASS as usize;
-        let slot = *queues.shade[k].add(i as usize);
-        let mut path = pool.load(slot);
-        WarpDivergence(divergence).material_branch(S::CLASS);
-        let status = if S::CLASS == ShadeClass::Escaped {
-            escaped(scene, &mut path)
-        } else {
-            let hit = pool.hit(slot, &path.ray);
-            let m = &scene.materials.as_slice()[hit.material as usize];
-            surface(params, &mut path, &hit, m, S::scatter)
-        };
-        let keep = status == PathStatus::Continue;
-        if keep {
-            pool.store_shaded(slot, &path);
-        } else {
-            deposit(&path, film, counters);
-        }
-        match compaction {
-            Compaction::PrefixSum => *queues.alive.add(*pool.queue_pos.add(slot as usize) as usize) = keep as u32,
+        match a.compaction {
+            Compaction::PrefixSum => *a.queues.alive.add(*a.pool.queue_pos.add(slot as usize) as usize) = keep as u32,
             Compaction::AtomicAppend => {
                 let active = active_mask();
                 let keepers = ballot(active, keep);
+                let counters = &raw mut (*a.control).counters;
                 if keep {
-                    append(
-                        &raw mut (*queues.counters).rays_out,
-                        keepers,
-                        slot,
-                        queues.rays_out,
-                        u32::MAX,
-                    );
+                    append(&raw mut (*counters).rays_out, keepers, slot, a.queues.rays_out, u32::MAX);
                 } else {
-                    let ring = &raw mut (*queues.counters).free_tail;
-                    append(ring, active & !keepers, slot, queues.free_ring, queues.ring_mask);
+                    let ring = &raw mut (*counters).free_tail;
+                    append(ring, active & !keepers, slot, a.queues.free_ring, a.queues.ring_mask);
                 }
             }
         }
@@ -247,7 +313,7 @@ unsafe fn shade_one<S: Shader>(
 /// # Safety
 /// `film` holds the path's pixel; `counters` is one value.
 #[inline(always)]
-unsafe fn deposit(path: &crate::stages::PathState, film: *mut FixedRgb, counters: *mut LaunchCounters) {
+unsafe fn deposit(path: &PathState, film: *mut FixedRgb, counters: *mut LaunchCounters) {
     // SAFETY: the caller's contract.
     unsafe {
         if is_invalid_sample(path.radiance) {
@@ -262,177 +328,32 @@ unsafe fn deposit(path: &crate::stages::PathState, film: *mut FixedRgb, counters
     }
 }
 
-crate::kernels::export_kernels!(
-    wf_shade,
-    (
-        scene: SceneView<'static>,
-        params: RenderParams,
-        pool: PathPool,
-        queues: Queues,
-        compaction: Compaction,
-        film: *mut FixedRgb,
-        counters: *mut LaunchCounters,
-        divergence: *mut DivergenceCounters
-    ),
-    [
-        wf_shade_diffuse => DiffuseShader,
-        wf_shade_metal => MetalShader,
-        wf_shade_dielectric => DielectricShader,
-        wf_shade_emissive => EmissiveShader,
-        wf_shade_escaped => EscapedShader
-    ]
-);
-
 /// The tail drain: once every sample has been issued and few paths remain,
 /// each remaining path is traced to its end by one thread (extend and shade
-/// in a loop, as the megakernel does), instead of paying a full iteration of
-/// launches and a host synchronisation per remaining bounce.
-///
-/// # Safety
-/// As for [`wf_shade`]; `count` entries of `rays_in` are valid.
-#[inline(always)]
-unsafe fn wf_drain<T: Traversal>(
-    scene: SceneView<'static>,
-    params: RenderParams,
-    pool: PathPool,
-    queues: Queues,
-    count: u32,
-    film: *mut FixedRgb,
-    counters: *mut LaunchCounters,
-) {
-    let i = global_index();
-    if i >= count {
-        return;
-    }
-    // SAFETY: the caller's contract.
-    unsafe {
-        let slot = *queues.rays_in.add(i as usize);
-        let mut path = pool.load(slot);
-        let rays = finish_path::<T>(&scene, &params, &mut path, &Unobserved, |_, _| {});
-        deposit(&path, film, counters);
-        AtomicU64::from_ptr(&raw mut (*counters).rays).fetch_add(rays as u64, Ordering::Relaxed);
-    }
-}
+/// in a loop, as the megakernel does), instead of paying a full iteration
+/// of launches per remaining bounce.
+pub struct Drain<T>(PhantomData<T>);
 
-crate::kernels::export_kernels!(
-    wf_drain,
-    (
-        scene: SceneView<'static>,
-        params: RenderParams,
-        pool: PathPool,
-        queues: Queues,
-        count: u32,
-        film: *mut FixedRgb,
-        counters: *mut LaunchCounters
-    ),
-    [wf_drain_brute => BruteForce, wf_drain_bvh => Bvh, wf_drain_kdtree => KdTree]
-);
+impl<T: Traversal> Kernel for Drain<T> {
+    type Args = WavefrontArgs;
 
-/// Whether ray-queue position `i` holds a continuing path.
-#[inline(always)]
-unsafe fn alive_at(queues: &Queues, i: u32, n: u32) -> bool {
-    // SAFETY: `i < n` entries of `alive` are valid.
-    i < n && unsafe { *queues.alive.add(i as usize) } != 0
-}
-
-/// Prefix sum, step 1 (blocks of [`SCAN_BLOCK`] threads over `n` flags):
-/// per-warp exclusive offsets within each block and per-block totals.
-///
-/// # Safety
-/// The queues must be device memory sized for at least `n` entries.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn wf_scan_count(queues: Queues, n: u32) {
-    // SAFETY: the caller's contract; every thread reaches the barrier.
-    unsafe {
-        let (block, tid) = (_block_idx_x(), _thread_idx_x());
-        let flag = alive_at(&queues, block * SCAN_BLOCK + tid, n);
-        let votes = ballot(u32::MAX, flag);
-        let (warp, lane) = (tid / 32, lane_id());
-        let warps = queues.scan_warps.add((block * 32) as usize);
-        if lane == 0 {
-            *warps.add(warp as usize) = votes.count_ones();
-        }
-        _syncthreads();
-        if warp == 0 {
-            let c = *warps.add(lane as usize);
-            let inclusive = inclusive_scan(c);
-            *warps.add(lane as usize) = inclusive - c;
-            if lane == 31 {
-                *queues.scan_blocks.add(block as usize) = inclusive;
-            }
+    #[inline(always)]
+    unsafe fn run(thread: Thread, _phase: u32, a: &WavefrontArgs) {
+        // SAFETY: the contract of `WavefrontArgs`; queue entries are slots.
+        unsafe {
+            let count = a.control().schedule.drain;
+            grid_stride(&thread, count, |i| {
+                let slot = *a.queues.rays_in.add(i as usize);
+                let mut path = a.pool.load(slot);
+                let rays = finish_path::<T>(&a.scene, &a.params, &mut path, &Unobserved, |_, _| {});
+                deposit(&path, a.film, a.counters);
+                AtomicU64::from_ptr(&raw mut (*a.counters).rays).fetch_add(rays as u64, Ordering::Relaxed);
+            });
         }
     }
 }
 
-/// Prefix sum, step 2 (one block of [`SCAN_BLOCK`] threads): turns the
-/// `blocks` block totals into exclusive offsets, sets the survivor count and
-/// reserves the dead paths' places in the free ring.
-///
-/// # Safety
-/// As for [`wf_scan_count`], after it ran over the same `n`.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn wf_scan_blocks(queues: Queues, blocks: u32, n: u32) {
-    // SAFETY: the caller's contract; every thread reaches the barriers.
-    unsafe {
-        let tid = _thread_idx_x();
-        let per = blocks.div_ceil(SCAN_BLOCK);
-        let (start, end) = ((tid * per).min(blocks), ((tid + 1) * per).min(blocks));
-        let mut local = 0;
-        for j in start..end {
-            local += *queues.scan_blocks.add(j as usize);
-        }
-        let inclusive = inclusive_scan(local);
-        let (warp, lane) = (tid / 32, lane_id());
-        let scratch = queues.scan_blocks.add(blocks as usize);
-        if lane == 31 {
-            *scratch.add(warp as usize) = inclusive;
-        }
-        _syncthreads();
-        if warp == 0 {
-            let v = *scratch.add(lane as usize);
-            *scratch.add(lane as usize) = inclusive_scan(v) - v;
-        }
-        _syncthreads();
-        let exclusive = *scratch.add(warp as usize) + inclusive - local;
-        let mut running = exclusive;
-        for j in start..end {
-            let c = *queues.scan_blocks.add(j as usize);
-            *queues.scan_blocks.add(j as usize) = running;
-            running += c;
-        }
-        if tid == SCAN_BLOCK - 1 {
-            let total = exclusive + local;
-            let c = &mut *queues.counters;
-            c.rays_out = total;
-            c.free_base = c.free_tail;
-            c.free_tail = c.free_tail.wrapping_add(n - total);
-        }
-    }
-}
-
-/// Prefix sum, step 3: survivors to the next ray queue in their previous
-/// order, finished paths' slots to the free ring.
-///
-/// # Safety
-/// As for [`wf_scan_count`], after steps 1 and 2 ran over the same `n`.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn wf_scan_scatter(queues: Queues, n: u32) {
-    // SAFETY: the caller's contract.
-    unsafe {
-        let (block, tid) = (_block_idx_x(), _thread_idx_x());
-        let i = block * SCAN_BLOCK + tid;
-        let flag = alive_at(&queues, i, n);
-        let votes = ballot(u32::MAX, flag);
-        let warp_offset = *queues.scan_warps.add((block * 32 + tid / 32) as usize);
-        let alive_pos = *queues.scan_blocks.add(block as usize) + warp_offset + (votes & lanes_below()).count_ones();
-        if i < n {
-            let slot = *queues.rays_in.add(i as usize);
-            if flag {
-                *queues.rays_out.add(alive_pos as usize) = slot;
-            } else {
-                let dead_pos = (*queues.counters).free_base.wrapping_add(i - alive_pos);
-                *queues.free_ring.add((dead_pos & queues.ring_mask) as usize) = slot;
-            }
-        }
-    }
+crate::kernel::entry_points! {
+    wf_plan => Plan,
+    wf_generate => Generate,
 }

@@ -3,32 +3,21 @@
 //! Each material class has its own module and its own `scatter` function, so
 //! the wavefront back end can run one shading kernel per class without
 //! divergence; [`scatter`] dispatches on the class for the megakernel and the
-//! CPU back ends.
+//! CPU back ends. The classes themselves are declared once, in
+//! [`crate::shading`].
 
 pub mod dielectric;
 pub mod diffuse;
 pub mod fresnel;
 pub mod metal;
 
-use crate::geometry::Hit;
+use crate::geometry::ShadingHit;
 use crate::math::{Ray, Rgb, Vec3};
 use crate::rng::PathRng;
 
 pub use fresnel::FresnelModel;
 
-/// The material classes (one shading kernel each on the wavefront back end).
-#[repr(u32)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MaterialKind {
-    /// Lambertian reflector, cosine-weighted sampling.
-    Diffuse = 0,
-    /// Mirror reflection perturbed inside a roughness ball.
-    Metal = 1,
-    /// Glass-like: Fresnel reflect-or-refract with Beer–Lambert absorption.
-    Dielectric = 2,
-    /// A pure emitter: emits on its front face and absorbs every path.
-    Emissive = 3,
-}
+pub use crate::shading::{MaterialKind, scatter};
 
 /// A material as the device reads it. Fields that a class does not use are
 /// ignored (and written as zero by the host).
@@ -74,7 +63,7 @@ pub struct ScatterInput<'a> {
     /// The ray that arrived.
     pub ray: &'a Ray,
     /// Where it hit.
-    pub hit: &'a Hit,
+    pub hit: &'a ShadingHit,
     /// The path's random stream.
     pub rng: PathRng,
     /// Which bounce this is (keys the random numbers).
@@ -90,17 +79,6 @@ pub const RAY_OFFSET_SCALE: f32 = 3.0e-5;
 #[inline(always)]
 pub fn offset_origin(point: Vec3, normal: Vec3) -> Vec3 {
     point + normal * (RAY_OFFSET_SCALE * (1.0 + point.max_abs_component()))
-}
-
-/// Scatters a path at a surface of `material`, dispatching on its class.
-#[inline(always)]
-pub fn scatter(material: &Material, input: &ScatterInput) -> Scatter {
-    match material.kind {
-        MaterialKind::Diffuse => diffuse::scatter(material, input),
-        MaterialKind::Metal => metal::scatter(material, input),
-        MaterialKind::Dielectric => dielectric::scatter(material, input),
-        MaterialKind::Emissive => absorb(material, input),
-    }
 }
 
 /// Pure emitters scatter nothing: every path ends.

@@ -23,7 +23,6 @@ pub fn generate(scene: &SceneView, params: &RenderParams, pixel: u32, sample: u3
         radiance: Rgb::BLACK,
         rng,
         pixel,
-        sample,
         bounce: 0,
     }
 }

@@ -24,8 +24,6 @@ pub struct PathState {
     pub rng: PathRng,
     /// Linear pixel index (`y * width + x`).
     pub pixel: u32,
-    /// Sample index within the pixel.
-    pub sample: u32,
     /// Segments traced before the current one.
     pub bounce: u32,
 }

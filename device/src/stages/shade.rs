@@ -6,8 +6,8 @@
 //! dispatching [`material::scatter`].
 
 use super::{PathState, PathStatus};
-use crate::geometry::Hit;
-use crate::material::{self, Material, MaterialKind, Scatter, ScatterInput};
+use crate::geometry::{Hit, ShadingHit};
+use crate::material::{self, Material, Scatter, ScatterInput};
 use crate::observe::{BranchObserver, ShadeClass};
 use crate::rng::Dim;
 use crate::scene::{RenderParams, SceneView};
@@ -29,7 +29,7 @@ pub fn escaped(scene: &SceneView, path: &mut PathState) -> PathStatus {
 pub fn surface(
     params: &RenderParams,
     path: &mut PathState,
-    hit: &Hit,
+    hit: &ShadingHit,
     material: &Material,
     scatter: impl Fn(&Material, &ScatterInput) -> Scatter,
 ) -> PathStatus {
@@ -61,17 +61,6 @@ pub fn surface(
     PathStatus::Continue
 }
 
-/// The shading class of a material.
-#[inline(always)]
-pub fn class_of(material: &Material) -> ShadeClass {
-    match material.kind {
-        MaterialKind::Diffuse => ShadeClass::Diffuse,
-        MaterialKind::Metal => ShadeClass::Metal,
-        MaterialKind::Dielectric => ShadeClass::Dielectric,
-        MaterialKind::Emissive => ShadeClass::Emissive,
-    }
-}
-
 /// Shades one path after [`super::extend::extend`], whatever it hit,
 /// telling `observer` which class's code it runs.
 #[inline(always)]
@@ -89,8 +78,8 @@ pub fn shade(
         }
         Some(hit) => {
             let material = &scene.materials.as_slice()[hit.material as usize];
-            observer.material_branch(class_of(material));
-            surface(params, path, &hit, material, material::scatter)
+            observer.material_branch(material.kind.class());
+            surface(params, path, &hit.shading(), material, material::scatter)
         }
     }
 }

@@ -5,13 +5,15 @@
 //! | `cpu-serial` | one thread, pixel after pixel                         |
 //! | `cpu`        | rows spread over all cores by rayon (work stealing)   |
 //! | `gpu-mega`   | one GPU thread per pixel traces whole paths           |
-//! | `gpu-wave`   | one kernel per stage over queues; the host runs the loop |
+//! | `gpu-wave`   | one kernel per stage over queues; the device schedules |
+//! | `cpu-wave`   | the same wavefront kernels emulated on the host, serially |
 //!
 //! Every back end returns the fixed-point film ([`device::film::FixedRgb`]
 //! per pixel), so their images can be compared bit for bit.
 
 pub mod cpu;
 pub mod gpu;
+pub mod wavefront;
 
 use crate::scene::Scene;
 use device::camera::Camera;
@@ -19,7 +21,7 @@ use device::film::FixedRgb;
 use device::scene::RenderParams;
 use gpu::megakernel::MegakernelConfig;
 use gpu::profile::GpuProfile;
-use gpu::wavefront::WavefrontConfig;
+use wavefront::WavefrontConfig;
 use std::time::Duration;
 
 /// Which back end renders.
@@ -34,6 +36,8 @@ pub enum BackendKind {
     GpuMega,
     /// The GPU wavefront.
     GpuWave,
+    /// The wavefront's kernels emulated on the host (a correctness tool).
+    CpuWave,
 }
 
 impl BackendKind {
@@ -44,6 +48,7 @@ impl BackendKind {
             BackendKind::Cpu => "cpu",
             BackendKind::GpuMega => "gpu-mega",
             BackendKind::GpuWave => "gpu-wave",
+            BackendKind::CpuWave => "cpu-wave",
         }
     }
 
@@ -51,10 +56,15 @@ impl BackendKind {
     pub fn is_gpu(self) -> bool {
         matches!(self, BackendKind::GpuMega | BackendKind::GpuWave)
     }
+
+    /// True for the wavefront back ends (which take the wavefront's settings).
+    pub fn is_wavefront(self) -> bool {
+        matches!(self, BackendKind::GpuWave | BackendKind::CpuWave)
+    }
 }
 
 /// Tuning knobs of the back ends; each uses its own.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct BackendOptions {
     /// CPU threads for `cpu` (0: one per core).
     pub threads: usize,
@@ -62,7 +72,7 @@ pub struct BackendOptions {
     pub cpu_schedule: cpu::CpuSchedule,
     /// Launch configuration for `gpu-mega`.
     pub megakernel: MegakernelConfig,
-    /// Configuration for `gpu-wave`.
+    /// Configuration for `gpu-wave` and `cpu-wave`.
     pub wavefront: WavefrontConfig,
 }
 

@@ -4,7 +4,7 @@
 
 use crate::accel::AccelChoice;
 use crate::backend::cpu::CpuSchedule;
-use crate::backend::gpu::wavefront::{Capacity, Schedule, compaction_label};
+use crate::backend::wavefront::{Capacity, Schedule, compaction_label};
 use crate::backend::{BackendKind, BackendOptions};
 use crate::render::Overrides;
 use clap::ValueEnum;
@@ -33,6 +33,8 @@ pub enum Param {
     Tile,
     /// Wavefront schedule.
     Schedule,
+    /// Wavefront refill threshold, a fraction of the slots.
+    Refill,
     /// Wavefront compaction.
     Compaction,
     /// Wavefront pool capacity: `"auto"`, `"2^K"` or a power of two.
@@ -56,7 +58,7 @@ pub enum Param {
 
 /// The plain parameters and their names in configs and reports, in the
 /// order reports list them.
-pub const PLAIN_PARAMS: [(&str, Param); 17] = [
+pub const PLAIN_PARAMS: [(&str, Param); 18] = [
     ("size", Param::Size),
     ("spp", Param::Spp),
     ("depth", Param::Depth),
@@ -66,6 +68,7 @@ pub const PLAIN_PARAMS: [(&str, Param); 17] = [
     ("samples_per_launch", Param::SamplesPerLaunch),
     ("tile", Param::Tile),
     ("schedule", Param::Schedule),
+    ("refill", Param::Refill),
     ("compaction", Param::Compaction),
     ("capacity", Param::Capacity),
     ("wave_block", Param::WaveBlock),
@@ -86,6 +89,8 @@ pub fn plain_names() -> Vec<&'static str> {
 pub enum Value {
     /// A whole number.
     Count(u32),
+    /// A fraction from 0 to 1.
+    Fraction(f32),
     /// Width × height.
     Size((u32, u32)),
     /// A tile, or the whole image.
@@ -133,9 +138,12 @@ impl Param {
         use BackendKind::*;
         match self {
             Param::Block | Param::SamplesPerLaunch | Param::Tile => backend == GpuMega,
-            Param::Schedule | Param::Compaction | Param::Capacity | Param::WaveBlock | Param::DrainBelow => {
-                backend == GpuWave
-            }
+            Param::Schedule
+            | Param::Refill
+            | Param::Compaction
+            | Param::Capacity
+            | Param::WaveBlock
+            | Param::DrainBelow => backend.is_wavefront(),
             Param::Threads | Param::CpuSchedule => backend == Cpu,
             Param::CountDivergence => backend.is_gpu(),
             _ => true,
@@ -169,6 +177,12 @@ impl Param {
             Param::Seed | Param::DrainBelow | Param::Threads => Value::Count(count(0)?),
             Param::Accel => Value::Accel(choice(text()?)?),
             Param::Schedule => Value::Schedule(choice(text()?)?),
+            Param::Refill => Value::Fraction(
+                v.as_float()
+                    .or_else(|| v.as_integer().map(|n| n as f64))
+                    .filter(|f| (0.0..=1.0).contains(f))
+                    .ok_or_else(|| format!("expected a fraction from 0 to 1, got {v}"))? as f32,
+            ),
             Param::Compaction => Value::Compaction(choice::<crate::cli::CompactionArg>(text()?)?.mode()),
             Param::Capacity => Value::Capacity(match v {
                 toml::Value::Integer(n) => crate::cli::parse_capacity(&n.to_string())?,
@@ -312,6 +326,7 @@ impl RunSpec {
             (Param::SamplesPerLaunch, Value::Count(n)) => m.samples_per_launch = n,
             (Param::Tile, Value::Tile(t)) => m.tile = t,
             (Param::Schedule, Value::Schedule(v)) => w.schedule = v,
+            (Param::Refill, Value::Fraction(f)) => w.refill = f,
             (Param::Compaction, Value::Compaction(v)) => w.compaction = v,
             (Param::Capacity, Value::Capacity(v)) => w.capacity = v,
             (Param::WaveBlock, Value::Count(n)) => w.block = n,
@@ -335,7 +350,7 @@ impl RunSpec {
     pub fn validate(&self) -> Result<(), String> {
         match self.backend {
             BackendKind::GpuMega => self.options.megakernel.validate(),
-            BackendKind::GpuWave => self.options.wavefront.validate(),
+            BackendKind::GpuWave | BackendKind::CpuWave => self.options.wavefront.validate(),
             BackendKind::Cpu => match self.options.threads {
                 0..=MAX_CPU_THREADS => Ok(()),
                 n => Err(format!("threads: at most {MAX_CPU_THREADS}, got {n}")),
@@ -352,6 +367,7 @@ pub const MAX_CPU_THREADS: usize = 1024;
 pub fn describe(v: &Value) -> String {
     match v {
         Value::Count(n) => n.to_string(),
+        Value::Fraction(f) => f.to_string(),
         Value::Size((w, h)) => format!("{w}x{h}"),
         Value::Tile(None) => "full".into(),
         Value::Tile(Some((w, h))) => format!("{w}x{h}"),

@@ -58,6 +58,8 @@ pub fn estimate_s(spec: &RunSpec) -> f64 {
         BackendKind::CpuSerial => CPU_RAYS_PER_S_PER_THREAD,
         BackendKind::Cpu => CPU_RAYS_PER_S_PER_THREAD * threads as f64,
         BackendKind::GpuMega | BackendKind::GpuWave => GPU_RAYS_PER_S,
+        // Serial, and every thread of every launch, empty or not.
+        BackendKind::CpuWave => CPU_RAYS_PER_S_PER_THREAD / 4.0,
     }
 }
 

@@ -63,6 +63,9 @@ pub struct RunRow {
     pub tile: Option<String>,
     /// Wavefront schedule.
     pub schedule: Option<String>,
+    /// Wavefront refill threshold (regenerate), a fraction of the slots.
+    #[serde(default)]
+    pub refill: Option<f32>,
     /// Wavefront compaction.
     pub compaction: Option<String>,
     /// Wavefront pool capacity as asked for (`auto` or `2^K`).

@@ -8,7 +8,7 @@ use super::records::{KernelRow, Overhead, RunRow};
 use super::scenes::describe_fields;
 use crate::backend::gpu::Gpu;
 use crate::backend::gpu::profile::GpuProfile;
-use crate::backend::gpu::wavefront::compaction_label;
+use crate::backend::wavefront::{Schedule, compaction_label};
 use crate::backend::{BackendKind, RenderOutput};
 use crate::provenance::{Provenance, now};
 
@@ -71,6 +71,7 @@ pub fn run_row(origin: &Origin, r: &Rendered, out: &RenderOutput) -> RunRow {
     let spec = &r.run.spec;
     let (mega, wave) = (&spec.options.megakernel, &spec.options.wavefront);
     let is = |b: BackendKind| spec.backend == b;
+    let waves = spec.backend.is_wavefront();
     let gpu = out.gpu.as_ref();
     // The tracing kernel: the megakernel, or the wavefront's extend.
     let kernel = gpu.and_then(|g| {
@@ -112,11 +113,12 @@ pub fn run_row(origin: &Origin, r: &Rendered, out: &RenderOutput) -> RunRow {
         block: is(BackendKind::GpuMega).then(|| describe(&Value::Size(mega.block))),
         samples_per_launch: is(BackendKind::GpuMega).then_some(mega.samples_per_launch),
         tile: is(BackendKind::GpuMega).then(|| describe(&Value::Tile(mega.tile))),
-        schedule: is(BackendKind::GpuWave).then(|| wave.schedule.label().into()),
-        compaction: is(BackendKind::GpuWave).then(|| compaction_label(wave.compaction).into()),
-        capacity: is(BackendKind::GpuWave).then(|| wave.capacity.label()),
-        wave_block: is(BackendKind::GpuWave).then_some(wave.block),
-        drain_below: is(BackendKind::GpuWave).then_some(wave.drain_below),
+        schedule: waves.then(|| wave.schedule.label().into()),
+        refill: (waves && wave.schedule == Schedule::Regenerate).then_some(wave.refill),
+        compaction: waves.then(|| compaction_label(wave.compaction).into()),
+        capacity: waves.then(|| wave.capacity.label()),
+        wave_block: waves.then_some(wave.block),
+        drain_below: waves.then_some(wave.drain_below),
         threads: match spec.backend {
             BackendKind::CpuSerial => Some(1),
             BackendKind::Cpu => Some(crate::backend::cpu::Threads::Pool(spec.options.threads).count()),
@@ -139,8 +141,8 @@ pub fn run_row(origin: &Origin, r: &Rendered, out: &RenderOutput) -> RunRow {
         registers: kernel.map(|k| k.registers),
         local_bytes: kernel.map(|k| k.local_bytes),
         occupancy: kernel.map(|k| k.occupancy),
-        state_bytes: gpu.filter(|_| is(BackendKind::GpuWave)).map(|g| g.state_bytes),
-        pool_capacity: gpu.filter(|_| is(BackendKind::GpuWave)).map(|g| g.pool_capacity),
+        state_bytes: gpu.filter(|_| waves).map(|g| g.state_bytes),
+        pool_capacity: gpu.filter(|_| waves).map(|g| g.pool_capacity),
         invalid_samples: out.invalid_samples,
         film_hash: String::new(),
         device: out.device.clone(),

@@ -1,4 +1,4 @@
-//! The scene in device memory, and kernel arguments passed by value.
+//! Device memory: the scene, typed buffers, and kernel arguments passed by value.
 
 use super::{Gpu, GpuError, driver_error};
 use crate::backend::RenderJob;
@@ -7,17 +7,16 @@ use cudarc::driver::sys::cudaError_enum as Code;
 use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr, ValidAsZeroBits};
 use device::accel::AccelView;
 use device::camera::Camera;
-use device::film::FixedRgb;
-use device::observe::DivergenceCounters;
+use device::kernel::Plain;
 use device::scene::{DeviceSlice, SceneView};
 use std::marker::PhantomData;
 
-/// A `#[repr(C)]` plain-data value passed to a kernel by value.
+/// A kernel's `#[repr(C)]` argument struct, passed by value.
 #[repr(transparent)]
 pub struct KernelArg<T>(pub T);
 
-// SAFETY: only the device crate's `#[repr(C)]` kernel-interface types are
-// wrapped; their layout is identical on both targets (see `device::launch`).
+// SAFETY: only `Timeline::launch` wraps values, and only kernels' argument
+// structs, whose layout is identical on both targets (see `device::launch`).
 unsafe impl<T: Copy> DeviceRepr for KernelArg<T> {}
 
 /// An array of plain `#[repr(C)]` values in device memory, stored as bytes
@@ -34,46 +33,51 @@ pub fn device_address<T>(gpu: &Gpu, buffer: &CudaSlice<T>) -> *mut T {
     ptr as *mut T
 }
 
-/// Reads back a film of `pixels` fixed-point RGB sums (three `u64` each).
-pub fn read_film(gpu: &Gpu, film: &CudaSlice<u64>, pixels: usize) -> Result<Vec<FixedRgb>, GpuError> {
-    let raw = gpu
-        .stream()
-        .clone_dtoh(film)
-        .map_err(driver_error("reading back the film"))?;
-    Ok(raw
-        .chunks_exact(3)
-        .take(pixels)
-        .map(|c| FixedRgb {
-            r: c[0],
-            g: c[1],
-            b: c[2],
-        })
-        .collect())
+/// Zeroed device memory for `len` values of a plain type, typed on both
+/// sides: the kernels get a `*mut T`, the host reads back `Vec<T>`.
+pub struct DeviceBuffer<T> {
+    bytes: CudaSlice<u8>,
+    len: usize,
+    _type: PhantomData<T>,
 }
 
-/// Reads back consecutive divergence counters (two `u64` each), one per name.
-pub fn read_divergence(
-    gpu: &Gpu,
-    counters: &CudaSlice<u64>,
-    names: &[&str],
-) -> Result<Vec<(String, DivergenceCounters)>, GpuError> {
-    let raw = gpu
-        .stream()
-        .clone_dtoh(counters)
-        .map_err(driver_error("reading back the divergence counters"))?;
-    Ok(names
-        .iter()
-        .zip(raw.chunks_exact(2))
-        .map(|(n, c)| {
-            (
-                n.to_string(),
-                DivergenceCounters {
-                    lanes: c[0],
-                    groups: c[1],
-                },
-            )
+impl<T: Plain> DeviceBuffer<T> {
+    /// Allocates `len` zeroed values; `what` names them in errors.
+    pub fn zeroed(gpu: &Gpu, what: &str, len: usize) -> Result<Self, GpuError> {
+        Ok(DeviceBuffer {
+            bytes: alloc_zeros::<u8>(gpu, what, len * size_of::<T>())?,
+            len,
+            _type: PhantomData,
         })
-        .collect())
+    }
+
+    /// The device address, for a kernel argument.
+    pub fn ptr(&self, gpu: &Gpu) -> *mut T {
+        device_address(gpu, &self.bytes).cast()
+    }
+
+    /// The raw bytes on the device.
+    pub fn bytes(&self) -> &CudaSlice<u8> {
+        &self.bytes
+    }
+
+    /// The raw bytes on the device, to copy into.
+    pub fn bytes_mut(&mut self) -> &mut CudaSlice<u8> {
+        &mut self.bytes
+    }
+
+    /// Copies every value back (after the work queued before it).
+    pub fn read(&self, gpu: &Gpu, what: &str) -> Result<Vec<T>, GpuError> {
+        let raw = gpu
+            .stream()
+            .clone_dtoh(&self.bytes)
+            .map_err(driver_error(format!("reading back {what}")))?;
+        Ok(raw
+            .chunks_exact(size_of::<T>())
+            .take(self.len)
+            .map(|c| T::from_bytes(c).expect("chunks have the value's size"))
+            .collect())
+    }
 }
 
 /// Allocates zeroed device memory for `len` values, reporting exhaustion as

@@ -6,13 +6,18 @@
 //! render never trips a display watchdog and progress can be shown; every
 //! launch is timed with CUDA events.
 
-use super::buffers::{DeviceScene, KernelArg, alloc_zeros, device_address, read_divergence, read_film};
+use super::buffers::{DeviceBuffer, DeviceScene};
 use super::profile::{GpuProfile, LaunchRecord, Timeline};
 use super::{Gpu, GpuError, driver_error, kernel_error};
 use crate::backend::{Progress, RenderJob, RenderOutput};
-use cudarc::driver::{LaunchConfig, PushKernelArg};
+use cudarc::driver::LaunchConfig;
+use device::film::FixedRgb;
 use device::integrator::SampleRange;
-use device::launch::{LaunchCounters, Tile, megakernel_name};
+use device::kernel::EntryPoint;
+use device::kernels::megakernel::MegakernelArgs;
+use device::kernels::{AccelKernels, AccelVisitor, visit_accel};
+use device::launch::{LaunchCounters, Tile};
+use device::observe::DivergenceCounters;
 use std::time::Instant;
 
 /// How the megakernel is launched.
@@ -130,109 +135,138 @@ pub fn render_launches(
         what: "megakernel",
         error,
     })?;
-    let stream = gpu.stream();
-    let upload_start = Instant::now();
-    let scene = DeviceScene::for_job(gpu, job)?;
-    let film = alloc_zeros::<u64>(gpu, "the film", job.pixel_count() * 3)?;
-    let counters = alloc_zeros::<u64>(gpu, "the counters", 2)?;
-    let divergence = alloc_zeros::<u64>(gpu, "the divergence counters", 2)?;
-    stream.synchronize().map_err(driver_error("uploading the scene"))?;
-    let upload_ms = upload_start.elapsed().as_secs_f64() * 1e3;
+    visit_accel(
+        job.scene.accel.kind,
+        Launches {
+            gpu,
+            job,
+            config,
+            tiles,
+            passes,
+            progress,
+        },
+    )
+}
 
-    let name = megakernel_name(job.scene.accel.kind);
-    let function = gpu.function(name)?;
-    let (bx, by) = config.block;
-    let kernel = gpu.kernel_info(name, &function, bx * by)?;
-    let view = KernelArg(scene.view(gpu, job.scene, job.camera));
-    let params = KernelArg(job.params);
-    let film_arg = KernelArg(device_address(gpu, &film));
-    let counters_arg = KernelArg(device_address(gpu, &counters));
-    let divergence_arg = KernelArg(if config.count_divergence {
-        device_address(gpu, &divergence)
-    } else {
-        std::ptr::null_mut()
-    });
+/// The render, once the structure's megakernel is known.
+struct Launches<'a> {
+    gpu: &'a Gpu,
+    job: &'a RenderJob<'a>,
+    config: &'a MegakernelConfig,
+    tiles: &'a [Tile],
+    passes: &'a [SampleRange],
+    progress: Progress<'a>,
+}
 
-    let mut timeline = Timeline::new(gpu);
-    let loop_start = Instant::now();
-    for (pass, &samples) in passes.iter().enumerate() {
-        let pass_pixels: u64 = tiles.iter().map(|t| t.width as u64 * t.height as u64).sum();
-        for tile in tiles {
-            let cfg = LaunchConfig {
-                grid_dim: (tile.width.div_ceil(bx), tile.height.div_ceil(by), 1),
-                block_dim: (bx, by, 1),
-                shared_mem_bytes: 0,
-            };
-            let (range, tile_arg) = (KernelArg(samples), KernelArg(*tile));
-            let record = LaunchRecord {
-                iteration: pass as u32,
-                sample_begin: samples.begin,
-                sample_end: samples.end,
-                tile_x: tile.x0,
-                tile_y: tile.y0,
-                tile_width: tile.width,
-                tile_height: tile.height,
-                items: tile.width as u64 * tile.height as u64 * (samples.end - samples.begin) as u64,
-                ..LaunchRecord::default()
-            };
-            // SAFETY: the arguments match device::kernels::megakernel in order
-            // and layout; the film holds one FixedRgb per pixel, the counters
-            // one LaunchCounters, the divergence counters one (or null).
-            unsafe {
-                timeline.launch(name, &function, cfg, record, |b| {
-                    b.arg(&view)
-                        .arg(&params)
-                        .arg(&range)
-                        .arg(&tile_arg)
-                        .arg(&film_arg)
-                        .arg(&counters_arg)
-                        .arg(&divergence_arg);
-                })
-            }?;
+impl AccelVisitor for Launches<'_> {
+    type Output = Result<RenderOutput, GpuError>;
+
+    fn visit<A: AccelKernels>(self) -> Result<RenderOutput, GpuError> {
+        let Launches {
+            gpu,
+            job,
+            config,
+            tiles,
+            passes,
+            progress,
+        } = self;
+        let name = A::Megakernel::NAME;
+        let stream = gpu.stream();
+        let upload_start = Instant::now();
+        let scene = DeviceScene::for_job(gpu, job)?;
+        let film = DeviceBuffer::<FixedRgb>::zeroed(gpu, "the film", job.pixel_count())?;
+        let counters = DeviceBuffer::<LaunchCounters>::zeroed(gpu, "the counters", 1)?;
+        let divergence = DeviceBuffer::<DivergenceCounters>::zeroed(gpu, "the divergence counters", 1)?;
+        stream.synchronize().map_err(driver_error("uploading the scene"))?;
+        let upload_ms = upload_start.elapsed().as_secs_f64() * 1e3;
+
+        let mut timeline = Timeline::new(gpu);
+        let (bx, by) = config.block;
+        let function = timeline.function::<A::Megakernel>()?.clone();
+        let kernel = gpu.kernel_info(name, &function, bx * by)?;
+        let mut args = MegakernelArgs {
+            // SAFETY: the scene stays uploaded until the launches are done
+            // (`scene` lives to the end of this function).
+            scene: unsafe { scene.view(gpu, job.scene, job.camera).detached() },
+            params: job.params,
+            samples: passes.first().copied().unwrap_or(SampleRange { begin: 0, end: 0 }),
+            tile: Tile {
+                x0: 0,
+                y0: 0,
+                width: 0,
+                height: 0,
+            },
+            film: film.ptr(gpu),
+            counters: counters.ptr(gpu),
+            divergence: if config.count_divergence {
+                divergence.ptr(gpu)
+            } else {
+                std::ptr::null_mut()
+            },
+        };
+
+        let loop_start = Instant::now();
+        for (pass, &samples) in passes.iter().enumerate() {
+            let pass_pixels: u64 = tiles.iter().map(|t| t.width as u64 * t.height as u64).sum();
+            for tile in tiles {
+                let cfg = LaunchConfig {
+                    grid_dim: (tile.width.div_ceil(bx), tile.height.div_ceil(by), 1),
+                    block_dim: (bx, by, 1),
+                    shared_mem_bytes: 0,
+                };
+                let record = LaunchRecord {
+                    iteration: pass as u32,
+                    sample_begin: samples.begin,
+                    sample_end: samples.end,
+                    tile_x: tile.x0,
+                    tile_y: tile.y0,
+                    tile_width: tile.width,
+                    tile_height: tile.height,
+                    items: tile.width as u64 * tile.height as u64 * (samples.end - samples.begin) as u64,
+                    ..LaunchRecord::default()
+                };
+                (args.samples, args.tile) = (samples, *tile);
+                timeline.launch::<A::Megakernel>(cfg, &args, record)?;
+            }
+            // One synchronisation per pass: progress, and faults surface here.
+            stream
+                .synchronize()
+                .map_err(kernel_error(name, "running the megakernel"))?;
+            progress(pass_pixels * (samples.end - samples.begin) as u64);
         }
-        // One synchronisation per pass: progress, and faults surface here.
-        stream
-            .synchronize()
-            .map_err(kernel_error(name, "running the megakernel"))?;
-        progress(pass_pixels * (samples.end - samples.begin) as u64);
-    }
-    let loop_time = loop_start.elapsed();
+        let loop_time = loop_start.elapsed();
 
-    let readback_start = Instant::now();
-    let film = read_film(gpu, &film, job.pixel_count())?;
-    let count = stream
-        .clone_dtoh(&counters)
-        .map_err(driver_error("reading back the counters"))?;
-    let readback_ms = readback_start.elapsed().as_secs_f64() * 1e3;
-    let counters = LaunchCounters {
-        rays: count[0],
-        invalid_samples: count[1],
-    };
-    let profile = GpuProfile {
-        device: gpu.info().clone(),
-        kernels: vec![kernel],
-        launches: timeline.finish()?,
-        upload_ms,
-        readback_ms,
-        loop_ms: loop_time.as_secs_f64() * 1e3,
-        scene_bytes: scene.byte_len(),
-        film_bytes: (job.pixel_count() * 3 + 2) * 8,
-        divergence: if config.count_divergence {
-            read_divergence(gpu, &divergence, &[name])?
+        let readback_start = Instant::now();
+        let film = film.read(gpu, "the film")?;
+        let counters = counters.read(gpu, "the counters")?[0];
+        let divergence = if config.count_divergence {
+            vec![(name.to_string(), divergence.read(gpu, "the divergence counters")?[0])]
         } else {
             Vec::new()
-        },
-        state_bytes: 0,
-        pool_capacity: 0,
-    };
-    Ok(RenderOutput {
-        film,
-        rays: counters.rays,
-        invalid_samples: counters.invalid_samples,
-        elapsed: loop_time,
-        device: gpu.info().name.clone(),
-        gpu: Some(profile),
-    })
+        };
+        let readback_ms = readback_start.elapsed().as_secs_f64() * 1e3;
+        let profile = GpuProfile {
+            device: gpu.info().clone(),
+            kernels: vec![kernel],
+            launches: timeline.finish()?,
+            upload_ms,
+            readback_ms,
+            loop_ms: loop_time.as_secs_f64() * 1e3,
+            scene_bytes: scene.byte_len(),
+            film_bytes: (job.pixel_count() + 1) * size_of::<FixedRgb>(),
+            divergence,
+            state_bytes: 0,
+            pool_capacity: 0,
+        };
+        Ok(RenderOutput {
+            film,
+            rays: counters.rays,
+            invalid_samples: counters.invalid_samples,
+            elapsed: loop_time,
+            device: gpu.info().name.clone(),
+            gpu: Some(profile),
+        })
+    }
 }
 
 #[cfg(test)]

@@ -4,8 +4,11 @@
 use super::device::{GpuInfo, KernelInfo};
 use super::{Gpu, GpuError, driver_error, kernel_error};
 use anyhow::Context;
-use cudarc::driver::{CudaEvent, CudaFunction, LaunchArgs, LaunchConfig};
+use super::buffers::KernelArg;
+use cudarc::driver::{CudaEvent, CudaFunction, LaunchConfig, PushKernelArg};
+use device::kernel::EntryPoint;
 use device::observe::DivergenceCounters;
+use std::collections::HashMap;
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -197,10 +200,12 @@ impl GpuProfile {
     }
 }
 
-/// Every launch of a render goes through here: it is timed with CUDA events
-/// and recorded, and the times are read once the work is done.
+/// Every launch of a render goes through here: it is typed by the kernel,
+/// timed with CUDA events and recorded, and the times are read once the
+/// work is done.
 pub struct Timeline<'g> {
     gpu: &'g Gpu,
+    functions: HashMap<&'static str, CudaFunction>,
     pending: Vec<(LaunchRecord, CudaEvent, CudaEvent)>,
 }
 
@@ -209,51 +214,57 @@ impl<'g> Timeline<'g> {
     pub fn new(gpu: &'g Gpu) -> Self {
         Timeline {
             gpu,
+            functions: HashMap::new(),
             pending: Vec::new(),
         }
     }
 
-    /// Launches `function` (named `kernel`) with `cfg` and the arguments
-    /// `args` pushes, and records it with the iteration, items and
-    /// sample/tile fields of `record`. Returns the record's index.
+    /// Kernel `K`'s function in the loaded module.
+    pub fn function<K: EntryPoint>(&mut self) -> Result<&CudaFunction, GpuError> {
+        if !self.functions.contains_key(K::NAME) {
+            let f = self.gpu.function(K::NAME)?;
+            self.functions.insert(K::NAME, f);
+        }
+        Ok(&self.functions[K::NAME])
+    }
+
+    /// Launches kernel `K` with `cfg` and its one argument `args`, and
+    /// records it with the iteration, items and sample/tile fields of
+    /// `record`. Returns the record's index.
     ///
-    /// # Safety
-    /// `args` must push the kernel's parameters in order, with the layouts
-    /// the device code declares, over buffers the kernel may touch.
-    pub unsafe fn launch<'a>(
+    /// This is the one place where the host launches a kernel. The argument
+    /// struct is the device crate's own type for `K`, so its layout is the
+    /// kernel's by construction; the pointers in it come from the
+    /// allocations of the render that builds it (`buffers`), sized for it.
+    pub fn launch<K: EntryPoint>(
         &mut self,
-        kernel: &'a str,
-        function: &'a CudaFunction,
         cfg: LaunchConfig,
+        args: &K::Args,
         record: LaunchRecord,
-        args: impl FnOnce(&mut LaunchArgs<'a>),
-    ) -> Result<usize, GpuError>
-    where
-        'g: 'a,
-    {
+    ) -> Result<usize, GpuError> {
         let gpu: &'g Gpu = self.gpu;
         let start = gpu.timing_event()?;
+        let function = self.function::<K>()?;
+        let arg = KernelArg(*args);
         let mut builder = gpu.stream().launch_builder(function);
-        args(&mut builder);
-        // SAFETY: the caller's contract.
-        unsafe { builder.launch(cfg) }.map_err(kernel_error(kernel, "launching a kernel"))?;
+        builder.arg(&arg);
+        // SAFETY: `arg` is the kernel's one parameter, of the type the
+        // entry point declares (`K::Args`, `#[repr(C)]`, the same layout on
+        // both targets); what its pointers address is the caller's
+        // allocation, as described above.
+        unsafe { builder.launch(cfg) }.map_err(kernel_error(K::NAME, "launching a kernel"))?;
         let end = gpu.timing_event()?;
         let (g, b) = (cfg.grid_dim, cfg.block_dim);
         let threads = (g.0 * g.1 * g.2) as u64 * (b.0 * b.1 * b.2) as u64;
         let index = self.pending.len();
         let record = LaunchRecord {
-            kernel: kernel.into(),
+            kernel: K::NAME.into(),
             launch: index as u32,
             threads,
             ..record
         };
         self.pending.push((record, start, end));
         Ok(index)
-    }
-
-    /// The record of launch `index`, to fill in what is learnt later.
-    pub fn record_mut(&mut self, index: usize) -> &mut LaunchRecord {
-        &mut self.pending[index].0
     }
 
     /// Every record with its event time (waits for the launches).

@@ -169,6 +169,7 @@ fn param_desc(param: &str) -> String {
         "capacity" => return "paths in flight".into(),
         "wave_block" => "threads per block",
         "drain_below" => "paths",
+        "refill" => "fraction of slots",
         "samples_per_launch" => "samples per pixel",
         "width" | "height" => "pixels",
         "max_depth" => "bounces",

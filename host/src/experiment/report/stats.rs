@@ -103,6 +103,7 @@ impl Config {
             "samples_per_launch" => r.samples_per_launch.map(f64::from),
             "wave_block" => r.wave_block.map(f64::from),
             "drain_below" => r.drain_below.map(f64::from),
+            "refill" => r.refill.map(f64::from),
             "capacity" => r
                 .pool_capacity
                 .map(|slots| slots as f64)

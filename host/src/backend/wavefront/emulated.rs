@@ -1,0 +1,134 @@
+//! `cpu-wave`: the wavefront's kernels run on the host, one thread at a
+//! time. Each launch runs its blocks in order and, within a block, every
+//! thread through one phase before any thread starts the next (the block
+//! barriers); warps are one lane wide ([`device::warp`]). The schedule, the
+//! queues, both compactions and the drain therefore run exactly the code
+//! the GPU runs, and the film must equal the `cpu` back end's bit for bit.
+//! It is a correctness tool, not a fast renderer.
+
+use super::stages::{self, WavefrontOutput};
+use super::{Grid, Machine, WavefrontConfig};
+use crate::backend::gpu::GpuError;
+use crate::backend::{Progress, RenderJob};
+use device::kernel::{EntryPoint, Plain, Thread};
+use device::kernels::wavefront::WorkItems;
+use device::queue::Control;
+
+/// Threads the emulation strides with per launch: two blocks, so that the
+/// grid-stride loops and per-block work are exercised.
+const RESIDENT_BLOCKS: u32 = 2;
+
+/// One 256-byte-aligned unit of emulated memory.
+#[derive(Clone, Copy)]
+#[repr(C, align(256))]
+struct Chunk([u8; 256]);
+
+/// A zeroed host allocation, reached only through its address.
+pub struct HostBuffer {
+    /// Owns the memory; never touched except through `address`.
+    _memory: Vec<Chunk>,
+    address: *mut u8,
+    bytes: usize,
+}
+
+/// The host as a machine for the wavefront.
+pub struct Emulator;
+
+impl Machine for Emulator {
+    type Buffer = HostBuffer;
+
+    fn alloc(&mut self, _what: &str, bytes: usize) -> Result<HostBuffer, GpuError> {
+        let mut memory = vec![Chunk([0; 256]); bytes.div_ceil(256).max(1)];
+        let address = memory.as_mut_ptr().cast::<u8>();
+        Ok(HostBuffer {
+            _memory: memory,
+            address,
+            bytes,
+        })
+    }
+
+    fn address(&self, buffer: &HostBuffer) -> *mut u8 {
+        buffer.address
+    }
+
+    fn write(&mut self, buffer: &mut HostBuffer, bytes: &[u8]) -> Result<(), GpuError> {
+        assert!(bytes.len() <= buffer.bytes, "a write past the end of an emulated buffer");
+        // SAFETY: the buffer holds at least `bytes.len()` bytes, and no
+        // kernel runs while the host writes.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), buffer.address, bytes.len()) };
+        Ok(())
+    }
+
+    fn read(&mut self, buffer: &HostBuffer) -> Result<Vec<u8>, GpuError> {
+        let mut out = vec![0; buffer.bytes];
+        // SAFETY: as for `write`.
+        unsafe { std::ptr::copy_nonoverlapping(buffer.address, out.as_mut_ptr(), buffer.bytes) };
+        Ok(out)
+    }
+
+    fn resident_grid<K: EntryPoint>(&mut self, block: u32) -> Result<Grid, GpuError> {
+        Ok(Grid {
+            blocks: RESIDENT_BLOCKS,
+            block,
+        })
+    }
+
+    fn launch<K: EntryPoint>(&mut self, grid: Grid, args: &K::Args, _iteration: u32) -> Result<(), GpuError> {
+        for block in 0..grid.blocks {
+            for phase in 0..K::PHASES {
+                for index in 0..grid.block {
+                    let thread = Thread {
+                        block: [block, 0],
+                        index: [index, 0],
+                        block_dim: [grid.block, 1],
+                        grid_dim: [grid.blocks, 1],
+                    };
+                    // SAFETY: the wavefront driver builds `args` from
+                    // allocations of this emulator sized for the render,
+                    // and runs every thread of every block through every
+                    // phase, as the kernels' contracts require.
+                    unsafe { K::run(thread, phase, args) };
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn poll(&mut self, control: &HostBuffer) -> Result<Option<Control>, GpuError> {
+        let bytes = self.read(control)?;
+        Ok(Control::from_bytes(&bytes))
+    }
+}
+
+/// Renders `job` with the wavefront emulated on the host.
+pub fn render(job: &RenderJob, config: &WavefrontConfig, progress: Progress) -> Result<WavefrontOutput, GpuError> {
+    config.validate().map_err(|error| GpuError::Config {
+        what: "wavefront",
+        error,
+    })?;
+    let pixels = job.pixel_count() as u64;
+    let work = pixels * job.spp as u64;
+    let capacity = config.capacity.resolve(work, || {
+        Err(GpuError::Config {
+            what: "wavefront",
+            error: "`auto` capacity needs a GPU's free memory; give a number of slots or a budget".into(),
+        })
+    })?;
+    let items = WorkItems {
+        first_pixel: 0,
+        pixels: pixels as u32,
+        first_sample: 0,
+    };
+    let view = job.scene.view(job.camera);
+    // SAFETY: the scene outlives the render, which ends before this returns.
+    let scene = unsafe { view.detached() };
+    stages::render(
+        &mut Emulator,
+        job,
+        scene,
+        config,
+        (items, work),
+        capacity,
+        progress,
+    )
+}

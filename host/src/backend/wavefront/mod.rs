@@ -1,0 +1,71 @@
+//! The wavefront path tracer (Laine, Karras and Aila 2013; the wavefront
+//! integrator of pbrt-v4), independent of where it runs. Paths live in a
+//! pool; every iteration is a fixed sequence of small kernels over queues:
+//!
+//! ```text
+//! plan          one thread: the scheduler (device::schedule) decides how many
+//!               new paths start, how many rays are traced or drained
+//! generate      new camera paths into free slots, after the survivors
+//! extend        closest hit per queued ray; route to a shading queue
+//! drain         (at the tail) finish the last paths one thread each
+//! shade × k     one kernel per shading class the scene has
+//! compact       survivors into the next ray queue (atomic append inside
+//!               the shading kernels, or three prefix-sum kernels)
+//! ```
+//!
+//! Every queue length is read on the device, so the host enqueues
+//! iterations without waiting and reads the schedule back only to see when
+//! the render is done ([`stages`]). A [`Machine`] runs the kernels: the
+//! GPU (`backend::gpu::wavefront`) or the host's serial emulation
+//! ([`emulated`]), which runs the same kernel code in warps of one lane so
+//! that the whole schedule is tested bit for bit without a GPU.
+
+pub mod config;
+pub mod emulated;
+pub mod stages;
+
+pub use config::{Capacity, Schedule, WavefrontConfig, compaction_label, state_bytes};
+
+use crate::backend::gpu::GpuError;
+use device::kernel::EntryPoint;
+use device::queue::Control;
+
+/// A 1D launch: blocks and threads per block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Grid {
+    /// Blocks.
+    pub blocks: u32,
+    /// Threads per block.
+    pub block: u32,
+}
+
+/// Where the wavefront's kernels run and its memory lives.
+pub trait Machine {
+    /// An allocation the kernels read and write.
+    type Buffer;
+
+    /// A zeroed allocation of `bytes`, aligned to 256; `what` names it in errors.
+    fn alloc(&mut self, what: &str, bytes: usize) -> Result<Self::Buffer, GpuError>;
+
+    /// The allocation's address as the kernels see it.
+    fn address(&self, buffer: &Self::Buffer) -> *mut u8;
+
+    /// Copies `bytes` to the start of `buffer`.
+    fn write(&mut self, buffer: &mut Self::Buffer, bytes: &[u8]) -> Result<(), GpuError>;
+
+    /// Copies `buffer` back, once every launch before it has finished.
+    fn read(&mut self, buffer: &Self::Buffer) -> Result<Vec<u8>, GpuError>;
+
+    /// The grid of a grid-stride launch of kernel `K`: as many threads as
+    /// fit on the machine at once, in blocks of `block`.
+    fn resident_grid<K: EntryPoint>(&mut self, block: u32) -> Result<Grid, GpuError>;
+
+    /// Launches kernel `K` over `grid` with `args`, as part of `iteration`.
+    fn launch<K: EntryPoint>(&mut self, grid: Grid, args: &K::Args, iteration: u32) -> Result<(), GpuError>;
+
+    /// Called once per enqueued iteration with the control block: returns
+    /// the control block as it stood after some earlier iteration (the GPU
+    /// lags a few iterations behind, so the host never waits for the one it
+    /// just enqueued), or `None` while nothing is known yet.
+    fn poll(&mut self, control: &Self::Buffer) -> Result<Option<Control>, GpuError>;
+}

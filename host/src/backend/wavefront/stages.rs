@@ -1,0 +1,309 @@
+//! The wavefront's driver: allocation, the stages of one iteration, the
+//! loop that enqueues iterations until the schedule says the render is
+//! done, and the readback. It runs on any [`Machine`].
+
+use super::{Grid, Machine, WavefrontConfig, state_bytes};
+use crate::backend::gpu::GpuError;
+use crate::backend::{Progress, RenderJob};
+use device::film::FixedRgb;
+use device::kernel::{EntryPoint, Plain};
+use device::kernels::scan::{ScanBlocks, ScanCount, ScanScatter};
+use device::kernels::wavefront::{Generate, IterationRecord, Plan, WavefrontArgs, WorkItems};
+use device::kernels::{AccelKernels, AccelVisitor, visit_accel};
+use device::launch::{Compaction, LaunchCounters};
+use device::observe::DivergenceCounters;
+use device::queue::{Control, PathPool, Queues, SCAN_BLOCK, scan_blocks};
+use device::scene::SceneView;
+use device::schedule::Schedule;
+use device::shading::{ClassVisitor, ShadeClass, Shader};
+
+/// Iterations whose counts are logged for the launch profile (later
+/// iterations are timed but not counted).
+pub const LOG_ITERATIONS: u32 = 1 << 18;
+
+/// What a wavefront render produced, wherever it ran.
+#[derive(Clone, Debug)]
+pub struct WavefrontOutput {
+    /// Per-pixel fixed-point sums.
+    pub film: Vec<FixedRgb>,
+    /// Ray segments traced.
+    pub rays: u64,
+    /// Samples dropped for being NaN or infinite.
+    pub invalid_samples: u64,
+    /// Lanes at the material branch per shading class (when counted).
+    pub divergence: Vec<(ShadeClass, DivergenceCounters)>,
+    /// What each logged iteration did.
+    pub log: Vec<IterationRecord>,
+    /// Path slots.
+    pub capacity: u32,
+    /// Bytes of path state and queues.
+    pub state_bytes: usize,
+}
+
+/// The memory of one wavefront render on machine `M`.
+struct Buffers<M: Machine> {
+    pool: M::Buffer,
+    queues: M::Buffer,
+    control: M::Buffer,
+    film: M::Buffer,
+    counters: M::Buffer,
+    divergence: M::Buffer,
+    log: M::Buffer,
+}
+
+/// One render in progress: the kernels' arguments for even and odd
+/// iterations (the ray queues swap), and what the stages need to know.
+struct Wavefront<'m, M: Machine> {
+    machine: &'m mut M,
+    args: [WavefrontArgs; 2],
+    block: u32,
+    scan_grid: Grid,
+    classes: Vec<ShadeClass>,
+    compaction: Compaction,
+    drain: bool,
+    iteration: u32,
+}
+
+/// Renders `work` of `job` with the wavefront on `machine`, over the scene
+/// view `scene` (in the machine's memory), reporting progress in work items.
+pub fn render<M: Machine>(
+    machine: &mut M,
+    job: &RenderJob,
+    scene: SceneView<'static>,
+    config: &WavefrontConfig,
+    work: (WorkItems, u64),
+    capacity: u32,
+    progress: Progress,
+) -> Result<WavefrontOutput, GpuError> {
+    let (items, total_work) = work;
+    let cap = capacity as usize;
+    let pixels = job.pixel_count();
+    let bytes = |n: usize, t: usize| n * t;
+    let mut b = Buffers::<M> {
+        pool: machine.alloc("the path pool", PathPool::bytes(cap))?,
+        queues: machine.alloc("the queues", Queues::bytes(cap))?,
+        control: machine.alloc("the schedule", size_of::<Control>())?,
+        film: machine.alloc("the film", bytes(pixels, size_of::<FixedRgb>()))?,
+        counters: machine.alloc("the counters", size_of::<LaunchCounters>())?,
+        divergence: machine.alloc(
+            "the divergence counters",
+            bytes(ShadeClass::COUNT, size_of::<DivergenceCounters>()),
+        )?,
+        log: machine.alloc("the iteration log", bytes(LOG_ITERATIONS as usize, size_of::<IterationRecord>()))?,
+    };
+    let (schedule, counters) = Schedule::new(
+        total_work,
+        capacity,
+        config.refill_below(capacity),
+        config.drain_below,
+    );
+    machine.write(&mut b.control, Control { schedule, counters }.as_bytes())?;
+
+    // SAFETY: both allocations were made above with the sizes these
+    // layouts need for `capacity` slots, and outlive the render.
+    let (pool, queues) = unsafe {
+        (
+            PathPool::from_base(machine.address(&b.pool), cap),
+            Queues::from_base(machine.address(&b.queues), cap),
+        )
+    };
+    let args = WavefrontArgs {
+        scene,
+        params: job.params,
+        pool,
+        queues,
+        control: machine.address(&b.control).cast(),
+        film: machine.address(&b.film).cast(),
+        counters: machine.address(&b.counters).cast(),
+        divergence: if config.count_divergence {
+            machine.address(&b.divergence).cast()
+        } else {
+            std::ptr::null_mut()
+        },
+        work: items,
+        compaction: config.compaction,
+        log: machine.address(&b.log).cast(),
+        log_len: LOG_ITERATIONS,
+        _pad: 0,
+    };
+    let mut classes = vec![ShadeClass::Escaped];
+    for m in &job.scene.materials {
+        if !classes.contains(&m.kind.class()) {
+            classes.push(m.kind.class());
+        }
+    }
+    classes.sort_by_key(|c| *c as u32);
+    visit_accel(
+        job.scene.accel.kind,
+        Run {
+            machine,
+            args,
+            config,
+            classes,
+            control: &b.control,
+            progress,
+        },
+    )?;
+
+    let film = read_all::<M, FixedRgb>(machine, &b.film)?;
+    let counters = read_all::<M, LaunchCounters>(machine, &b.counters)?[0];
+    let control = read_all::<M, Control>(machine, &b.control)?[0];
+    let divergence = if config.count_divergence {
+        let d = read_all::<M, DivergenceCounters>(machine, &b.divergence)?;
+        ShadeClass::ALL.into_iter().zip(d).collect()
+    } else {
+        Vec::new()
+    };
+    let logged = control.schedule.iteration.min(LOG_ITERATIONS) as usize;
+    let mut log = read_all::<M, IterationRecord>(machine, &b.log)?;
+    log.truncate(logged);
+    Ok(WavefrontOutput {
+        film,
+        rays: control.schedule.rays + counters.rays,
+        invalid_samples: counters.invalid_samples,
+        divergence,
+        log,
+        capacity,
+        state_bytes: state_bytes(cap),
+    })
+}
+
+/// Reads back every value of `T` in `buffer`.
+fn read_all<M: Machine, T: Plain>(machine: &mut M, buffer: &M::Buffer) -> Result<Vec<T>, GpuError> {
+    let bytes = machine.read(buffer)?;
+    Ok(bytes
+        .chunks_exact(size_of::<T>())
+        .map(|c| T::from_bytes(c).expect("chunks have the value's size"))
+        .collect())
+}
+
+/// The render loop, once the acceleration structure's kernels are known.
+struct Run<'a, 'm, M: Machine> {
+    machine: &'m mut M,
+    args: WavefrontArgs,
+    config: &'a WavefrontConfig,
+    classes: Vec<ShadeClass>,
+    control: &'a M::Buffer,
+    progress: Progress<'a>,
+}
+
+impl<M: Machine> AccelVisitor for Run<'_, '_, M> {
+    type Output = Result<(), GpuError>;
+
+    fn visit<A: AccelKernels>(self) -> Result<(), GpuError> {
+        let capacity = self.args.queues.ring_mask + 1;
+        let scan_grid = Grid {
+            blocks: scan_blocks(capacity as usize) as u32,
+            block: SCAN_BLOCK,
+        };
+        let mut w = Wavefront {
+            machine: self.machine,
+            args: [self.args, WavefrontArgs {
+                queues: self.args.queues.swapped(),
+                ..self.args
+            }],
+            block: self.config.block,
+            scan_grid,
+            classes: self.classes,
+            compaction: self.config.compaction,
+            drain: self.config.drain_below > 0,
+            iteration: 0,
+        };
+        let mut reported = 0;
+        loop {
+            w.iteration::<A>()?;
+            if let Some(control) = w.machine.poll(self.control)? {
+                let s = control.schedule;
+                (self.progress)(s.finished - reported);
+                reported = s.finished;
+                if s.done() {
+                    return Ok(());
+                }
+            }
+        }
+    }
+}
+
+impl<M: Machine> Wavefront<'_, M> {
+    /// The arguments of the current iteration.
+    fn args(&self) -> &WavefrontArgs {
+        &self.args[(self.iteration % 2) as usize]
+    }
+
+    /// Launches `K` over `grid` in the current iteration.
+    fn launch<K: EntryPoint<Args = WavefrontArgs>>(&mut self, grid: Grid) -> Result<(), GpuError> {
+        let args = *self.args();
+        self.machine.launch::<K>(grid, &args, self.iteration)
+    }
+
+    /// Launches `K` over the threads that fit at once; they stride over
+    /// the queue whose length the device knows.
+    fn launch_resident<K: EntryPoint<Args = WavefrontArgs>>(&mut self) -> Result<(), GpuError> {
+        let grid = self.machine.resident_grid::<K>(self.block)?;
+        self.launch::<K>(grid)
+    }
+
+    /// One iteration: plan, generate, extend (or drain), shade, compact.
+    fn iteration<A: AccelKernels>(&mut self) -> Result<(), GpuError> {
+        self.plan()?;
+        self.generate()?;
+        self.extend::<A>()?;
+        if self.drain {
+            self.drain::<A>()?;
+        }
+        self.shade()?;
+        self.compact()?;
+        self.iteration += 1;
+        Ok(())
+    }
+
+    /// The scheduler's one thread.
+    fn plan(&mut self) -> Result<(), GpuError> {
+        self.launch::<Plan>(Grid { blocks: 1, block: 32 })
+    }
+
+    /// New camera paths into free slots.
+    fn generate(&mut self) -> Result<(), GpuError> {
+        self.launch_resident::<Generate>()
+    }
+
+    /// Closest hits of the queued rays, routed to the shading queues.
+    fn extend<A: AccelKernels>(&mut self) -> Result<(), GpuError> {
+        self.launch_resident::<A::Extend>()
+    }
+
+    /// The last paths, one thread each (a no-op until the plan drains).
+    fn drain<A: AccelKernels>(&mut self) -> Result<(), GpuError> {
+        self.launch_resident::<A::Drain>()
+    }
+
+    /// One shading kernel per class the scene has.
+    fn shade(&mut self) -> Result<(), GpuError> {
+        struct ShadeStage<'w, 'm, M: Machine>(&'w mut Wavefront<'m, M>);
+        impl<M: Machine> ClassVisitor for ShadeStage<'_, '_, M> {
+            type Output = Result<(), GpuError>;
+            fn visit<S: Shader>(self) -> Result<(), GpuError> {
+                self.0.launch_resident::<S::Kernel>()
+            }
+        }
+        for class in self.classes.clone() {
+            class.visit(ShadeStage(self))?;
+        }
+        Ok(())
+    }
+
+    /// Survivors into the next ray queue (the prefix sum; atomic appends
+    /// happened inside the shading kernels).
+    fn compact(&mut self) -> Result<(), GpuError> {
+        if self.compaction == Compaction::PrefixSum {
+            let grid = self.scan_grid;
+            self.launch::<ScanCount>(grid)?;
+            self.launch::<ScanBlocks>(Grid {
+                blocks: 1,
+                block: SCAN_BLOCK,
+            })?;
+            self.launch::<ScanScatter>(grid)?;
+        }
+        Ok(())
+    }
+}
