@@ -144,10 +144,14 @@ fn wavefront_matches_the_cpu_bit_for_bit_in_every_schedule_and_compaction() {
             size: Some(size),
             ..Overrides::default()
         };
-        let modes = [(Schedule::Regenerate, 1.0), (Schedule::Regenerate, 0.5), (Schedule::BounceSync, 0.0)]
-            .into_iter()
-            .flat_map(|s| [Compaction::AtomicAppend, Compaction::PrefixSum].map(|c| (s, c)))
-            .flat_map(|(s, c)| [0, 1000].map(|d| (s, c, d)));
+        let modes = [
+            (Schedule::Regenerate, 1.0),
+            (Schedule::Regenerate, 0.5),
+            (Schedule::BounceSync, 0.0),
+        ]
+        .into_iter()
+        .flat_map(|s| [Compaction::AtomicAppend, Compaction::PrefixSum].map(|c| (s, c)))
+        .flat_map(|(s, c)| [0, 1000].map(|d| (s, c, d)));
         for ((schedule, refill), compaction, drain_below) in modes {
             // A small pool forces many regenerations and ring wrap-arounds;
             // a drain threshold finishes the tail in one launch.

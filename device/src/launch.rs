@@ -5,10 +5,10 @@
 //! which both targets compile).
 
 use crate::accel::AccelView;
-use crate::kernel::Plain;
 use crate::camera::Camera;
 use crate::film::FixedRgb;
 use crate::integrator::SampleRange;
+use crate::kernel::Plain;
 use crate::scene::{Background, RenderParams, SceneView};
 
 /// A rectangle of the image covered by one launch.
@@ -109,4 +109,3 @@ pub enum Compaction {
     /// compute a prefix sum and scatter survivors in their previous order.
     PrefixSum = 1,
 }
-

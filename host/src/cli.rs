@@ -278,7 +278,9 @@ pub fn parse_fraction(s: &str) -> Result<f32, String> {
 /// number (a power of two).
 pub fn parse_capacity(s: &str) -> Result<Capacity, String> {
     let bad = || {
-        format!("expected a power of two such as 2^21 or 2097152, a budget such as 512MiB or 2GiB, or `auto`; got `{s}`")
+        format!(
+            "expected a power of two such as 2^21 or 2097152, a budget such as 512MiB or 2GiB, or `auto`; got `{s}`"
+        )
     };
     if s.eq_ignore_ascii_case("auto") {
         return Ok(Capacity::Auto);

@@ -242,7 +242,9 @@ impl Renderer {
             (BackendKind::Cpu, _) => cpu::render(&job, Threads::Pool(self.options.threads), schedule, progress),
             (BackendKind::GpuMega, Some(gpu)) => Ok(megakernel::render(gpu, &job, &self.options.megakernel, progress)?),
             (BackendKind::GpuWave | BackendKind::CpuWave, _) if params.view != device::scene::RenderView::Radiance => {
-                anyhow::bail!("debug views render on the cpu and gpu-mega back ends; the wavefront traces radiance only")
+                anyhow::bail!(
+                    "debug views render on the cpu and gpu-mega back ends; the wavefront traces radiance only"
+                )
             }
             (BackendKind::GpuWave, Some(gpu)) => Ok(wavefront::render(gpu, &job, &self.options.wavefront, progress)?),
             (BackendKind::CpuWave, _) => {

@@ -2,10 +2,13 @@
 //!
 //! Both render the same scene, seed and settings; the fixed-point films must
 //! be identical. On a mismatch the report names the first differing pixel,
-//! then re-renders that pixel one sample at a time on the GPU to find the
-//! first differing sample, and prints the CPU's path for it bounce by bounce.
+//! then re-renders that pixel one sample at a time on the back end under
+//! test to find the first differing sample, and prints the CPU's path for it
+//! bounce by bounce.
 
 use crate::backend::gpu::megakernel::render_launches;
+use crate::backend::gpu::wavefront::render_items;
+use crate::backend::wavefront::emulated;
 use crate::backend::{BackendKind, BackendOptions, RenderJob};
 use crate::render::{Overrides, Renderer, load_scene, params_for};
 use crate::scene::Scene;
@@ -13,6 +16,7 @@ use device::accel::Dispatch;
 use device::film::{FixedRgb, is_invalid_sample};
 use device::geometry::PrimRef;
 use device::integrator::{SampleRange, finish_path, trace_path};
+use device::kernels::wavefront::WorkItems;
 use device::launch::Tile;
 use device::math::{Ray, Rgb};
 use device::observe::Unobserved;
@@ -188,7 +192,7 @@ pub fn verify(
         None => None,
         Some(&i) => {
             let (x, y) = (i as u32 % params.width, i as u32 / params.width);
-            let sample = first_differing_sample(&checked, &scene, params, spp, x, y)?;
+            let sample = first_differing_sample(&checked, &options, &scene, params, spp, x, y)?;
             Some(Mismatch {
                 x,
                 y,
@@ -216,15 +220,13 @@ pub fn verify(
 /// and returns the first sample whose value differs from the CPU's.
 fn first_differing_sample(
     checked: &Renderer,
+    options: &BackendOptions,
     scene: &Scene,
     params: RenderParams,
     spp: u32,
     x: u32,
     y: u32,
 ) -> anyhow::Result<Option<SampleMismatch>> {
-    let Some(gpu) = checked.gpu() else {
-        return Ok(None);
-    };
     let pixel = y * params.width + x;
     let job = RenderJob {
         scene,
@@ -245,15 +247,21 @@ fn first_differing_sample(
             begin: sample,
             end: sample + 1,
         }];
-        let out = render_launches(
-            gpu,
-            &job,
-            &crate::backend::gpu::megakernel::MegakernelConfig::default(),
-            &tile,
-            &pass,
-            &|_| {},
-        )?;
-        let gpu_value = out.film[pixel as usize];
+        let one = WorkItems {
+            first_pixel: pixel,
+            pixels: 1,
+            first_sample: sample,
+        };
+        let film = match (checked.kind(), checked.gpu()) {
+            (BackendKind::GpuMega, Some(gpu)) => {
+                render_launches(gpu, &job, &options.megakernel, &tile, &pass, &|_| {})?.film
+            }
+            (BackendKind::GpuWave, Some(gpu)) => render_items(gpu, &job, &options.wavefront, (one, 1), &|_| {})?.film,
+            (BackendKind::CpuWave, _) => emulated::render_items(&job, &options.wavefront, (one, 1), &|_| {})?.film,
+            // The CPU back ends are the reference's own code.
+            _ => return Ok(None),
+        };
+        let gpu_value = film[pixel as usize];
         let radiance = trace_path::<Dispatch>(&view, &params, pixel, sample, &Unobserved).radiance;
         // The same rule as `render_pixel`: invalid samples add nothing.
         let cpu_value = if is_invalid_sample(radiance) {

@@ -65,7 +65,6 @@ impl Hit {
             prim,
         }
     }
-
 }
 
 impl ShadingHit {

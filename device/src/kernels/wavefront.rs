@@ -47,7 +47,10 @@ impl WorkItems {
     #[inline(always)]
     pub fn item(&self, w: u64) -> (u32, u32) {
         let pixels = self.pixels as u64;
-        (self.first_pixel + (w % pixels) as u32, self.first_sample + (w / pixels) as u32)
+        (
+            self.first_pixel + (w % pixels) as u32,
+            self.first_sample + (w / pixels) as u32,
+        )
     }
 }
 
@@ -185,7 +188,9 @@ impl Kernel for Generate {
                 let slot = if s.fresh != 0 {
                     i
                 } else {
-                    *a.queues.free_ring.add((head.wrapping_add(i) & a.queues.ring_mask) as usize)
+                    *a.queues
+                        .free_ring
+                        .add((head.wrapping_add(i) & a.queues.ring_mask) as usize)
                 };
                 let (pixel, sample) = a.work.item(base + i as u64);
                 a.pool.store(slot, &generate(&a.scene, &a.params, pixel, sample));
@@ -297,7 +302,13 @@ unsafe fn pass_on(a: &WavefrontArgs, slot: u32, keep: bool) {
                 let keepers = ballot(active, keep);
                 let counters = &raw mut (*a.control).counters;
                 if keep {
-                    append(&raw mut (*counters).rays_out, keepers, slot, a.queues.rays_out, u32::MAX);
+                    append(
+                        &raw mut (*counters).rays_out,
+                        keepers,
+                        slot,
+                        a.queues.rays_out,
+                        u32::MAX,
+                    );
                 } else {
                     let ring = &raw mut (*counters).free_tail;
                     append(ring, active & !keepers, slot, a.queues.free_ring, a.queues.ring_mask);

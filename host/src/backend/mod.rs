@@ -21,8 +21,8 @@ use device::film::FixedRgb;
 use device::scene::RenderParams;
 use gpu::megakernel::MegakernelConfig;
 use gpu::profile::GpuProfile;
-use wavefront::WavefrontConfig;
 use std::time::Duration;
+use wavefront::WavefrontConfig;
 
 /// Which back end renders.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

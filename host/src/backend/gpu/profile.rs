@@ -1,15 +1,15 @@
 //! Timing records: one row per kernel launch, and the summaries computed from
 //! those same rows (the printed table and the CSV never disagree).
 
+use super::buffers::KernelArg;
 use super::device::{GpuInfo, KernelInfo};
 use super::{Gpu, GpuError, driver_error, kernel_error};
 use anyhow::Context;
-use super::buffers::KernelArg;
 use cudarc::driver::{CudaEvent, CudaFunction, LaunchConfig, PushKernelArg};
 use device::kernel::EntryPoint;
 use device::observe::DivergenceCounters;
-use std::collections::HashMap;
 use serde::Serialize;
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::Path;
 

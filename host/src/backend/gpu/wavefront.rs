@@ -67,10 +67,10 @@ impl Machine for GpuMachine<'_> {
     }
 
     fn read(&mut self, buffer: &CudaSlice<u8>) -> Result<Vec<u8>, GpuError> {
-        self.gpu
-            .stream()
-            .clone_dtoh(buffer)
-            .map_err(kernel_error("the wavefront kernels", "reading back the wavefront's results"))
+        self.gpu.stream().clone_dtoh(buffer).map_err(kernel_error(
+            "the wavefront kernels",
+            "reading back the wavefront's results",
+        ))
     }
 
     fn resident_grid<K: EntryPoint>(&mut self, block: u32) -> Result<Grid, GpuError> {
@@ -151,7 +151,9 @@ pub fn render_items(
     let upload_start = Instant::now();
     let scene = DeviceScene::for_job(gpu, job)?;
     let mut machine = GpuMachine::new(gpu)?;
-    gpu.stream().synchronize().map_err(driver_error("uploading the scene"))?;
+    gpu.stream()
+        .synchronize()
+        .map_err(driver_error("uploading the scene"))?;
     let upload_ms = upload_start.elapsed().as_secs_f64() * 1e3;
 
     let loop_start = Instant::now();
@@ -213,7 +215,10 @@ fn fill_items(launches: &mut [LaunchRecord], out: &WavefrontOutput) {
             r.drain as u64
         } else if name == Plan::NAME {
             1
-        } else if let Some(k) = device::shading::ShadeClass::ALL.iter().position(|c| kernel_of(*c) == name) {
+        } else if let Some(k) = device::shading::ShadeClass::ALL
+            .iter()
+            .position(|c| kernel_of(*c) == name)
+        {
             r.shade[k] as u64
         } else {
             0

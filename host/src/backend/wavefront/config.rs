@@ -55,7 +55,11 @@ impl Capacity {
 
     /// The slots for a render of `work` items, given the free memory
     /// (asked only for `Auto`).
-    pub fn resolve(self, work: u64, free_bytes: impl FnOnce() -> Result<usize, crate::backend::gpu::GpuError>) -> Result<u32, crate::backend::gpu::GpuError> {
+    pub fn resolve(
+        self,
+        work: u64,
+        free_bytes: impl FnOnce() -> Result<usize, crate::backend::gpu::GpuError>,
+    ) -> Result<u32, crate::backend::gpu::GpuError> {
         let needed = work.next_power_of_two().clamp(MIN_CAPACITY as u64, MAX_CAPACITY as u64) as u32;
         let largest_within = |budget: f64| {
             let mut c = needed;

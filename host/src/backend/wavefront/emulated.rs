@@ -52,7 +52,10 @@ impl Machine for Emulator {
     }
 
     fn write(&mut self, buffer: &mut HostBuffer, bytes: &[u8]) -> Result<(), GpuError> {
-        assert!(bytes.len() <= buffer.bytes, "a write past the end of an emulated buffer");
+        assert!(
+            bytes.len() <= buffer.bytes,
+            "a write past the end of an emulated buffer"
+        );
         // SAFETY: the buffer holds at least `bytes.len()` bytes, and no
         // kernel runs while the host writes.
         unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), buffer.address, bytes.len()) };
@@ -102,33 +105,35 @@ impl Machine for Emulator {
 
 /// Renders `job` with the wavefront emulated on the host.
 pub fn render(job: &RenderJob, config: &WavefrontConfig, progress: Progress) -> Result<WavefrontOutput, GpuError> {
+    let pixels = job.pixel_count() as u64;
+    let items = WorkItems {
+        first_pixel: 0,
+        pixels: pixels as u32,
+        first_sample: 0,
+    };
+    render_items(job, config, (items, pixels * job.spp as u64), progress)
+}
+
+/// Renders the work items `work` (pixel-samples, see [`WorkItems`]) of
+/// `job`, emulated on the host; pixels outside them stay zero.
+pub fn render_items(
+    job: &RenderJob,
+    config: &WavefrontConfig,
+    (items, work): (WorkItems, u64),
+    progress: Progress,
+) -> Result<WavefrontOutput, GpuError> {
     config.validate().map_err(|error| GpuError::Config {
         what: "wavefront",
         error,
     })?;
-    let pixels = job.pixel_count() as u64;
-    let work = pixels * job.spp as u64;
     let capacity = config.capacity.resolve(work, || {
         Err(GpuError::Config {
             what: "wavefront",
             error: "`auto` capacity needs a GPU's free memory; give a number of slots or a budget".into(),
         })
     })?;
-    let items = WorkItems {
-        first_pixel: 0,
-        pixels: pixels as u32,
-        first_sample: 0,
-    };
     let view = job.scene.view(job.camera);
     // SAFETY: the scene outlives the render, which ends before this returns.
     let scene = unsafe { view.detached() };
-    stages::render(
-        &mut Emulator,
-        job,
-        scene,
-        config,
-        (items, work),
-        capacity,
-        progress,
-    )
+    stages::render(&mut Emulator, job, scene, config, (items, work), capacity, progress)
 }

@@ -89,14 +89,12 @@ pub fn render<M: Machine>(
             "the divergence counters",
             bytes(ShadeClass::COUNT, size_of::<DivergenceCounters>()),
         )?,
-        log: machine.alloc("the iteration log", bytes(LOG_ITERATIONS as usize, size_of::<IterationRecord>()))?,
+        log: machine.alloc(
+            "the iteration log",
+            bytes(LOG_ITERATIONS as usize, size_of::<IterationRecord>()),
+        )?,
     };
-    let (schedule, counters) = Schedule::new(
-        total_work,
-        capacity,
-        config.refill_below(capacity),
-        config.drain_below,
-    );
+    let (schedule, counters) = Schedule::new(total_work, capacity, config.refill_below(capacity), config.drain_below);
     machine.write(&mut b.control, Control { schedule, counters }.as_bytes())?;
 
     // SAFETY: both allocations were made above with the sizes these
@@ -198,10 +196,13 @@ impl<M: Machine> AccelVisitor for Run<'_, '_, M> {
         };
         let mut w = Wavefront {
             machine: self.machine,
-            args: [self.args, WavefrontArgs {
-                queues: self.args.queues.swapped(),
-                ..self.args
-            }],
+            args: [
+                self.args,
+                WavefrontArgs {
+                    queues: self.args.queues.swapped(),
+                    ..self.args
+                },
+            ],
             block: self.config.block,
             scan_grid,
             classes: self.classes,
