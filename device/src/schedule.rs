@@ -14,9 +14,10 @@
 //!    order (contiguous pixels, so coherent rays). An empty pool is a
 //!    *fresh* start: the new paths take slots `0..n` in order, whatever
 //!    order the ring holds them in.
-//! 3. Once every work item is issued and at most `drain_below` paths
-//!    remain, they are finished by the drain kernel, one thread per path,
-//!    instead of one iteration per bounce.
+//! 3. When no new path joins the queue (every work item is issued, or a
+//!    bounce-synchronous wave is running down) and at most `drain_below`
+//!    paths remain, they are finished by the drain kernel, one thread per
+//!    path, instead of one nearly empty iteration per bounce.
 //! 4. Otherwise every queued ray is traced and shaded.
 
 use crate::queue::QueueCounters;
@@ -40,7 +41,7 @@ pub struct Schedule {
     /// Refill the pool when at most this many paths survive an iteration:
     /// 0 is bounce-synchronous, `capacity` refills every iteration.
     pub refill_below: u32,
-    /// Drain the rest once all work is issued and at most this many paths
+    /// Drain the rest when no new path joins and at most this many paths
     /// remain (0: never).
     pub drain_below: u32,
     /// Next entry of the free ring to take.
@@ -88,7 +89,13 @@ impl Schedule {
         let survivors = counters.rays_out;
         self.finished += (self.trace + self.drain - survivors) as u64;
         let remaining = self.total_work - self.next_work;
-        let free = counters.free_tail.wrapping_sub(self.free_head);
+        // An empty pool has every slot free, whatever the ring says (the
+        // drain finishes paths without returning their slots).
+        let free = if survivors == 0 {
+            self.capacity
+        } else {
+            counters.free_tail.wrapping_sub(self.free_head)
+        };
         self.generate = if remaining > 0 && survivors <= self.refill_below {
             (free as u64).min(remaining) as u32
         } else {
@@ -108,7 +115,11 @@ impl Schedule {
         self.next_work += self.generate as u64;
         self.survivors = survivors;
         let queued = survivors + self.generate;
-        let drain = self.next_work == self.total_work && queued <= self.drain_below;
+        // Drain when no new path joins this iteration and few remain: at the
+        // end of the render, or at the end of a bounce-synchronous wave,
+        // whose tail would otherwise cost one nearly empty iteration per
+        // bounce; the next wave then starts fresh.
+        let drain = queued <= self.drain_below && (self.next_work == self.total_work || self.generate == 0);
         (self.trace, self.drain) = if drain { (0, queued) } else { (queued, 0) };
         self.rays += self.trace as u64;
         self.iteration += 1;
@@ -119,5 +130,112 @@ impl Schedule {
     /// True once a plan has nothing left to do.
     pub fn done(&self) -> bool {
         self.iteration > 0 && self.trace == 0 && self.drain == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+    use std::vec::Vec;
+
+    /// Runs the schedule to its end, letting each traced path survive
+    /// while `survives(iteration, queue position)` says so and freeing
+    /// slots as the shading kernels and the compaction would. Returns the
+    /// plans and checks the invariants of every one.
+    fn simulate(
+        total: u64,
+        capacity: u32,
+        refill_below: u32,
+        drain_below: u32,
+        survives: impl Fn(u32, u32) -> bool,
+    ) -> Vec<Schedule> {
+        let (mut s, mut c) = Schedule::new(total, capacity, refill_below, drain_below);
+        let mut plans = Vec::new();
+        let mut in_flight = 0u32;
+        loop {
+            s.plan(&mut c);
+            assert!(s.survivors + s.generate <= capacity, "more paths than slots: {s:?}");
+            assert_eq!(s.survivors, in_flight, "survivors are what the last iteration kept");
+            assert!(s.trace == 0 || s.drain == 0, "an iteration traces or drains");
+            plans.push(s);
+            if s.done() {
+                break;
+            }
+            assert!(plans.len() < 10_000, "the schedule does not end");
+            // What the kernels do: survivors to the next queue, the rest
+            // back to the free ring; a drain finishes everything.
+            let kept = (0..s.trace).filter(|&i| survives(s.iteration, i)).count() as u32;
+            c.rays_out = kept;
+            c.free_tail = c.free_tail.wrapping_add(s.trace - kept);
+            in_flight = kept;
+        }
+        plans
+    }
+
+    #[test]
+    fn every_work_item_is_issued_once_and_every_path_finishes() {
+        for (refill, drain) in [(0, 0), (0, 100), (512, 0), (1024, 200), (300, 300)] {
+            let plans = simulate(10_000, 1024, refill, drain, |it, i| (it * 7 + i) % 3 != 0);
+            let last = plans.last().unwrap();
+            let issued: u64 = plans.iter().map(|p| p.generate as u64).sum();
+            assert_eq!(issued, 10_000, "refill {refill}, drain {drain}");
+            assert_eq!(last.next_work, 10_000);
+            assert_eq!(last.finished, 10_000, "refill {refill}, drain {drain}");
+            let traced: u64 = plans.iter().map(|p| p.trace as u64).sum();
+            assert_eq!(last.rays, traced);
+        }
+    }
+
+    #[test]
+    fn bounce_synchronous_waves_start_fresh_only_in_an_empty_pool() {
+        let plans = simulate(5000, 1024, 0, 0, |it, i| i % 2 == 0 && it % 16 != 0);
+        for p in plans.iter().filter(|p| p.generate > 0) {
+            assert_eq!(p.survivors, 0);
+            assert_eq!(p.fresh, 1, "a wave in an empty pool takes slots in order");
+            assert_eq!(
+                p.generate,
+                1024.min((p.total_work - (p.next_work - p.generate as u64)) as u32)
+            );
+        }
+        // 5000 items in waves of 1024: five waves.
+        assert_eq!(plans.iter().filter(|p| p.generate > 0).count(), 5);
+    }
+
+    #[test]
+    fn regeneration_refills_freed_slots_once_the_pool_runs_low() {
+        // Half of each iteration's paths finish; refill at half the slots.
+        let plans = simulate(100_000, 1024, 512, 0, |_, i| i % 2 == 1);
+        let refills: Vec<&Schedule> = plans.iter().filter(|p| p.generate > 0 && p.fresh == 0).collect();
+        assert!(!refills.is_empty());
+        for p in refills {
+            assert!(p.survivors <= 512 && p.survivors > 0);
+            // The ring held exactly the slots not in flight.
+            assert_eq!(
+                p.generate as u64,
+                (1024 - p.survivors as u64).min(p.total_work - p.next_work + p.generate as u64)
+            );
+        }
+    }
+
+    #[test]
+    fn the_tail_of_each_wave_is_drained_in_one_step() {
+        // Paths never end on their own: only the drain can finish them.
+        let plans = simulate(3000, 1024, 0, 1024, |_, _| true);
+        let drains: Vec<&Schedule> = plans.iter().filter(|p| p.drain > 0).collect();
+        assert_eq!(drains.len(), 3, "one drain per wave of 1024, 1024 and 952");
+        assert_eq!(drains.iter().map(|p| p.drain as u64).sum::<u64>(), 3000);
+        // With a small threshold the wave is traced down to it first.
+        let plans = simulate(1000, 1024, 0, 100, |it, i| i < 1000 >> it);
+        let first_drain = plans.iter().position(|p| p.drain > 0).unwrap();
+        assert!(plans[first_drain].drain <= 100);
+        assert!(plans[..first_drain].iter().all(|p| p.drain == 0 && p.trace > 100));
+    }
+
+    #[test]
+    fn an_empty_render_is_done_at_once() {
+        let plans = simulate(0, 1024, 512, 100, |_, _| false);
+        assert_eq!(plans.len(), 1);
+        assert!(plans[0].done());
     }
 }

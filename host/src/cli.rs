@@ -241,7 +241,8 @@ pub struct LaunchArgs {
     /// Wavefront: threads per block of the per-path kernels.
     #[arg(long, default_value_t = 64)]
     pub wave_block: u32,
-    /// Wavefront: once every sample is issued and at most this many paths
+    /// Wavefront: when no new path joins (all samples issued, or a
+    /// bounce-synchronous wave running down) and at most this many paths
     /// remain, finish them in one drain launch (0: never).
     #[arg(long, default_value_t = 1 << 18)]
     pub drain_below: u32,

@@ -66,11 +66,14 @@ impl Machine for GpuMachine<'_> {
             .map_err(driver_error("initialising the wavefront's state"))
     }
 
-    fn read(&mut self, buffer: &CudaSlice<u8>) -> Result<Vec<u8>, GpuError> {
-        self.gpu.stream().clone_dtoh(buffer).map_err(kernel_error(
-            "the wavefront kernels",
-            "reading back the wavefront's results",
-        ))
+    fn read(&mut self, buffer: &CudaSlice<u8>, bytes: usize) -> Result<Vec<u8>, GpuError> {
+        self.gpu
+            .stream()
+            .clone_dtoh(&buffer.slice(..bytes))
+            .map_err(kernel_error(
+                "the wavefront kernels",
+                "reading back the wavefront's results",
+            ))
     }
 
     fn resident_grid<K: EntryPoint>(&mut self, block: u32) -> Result<Grid, GpuError> {
@@ -156,12 +159,11 @@ pub fn render_items(
         .map_err(driver_error("uploading the scene"))?;
     let upload_ms = upload_start.elapsed().as_secs_f64() * 1e3;
 
-    let loop_start = Instant::now();
     // SAFETY: the scene stays uploaded until the render has read back its
     // results (`scene` lives to the end of this function).
     let view = unsafe { scene.view(gpu, job.scene, job.camera).detached() };
     let out: WavefrontOutput = stages::render(&mut machine, job, view, config, work, capacity, progress)?;
-    let loop_time = loop_start.elapsed();
+    let loop_time = out.loop_time;
 
     let mut launches = machine.timeline.finish()?;
     fill_items(&mut launches, &out);
@@ -170,7 +172,7 @@ pub fn render_items(
         kernels: machine.kernels,
         launches,
         upload_ms,
-        readback_ms: 0.0,
+        readback_ms: out.readback_time.as_secs_f64() * 1e3,
         loop_ms: loop_time.as_secs_f64() * 1e3,
         scene_bytes: scene.byte_len(),
         film_bytes: out.film.len() * size_of::<device::film::FixedRgb>(),

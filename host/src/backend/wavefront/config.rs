@@ -100,7 +100,8 @@ pub struct WavefrontConfig {
     pub block: u32,
     /// Count active lanes at the material branch (diagnosis; costs time).
     pub count_divergence: bool,
-    /// Once every sample is issued and at most this many paths remain,
+    /// When no new path joins (every sample is issued, or a bounce-
+    /// synchronous wave runs down) and at most this many paths remain,
     /// finish them with one drain launch (one thread per path) instead of
     /// more iterations; 0 never drains.
     pub drain_below: u32,

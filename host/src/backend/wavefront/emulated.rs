@@ -62,10 +62,11 @@ impl Machine for Emulator {
         Ok(())
     }
 
-    fn read(&mut self, buffer: &HostBuffer) -> Result<Vec<u8>, GpuError> {
-        let mut out = vec![0; buffer.bytes];
+    fn read(&mut self, buffer: &HostBuffer, bytes: usize) -> Result<Vec<u8>, GpuError> {
+        assert!(bytes <= buffer.bytes, "a read past the end of an emulated buffer");
+        let mut out = vec![0; bytes];
         // SAFETY: as for `write`.
-        unsafe { std::ptr::copy_nonoverlapping(buffer.address, out.as_mut_ptr(), buffer.bytes) };
+        unsafe { std::ptr::copy_nonoverlapping(buffer.address, out.as_mut_ptr(), bytes) };
         Ok(out)
     }
 
@@ -98,7 +99,7 @@ impl Machine for Emulator {
     }
 
     fn poll(&mut self, control: &HostBuffer) -> Result<Option<Control>, GpuError> {
-        let bytes = self.read(control)?;
+        let bytes = self.read(control, size_of::<Control>())?;
         Ok(Control::from_bytes(&bytes))
     }
 }

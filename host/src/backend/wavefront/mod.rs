@@ -53,8 +53,9 @@ pub trait Machine {
     /// Copies `bytes` to the start of `buffer`.
     fn write(&mut self, buffer: &mut Self::Buffer, bytes: &[u8]) -> Result<(), GpuError>;
 
-    /// Copies `buffer` back, once every launch before it has finished.
-    fn read(&mut self, buffer: &Self::Buffer) -> Result<Vec<u8>, GpuError>;
+    /// Copies the first `bytes` of `buffer` back, once every launch before
+    /// it has finished.
+    fn read(&mut self, buffer: &Self::Buffer, bytes: usize) -> Result<Vec<u8>, GpuError>;
 
     /// The grid of a grid-stride launch of kernel `K`: as many threads as
     /// fit on the machine at once, in blocks of `block`.

@@ -16,6 +16,7 @@ use device::queue::{Control, PathPool, Queues, SCAN_BLOCK, scan_blocks};
 use device::scene::SceneView;
 use device::schedule::Schedule;
 use device::shading::{ClassVisitor, ShadeClass, Shader};
+use std::time::{Duration, Instant};
 
 /// Iterations whose counts are logged for the launch profile (later
 /// iterations are timed but not counted).
@@ -24,6 +25,11 @@ pub const LOG_ITERATIONS: u32 = 1 << 18;
 /// What a wavefront render produced, wherever it ran.
 #[derive(Clone, Debug)]
 pub struct WavefrontOutput {
+    /// The render loop, from the first launch to the schedule's end (the
+    /// allocations before it and the readback after it excluded).
+    pub loop_time: Duration,
+    /// Reading back the film, counters and log.
+    pub readback_time: Duration,
     /// Per-pixel fixed-point sums.
     pub film: Vec<FixedRgb>,
     /// Ray segments traced.
@@ -131,6 +137,7 @@ pub fn render<M: Machine>(
         }
     }
     classes.sort_by_key(|c| *c as u32);
+    let loop_start = Instant::now();
     visit_accel(
         job.scene.accel.kind,
         Run {
@@ -142,20 +149,23 @@ pub fn render<M: Machine>(
             progress,
         },
     )?;
+    let loop_time = loop_start.elapsed();
 
-    let film = read_all::<M, FixedRgb>(machine, &b.film)?;
-    let counters = read_all::<M, LaunchCounters>(machine, &b.counters)?[0];
-    let control = read_all::<M, Control>(machine, &b.control)?[0];
+    let readback_start = Instant::now();
+    let film = read_values::<M, FixedRgb>(machine, &b.film, pixels)?;
+    let counters = read_values::<M, LaunchCounters>(machine, &b.counters, 1)?[0];
+    let control = read_values::<M, Control>(machine, &b.control, 1)?[0];
     let divergence = if config.count_divergence {
-        let d = read_all::<M, DivergenceCounters>(machine, &b.divergence)?;
+        let d = read_values::<M, DivergenceCounters>(machine, &b.divergence, ShadeClass::COUNT)?;
         ShadeClass::ALL.into_iter().zip(d).collect()
     } else {
         Vec::new()
     };
     let logged = control.schedule.iteration.min(LOG_ITERATIONS) as usize;
-    let mut log = read_all::<M, IterationRecord>(machine, &b.log)?;
-    log.truncate(logged);
+    let log = read_values::<M, IterationRecord>(machine, &b.log, logged)?;
     Ok(WavefrontOutput {
+        loop_time,
+        readback_time: readback_start.elapsed(),
         film,
         rays: control.schedule.rays + counters.rays,
         invalid_samples: counters.invalid_samples,
@@ -166,9 +176,9 @@ pub fn render<M: Machine>(
     })
 }
 
-/// Reads back every value of `T` in `buffer`.
-fn read_all<M: Machine, T: Plain>(machine: &mut M, buffer: &M::Buffer) -> Result<Vec<T>, GpuError> {
-    let bytes = machine.read(buffer)?;
+/// Reads back the first `count` values of `T` in `buffer`.
+fn read_values<M: Machine, T: Plain>(machine: &mut M, buffer: &M::Buffer, count: usize) -> Result<Vec<T>, GpuError> {
+    let bytes = machine.read(buffer, count * size_of::<T>())?;
     Ok(bytes
         .chunks_exact(size_of::<T>())
         .map(|c| T::from_bytes(c).expect("chunks have the value's size"))

@@ -1,0 +1,146 @@
+//! The wavefront on the CPU: `cpu-wave` runs the wavefront's own kernels
+//! (schedule, generate, extend, shading, both compactions, the drain) in
+//! the host's serial emulation, so CI checks the whole schedule bit for bit
+//! against `cpu` without a GPU. Pools are small enough that the free-slot
+//! ring wraps, slots regenerate and waves are drained.
+
+mod util;
+
+use device::launch::Compaction;
+use device::scene::RenderParams;
+use util::{SEED_SCENES, repo, seed_scene};
+use wavepath::backend::wavefront::{Capacity, Schedule, WavefrontConfig};
+use wavepath::backend::{BackendKind, BackendOptions};
+use wavepath::render::{Overrides, Renderer};
+use wavepath::verify::verify;
+
+/// Every schedule the wavefront has, with both compactions and with and
+/// without a drain.
+fn configurations() -> Vec<WavefrontConfig> {
+    let schedules = [
+        (Schedule::BounceSync, 0.0),
+        (Schedule::Regenerate, 0.5),
+        (Schedule::Regenerate, 1.0),
+    ];
+    let mut out = Vec::new();
+    for (schedule, refill) in schedules {
+        for compaction in [Compaction::PrefixSum, Compaction::AtomicAppend] {
+            for drain_below in [0, 300] {
+                out.push(WavefrontConfig {
+                    capacity: Capacity::Slots(1024),
+                    schedule,
+                    refill,
+                    compaction,
+                    block: 64,
+                    count_divergence: false,
+                    drain_below,
+                });
+            }
+        }
+    }
+    out
+}
+
+fn render(
+    kind: BackendKind,
+    wavefront: WavefrontConfig,
+    name: &str,
+    params: RenderParams,
+    spp: u32,
+) -> wavepath::backend::RenderOutput {
+    let options = BackendOptions {
+        wavefront,
+        ..BackendOptions::default()
+    };
+    Renderer::new(kind, options)
+        .unwrap()
+        .render(&seed_scene(name), params, spp, &|_| {})
+        .unwrap_or_else(|e| panic!("{name} on {}: {e:#}", kind.label()))
+}
+
+#[test]
+fn the_emulated_wavefront_matches_the_cpu_bit_for_bit_in_every_schedule() {
+    for name in SEED_SCENES {
+        let scene = seed_scene(name);
+        // 1200 or 1600 work items over 1024 slots: the ring wraps.
+        let (width, height, spp) = if name == "cs500" { (20, 20, 3) } else { (40, 20, 2) };
+        let params = RenderParams {
+            width,
+            height,
+            ..wavepath::render::params_for(&scene, &Overrides::default(), device::scene::RenderView::Radiance).0
+        };
+        let reference = render(BackendKind::Cpu, WavefrontConfig::default(), name, params, spp);
+        assert!(
+            reference.film.iter().any(|p| p.r + p.g + p.b > 0),
+            "{name}: black image"
+        );
+        for config in configurations() {
+            let out = render(BackendKind::CpuWave, config, name, params, spp);
+            assert!(out.film == reference.film, "{name} [{}]: films differ", config.label());
+            assert_eq!(
+                out.rays,
+                reference.rays,
+                "{name} [{}]: ray counts differ",
+                config.label()
+            );
+        }
+    }
+}
+
+#[test]
+fn verify_checks_the_emulated_wavefront_against_the_cpu() {
+    let overrides = Overrides {
+        spp: Some(2),
+        size: Some((32, 24)),
+        ..Overrides::default()
+    };
+    let options = BackendOptions {
+        wavefront: WavefrontConfig {
+            capacity: Capacity::Slots(1024),
+            ..WavefrontConfig::default()
+        },
+        ..BackendOptions::default()
+    };
+    let report = verify(
+        &repo("scenes/rtiow_final.toml"),
+        &overrides,
+        BackendKind::CpuWave,
+        options,
+    )
+    .unwrap();
+    assert!(report.passed(), "{}", report.describe());
+    assert!(report.rays > 32 * 24 * 2, "every path traced at least its camera ray");
+}
+
+#[test]
+fn the_wavefront_refuses_debug_views_and_auto_capacity_without_a_gpu() {
+    let scene = seed_scene("cornell_diffuse");
+    let (params, spp) = wavepath::render::params_for(
+        &scene,
+        &Overrides {
+            size: Some((8, 8)),
+            spp: Some(1),
+            ..Overrides::default()
+        },
+        device::scene::RenderView::Normals,
+    );
+    let wave = Renderer::new(BackendKind::CpuWave, BackendOptions::default()).unwrap();
+    let err = wave.render(&scene, params, spp, &|_| {}).unwrap_err();
+    assert!(format!("{err:#}").contains("debug views"), "{err:#}");
+    let auto = BackendOptions {
+        wavefront: WavefrontConfig {
+            capacity: Capacity::Auto,
+            ..WavefrontConfig::default()
+        },
+        ..BackendOptions::default()
+    };
+    let params = RenderParams {
+        view: device::scene::RenderView::Radiance,
+        ..params
+    };
+    let err = Renderer::new(BackendKind::CpuWave, auto)
+        .unwrap()
+        .render(&scene, params, spp, &|_| {})
+        .unwrap_err();
+    assert!(format!("{err:#}").contains("`auto` capacity needs a GPU"), "{err:#}");
+}
