@@ -1,7 +1,8 @@
 //! The wavefront's state: the path pool (structure of arrays, declared once
 //! by [`path_pool!`]), the work queues (index lists, declared once by
 //! [`queues!`]) and the [`Control`] block of counters and schedule that the
-//! kernels share. Sizes, offsets and the bytes per path all derive from the
+//! kernels share. There is no list of free slots: the paths in flight
+//! always occupy slots `0..n` after a refill ([`crate::schedule`]). Sizes, offsets and the bytes per path all derive from the
 //! two declarations; the host never counts fields itself.
 //!
 //! Bytes per in-flight path: [`PathPool::BYTES_PER_PATH`] for path state
@@ -83,7 +84,8 @@ path_pool! {
     /// Material at the hit.
     hit_material: u32,
     /// The path's position in the ray queue of this iteration (for the
-    /// order-preserving prefix-sum compaction).
+    /// order-preserving prefix-sum compaction); during a refill, a mark
+    /// that the slot holds a survivor.
     queue_pos: u32,
 }
 
@@ -201,8 +203,8 @@ macro_rules! queues {
             /// Prefix-sum compaction: per-block totals, then offsets, then
             /// [`SCAN_BLOCK`] words of scratch.
             pub scan_blocks: *mut u32,
-            /// `capacity - 1` (the capacity is a power of two).
-            pub ring_mask: u32,
+            /// Path slots.
+            pub capacity: u32,
         }
 
         impl Queues {
@@ -221,8 +223,7 @@ macro_rules! queues {
             ///
             /// # Safety
             /// `base` must point to [`Queues::bytes`]`(capacity)` bytes,
-            /// aligned to 256, that outlive every use; `capacity` must be a
-            /// power of two.
+            /// aligned to 256, that outlive every use.
             pub unsafe fn from_base(base: *mut u8, capacity: usize) -> Self {
                 let list = aligned(4 * capacity);
                 let mut next = 0;
@@ -237,7 +238,7 @@ macro_rules! queues {
                     $($field,)*
                     // SAFETY: the block totals follow the lists.
                     scan_blocks: unsafe { base.add(Self::LISTS * list) } as *mut u32,
-                    ring_mask: capacity as u32 - 1,
+                    capacity: capacity as u32,
                 }
             }
         }
@@ -257,9 +258,9 @@ queues! {
     rays_out,
     /// One queue per shading class.
     shade[ShadeClass::COUNT],
-    /// Ring of free slots.
-    free_ring,
-    /// Prefix-sum compaction: 1 at each ray-queue position whose path continues.
+    /// Prefix-sum compaction: 1 at each ray-queue position whose path
+    /// continues. During a refill, before any path is shaded: the free
+    /// slots below the survivor count (the holes survivors move into).
     alive,
     /// Prefix-sum compaction: per-warp counts, then offsets. One word per
     /// slot, enough for warps of one lane (the host's emulation).
@@ -285,7 +286,7 @@ impl Queues {
     }
 }
 
-/// Queue lengths and free-ring positions, counted by the kernels.
+/// Queue lengths, counted by the kernels.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct QueueCounters {
@@ -293,10 +294,10 @@ pub struct QueueCounters {
     pub shade: [u32; ShadeClass::COUNT],
     /// Entries in the next ray queue (survivors).
     pub rays_out: u32,
-    /// Free-slot ring: end of the filled part (wrapping; masked on use).
-    pub free_tail: u32,
-    /// Free-slot ring: the tail before this iteration's prefix-sum scatter.
-    pub free_base: u32,
+    /// During a refill: free slots found below the survivor count.
+    pub holes: u32,
+    /// During a refill: holes taken by survivors moving down.
+    pub holes_taken: u32,
     /// Keeps the size a multiple of 8 (no padding before the next field).
     pub _pad: [u32; (ShadeClass::COUNT + 3) % 2],
 }

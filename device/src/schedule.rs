@@ -1,19 +1,21 @@
-//! The wavefront's scheduler: a pure state machine over the free-slot ring
+//! The wavefront's scheduler: a pure state machine over the pool's slots
 //! and the work still to issue. One GPU thread runs [`Schedule::plan`] at
-//! the start of every iteration (the `wf_schedule` kernel), so the host
-//! never waits for queue lengths: it enqueues iterations and reads the
-//! schedule back only to learn when the render is done. The host's unit
-//! tests drive the same function directly.
+//! the start of every iteration (the `wf_plan` kernel), so the host never
+//! waits for queue lengths: it enqueues iterations and reads the schedule
+//! back only to learn when the render is done. The host's unit tests drive
+//! the same function directly.
 //!
 //! Each iteration:
 //!
 //! 1. The survivors of the last iteration (`rays_out`) are the start of
 //!    this iteration's ray queue.
 //! 2. If work remains and the survivors are at most `refill_below`, new
-//!    camera paths fill free slots, appended after the survivors in work
-//!    order (contiguous pixels, so coherent rays). An empty pool is a
-//!    *fresh* start: the new paths take slots `0..n` in order, whatever
-//!    order the ring holds them in.
+//!    camera paths start, appended after the survivors in work order
+//!    (contiguous pixels, so coherent rays). Survivors in slots at or above
+//!    the survivor count first move down into the free slots below it
+//!    (`compact`), so that the new paths take the contiguous slots after
+//!    them and every later access to them coalesces (as Cycles compacts
+//!    its path states before it refills them).
 //! 3. When no new path joins the queue (every work item is issued, or a
 //!    bounce-synchronous wave is running down) and at most `drain_below`
 //!    paths remain, they are finished by the drain kernel, one thread per
@@ -36,7 +38,7 @@ pub struct Schedule {
     /// Ray segments traced by the extend kernel so far (the drain counts
     /// its own).
     pub rays: u64,
-    /// Path slots (a power of two).
+    /// Path slots.
     pub capacity: u32,
     /// Refill the pool when at most this many paths survive an iteration:
     /// 0 is bounce-synchronous, `capacity` refills every iteration.
@@ -44,20 +46,22 @@ pub struct Schedule {
     /// Drain the rest when no new path joins and at most this many paths
     /// remain (0: never).
     pub drain_below: u32,
-    /// Next entry of the free ring to take.
-    pub free_head: u32,
-    /// Plan: survivors at the start of the ray queue (new paths follow).
+    /// Plan: survivors at the start of the ray queue, in slots `0..` once
+    /// compacted; new paths take the slots and queue places after them.
     pub survivors: u32,
     /// Plan: new paths to generate.
     pub generate: u32,
-    /// Plan: 1 when the pool was empty, so new paths take slots `0..generate`.
-    pub fresh: u32,
+    /// Plan: 1 when survivors must move down into free slots before the
+    /// new paths arrive.
+    pub compact: u32,
     /// Plan: rays to trace and shade.
     pub trace: u32,
     /// Plan: paths to finish in the drain kernel.
     pub drain: u32,
     /// Iterations planned so far.
     pub iteration: u32,
+    /// Padding.
+    pub _pad: u32,
 }
 
 // The host reads the schedule back as plain bytes (see `Control`).
@@ -65,8 +69,7 @@ const _: () = assert!(core::mem::size_of::<Schedule>() == 4 * 8 + 10 * 4);
 
 impl Schedule {
     /// A schedule for `total_work` items over `capacity` slots, before its
-    /// first plan; `counters` is the matching initial counter state (every
-    /// slot free).
+    /// first plan, with its initial counters.
     pub fn new(total_work: u64, capacity: u32, refill_below: u32, drain_below: u32) -> (Self, QueueCounters) {
         let schedule = Schedule {
             total_work,
@@ -75,11 +78,14 @@ impl Schedule {
             drain_below,
             ..Schedule::default()
         };
-        let counters = QueueCounters {
-            free_tail: capacity,
-            ..QueueCounters::default()
-        };
-        (schedule, counters)
+        (schedule, QueueCounters::default())
+    }
+
+    /// The mark that the refill of this iteration writes into the slots
+    /// of survivors (never a queue position, never an earlier mark).
+    #[inline(always)]
+    pub fn survivor_mark(&self) -> u32 {
+        u32::MAX - self.iteration
     }
 
     /// Takes in what the last iteration left in `counters`, plans the next
@@ -89,42 +95,26 @@ impl Schedule {
         let survivors = counters.rays_out;
         self.finished += (self.trace + self.drain - survivors) as u64;
         let remaining = self.total_work - self.next_work;
-        // An empty pool has every slot free, whatever the ring says (the
-        // drain finishes paths without returning their slots).
-        let free = if survivors == 0 {
-            self.capacity
-        } else {
-            counters.free_tail.wrapping_sub(self.free_head)
-        };
+        // Every slot but the survivors' is free: finished paths leave
+        // theirs behind, and a drain empties the pool.
         self.generate = if remaining > 0 && survivors <= self.refill_below {
-            (free as u64).min(remaining) as u32
+            ((self.capacity - survivors) as u64).min(remaining) as u32
         } else {
             0
         };
-        self.fresh = (survivors == 0) as u32;
-        if self.generate > 0 {
-            // A fresh start takes slots in order and so uses up the whole
-            // ring: every slot was free, and any left over stay unused
-            // only because no work remains for them.
-            self.free_head = if self.fresh != 0 {
-                counters.free_tail
-            } else {
-                self.free_head.wrapping_add(self.generate)
-            };
-        }
+        self.compact = (self.generate > 0 && survivors > 0) as u32;
         self.next_work += self.generate as u64;
         self.survivors = survivors;
         let queued = survivors + self.generate;
         // Drain when no new path joins this iteration and few remain: at the
         // end of the render, or at the end of a bounce-synchronous wave,
         // whose tail would otherwise cost one nearly empty iteration per
-        // bounce; the next wave then starts fresh.
+        // bounce; the next wave then starts in an empty pool.
         let drain = queued <= self.drain_below && (self.next_work == self.total_work || self.generate == 0);
         (self.trace, self.drain) = if drain { (0, queued) } else { (queued, 0) };
         self.rays += self.trace as u64;
         self.iteration += 1;
-        counters.shade = [0; crate::shading::ShadeClass::COUNT];
-        counters.rays_out = 0;
+        *counters = QueueCounters::default();
     }
 
     /// True once a plan has nothing left to do.
@@ -140,9 +130,9 @@ mod tests {
     use std::vec::Vec;
 
     /// Runs the schedule to its end, letting each traced path survive
-    /// while `survives(iteration, queue position)` says so and freeing
-    /// slots as the shading kernels and the compaction would. Returns the
-    /// plans and checks the invariants of every one.
+    /// while `survives(iteration, queue position)` says so, as the shading
+    /// kernels and the compaction would. Returns the plans and checks the
+    /// invariants of every one.
     fn simulate(
         total: u64,
         capacity: u32,
@@ -158,16 +148,20 @@ mod tests {
             assert!(s.survivors + s.generate <= capacity, "more paths than slots: {s:?}");
             assert_eq!(s.survivors, in_flight, "survivors are what the last iteration kept");
             assert!(s.trace == 0 || s.drain == 0, "an iteration traces or drains");
+            assert_eq!(
+                s.compact == 1,
+                s.generate > 0 && s.survivors > 0,
+                "survivors move down before a refill"
+            );
             plans.push(s);
             if s.done() {
                 break;
             }
             assert!(plans.len() < 10_000, "the schedule does not end");
             // What the kernels do: survivors to the next queue, the rest
-            // back to the free ring; a drain finishes everything.
+            // finish; a drain finishes everything.
             let kept = (0..s.trace).filter(|&i| survives(s.iteration, i)).count() as u32;
             c.rays_out = kept;
-            c.free_tail = c.free_tail.wrapping_add(s.trace - kept);
             in_flight = kept;
         }
         plans
@@ -191,8 +185,8 @@ mod tests {
     fn bounce_synchronous_waves_start_fresh_only_in_an_empty_pool() {
         let plans = simulate(5000, 1024, 0, 0, |it, i| i % 2 == 0 && it % 16 != 0);
         for p in plans.iter().filter(|p| p.generate > 0) {
-            assert_eq!(p.survivors, 0);
-            assert_eq!(p.fresh, 1, "a wave in an empty pool takes slots in order");
+            assert_eq!(p.survivors, 0, "a wave starts in an empty pool");
+            assert_eq!(p.compact, 0, "nothing to move in an empty pool");
             assert_eq!(
                 p.generate,
                 1024.min((p.total_work - (p.next_work - p.generate as u64)) as u32)
@@ -203,14 +197,14 @@ mod tests {
     }
 
     #[test]
-    fn regeneration_refills_freed_slots_once_the_pool_runs_low() {
+    fn regeneration_refills_every_free_slot_once_the_pool_runs_low() {
         // Half of each iteration's paths finish; refill at half the slots.
         let plans = simulate(100_000, 1024, 512, 0, |_, i| i % 2 == 1);
-        let refills: Vec<&Schedule> = plans.iter().filter(|p| p.generate > 0 && p.fresh == 0).collect();
+        let refills: Vec<&Schedule> = plans.iter().filter(|p| p.generate > 0 && p.survivors > 0).collect();
         assert!(!refills.is_empty());
         for p in refills {
-            assert!(p.survivors <= 512 && p.survivors > 0);
-            // The ring held exactly the slots not in flight.
+            assert!(p.survivors <= 512 && p.compact == 1);
+            // Every slot not in flight is refilled while work remains.
             assert_eq!(
                 p.generate as u64,
                 (1024 - p.survivors as u64).min(p.total_work - p.next_work + p.generate as u64)

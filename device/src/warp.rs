@@ -111,15 +111,15 @@ pub fn shuffle_index(value: u32, src: u32, mask: u32) -> u32 {
     r
 }
 
-/// Appends `value` to `queue` at a position reserved with one atomic per
-/// group: `group` is the set of lanes appending to the same queue (all of
-/// which must call this). Returns the position.
+/// Reserves one position per lane of `group` with one atomic add on
+/// `counter` (the lanes of `group` must all call this) and returns the
+/// calling lane's.
 ///
 /// # Safety
-/// `counter` and `queue` must be device memory, the queue large enough, and
-/// `group` must contain the calling lane.
+/// `counter` must be valid memory of the side that runs, and `group` must
+/// contain the calling lane.
 #[inline(always)]
-pub unsafe fn append(counter: *mut u32, group: u32, value: u32, queue: *mut u32, ring_mask: u32) -> u32 {
+pub unsafe fn reserve(counter: *mut u32, group: u32) -> u32 {
     use core::sync::atomic::{AtomicU32, Ordering};
     let leader = group.trailing_zeros();
     let mut base = 0;
@@ -128,10 +128,18 @@ pub unsafe fn append(counter: *mut u32, group: u32, value: u32, queue: *mut u32,
         base = unsafe { AtomicU32::from_ptr(counter) }.fetch_add(group.count_ones(), Ordering::Relaxed);
     }
     let base = shuffle_index(base, leader, group);
-    let pos = base.wrapping_add((group & lanes_below()).count_ones());
-    // SAFETY: the caller's contract; `ring_mask` keeps ring positions in range.
-    unsafe { *queue.add((pos & ring_mask) as usize) = value };
-    pos
+    base + (group & lanes_below()).count_ones()
+}
+
+/// Appends `value` to `queue` at a position reserved by [`reserve`].
+///
+/// # Safety
+/// As for [`reserve`], and `queue` must have room at every position the
+/// counter can reach.
+#[inline(always)]
+pub unsafe fn append(counter: *mut u32, group: u32, value: u32, queue: *mut u32) {
+    // SAFETY: the caller's contract.
+    unsafe { *queue.add(reserve(counter, group) as usize) = value };
 }
 
 /// Inclusive prefix sum of `value` across the full warp (every lane must

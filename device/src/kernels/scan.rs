@@ -1,7 +1,6 @@
 //! The order-preserving compaction: a three-kernel prefix sum over the
 //! alive flags that the shading kernels set per ray-queue position.
-//! Survivors go to the next ray queue in their previous order, finished
-//! paths' slots to the free ring.
+//! Survivors go to the next ray queue in their previous order.
 //!
 //! The sums are written for warps of [`WARP_SIZE`] lanes and blocks of
 //! [`SCAN_BLOCK`] threads, so the same code runs on the GPU (warps of 32)
@@ -74,8 +73,7 @@ impl Kernel for ScanCount {
 }
 
 /// Step 2, one block of [`SCAN_BLOCK`] threads: turns the block totals into
-/// exclusive offsets, sets the survivor count and reserves the finished
-/// paths' places in the free ring. Phase 0 sums each thread's share of the
+/// exclusive offsets and sets the survivor count. Phase 0 sums each thread's share of the
 /// blocks per warp, phase 1 scans the warp sums, phase 2 writes offsets.
 pub struct ScanBlocks;
 
@@ -125,11 +123,7 @@ impl Kernel for ScanBlocks {
                         running += c;
                     }
                     if tid == SCAN_BLOCK - 1 {
-                        let c = &mut (*a.control).counters;
-                        let survivors = exclusive + local;
-                        c.rays_out = survivors;
-                        c.free_base = c.free_tail;
-                        c.free_tail = c.free_tail.wrapping_add(n - survivors);
+                        (*a.control).counters.rays_out = exclusive + local;
                     }
                 }
             }
@@ -137,8 +131,7 @@ impl Kernel for ScanBlocks {
     }
 }
 
-/// Step 3: survivors to the next ray queue in their previous order,
-/// finished paths' slots to the free ring.
+/// Step 3: survivors to the next ray queue in their previous order.
 pub struct ScanScatter;
 
 impl Kernel for ScanScatter {
@@ -159,14 +152,8 @@ impl Kernel for ScanScatter {
             let warp_offset = *a.queues.scan_warps.add((block * WARPS + tid / WARP_SIZE) as usize);
             let alive_pos =
                 *a.queues.scan_blocks.add(block as usize) + warp_offset + (votes & lanes_below()).count_ones();
-            if i < n {
-                let slot = *a.queues.rays_in.add(i as usize);
-                if flag {
-                    *a.queues.rays_out.add(alive_pos as usize) = slot;
-                } else {
-                    let dead_pos = (*a.control).counters.free_base.wrapping_add(i - alive_pos);
-                    *a.queues.free_ring.add((dead_pos & a.queues.ring_mask) as usize) = slot;
-                }
+            if flag {
+                *a.queues.rays_out.add(alive_pos as usize) = *a.queues.rays_in.add(i as usize);
             }
         }
     }

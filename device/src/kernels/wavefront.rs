@@ -23,7 +23,7 @@ use crate::scene::{RenderParams, SceneView};
 use crate::shading::{ShadeClass, Shader};
 use crate::stages::shade::{escaped, surface};
 use crate::stages::{PathState, PathStatus, generate::generate};
-use crate::warp::{active_mask, append, ballot, match_any};
+use crate::warp::{active_mask, append, ballot, match_any, reserve};
 use core::marker::PhantomData;
 use core::sync::atomic::{AtomicU64, Ordering};
 
@@ -169,9 +169,83 @@ impl Kernel for Plan {
     }
 }
 
+/// Refill, step 1: marks the slots of the survivors (in `queue_pos`).
+pub struct MarkSurvivors;
+
+impl Kernel for MarkSurvivors {
+    type Args = WavefrontArgs;
+
+    #[inline(always)]
+    unsafe fn run(thread: Thread, _phase: u32, a: &WavefrontArgs) {
+        // SAFETY: the contract of `WavefrontArgs`; queue entries are slots.
+        unsafe {
+            let s = a.control().schedule;
+            let count = if s.compact != 0 { s.survivors } else { 0 };
+            grid_stride(&thread, count, |i| {
+                *a.pool.queue_pos.add(*a.queues.rays_in.add(i as usize) as usize) = s.survivor_mark();
+            });
+        }
+    }
+}
+
+/// Refill, step 2: lists the unmarked (free) slots below the survivor
+/// count: as many as there are survivors above it.
+pub struct FindHoles;
+
+impl Kernel for FindHoles {
+    type Args = WavefrontArgs;
+
+    #[inline(always)]
+    unsafe fn run(thread: Thread, _phase: u32, a: &WavefrontArgs) {
+        // SAFETY: the contract of `WavefrontArgs`; slots stay below the
+        // survivor count, itself below the capacity.
+        unsafe {
+            let s = a.control().schedule;
+            let count = if s.compact != 0 { s.survivors } else { 0 };
+            grid_stride(&thread, count, |slot| {
+                let free = *a.pool.queue_pos.add(slot as usize) != s.survivor_mark();
+                let group = ballot(active_mask(), free);
+                if free {
+                    append(&raw mut (*a.control).counters.holes, group, slot, a.queues.alive);
+                }
+            });
+        }
+    }
+}
+
+/// Refill, step 3: moves every survivor whose slot is at or above the
+/// survivor count into a hole below it, so that the survivors occupy slots
+/// `0..survivors` and the new paths the contiguous slots after them.
+pub struct MoveSurvivors;
+
+impl Kernel for MoveSurvivors {
+    type Args = WavefrontArgs;
+
+    #[inline(always)]
+    unsafe fn run(thread: Thread, _phase: u32, a: &WavefrontArgs) {
+        // SAFETY: the contract of `WavefrontArgs`; each mover takes its own
+        // hole (one atomic each), and holes are free slots.
+        unsafe {
+            let s = a.control().schedule;
+            let count = if s.compact != 0 { s.survivors } else { 0 };
+            grid_stride(&thread, count, |i| {
+                let entry = a.queues.rays_in.add(i as usize);
+                let slot = *entry;
+                let moves = slot >= s.survivors;
+                let group = ballot(active_mask(), moves);
+                if moves {
+                    let taken = &raw mut (*a.control).counters.holes_taken;
+                    let hole = *a.queues.alive.add(reserve(taken, group) as usize);
+                    a.pool.store(hole, &a.pool.load(slot));
+                    *entry = hole;
+                }
+            });
+        }
+    }
+}
+
 /// Starts the planned new paths: work items `next_work - generate ..` go to
-/// slots from the free ring (or `0..generate` on a fresh start) and to the
-/// ray queue after the survivors.
+/// the slots and ray-queue places after the survivors.
 pub struct Generate;
 
 impl Kernel for Generate {
@@ -183,15 +257,9 @@ impl Kernel for Generate {
         // index below the capacity.
         unsafe {
             let s = a.control().schedule;
-            let (base, head) = (s.next_work - s.generate as u64, s.free_head.wrapping_sub(s.generate));
+            let base = s.next_work - s.generate as u64;
             grid_stride(&thread, s.generate, |i| {
-                let slot = if s.fresh != 0 {
-                    i
-                } else {
-                    *a.queues
-                        .free_ring
-                        .add((head.wrapping_add(i) & a.queues.ring_mask) as usize)
-                };
+                let slot = s.survivors + i;
                 let (pixel, sample) = a.work.item(base + i as u64);
                 a.pool.store(slot, &generate(&a.scene, &a.params, pixel, sample));
                 *a.queues.rays_in.add((s.survivors + i) as usize) = slot;
@@ -230,13 +298,7 @@ impl<T: Traversal> Kernel for Extend<T> {
                 *a.pool.queue_pos.add(slot as usize) = i;
                 let group = match_any(active_mask(), class as u32);
                 let k = class as usize;
-                append(
-                    &raw mut (*a.control).counters.shade[k],
-                    group,
-                    slot,
-                    shade_queues[k],
-                    u32::MAX,
-                );
+                append(&raw mut (*a.control).counters.shade[k], group, slot, shade_queues[k]);
             });
         }
     }
@@ -244,7 +306,7 @@ impl<T: Traversal> Kernel for Extend<T> {
 
 /// Shades every path in class `S`'s queue, then passes it on (atomic
 /// append, or an alive flag for the prefix sum) or finishes it: its
-/// radiance goes into the film and its slot back to the free ring.
+/// radiance goes into the film (its slot is simply no longer in a queue).
 pub struct Shade<S>(PhantomData<S>);
 
 impl<S: Shader> Kernel for Shade<S> {
@@ -286,8 +348,7 @@ impl<S: Shader> Kernel for Shade<S> {
     }
 }
 
-/// Hands a shaded path to the compaction: survivors to the next ray queue,
-/// finished paths' slots to the free ring.
+/// Hands a shaded path to the compaction: survivors to the next ray queue.
 ///
 /// # Safety
 /// As for [`Shade`]'s run, for `slot` of this iteration's ray queue.
@@ -298,20 +359,10 @@ unsafe fn pass_on(a: &WavefrontArgs, slot: u32, keep: bool) {
         match a.compaction {
             Compaction::PrefixSum => *a.queues.alive.add(*a.pool.queue_pos.add(slot as usize) as usize) = keep as u32,
             Compaction::AtomicAppend => {
-                let active = active_mask();
-                let keepers = ballot(active, keep);
-                let counters = &raw mut (*a.control).counters;
+                let keepers = ballot(active_mask(), keep);
                 if keep {
-                    append(
-                        &raw mut (*counters).rays_out,
-                        keepers,
-                        slot,
-                        a.queues.rays_out,
-                        u32::MAX,
-                    );
-                } else {
-                    let ring = &raw mut (*counters).free_tail;
-                    append(ring, active & !keepers, slot, a.queues.free_ring, a.queues.ring_mask);
+                    let rays_out = &raw mut (*a.control).counters.rays_out;
+                    append(rays_out, keepers, slot, a.queues.rays_out);
                 }
             }
         }
@@ -366,5 +417,8 @@ impl<T: Traversal> Kernel for Drain<T> {
 
 crate::kernel::entry_points! {
     wf_plan => Plan,
+    wf_mark_survivors => MarkSurvivors,
+    wf_find_holes => FindHoles,
+    wf_move_survivors => MoveSurvivors,
     wf_generate => Generate,
 }

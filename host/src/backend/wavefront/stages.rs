@@ -8,7 +8,9 @@ use crate::backend::{Progress, RenderJob};
 use device::film::FixedRgb;
 use device::kernel::{EntryPoint, Plain};
 use device::kernels::scan::{ScanBlocks, ScanCount, ScanScatter};
-use device::kernels::wavefront::{Generate, IterationRecord, Plan, WavefrontArgs, WorkItems};
+use device::kernels::wavefront::{
+    FindHoles, Generate, IterationRecord, MarkSurvivors, MoveSurvivors, Plan, WavefrontArgs, WorkItems,
+};
 use device::kernels::{AccelKernels, AccelVisitor, visit_accel};
 use device::launch::{Compaction, LaunchCounters};
 use device::observe::DivergenceCounters;
@@ -67,6 +69,7 @@ struct Wavefront<'m, M: Machine> {
     classes: Vec<ShadeClass>,
     compaction: Compaction,
     drain: bool,
+    refills: bool,
     iteration: u32,
 }
 
@@ -199,7 +202,7 @@ impl<M: Machine> AccelVisitor for Run<'_, '_, M> {
     type Output = Result<(), GpuError>;
 
     fn visit<A: AccelKernels>(self) -> Result<(), GpuError> {
-        let capacity = self.args.queues.ring_mask + 1;
+        let capacity = self.args.queues.capacity;
         let scan_grid = Grid {
             blocks: scan_blocks(capacity as usize) as u32,
             block: SCAN_BLOCK,
@@ -218,6 +221,8 @@ impl<M: Machine> AccelVisitor for Run<'_, '_, M> {
             classes: self.classes,
             compaction: self.config.compaction,
             drain: self.config.drain_below > 0,
+            // Bounce-synchronous waves start only in an empty pool.
+            refills: self.config.refill_below(capacity) > 0,
             iteration: 0,
         };
         let mut reported = 0;
@@ -254,9 +259,13 @@ impl<M: Machine> Wavefront<'_, M> {
         self.launch::<K>(grid)
     }
 
-    /// One iteration: plan, generate, extend (or drain), shade, compact.
+    /// One iteration: plan, refill (survivors down, new paths after them),
+    /// extend (or drain), shade, compact.
     fn iteration<A: AccelKernels>(&mut self) -> Result<(), GpuError> {
         self.plan()?;
+        if self.refills {
+            self.move_survivors_down()?;
+        }
         self.generate()?;
         self.extend::<A>()?;
         if self.drain {
@@ -273,7 +282,15 @@ impl<M: Machine> Wavefront<'_, M> {
         self.launch::<Plan>(Grid { blocks: 1, block: 32 })
     }
 
-    /// New camera paths into free slots.
+    /// Survivors in slots at or above their count move into the free slots
+    /// below it (no-ops unless the plan refills a pool that still has paths).
+    fn move_survivors_down(&mut self) -> Result<(), GpuError> {
+        self.launch_resident::<MarkSurvivors>()?;
+        self.launch_resident::<FindHoles>()?;
+        self.launch_resident::<MoveSurvivors>()
+    }
+
+    /// New camera paths into the slots after the survivors.
     fn generate(&mut self) -> Result<(), GpuError> {
         self.launch_resident::<Generate>()
     }
