@@ -400,14 +400,15 @@ pub struct BenchArgs {
     /// Megakernel tile size (default: whole image).
     #[arg(long, value_parser = parse_size)]
     pub tile: Option<(u32, u32)>,
-    /// Wavefront schedules to try.
-    #[arg(long, value_enum, value_delimiter = ',', default_value = "bounce-sync")]
+    /// Wavefront schedules to try (regenerate at the default refill).
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "regenerate")]
     pub schedules: Vec<Schedule>,
     /// Wavefront compaction modes to try.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "prefix-sum")]
     pub compactions: Vec<CompactionArg>,
-    /// Wavefront pool capacities to try (powers of two, or auto).
-    #[arg(long, value_delimiter = ',', value_parser = parse_capacity, default_value = "auto")]
+    /// Wavefront pool capacities to try (powers of two, budgets such as
+    /// 512MiB, or auto).
+    #[arg(long, value_delimiter = ',', value_parser = parse_capacity, default_value = "512MiB")]
     pub capacities: Vec<Capacity>,
     /// Wavefront threads per block to try.
     #[arg(long, value_delimiter = ',', default_value = "64")]

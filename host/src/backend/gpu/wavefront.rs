@@ -166,7 +166,7 @@ pub fn render_items(
     let loop_time = out.loop_time;
 
     let mut launches = machine.timeline.finish()?;
-    fill_items(&mut launches, &out);
+    fill_items(&mut launches, &out, job.scene.accel.kind);
     let profile = GpuProfile {
         device: gpu.info().clone(),
         kernels: machine.kernels,
@@ -201,9 +201,19 @@ pub fn render_items(
 
 /// Gives each launch the number of items its iteration's log says it
 /// processed (launches of iterations beyond the log keep 0).
-fn fill_items(launches: &mut [LaunchRecord], out: &WavefrontOutput) {
+fn fill_items(launches: &mut [LaunchRecord], out: &WavefrontOutput, accel: device::accel::AccelKind) {
     use device::kernels::scan::{ScanCount, ScanScatter};
     use device::kernels::wavefront::{Generate, Plan};
+    use device::kernels::{AccelKernels, AccelVisitor, visit_accel};
+    use device::shading::ShadeClass;
+    struct Names;
+    impl AccelVisitor for Names {
+        type Output = (&'static str, &'static str);
+        fn visit<A: AccelKernels>(self) -> Self::Output {
+            (A::Extend::NAME, A::Drain::NAME)
+        }
+    }
+    let (extend, drain) = visit_accel(accel, Names);
     for l in launches {
         let Some(r) = out.log.get(l.iteration as usize) else {
             continue;
@@ -211,16 +221,13 @@ fn fill_items(launches: &mut [LaunchRecord], out: &WavefrontOutput) {
         let name = l.kernel.as_str();
         l.items = if name == Generate::NAME {
             r.generate as u64
-        } else if name.starts_with("wf_extend") || name == ScanCount::NAME || name == ScanScatter::NAME {
+        } else if name == extend || name == ScanCount::NAME || name == ScanScatter::NAME {
             r.trace as u64
-        } else if name.starts_with("wf_drain") {
+        } else if name == drain {
             r.drain as u64
         } else if name == Plan::NAME {
             1
-        } else if let Some(k) = device::shading::ShadeClass::ALL
-            .iter()
-            .position(|c| kernel_of(*c) == name)
-        {
+        } else if let Some(k) = ShadeClass::ALL.iter().position(|c| kernel_of(*c) == name) {
             r.shade[k] as u64
         } else {
             0

@@ -60,7 +60,10 @@ impl Capacity {
         work: u64,
         free_bytes: impl FnOnce() -> Result<usize, crate::backend::gpu::GpuError>,
     ) -> Result<u32, crate::backend::gpu::GpuError> {
-        let needed = work.next_power_of_two().clamp(MIN_CAPACITY as u64, MAX_CAPACITY as u64) as u32;
+        let needed = work
+            .checked_next_power_of_two()
+            .unwrap_or(u64::MAX)
+            .clamp(MIN_CAPACITY as u64, MAX_CAPACITY as u64) as u32;
         let largest_within = |budget: f64| {
             let mut c = needed;
             while c > MIN_CAPACITY && state_bytes(c as usize) as f64 > budget {
@@ -109,9 +112,10 @@ pub struct WavefrontConfig {
 
 impl Default for WavefrontConfig {
     fn default() -> Self {
-        // Bounded memory (results/mega_vs_wave/): 2^22 paths, refilled in
-        // contiguous batches once half the slots are free, survivors kept
-        // in order, and the last 2^18 paths finished in one drain launch.
+        // Bounded memory (results/wavefront_tuning/, results/mega_vs_wave/):
+        // 2^22 paths, refilled in contiguous slots once half of them are
+        // free, survivors kept in order by the prefix sum, and the last
+        // 2^18 paths finished in one drain launch.
         WavefrontConfig {
             capacity: Capacity::DEFAULT,
             schedule: Schedule::Regenerate,

@@ -285,9 +285,18 @@ impl<M: Machine> Wavefront<'_, M> {
     /// Survivors in slots at or above their count move into the free slots
     /// below it (no-ops unless the plan refills a pool that still has paths).
     fn move_survivors_down(&mut self) -> Result<(), GpuError> {
-        self.launch_resident::<MarkSurvivors>()?;
-        self.launch_resident::<FindHoles>()?;
-        self.launch_resident::<MoveSurvivors>()
+        // A quarter of the resident threads: enough to stream the moves,
+        // and a quarter of the cost in the iterations where they do nothing.
+        let quarter = |g: Grid| Grid {
+            blocks: g.blocks.div_ceil(4),
+            ..g
+        };
+        let grid = quarter(self.machine.resident_grid::<MarkSurvivors>(self.block)?);
+        self.launch::<MarkSurvivors>(grid)?;
+        let grid = quarter(self.machine.resident_grid::<FindHoles>(self.block)?);
+        self.launch::<FindHoles>(grid)?;
+        let grid = quarter(self.machine.resident_grid::<MoveSurvivors>(self.block)?);
+        self.launch::<MoveSurvivors>(grid)
     }
 
     /// New camera paths into the slots after the survivors.

@@ -42,8 +42,12 @@ pub fn read_manifest(path: &Path) -> anyhow::Result<Manifest> {
     })
 }
 
+/// Columns added after results were first committed: older files may lack
+/// them (the rows then read them as empty).
+const ADDED_LATER: [&str; 1] = ["refill"];
+
 /// Parses CSV `text` (from `path`) into rows of `T`, by header name, after
-/// checking that every column of `T` is present.
+/// checking that every column of `T` is present (but [`ADDED_LATER`]).
 fn parse_csv<T: DeserializeOwned + Serialize + Default>(path: &Path, text: &str) -> anyhow::Result<Vec<T>> {
     let mut reader = csv::ReaderBuilder::new()
         .trim(csv::Trim::Headers)
@@ -55,7 +59,7 @@ fn parse_csv<T: DeserializeOwned + Serialize + Default>(path: &Path, text: &str)
     let needed = columns::<T>();
     let missing: Vec<String> = needed
         .iter()
-        .filter(|c| !headers.iter().any(|h| h == c.as_str()))
+        .filter(|c| !headers.iter().any(|h| h == c.as_str()) && !ADDED_LATER.contains(&c.as_str()))
         .map(|c| format!("`{c}`"))
         .collect();
     if !missing.is_empty() {
