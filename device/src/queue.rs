@@ -298,8 +298,12 @@ pub struct QueueCounters {
     pub holes: u32,
     /// During a refill: holes taken by survivors moving down.
     pub holes_taken: u32,
+    /// Ray-queue entries handed out to the extend kernel's warps so far.
+    pub extend_taken: u32,
+    /// Ray-queue entries handed out to the drain kernel's warps so far.
+    pub drain_taken: u32,
     /// Keeps the size a multiple of 8 (no padding before the next field).
-    pub _pad: [u32; (ShadeClass::COUNT + 3) % 2],
+    pub _pad: [u32; (ShadeClass::COUNT + 5) % 2],
 }
 
 /// Everything the wavefront's kernels share besides the pool and queues:
@@ -319,5 +323,5 @@ pub struct Control {
 unsafe impl Plain for Control {}
 const _: () = assert!(
     core::mem::size_of::<Control>()
-        == core::mem::size_of::<Schedule>() + 4 * (ShadeClass::COUNT + 3 + (ShadeClass::COUNT + 3) % 2)
+        == core::mem::size_of::<Schedule>() + 4 * (ShadeClass::COUNT + 5 + (ShadeClass::COUNT + 5) % 2)
 );

@@ -23,9 +23,9 @@ use crate::scene::{RenderParams, SceneView};
 use crate::shading::{ShadeClass, Shader};
 use crate::stages::shade::{escaped, surface};
 use crate::stages::{PathState, PathStatus, generate::generate};
-use crate::warp::{active_mask, append, ballot, match_any, reserve};
+use crate::warp::{WARP_SIZE, active_mask, append, ballot, lane_id, match_any, reserve, shuffle_index};
 use core::marker::PhantomData;
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// Which pixel-samples the work items are: item `w` is sample
 /// `first_sample + w / pixels` of pixel `first_pixel + w % pixels`. A whole
@@ -121,6 +121,33 @@ impl WavefrontArgs {
     unsafe fn control(&self) -> &Control {
         // SAFETY: the caller's contract.
         unsafe { &*self.control }
+    }
+}
+
+/// Calls `f` for every `i < count`, warp by warp, each warp taking the
+/// next [`WARP_SIZE`] entries from `taken` until none are left: persistent
+/// threads (Aila and Laine 2009), which balance the load of queues whose
+/// entries cost very different times (traversal, whole paths).
+///
+/// # Safety
+/// `taken` must be valid and start at 0 for this queue; every lane of the
+/// calling warp must call this.
+#[inline(always)]
+unsafe fn fetch_by_warp(taken: *mut u32, count: u32, mut f: impl FnMut(u32)) {
+    loop {
+        let mut base = 0;
+        if lane_id() == 0 {
+            // SAFETY: the caller's contract.
+            base = unsafe { AtomicU32::from_ptr(taken) }.fetch_add(WARP_SIZE, Ordering::Relaxed);
+        }
+        let base = shuffle_index(base, 0, u32::MAX);
+        if base >= count {
+            return;
+        }
+        let i = base + lane_id();
+        if i < count {
+            f(i);
+        }
     }
 }
 
@@ -269,14 +296,15 @@ impl Kernel for Generate {
 }
 
 /// Traces the ray of every path in the ray queue and routes each into the
-/// queue of its shading class (warp-aggregated atomics).
+/// queue of its shading class (warp-aggregated atomics). Warps fetch rays
+/// as they finish (persistent threads).
 pub struct Extend<T>(PhantomData<T>);
 
 impl<T: Traversal> Kernel for Extend<T> {
     type Args = WavefrontArgs;
 
     #[inline(always)]
-    unsafe fn run(thread: Thread, _phase: u32, a: &WavefrontArgs) {
+    unsafe fn run(_thread: Thread, _phase: u32, a: &WavefrontArgs) {
         // SAFETY: the contract of `WavefrontArgs`; queue entries are slots.
         unsafe {
             let count = a.control().schedule.trace;
@@ -284,7 +312,7 @@ impl<T: Traversal> Kernel for Extend<T> {
             // parameter: indexing the parameter itself would copy all of it
             // to local memory.
             let shade_queues = a.queues.shade;
-            grid_stride(&thread, count, |i| {
+            fetch_by_warp(&raw mut (*a.control).counters.extend_taken, count, |i| {
                 let slot = *a.queues.rays_in.add(i as usize);
                 let ray = a.pool.ray(slot);
                 let hit = T::closest_hit(&a.scene, &ray, crate::geometry::Interval::POSITIVE);
@@ -400,11 +428,11 @@ impl<T: Traversal> Kernel for Drain<T> {
     type Args = WavefrontArgs;
 
     #[inline(always)]
-    unsafe fn run(thread: Thread, _phase: u32, a: &WavefrontArgs) {
+    unsafe fn run(_thread: Thread, _phase: u32, a: &WavefrontArgs) {
         // SAFETY: the contract of `WavefrontArgs`; queue entries are slots.
         unsafe {
             let count = a.control().schedule.drain;
-            grid_stride(&thread, count, |i| {
+            fetch_by_warp(&raw mut (*a.control).counters.drain_taken, count, |i| {
                 let slot = *a.queues.rays_in.add(i as usize);
                 let mut path = a.pool.load(slot);
                 let rays = finish_path::<T>(&a.scene, &a.params, &mut path, &Unobserved, |_, _| {});

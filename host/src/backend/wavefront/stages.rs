@@ -145,6 +145,7 @@ pub fn render<M: Machine>(
         job.scene.accel.kind,
         Run {
             machine,
+            total_work,
             args,
             config,
             classes,
@@ -191,6 +192,7 @@ fn read_values<M: Machine, T: Plain>(machine: &mut M, buffer: &M::Buffer, count:
 /// The render loop, once the acceleration structure's kernels are known.
 struct Run<'a, 'm, M: Machine> {
     machine: &'m mut M,
+    total_work: u64,
     args: WavefrontArgs,
     config: &'a WavefrontConfig,
     classes: Vec<ShadeClass>,
@@ -221,8 +223,9 @@ impl<M: Machine> AccelVisitor for Run<'_, '_, M> {
             classes: self.classes,
             compaction: self.config.compaction,
             drain: self.config.drain_below > 0,
-            // Bounce-synchronous waves start only in an empty pool.
-            refills: self.config.refill_below(capacity) > 0,
+            // Bounce-synchronous waves start only in an empty pool, and a
+            // pool that holds every path of the render is never refilled.
+            refills: self.config.refill_below(capacity) > 0 && (capacity as u64) < self.total_work,
             iteration: 0,
         };
         let mut reported = 0;
