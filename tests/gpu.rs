@@ -162,6 +162,7 @@ fn wavefront_matches_the_cpu_bit_for_bit_in_every_schedule_and_compaction() {
                 compaction,
                 block: 128,
                 count_divergence: true,
+                time_launches: true,
                 drain_below,
             };
             let options = BackendOptions {
@@ -249,4 +250,11 @@ fn wavefront_profile_accounts_for_every_ray_and_counts_full_warps() {
             .any(|l| l.kernel.starts_with("wf_drain") && l.items > 0)
     );
     assert_eq!((drained.rays, &drained.film), (out.rays, &out.film));
+    // Untimed launches render the same image and report no kernel times.
+    let untimed = render(WavefrontConfig {
+        time_launches: false,
+        ..WavefrontConfig::default()
+    });
+    assert_eq!((untimed.rays, &untimed.film), (out.rays, &out.film));
+    assert!(untimed.gpu.as_ref().unwrap().launches.iter().all(|l| l.ms.is_nan()));
 }

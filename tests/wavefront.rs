@@ -33,6 +33,7 @@ fn configurations() -> Vec<WavefrontConfig> {
                     compaction,
                     block: 64,
                     count_divergence: false,
+                    time_launches: true,
                     drain_below,
                 });
             }

@@ -238,6 +238,11 @@ pub struct LaunchArgs {
     /// `auto` (every path of the render at once, as far as memory allows).
     #[arg(long, value_parser = parse_capacity, default_value = "512MiB")]
     pub capacity: Capacity,
+    /// Wavefront: do not time each launch with CUDA events (the events
+    /// cost GPU time between the many small launches; only the wall time
+    /// and no per-kernel profile are then measured).
+    #[arg(long)]
+    pub untimed_launches: bool,
     /// Wavefront: threads per block of the per-path kernels.
     #[arg(long, default_value_t = 64)]
     pub wave_block: u32,
@@ -329,6 +334,7 @@ impl LaunchArgs {
             compaction: self.compaction.mode(),
             block: self.wave_block,
             count_divergence: self.count_divergence,
+            time_launches: !self.untimed_launches,
             drain_below: self.drain_below,
         };
         wavefront.validate()?;

@@ -49,6 +49,8 @@ pub enum Param {
     CpuSchedule,
     /// Count active lanes per warp (GPU back ends; a diagnosis setting).
     CountDivergence,
+    /// Time each wavefront launch with CUDA events (off: wall time only).
+    TimeLaunches,
     /// Render at most this many spp and scale the time linearly to the spp
     /// asked for (for serial runs that would take too long at full settings).
     SppCap,
@@ -58,7 +60,7 @@ pub enum Param {
 
 /// The plain parameters and their names in configs and reports, in the
 /// order reports list them.
-pub const PLAIN_PARAMS: [(&str, Param); 18] = [
+pub const PLAIN_PARAMS: [(&str, Param); 19] = [
     ("size", Param::Size),
     ("spp", Param::Spp),
     ("depth", Param::Depth),
@@ -76,6 +78,7 @@ pub const PLAIN_PARAMS: [(&str, Param); 18] = [
     ("threads", Param::Threads),
     ("cpu_schedule", Param::CpuSchedule),
     ("count_divergence", Param::CountDivergence),
+    ("time_launches", Param::TimeLaunches),
     ("spp_cap", Param::SppCap),
 ];
 
@@ -146,6 +149,7 @@ impl Param {
             | Param::DrainBelow => backend.is_wavefront(),
             Param::Threads | Param::CpuSchedule => backend == Cpu,
             Param::CountDivergence => backend.is_gpu(),
+            Param::TimeLaunches => backend == BackendKind::GpuWave,
             _ => true,
         }
     }
@@ -189,7 +193,7 @@ impl Param {
                 _ => crate::cli::parse_capacity(text()?)?,
             }),
             Param::CpuSchedule => Value::CpuSchedule(choice(text()?)?),
-            Param::CountDivergence => Value::Flag(
+            Param::CountDivergence | Param::TimeLaunches => Value::Flag(
                 v.as_bool()
                     .ok_or_else(|| format!("expected true or false, got {}", type_of(v)))?,
             ),
@@ -333,6 +337,7 @@ impl RunSpec {
             (Param::DrainBelow, Value::Count(n)) => w.drain_below = n,
             (Param::Threads, Value::Count(n)) => self.options.threads = n as usize,
             (Param::CpuSchedule, Value::CpuSchedule(v)) => self.options.cpu_schedule = v,
+            (Param::TimeLaunches, Value::Flag(f)) => w.time_launches = f,
             (Param::CountDivergence, Value::Flag(f)) => {
                 m.count_divergence = f;
                 w.count_divergence = f;

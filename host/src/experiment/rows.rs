@@ -182,6 +182,8 @@ pub struct Rendered<'a> {
 
 /// The per-kernel rows of a GPU render.
 pub fn kernel_rows(row: &RunRow, profile: Option<&GpuProfile>) -> Vec<KernelRow> {
+    // Untimed launches have no per-kernel times to report.
+    let profile = profile.filter(|p| p.launches.iter().all(|l| !l.ms.is_nan()));
     let Some(p) = profile else { return Vec::new() };
     p.totals()
         .into_iter()

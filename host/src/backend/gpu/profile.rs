@@ -39,7 +39,8 @@ pub struct LaunchRecord {
     /// Work items processed: pixel-samples for the megakernel, queue
     /// entries for the wavefront kernels.
     pub items: u64,
-    /// Kernel time between the events, milliseconds.
+    /// Kernel time between the events, milliseconds (NaN when the launches
+    /// were not timed).
     pub ms: f64,
 }
 
@@ -205,15 +206,23 @@ impl GpuProfile {
 /// work is done.
 pub struct Timeline<'g> {
     gpu: &'g Gpu,
+    timed: bool,
     functions: HashMap<&'static str, CudaFunction>,
-    pending: Vec<(LaunchRecord, CudaEvent, CudaEvent)>,
+    pending: Vec<(LaunchRecord, Option<(CudaEvent, CudaEvent)>)>,
 }
 
 impl<'g> Timeline<'g> {
     /// An empty timeline on `gpu`'s stream.
     pub fn new(gpu: &'g Gpu) -> Self {
+        Self::with_timing(gpu, true)
+    }
+
+    /// An empty timeline that times each launch with CUDA events, or (when
+    /// `timed` is false) only records the launches: their times are then NaN.
+    pub fn with_timing(gpu: &'g Gpu, timed: bool) -> Self {
         Timeline {
             gpu,
+            timed,
             functions: HashMap::new(),
             pending: Vec::new(),
         }
@@ -243,7 +252,8 @@ impl<'g> Timeline<'g> {
         record: LaunchRecord,
     ) -> Result<usize, GpuError> {
         let gpu: &'g Gpu = self.gpu;
-        let start = gpu.timing_event()?;
+        let timed = self.timed;
+        let start = timed.then(|| gpu.timing_event()).transpose()?;
         let function = self.function::<K>()?;
         let arg = KernelArg(*args);
         let mut builder = gpu.stream().launch_builder(function);
@@ -253,7 +263,7 @@ impl<'g> Timeline<'g> {
         // both targets); what its pointers address is the caller's
         // allocation, as described above.
         unsafe { builder.launch(cfg) }.map_err(kernel_error(K::NAME, "launching a kernel"))?;
-        let end = gpu.timing_event()?;
+        let end = timed.then(|| gpu.timing_event()).transpose()?;
         let (g, b) = (cfg.grid_dim, cfg.block_dim);
         let threads = (g.0 * g.1 * g.2) as u64 * (b.0 * b.1 * b.2) as u64;
         let index = self.pending.len();
@@ -263,16 +273,20 @@ impl<'g> Timeline<'g> {
             threads,
             ..record
         };
-        self.pending.push((record, start, end));
+        self.pending.push((record, start.zip(end)));
         Ok(index)
     }
 
-    /// Every record with its event time (waits for the launches).
+    /// Every record with its event time, NaN when untimed (waits for the
+    /// launches).
     pub fn finish(self) -> Result<Vec<LaunchRecord>, GpuError> {
         self.pending
             .into_iter()
-            .map(|(r, start, end)| {
-                let ms = start.elapsed_ms(&end).map_err(driver_error("reading event times"))? as f64;
+            .map(|(r, events)| {
+                let ms = match events {
+                    Some((start, end)) => start.elapsed_ms(&end).map_err(driver_error("reading event times"))? as f64,
+                    None => f64::NAN,
+                };
                 Ok(LaunchRecord { ms, ..r })
             })
             .collect()

@@ -32,14 +32,14 @@ pub struct GpuMachine<'g> {
 }
 
 impl<'g> GpuMachine<'g> {
-    /// A machine on `gpu`.
-    pub fn new(gpu: &'g Gpu) -> Result<Self, GpuError> {
+    /// A machine on `gpu`, timing each launch or not.
+    pub fn new(gpu: &'g Gpu, time_launches: bool) -> Result<Self, GpuError> {
         let snapshots = (0..LAG)
             .map(|_| gpu.alloc_pinned(size_of::<Control>()))
             .collect::<Result<_, _>>()?;
         Ok(GpuMachine {
             gpu,
-            timeline: Timeline::new(gpu),
+            timeline: Timeline::with_timing(gpu, time_launches),
             kernels: Vec::new(),
             grids: Vec::new(),
             snapshots,
@@ -153,7 +153,7 @@ pub fn render_items(
     let capacity = config.capacity.resolve(work.1, || gpu.memory().map(|(free, _)| free))?;
     let upload_start = Instant::now();
     let scene = DeviceScene::for_job(gpu, job)?;
-    let mut machine = GpuMachine::new(gpu)?;
+    let mut machine = GpuMachine::new(gpu, config.time_launches)?;
     gpu.stream()
         .synchronize()
         .map_err(driver_error("uploading the scene"))?;

@@ -103,6 +103,10 @@ pub struct WavefrontConfig {
     pub block: u32,
     /// Count active lanes at the material branch (diagnosis; costs time).
     pub count_divergence: bool,
+    /// Time every launch with a pair of CUDA events (the per-kernel
+    /// profile). The events cost GPU time between the many small launches;
+    /// off, only the wall time is measured.
+    pub time_launches: bool,
     /// When no new path joins (every sample is issued, or a bounce-
     /// synchronous wave runs down) and at most this many paths remain,
     /// finish them with one drain launch (one thread per path) instead of
@@ -123,6 +127,7 @@ impl Default for WavefrontConfig {
             compaction: Compaction::PrefixSum,
             block: 64,
             count_divergence: false,
+            time_launches: true,
             drain_below: 1 << 18,
         }
     }
