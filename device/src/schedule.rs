@@ -117,6 +117,13 @@ impl Schedule {
         *counters = QueueCounters::default();
     }
 
+    /// The survivors the refill kernels go over this iteration: all of
+    /// them when the plan compacts, none otherwise.
+    #[inline(always)]
+    pub fn compacting(&self) -> u32 {
+        if self.compact != 0 { self.survivors } else { 0 }
+    }
+
     /// True once a plan has nothing left to do.
     pub fn done(&self) -> bool {
         self.iteration > 0 && self.trace == 0 && self.drain == 0

@@ -207,7 +207,7 @@ impl Kernel for MarkSurvivors {
         // SAFETY: the contract of `WavefrontArgs`; queue entries are slots.
         unsafe {
             let s = a.control().schedule;
-            let count = if s.compact != 0 { s.survivors } else { 0 };
+            let count = s.compacting();
             grid_stride(&thread, count, |i| {
                 *a.pool.queue_pos.add(*a.queues.rays_in.add(i as usize) as usize) = s.survivor_mark();
             });
@@ -228,7 +228,7 @@ impl Kernel for FindHoles {
         // survivor count, itself below the capacity.
         unsafe {
             let s = a.control().schedule;
-            let count = if s.compact != 0 { s.survivors } else { 0 };
+            let count = s.compacting();
             grid_stride(&thread, count, |slot| {
                 let free = *a.pool.queue_pos.add(slot as usize) != s.survivor_mark();
                 let group = ballot(active_mask(), free);
@@ -254,7 +254,7 @@ impl Kernel for MoveSurvivors {
         // hole (one atomic each), and holes are free slots.
         unsafe {
             let s = a.control().schedule;
-            let count = if s.compact != 0 { s.survivors } else { 0 };
+            let count = s.compacting();
             grid_stride(&thread, count, |i| {
                 let entry = a.queues.rays_in.add(i as usize);
                 let slot = *entry;

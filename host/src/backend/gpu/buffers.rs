@@ -56,16 +56,6 @@ impl<T: Plain> DeviceBuffer<T> {
         device_address(gpu, &self.bytes).cast()
     }
 
-    /// The raw bytes on the device.
-    pub fn bytes(&self) -> &CudaSlice<u8> {
-        &self.bytes
-    }
-
-    /// The raw bytes on the device, to copy into.
-    pub fn bytes_mut(&mut self) -> &mut CudaSlice<u8> {
-        &mut self.bytes
-    }
-
     /// Copies every value back (after the work queued before it).
     pub fn read(&self, gpu: &Gpu, what: &str) -> Result<Vec<T>, GpuError> {
         let raw = gpu
