@@ -52,7 +52,9 @@ const _: () = {
     {
         use crate::kernels::wavefront::{WavefrontArgs, WorkItems};
         use crate::queue::{PathPool, Queues};
-        assert!(size_of::<PathPool>() == 11 * 8 && size_of::<Queues>() == 10 * 8 + 8);
+        // One pointer per field and per list, then `scan_blocks` and the capacity.
+        assert!(size_of::<PathPool>() == PathPool::FIELDS * 8);
+        assert!(size_of::<Queues>() == (Queues::LISTS + 1) * 8 + 8);
         let fields = size_of::<SceneView>() + size_of::<RenderParams>() + size_of::<PathPool>() + size_of::<Queues>();
         assert!(size_of::<WavefrontArgs>() == fields + 5 * 8 + size_of::<WorkItems>() + 3 * 4);
     }

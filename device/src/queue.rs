@@ -35,6 +35,9 @@ macro_rules! path_pool {
         }
 
         impl PathPool {
+            /// Number of fields (one array each).
+            pub const FIELDS: usize = [$(stringify!($field)),*].len();
+
             /// Bytes of state per path slot.
             pub const BYTES_PER_PATH: usize = 0 $(+ core::mem::size_of::<$ty>())*;
 
@@ -209,7 +212,7 @@ macro_rules! queues {
 
         impl Queues {
             /// Number of per-slot lists.
-            const LISTS: usize = 0 $(+ queues!(@count $([$n])?))*;
+            pub const LISTS: usize = 0 $(+ queues!(@count $([$n])?))*;
 
             /// Bytes of queue entries per path slot.
             pub const BYTES_PER_PATH: usize = 4 * Self::LISTS;
