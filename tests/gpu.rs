@@ -63,17 +63,20 @@ fn launch_shape_never_changes_the_image() {
     };
     let (params, spp) = params_for(&scene, &overrides, device::scene::RenderView::Radiance);
     let mut films = Vec::new();
-    for (block, tile, samples_per_launch) in [
-        ((16, 16), None, 1),
-        ((8, 8), Some((17, 13)), 3),
-        ((32, 4), Some((64, 64)), 2),
-        ((256, 1), None, 3),
+    // A register cap changes how the kernel is compiled, never the image.
+    for (block, tile, samples_per_launch, max_registers) in [
+        ((16, 16), None, 1, None),
+        ((8, 8), Some((17, 13)), 3, None),
+        ((32, 4), Some((64, 64)), 2, None),
+        ((256, 1), None, 3, None),
+        ((8, 8), None, 3, Some(64)),
     ] {
         let megakernel = MegakernelConfig {
             block,
             tile,
             samples_per_launch,
             count_divergence: true,
+            max_registers,
         };
         let options = BackendOptions {
             megakernel,
@@ -85,6 +88,9 @@ fn launch_shape_never_changes_the_image() {
             .unwrap();
         let profile = out.gpu.expect("GPU renders carry a profile");
         assert!(profile.launches.iter().all(|l| l.ms > 0.0));
+        if let Some(cap) = max_registers {
+            assert!(profile.kernels[0].registers <= cap, "{:?}", profile.kernels[0]);
+        }
         let (_, d) = &profile.divergence[0];
         assert!(d.groups > 0 && d.average_lanes() <= 32.0, "{d:?}");
         films.push(out.film);
@@ -163,6 +169,7 @@ fn wavefront_matches_the_cpu_bit_for_bit_in_every_schedule_and_compaction() {
                 block: 128,
                 count_divergence: true,
                 time_launches: true,
+                max_registers: None,
                 drain_below,
             };
             let options = BackendOptions {

@@ -34,6 +34,7 @@ fn configurations() -> Vec<WavefrontConfig> {
                     block: 64,
                     count_divergence: false,
                     time_launches: true,
+                    max_registers: None,
                     drain_below,
                 });
             }

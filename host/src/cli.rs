@@ -223,6 +223,10 @@ pub struct LaunchArgs {
     /// the counting atomics cost time).
     #[arg(long)]
     pub count_divergence: bool,
+    /// Cap every GPU kernel at this many registers per thread (16 to 255;
+    /// the driver's JIT spills what does not fit to local memory).
+    #[arg(long)]
+    pub max_registers: Option<u32>,
     /// Wavefront: when new camera paths enter the pool.
     #[arg(long, value_enum, default_value_t = Schedule::Regenerate)]
     pub schedule: Schedule,
@@ -325,6 +329,7 @@ impl LaunchArgs {
             tile: self.tile,
             samples_per_launch: self.samples_per_launch,
             count_divergence: self.count_divergence,
+            max_registers: self.max_registers,
         };
         megakernel.validate()?;
         let wavefront = WavefrontConfig {
@@ -335,6 +340,7 @@ impl LaunchArgs {
             block: self.wave_block,
             count_divergence: self.count_divergence,
             time_launches: !self.untimed_launches,
+            max_registers: self.max_registers,
             drain_below: self.drain_below,
         };
         wavefront.validate()?;

@@ -51,6 +51,8 @@ pub enum Param {
     CountDivergence,
     /// Time each wavefront launch with CUDA events (off: wall time only).
     TimeLaunches,
+    /// Registers per thread every GPU kernel may use, or `"none"`.
+    MaxRegisters,
     /// Render at most this many spp and scale the time linearly to the spp
     /// asked for (for serial runs that would take too long at full settings).
     SppCap,
@@ -60,7 +62,7 @@ pub enum Param {
 
 /// The plain parameters and their names in configs and reports, in the
 /// order reports list them.
-pub const PLAIN_PARAMS: [(&str, Param); 19] = [
+pub const PLAIN_PARAMS: [(&str, Param); 20] = [
     ("size", Param::Size),
     ("spp", Param::Spp),
     ("depth", Param::Depth),
@@ -79,6 +81,7 @@ pub const PLAIN_PARAMS: [(&str, Param); 19] = [
     ("cpu_schedule", Param::CpuSchedule),
     ("count_divergence", Param::CountDivergence),
     ("time_launches", Param::TimeLaunches),
+    ("max_registers", Param::MaxRegisters),
     ("spp_cap", Param::SppCap),
 ];
 
@@ -94,6 +97,8 @@ pub enum Value {
     Count(u32),
     /// A fraction from 0 to 1.
     Fraction(f32),
+    /// A register cap, or none.
+    RegisterCap(Option<u32>),
     /// Width × height.
     Size((u32, u32)),
     /// A tile, or the whole image.
@@ -150,6 +155,7 @@ impl Param {
             Param::Threads | Param::CpuSchedule => backend == Cpu,
             Param::CountDivergence => backend.is_gpu(),
             Param::TimeLaunches => backend == BackendKind::GpuWave,
+            Param::MaxRegisters => backend.is_gpu(),
             _ => true,
         }
     }
@@ -181,6 +187,14 @@ impl Param {
             Param::Seed | Param::DrainBelow | Param::Threads => Value::Count(count(0)?),
             Param::Accel => Value::Accel(choice(text()?)?),
             Param::Schedule => Value::Schedule(choice(text()?)?),
+            Param::MaxRegisters => Value::RegisterCap(match v {
+                toml::Value::String(s) if s == "none" => None,
+                _ => {
+                    let cap = count(1)?;
+                    crate::backend::gpu::megakernel::check_register_cap(Some(cap))?;
+                    Some(cap)
+                }
+            }),
             Param::Refill => Value::Fraction(
                 v.as_float()
                     .or_else(|| v.as_integer().map(|n| n as f64))
@@ -331,6 +345,10 @@ impl RunSpec {
             (Param::Tile, Value::Tile(t)) => m.tile = t,
             (Param::Schedule, Value::Schedule(v)) => w.schedule = v,
             (Param::Refill, Value::Fraction(f)) => w.refill = f,
+            (Param::MaxRegisters, Value::RegisterCap(cap)) => {
+                m.max_registers = cap;
+                w.max_registers = cap;
+            }
             (Param::Compaction, Value::Compaction(v)) => w.compaction = v,
             (Param::Capacity, Value::Capacity(v)) => w.capacity = v,
             (Param::WaveBlock, Value::Count(n)) => w.block = n,
@@ -373,6 +391,8 @@ pub fn describe(v: &Value) -> String {
     match v {
         Value::Count(n) => n.to_string(),
         Value::Fraction(f) => f.to_string(),
+        Value::RegisterCap(None) => "none".into(),
+        Value::RegisterCap(Some(r)) => r.to_string(),
         Value::Size((w, h)) => format!("{w}x{h}"),
         Value::Tile(None) => "full".into(),
         Value::Tile(Some((w, h))) => format!("{w}x{h}"),

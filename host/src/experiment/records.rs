@@ -78,6 +78,9 @@ pub struct RunRow {
     pub threads: Option<usize>,
     /// CPU work distribution.
     pub cpu_schedule: Option<String>,
+    /// Registers per thread the GPU kernels were capped at (empty: none).
+    #[serde(default)]
+    pub max_registers: Option<u32>,
     /// Whether divergence was counted (timings then include the counting).
     pub count_divergence: bool,
     /// Render wall time (the launch loop for GPUs), ms.

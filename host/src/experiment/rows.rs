@@ -125,6 +125,11 @@ pub fn run_row(origin: &Origin, r: &Rendered, out: &RenderOutput) -> RunRow {
             _ => None,
         },
         cpu_schedule: is(BackendKind::Cpu).then(|| spec.options.cpu_schedule.label().into()),
+        max_registers: match spec.backend {
+            BackendKind::GpuMega => mega.max_registers,
+            BackendKind::GpuWave => wave.max_registers,
+            _ => None,
+        },
         count_divergence: spec.backend.is_gpu() && (mega.count_divergence || wave.count_divergence),
         wall_ms,
         scaled_wall_ms: wall_ms * report_spp as f64 / r.spp as f64,

@@ -5,7 +5,7 @@ use crate::ptx;
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream};
 use cudarc::nvrtc::Ptx;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// What the report says about the GPU.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -65,6 +65,9 @@ pub struct Gpu {
     context: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     module: Arc<CudaModule>,
+    ptx: &'static str,
+    /// Modules loaded with a register cap, by cap (shared by clones).
+    capped: Arc<Mutex<Vec<(u32, Arc<CudaModule>)>>>,
     info: GpuInfo,
 }
 
@@ -121,6 +124,8 @@ impl Gpu {
             context,
             stream,
             module,
+            ptx: ptx_text,
+            capped: Arc::default(),
             info,
         })
     }
@@ -151,6 +156,31 @@ impl Gpu {
     pub fn alloc_pinned(&self, len: usize) -> Result<cudarc::driver::PinnedHostSlice<u8>, GpuError> {
         // SAFETY: the bytes are written by a copy before they are read.
         unsafe { self.context.alloc_pinned::<u8>(len) }.map_err(driver_error("allocating pinned memory"))
+    }
+
+    /// The same GPU with every kernel capped at `registers` per thread
+    /// (`None`: the module as compiled). Each cap's module is JIT-compiled
+    /// once and kept.
+    pub fn with_register_cap(&self, registers: Option<u32>) -> Result<Gpu, GpuError> {
+        let Some(cap) = registers else {
+            return Ok(self.clone());
+        };
+        let mut capped = self.capped.lock().unwrap_or_else(|e| e.into_inner());
+        let module = match capped.iter().find(|(c, _)| *c == cap) {
+            Some((_, m)) => m.clone(),
+            None => {
+                let text = ptx::with_register_cap(self.ptx, cap);
+                let m = self
+                    .context
+                    .load_module(Ptx::from_src(text))
+                    .map_err(driver_error(format!(
+                        "loading the PTX module capped at {cap} registers"
+                    )))?;
+                capped.push((cap, m.clone()));
+                m
+            }
+        };
+        Ok(Gpu { module, ..self.clone() })
     }
 
     /// A kernel of the loaded module.

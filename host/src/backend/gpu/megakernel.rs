@@ -32,6 +32,8 @@ pub struct MegakernelConfig {
     /// Count active lanes at the material branch (adds atomics: for
     /// diagnosis runs, not for timing).
     pub count_divergence: bool,
+    /// Registers per thread the kernels may use (`None`: as compiled).
+    pub max_registers: Option<u32>,
 }
 
 impl Default for MegakernelConfig {
@@ -43,14 +45,16 @@ impl Default for MegakernelConfig {
             tile: None,
             samples_per_launch: 16,
             count_divergence: false,
+            max_registers: None,
         }
     }
 }
 
 impl MegakernelConfig {
-    /// A short description for reports, e.g. "8x8/spl16".
+    /// A short description for reports, e.g. "8x8/spl16" or "8x8/spl16/reg64".
     pub fn label(&self) -> String {
-        format!("{}x{}/spl{}", self.block.0, self.block.1, self.samples_per_launch)
+        let cap = self.max_registers.map(|r| format!("/reg{r}")).unwrap_or_default();
+        format!("{}x{}/spl{}{cap}", self.block.0, self.block.1, self.samples_per_launch)
     }
 
     /// Checks the block shape against CUDA's limits.
@@ -62,6 +66,7 @@ impl MegakernelConfig {
         if bx == 0 || by == 0 || bx * by > 1024 {
             return Err(format!("block {bx}x{by}: a block needs 1 to 1024 threads"));
         }
+        check_register_cap(self.max_registers)?;
         if self.samples_per_launch == 0 {
             return Err("samples per launch must be at least 1".into());
         }
@@ -71,6 +76,17 @@ impl MegakernelConfig {
             return Err(format!("tile {tw}x{th}: sides must be positive"));
         }
         Ok(())
+    }
+}
+
+/// Checks a register cap against what `ptxas` accepts.
+pub fn check_register_cap(cap: Option<u32>) -> Result<(), String> {
+    use crate::ptx::{MAX_REGISTER_CAP, MIN_REGISTER_CAP};
+    match cap {
+        Some(r) if !(MIN_REGISTER_CAP..=MAX_REGISTER_CAP).contains(&r) => Err(format!(
+            "max registers {r}: must be from {MIN_REGISTER_CAP} to {MAX_REGISTER_CAP}"
+        )),
+        _ => Ok(()),
     }
 }
 
@@ -135,6 +151,7 @@ pub fn render_launches(
         what: "megakernel",
         error,
     })?;
+    let gpu = &gpu.with_register_cap(config.max_registers)?;
     visit_accel(
         job.scene.accel.kind,
         Launches {
@@ -316,5 +333,25 @@ mod tests {
         for block in [(0, 4), (1025, 1), (64, 32)] {
             assert!(MegakernelConfig { block, ..ok }.validate().is_err(), "{block:?}");
         }
+        for (cap, valid) in [
+            (Some(15), false),
+            (Some(16), true),
+            (Some(255), true),
+            (Some(256), false),
+        ] {
+            let config = MegakernelConfig {
+                max_registers: cap,
+                ..ok
+            };
+            assert_eq!(config.validate().is_ok(), valid, "{cap:?}");
+        }
+        assert_eq!(
+            MegakernelConfig {
+                max_registers: Some(64),
+                ..ok
+            }
+            .label(),
+            "8x8/spl16/reg64"
+        );
     }
 }

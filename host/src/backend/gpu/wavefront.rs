@@ -151,6 +151,7 @@ pub fn render_items(
         error,
     })?;
     let capacity = config.capacity.resolve(work.1, || gpu.memory().map(|(free, _)| free))?;
+    let gpu = &gpu.with_register_cap(config.max_registers)?;
     let upload_start = Instant::now();
     let scene = DeviceScene::for_job(gpu, job)?;
     let mut machine = GpuMachine::new(gpu, config.time_launches)?;

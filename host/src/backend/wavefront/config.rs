@@ -107,6 +107,8 @@ pub struct WavefrontConfig {
     /// profile). The events cost GPU time between the many small launches;
     /// off, only the wall time is measured.
     pub time_launches: bool,
+    /// Registers per thread the kernels may use (`None`: as compiled).
+    pub max_registers: Option<u32>,
     /// When no new path joins (every sample is issued, or a bounce-
     /// synchronous wave runs down) and at most this many paths remain,
     /// finish them with one drain launch (one thread per path) instead of
@@ -128,6 +130,7 @@ impl Default for WavefrontConfig {
             block: 64,
             count_divergence: false,
             time_launches: true,
+            max_registers: None,
             drain_below: 1 << 18,
         }
     }
@@ -159,6 +162,7 @@ impl WavefrontConfig {
         if self.block == 0 || self.block > 1024 || !self.block.is_multiple_of(32) {
             return Err(format!("block {}: must be a multiple of 32 up to 1024", self.block));
         }
+        crate::backend::gpu::megakernel::check_register_cap(self.max_registers)?;
         if !(0.0..=1.0).contains(&self.refill) {
             return Err(format!("refill {}: must be a fraction from 0 to 1", self.refill));
         }
@@ -184,8 +188,9 @@ impl WavefrontConfig {
         } else {
             String::new()
         };
+        let cap = self.max_registers.map(|r| format!("/reg{r}")).unwrap_or_default();
         format!(
-            "{schedule}/{}/{}/{}{drain}",
+            "{schedule}/{}/{}/{}{drain}{cap}",
             compaction_label(self.compaction),
             self.capacity.label(),
             self.block

@@ -170,6 +170,7 @@ fn param_desc(param: &str) -> String {
         "wave_block" => "threads per block",
         "drain_below" => "paths",
         "refill" => "fraction of slots",
+        "max_registers" => "registers per thread",
         "samples_per_launch" => "samples per pixel",
         "width" | "height" => "pixels",
         "max_depth" => "bounces",

@@ -44,7 +44,7 @@ pub fn read_manifest(path: &Path) -> anyhow::Result<Manifest> {
 
 /// Columns added after results were first committed: older files may lack
 /// them (the rows then read them as empty).
-const ADDED_LATER: [&str; 1] = ["refill"];
+const ADDED_LATER: [&str; 2] = ["refill", "max_registers"];
 
 /// Parses CSV `text` (from `path`) into rows of `T`, by header name, after
 /// checking that every column of `T` is present (but [`ADDED_LATER`]).

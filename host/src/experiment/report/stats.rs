@@ -104,6 +104,7 @@ impl Config {
             "wave_block" => r.wave_block.map(f64::from),
             "drain_below" => r.drain_below.map(f64::from),
             "refill" => r.refill.map(f64::from),
+            "max_registers" => r.max_registers.map(f64::from),
             "capacity" => r
                 .pool_capacity
                 .map(|slots| slots as f64)
