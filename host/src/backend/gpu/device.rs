@@ -58,6 +58,9 @@ pub struct KernelInfo {
     pub occupancy: f64,
 }
 
+/// A register cap and the module JIT-compiled with it.
+type CappedModule = (u32, Arc<CudaModule>);
+
 /// An open GPU with the wavepath module loaded. Clones share the context,
 /// stream and module.
 #[derive(Clone)]
@@ -66,8 +69,8 @@ pub struct Gpu {
     stream: Arc<CudaStream>,
     module: Arc<CudaModule>,
     ptx: &'static str,
-    /// Modules loaded with a register cap, by cap (shared by clones).
-    capped: Arc<Mutex<Vec<(u32, Arc<CudaModule>)>>>,
+    /// Modules loaded with a register cap (shared by clones).
+    capped: Arc<Mutex<Vec<CappedModule>>>,
     info: GpuInfo,
 }
 
