@@ -145,7 +145,7 @@ pub fn gpu_rows(
         for (repetition, ms) in timing.ms.iter().enumerate() {
             rows.push(CastRow {
                 scene: scene.path.display().to_string(),
-                accel: scene.accel_settings.choice.label().into(),
+                accel: scene.accel_settings.choice.label_built(scene.accel.kind),
                 accel_build_ms: scene.accel.stats.build_ms,
                 accel_bytes: scene.accel.stats.bytes,
                 primitives: scene.geometry.primitive_count(),

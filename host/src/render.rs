@@ -333,6 +333,13 @@ pub fn run(req: &RenderRequest) -> anyhow::Result<RenderSummary> {
         spp,
         output,
         image: out,
-        accel: scene.accel.describe(),
+        accel: match scene.accel_settings.choice {
+            crate::accel::AccelChoice::Auto => format!(
+                "auto, at most {} primitives by brute force: {}",
+                crate::accel::AUTO_BRUTE_FORCE_MAX,
+                scene.accel.describe()
+            ),
+            _ => scene.accel.describe(),
+        },
     })
 }

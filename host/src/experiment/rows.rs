@@ -101,11 +101,11 @@ pub fn run_row(origin: &Origin, r: &Rendered, out: &RenderOutput) -> RunRow {
         max_depth: r.params.max_depth,
         seed: r.params.seed,
         report_spp,
-        accel: accel.choice.label().into(),
-        accel_settings: match accel.choice {
-            crate::accel::AccelChoice::None => String::new(),
-            crate::accel::AccelChoice::Bvh => format!("{:?}", accel.bvh),
-            crate::accel::AccelChoice::Kdtree => format!("{:?}", accel.kd),
+        accel: accel.choice.label_built(r.scene.accel.kind),
+        accel_settings: match r.scene.accel.kind {
+            device::accel::AccelKind::None => String::new(),
+            device::accel::AccelKind::Bvh => format!("{:?}", accel.bvh),
+            device::accel::AccelKind::KdTree => format!("{:?}", accel.kd),
         },
         accel_build_ms: r.scene.accel.stats.build_ms,
         accel_nodes: r.scene.accel.stats.nodes,
