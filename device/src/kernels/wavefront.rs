@@ -105,6 +105,9 @@ pub struct IterationRecord {
     pub trace: u32,
     /// Paths finished by the drain.
     pub drain: u32,
+    /// Survivors the refill kernels went over (0 when the plan did not
+    /// compact).
+    pub compacted: u32,
     /// Entries of each shading queue.
     pub shade: [u32; ShadeClass::COUNT],
 }
@@ -189,6 +192,7 @@ impl Kernel for Plan {
                     generate: s.generate,
                     trace: s.trace,
                     drain: s.drain,
+                    compacted: s.compacting(),
                     shade: [0; ShadeClass::COUNT],
                 };
             }

@@ -204,7 +204,7 @@ pub fn render_items(
 /// processed (launches of iterations beyond the log keep 0).
 fn fill_items(launches: &mut [LaunchRecord], out: &WavefrontOutput, accel: device::accel::AccelKind) {
     use device::kernels::scan::{ScanCount, ScanScatter};
-    use device::kernels::wavefront::{Generate, Plan};
+    use device::kernels::wavefront::{FindHoles, Generate, MarkSurvivors, MoveSurvivors, Plan};
     use device::kernels::{AccelKernels, AccelVisitor, visit_accel};
     use device::shading::ShadeClass;
     struct Names;
@@ -228,6 +228,8 @@ fn fill_items(launches: &mut [LaunchRecord], out: &WavefrontOutput, accel: devic
             r.drain as u64
         } else if name == Plan::NAME {
             1
+        } else if [MarkSurvivors::NAME, FindHoles::NAME, MoveSurvivors::NAME].contains(&name) {
+            r.compacted as u64
         } else if let Some(k) = ShadeClass::ALL.iter().position(|c| kernel_of(*c) == name) {
             r.shade[k] as u64
         } else {
