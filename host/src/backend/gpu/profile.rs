@@ -132,13 +132,13 @@ impl GpuProfile {
         let _ = writeln!(s, "device: {}", self.device.describe());
         let _ = writeln!(
             s,
-            "{:<14} {:>8} {:>11} {:>7} {:>10} {:>10} {:>10} {:>14} {:>13}",
+            "{:<20} {:>8} {:>11} {:>7} {:>10} {:>10} {:>10} {:>14} {:>13}",
             "kernel", "launches", "total ms", "share", "mean ms", "min ms", "max ms", "items", "items/s"
         );
         for t in self.totals() {
             let _ = writeln!(
                 s,
-                "{:<14} {:>8} {:>11.3} {:>6.1}% {:>10.3} {:>10.3} {:>10.3} {:>14} {:>13.4e}",
+                "{:<20} {:>8} {:>11.3} {:>6.1}% {:>10.3} {:>10.3} {:>10.3} {:>14} {:>13.4e}",
                 t.kernel,
                 t.launches,
                 t.total_ms,
