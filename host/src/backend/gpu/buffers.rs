@@ -1,6 +1,6 @@
 //! Device memory: the scene, typed buffers, and kernel arguments passed by value.
 
-use super::{Gpu, GpuError, driver_error};
+use super::{Gpu, GpuError, driver_error, kernel_error};
 use crate::backend::RenderJob;
 use crate::scene::Scene;
 use cudarc::driver::sys::cudaError_enum as Code;
@@ -34,7 +34,9 @@ pub fn device_address<T>(gpu: &Gpu, buffer: &CudaSlice<T>) -> *mut T {
 }
 
 /// Zeroed device memory for `len` values of a plain type, typed on both
-/// sides: the kernels get a `*mut T`, the host reads back `Vec<T>`.
+/// sides: the kernels get a `*mut T`, the host reads back `Vec<T>`. Both GPU
+/// back ends allocate and read back through it (the wavefront's as raw
+/// bytes, laid out by the device crate's declarations).
 pub struct DeviceBuffer<T> {
     bytes: CudaSlice<u8>,
     len: usize,
@@ -58,15 +60,35 @@ impl<T: Plain> DeviceBuffer<T> {
 
     /// Copies every value back (after the work queued before it).
     pub fn read(&self, gpu: &Gpu, what: &str) -> Result<Vec<T>, GpuError> {
+        self.read_first(gpu, what, self.len)
+    }
+
+    /// Copies the first `count` values back (after the work queued before
+    /// it; a fault of that work is reported as a kernel fault).
+    pub fn read_first(&self, gpu: &Gpu, what: &str, count: usize) -> Result<Vec<T>, GpuError> {
+        let count = count.min(self.len);
+        let action = format!("reading back {what}");
         let raw = gpu
             .stream()
-            .clone_dtoh(&self.bytes)
-            .map_err(driver_error(format!("reading back {what}")))?;
+            .clone_dtoh(&self.bytes.slice(..count * size_of::<T>()))
+            .map_err(|e| kernel_error("the kernels queued before it", &action)(e))?;
         Ok(raw
             .chunks_exact(size_of::<T>())
-            .take(self.len)
             .map(|c| T::from_bytes(c).expect("chunks have the value's size"))
             .collect())
+    }
+
+    /// Copies `values` to the start of the buffer.
+    pub fn write(&mut self, gpu: &Gpu, what: &str, values: &[T]) -> Result<(), GpuError> {
+        let bytes: Vec<u8> = values.iter().flat_map(|v| v.as_bytes().iter().copied()).collect();
+        gpu.stream()
+            .memcpy_htod(&bytes, &mut self.bytes.slice_mut(..bytes.len()))
+            .map_err(driver_error(format!("writing {what}")))
+    }
+
+    /// The bytes on the device (for asynchronous copies).
+    pub fn raw(&self) -> &CudaSlice<u8> {
+        &self.bytes
     }
 }
 

@@ -4,14 +4,14 @@
 //! pinned buffers, so the host keeps a few iterations queued and never
 //! waits for the one it just enqueued.
 
-use super::buffers::{DeviceScene, alloc_zeros, device_address};
+use super::buffers::{DeviceBuffer, DeviceScene};
 use super::device::KernelInfo;
 use super::profile::{GpuProfile, LaunchRecord, Timeline, linear};
 use super::{Gpu, GpuError, driver_error, kernel_error};
 use crate::backend::wavefront::stages::{self, WavefrontOutput};
 use crate::backend::wavefront::{Grid, Machine, WavefrontConfig};
 use crate::backend::{Progress, RenderJob, RenderOutput};
-use cudarc::driver::{CudaSlice, PinnedHostSlice};
+use cudarc::driver::PinnedHostSlice;
 use device::kernel::{EntryPoint, Plain};
 use device::kernels::wavefront::WorkItems;
 use device::queue::Control;
@@ -49,31 +49,22 @@ impl<'g> GpuMachine<'g> {
 }
 
 impl Machine for GpuMachine<'_> {
-    type Buffer = CudaSlice<u8>;
+    type Buffer = DeviceBuffer<u8>;
 
-    fn alloc(&mut self, what: &str, bytes: usize) -> Result<CudaSlice<u8>, GpuError> {
-        alloc_zeros::<u8>(self.gpu, what, bytes)
+    fn alloc(&mut self, what: &str, bytes: usize) -> Result<DeviceBuffer<u8>, GpuError> {
+        DeviceBuffer::zeroed(self.gpu, what, bytes)
     }
 
-    fn address(&self, buffer: &CudaSlice<u8>) -> *mut u8 {
-        device_address(self.gpu, buffer)
+    fn address(&self, buffer: &DeviceBuffer<u8>) -> *mut u8 {
+        buffer.ptr(self.gpu)
     }
 
-    fn write(&mut self, buffer: &mut CudaSlice<u8>, bytes: &[u8]) -> Result<(), GpuError> {
-        self.gpu
-            .stream()
-            .memcpy_htod(bytes, &mut buffer.slice_mut(..bytes.len()))
-            .map_err(driver_error("initialising the wavefront's state"))
+    fn write(&mut self, buffer: &mut DeviceBuffer<u8>, bytes: &[u8]) -> Result<(), GpuError> {
+        buffer.write(self.gpu, "the wavefront's state", bytes)
     }
 
-    fn read(&mut self, buffer: &CudaSlice<u8>, bytes: usize) -> Result<Vec<u8>, GpuError> {
-        self.gpu
-            .stream()
-            .clone_dtoh(&buffer.slice(..bytes))
-            .map_err(kernel_error(
-                "the wavefront kernels",
-                "reading back the wavefront's results",
-            ))
+    fn read(&mut self, buffer: &DeviceBuffer<u8>, bytes: usize) -> Result<Vec<u8>, GpuError> {
+        buffer.read_first(self.gpu, "the wavefront's results", bytes)
     }
 
     fn resident_grid<K: EntryPoint>(&mut self, block: u32) -> Result<Grid, GpuError> {
@@ -102,12 +93,12 @@ impl Machine for GpuMachine<'_> {
             .map(|_| ())
     }
 
-    fn poll(&mut self, control: &CudaSlice<u8>) -> Result<Option<Control>, GpuError> {
+    fn poll(&mut self, control: &DeviceBuffer<u8>) -> Result<Option<Control>, GpuError> {
         let slot = self.polls % LAG;
         self.polls += 1;
         self.gpu
             .stream()
-            .memcpy_dtoh(control, &mut self.snapshots[slot])
+            .memcpy_dtoh(control.raw(), &mut self.snapshots[slot])
             .map_err(driver_error("reading the schedule"))?;
         if self.polls < LAG {
             return Ok(None);
