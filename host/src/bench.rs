@@ -239,7 +239,7 @@ pub fn write_best_launches(outcome: &Outcome, path: &std::path::Path) -> anyhow:
             rows.extend(p.launches.iter().map(|l| BestLaunch {
                 backend: &first.backend,
                 config: &first.config,
-                kernel: &l.kernel,
+                kernel: l.kernel,
                 launch: l.launch,
                 iteration: l.iteration,
                 threads: l.threads,

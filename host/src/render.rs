@@ -248,13 +248,12 @@ impl Renderer {
             }
             (BackendKind::GpuWave, Some(gpu)) => Ok(wavefront::render(gpu, &job, &self.options.wavefront, progress)?),
             (BackendKind::CpuWave, _) => {
-                let start = std::time::Instant::now();
                 let out = emulated::render(&job, &self.options.wavefront, progress)?;
                 Ok(RenderOutput {
                     film: out.film,
                     rays: out.rays,
                     invalid_samples: out.invalid_samples,
-                    elapsed: start.elapsed(),
+                    elapsed: out.loop_time,
                     device: format!(
                         "the host, emulating the wavefront ({}, {} paths in flight)",
                         self.options.wavefront.label(),

@@ -43,6 +43,15 @@ pub struct WorkItems {
 }
 
 impl WorkItems {
+    /// Every sample of every one of `pixels` pixels.
+    pub fn whole_image(pixels: u32) -> Self {
+        WorkItems {
+            first_pixel: 0,
+            pixels,
+            first_sample: 0,
+        }
+    }
+
     /// The pixel and sample of work item `w`.
     #[inline(always)]
     pub fn item(&self, w: u64) -> (u32, u32) {

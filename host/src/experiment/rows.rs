@@ -209,7 +209,7 @@ pub fn kernel_rows(row: &RunRow, profile: Option<&GpuProfile>) -> Vec<KernelRow>
                 scene_name: row.scene_name.clone(),
                 mean_ms: t.total_ms / t.launches as f64,
                 items_per_s: t.items as f64 / (t.total_ms / 1e3).max(1e-12),
-                kernel: t.kernel,
+                kernel: t.kernel.into(),
                 launches: t.launches,
                 total_ms: t.total_ms,
                 min_ms: t.min_ms,

@@ -10,6 +10,7 @@ use device::kernel::EntryPoint;
 use device::observe::DivergenceCounters;
 use serde::Serialize;
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -17,7 +18,7 @@ use std::path::Path;
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct LaunchRecord {
     /// Kernel name.
-    pub kernel: String,
+    pub kernel: &'static str,
     /// Launch number within the render, from 0.
     pub launch: u32,
     /// Megakernel: sample pass. Wavefront: bounce-loop iteration.
@@ -75,7 +76,7 @@ pub struct GpuProfile {
 #[derive(Clone, Debug, PartialEq)]
 pub struct KernelTotals {
     /// Kernel name.
-    pub kernel: String,
+    pub kernel: &'static str,
     /// Launch count.
     pub launches: usize,
     /// Sum of event times, ms.
@@ -113,7 +114,7 @@ impl GpuProfile {
                     t.items += l.items;
                 }
                 None => out.push(KernelTotals {
-                    kernel: l.kernel.clone(),
+                    kernel: l.kernel,
                     launches: 1,
                     total_ms: l.ms,
                     min_ms: l.ms,
@@ -228,13 +229,12 @@ impl<'g> Timeline<'g> {
         }
     }
 
-    /// Kernel `K`'s function in the loaded module.
+    /// Kernel `K`'s function in the loaded module (looked up once).
     pub fn function<K: EntryPoint>(&mut self) -> Result<&CudaFunction, GpuError> {
-        if !self.functions.contains_key(K::NAME) {
-            let f = self.gpu.function(K::NAME)?;
-            self.functions.insert(K::NAME, f);
-        }
-        Ok(&self.functions[K::NAME])
+        Ok(match self.functions.entry(K::NAME) {
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(e) => e.insert(self.gpu.function(K::NAME)?),
+        })
     }
 
     /// Launches kernel `K` with `cfg` and its one argument `args`, and
@@ -268,7 +268,7 @@ impl<'g> Timeline<'g> {
         let threads = (g.0 * g.1 * g.2) as u64 * (b.0 * b.1 * b.2) as u64;
         let index = self.pending.len();
         let record = LaunchRecord {
-            kernel: K::NAME.into(),
+            kernel: K::NAME,
             launch: index as u32,
             threads,
             ..record

@@ -119,13 +119,9 @@ pub fn render(
     config: &WavefrontConfig,
     progress: Progress,
 ) -> Result<RenderOutput, GpuError> {
-    let pixels = job.pixel_count() as u64;
-    let items = WorkItems {
-        first_pixel: 0,
-        pixels: pixels as u32,
-        first_sample: 0,
-    };
-    render_items(gpu, job, config, (items, pixels * job.spp as u64), progress)
+    let pixels = job.pixel_count() as u32;
+    let work = pixels as u64 * job.spp as u64;
+    render_items(gpu, job, config, (WorkItems::whole_image(pixels), work), progress)
 }
 
 /// Renders the work items `work` (pixel-samples, see [`WorkItems`]) of
@@ -206,11 +202,12 @@ fn fill_items(launches: &mut [LaunchRecord], out: &WavefrontOutput, accel: devic
         }
     }
     let (extend, drain) = visit_accel(accel, Names);
+    let shade = ShadeClass::ALL.map(kernel_of);
     for l in launches {
         let Some(r) = out.log.get(l.iteration as usize) else {
             continue;
         };
-        let name = l.kernel.as_str();
+        let name = l.kernel;
         l.items = if name == Generate::NAME {
             r.generate as u64
         } else if name == extend || name == ScanCount::NAME || name == ScanScatter::NAME {
@@ -221,7 +218,7 @@ fn fill_items(launches: &mut [LaunchRecord], out: &WavefrontOutput, accel: devic
             1
         } else if [MarkSurvivors::NAME, FindHoles::NAME, MoveSurvivors::NAME].contains(&name) {
             r.compacted as u64
-        } else if let Some(k) = ShadeClass::ALL.iter().position(|c| kernel_of(*c) == name) {
+        } else if let Some(k) = shade.iter().position(|&n| n == name) {
             r.shade[k] as u64
         } else {
             0

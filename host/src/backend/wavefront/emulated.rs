@@ -106,13 +106,9 @@ impl Machine for Emulator {
 
 /// Renders `job` with the wavefront emulated on the host.
 pub fn render(job: &RenderJob, config: &WavefrontConfig, progress: Progress) -> Result<WavefrontOutput, GpuError> {
-    let pixels = job.pixel_count() as u64;
-    let items = WorkItems {
-        first_pixel: 0,
-        pixels: pixels as u32,
-        first_sample: 0,
-    };
-    render_items(job, config, (items, pixels * job.spp as u64), progress)
+    let pixels = job.pixel_count() as u32;
+    let work = pixels as u64 * job.spp as u64;
+    render_items(job, config, (WorkItems::whole_image(pixels), work), progress)
 }
 
 /// Renders the work items `work` (pixel-samples, see [`WorkItems`]) of

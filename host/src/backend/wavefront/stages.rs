@@ -87,20 +87,19 @@ pub fn render<M: Machine>(
     let (items, total_work) = work;
     let cap = capacity as usize;
     let pixels = job.pixel_count();
-    let bytes = |n: usize, t: usize| n * t;
     let mut b = Buffers::<M> {
         pool: machine.alloc("the path pool", PathPool::bytes(cap))?,
         queues: machine.alloc("the queues", Queues::bytes(cap))?,
         control: machine.alloc("the schedule", size_of::<Control>())?,
-        film: machine.alloc("the film", bytes(pixels, size_of::<FixedRgb>()))?,
+        film: machine.alloc("the film", pixels * size_of::<FixedRgb>())?,
         counters: machine.alloc("the counters", size_of::<LaunchCounters>())?,
         divergence: machine.alloc(
             "the divergence counters",
-            bytes(ShadeClass::COUNT, size_of::<DivergenceCounters>()),
+            ShadeClass::COUNT * size_of::<DivergenceCounters>(),
         )?,
         log: machine.alloc(
             "the iteration log",
-            bytes(LOG_ITERATIONS as usize, size_of::<IterationRecord>()),
+            LOG_ITERATIONS as usize * size_of::<IterationRecord>(),
         )?,
     };
     let (schedule, counters) = Schedule::new(total_work, capacity, config.refill_below(capacity), config.drain_below);
@@ -326,7 +325,8 @@ impl<M: Machine> Wavefront<'_, M> {
                 self.0.launch_resident::<S::Kernel>()
             }
         }
-        for class in self.classes.clone() {
+        for k in 0..self.classes.len() {
+            let class = self.classes[k];
             class.visit(ShadeStage(self))?;
         }
         Ok(())
