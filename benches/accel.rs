@@ -12,6 +12,13 @@ use std::path::Path;
 use wavepath::accel::{AccelChoice, AccelSettings, build};
 use wavepath::scene::{self, Scene};
 
+/// The seed scenes with enough primitives for a structure to matter.
+const SCENES: [&str; 3] = ["rtiow_final", "cs500", "displaced_sphere"];
+
+/// Brute force is timed only up to this many primitives (it is quadratic
+/// in the measurement's cost).
+const BRUTE_FORCE_MAX: usize = 5000;
+
 fn load(name: &str) -> Scene {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("scenes")
@@ -40,9 +47,9 @@ fn random_rays(s: &Scene, count: u32) -> Vec<Ray> {
 fn builds(c: &mut Criterion) {
     let mut group = c.benchmark_group("build");
     group.sample_size(10);
-    for name in ["rtiow_final", "cs500"] {
+    for name in SCENES {
         let s = load(name);
-        for choice in [AccelChoice::Bvh, AccelChoice::Kdtree] {
+        for choice in [AccelChoice::Bvh, AccelChoice::Bvh8, AccelChoice::Kdtree] {
             let settings = AccelSettings {
                 choice,
                 ..AccelSettings::default()
@@ -58,10 +65,18 @@ fn builds(c: &mut Criterion) {
 
 fn traversal(c: &mut Criterion) {
     let mut group = c.benchmark_group("closest_hit");
-    for name in ["rtiow_final", "cs500"] {
+    for name in SCENES {
         let mut s = load(name);
         let rays = random_rays(&s, 4096);
-        for choice in [AccelChoice::None, AccelChoice::Bvh, AccelChoice::Kdtree] {
+        for choice in [
+            AccelChoice::None,
+            AccelChoice::Bvh,
+            AccelChoice::Bvh8,
+            AccelChoice::Kdtree,
+        ] {
+            if choice == AccelChoice::None && s.geometry.primitive_count() > BRUTE_FORCE_MAX {
+                continue;
+            }
             s.set_accel(AccelSettings {
                 choice,
                 ..AccelSettings::default()

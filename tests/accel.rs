@@ -8,7 +8,7 @@ use device::accel::closest_hit;
 use device::geometry::{Interval, Parallelepiped, Sphere, Triangle};
 use device::math::{Ray, Vec3};
 use proptest::prelude::*;
-use wavepath::accel::{AccelChoice, AccelSettings, BuiltAccel, build};
+use wavepath::accel::{AccelChoice, AccelSettings, BuiltAccel, BvhSettings, build};
 use wavepath::scene::{Geometry, Scene};
 
 /// A deterministic stream of numbers for building random content.
@@ -158,12 +158,12 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
     #[test]
-    fn bvh_and_kdtree_find_the_brute_force_hit(seed in any::<u32>(), n in 1usize..160) {
+    fn every_structure_finds_the_brute_force_hit(seed in any::<u32>(), n in 1usize..160) {
         let geometry = random_geometry(seed, n);
         prop_assume!(geometry.primitive_count() > 0);
         let rays = random_rays(&geometry, seed, 300);
         let brute = scene_with(geometry.clone(), AccelChoice::None);
-        for choice in [AccelChoice::Bvh, AccelChoice::Kdtree] {
+        for choice in [AccelChoice::Bvh, AccelChoice::Bvh8, AccelChoice::Kdtree] {
             let accel = scene_with(geometry.clone(), choice);
             assert_same_hits(&brute, &accel, &rays)?;
         }
@@ -198,7 +198,7 @@ fn rays_lying_in_split_planes_and_grazing_faces_agree() {
         }
     }
     let brute = scene_with(g.clone(), AccelChoice::None);
-    for choice in [AccelChoice::Bvh, AccelChoice::Kdtree] {
+    for choice in [AccelChoice::Bvh, AccelChoice::Bvh8, AccelChoice::Kdtree] {
         assert_same_hits(&brute, &scene_with(g.clone(), choice), &rays).unwrap();
     }
 }
@@ -206,7 +206,7 @@ fn rays_lying_in_split_planes_and_grazing_faces_agree() {
 #[test]
 fn structures_report_their_size_and_respect_the_depth_limit() {
     let g = random_geometry(1, 2000);
-    for choice in [AccelChoice::Bvh, AccelChoice::Kdtree] {
+    for choice in [AccelChoice::Bvh, AccelChoice::Bvh8, AccelChoice::Kdtree] {
         let built: BuiltAccel = build(
             &g,
             &AccelSettings {
@@ -221,5 +221,53 @@ fn structures_report_their_size_and_respect_the_depth_limit() {
             built.stats.prim_refs >= g.primitive_count(),
             "every primitive is referenced"
         );
+    }
+}
+
+#[test]
+fn lopsided_trees_hit_the_depth_limit_with_small_leaves() {
+    // Spheres at x = 1.2^i, binned in two bins: each split peels off the
+    // four or so beyond half the extent, so the tree runs into the depth
+    // limit with well over 64 primitives left. It must still end in leaves
+    // that the 8-wide BVH can hold, and find the brute-force hits.
+    let mut g = Geometry::default();
+    let xs: Vec<f32> = (0..400).map(|i| 1.2f32.powi(i)).collect();
+    for &x in &xs {
+        g.spheres.push(Sphere {
+            center: Vec3::new(x, 0.0, 0.0),
+            radius: 0.1,
+            material: 0,
+        });
+    }
+    let brute = scene_with(g.clone(), AccelChoice::None);
+    let rays: Vec<Ray> = xs
+        .iter()
+        .map(|&x| Ray::new(Vec3::new(x, 5.0, 0.05), Vec3::new(0.0, -1.0, 0.0)))
+        .collect();
+    for choice in [AccelChoice::Bvh, AccelChoice::Bvh8] {
+        let mut s = brute.clone();
+        s.set_accel(AccelSettings {
+            choice,
+            bvh: BvhSettings {
+                bins: 2,
+                ..BvhSettings::default()
+            },
+            ..AccelSettings::default()
+        });
+        let binary = build(
+            &g,
+            &AccelSettings {
+                choice: AccelChoice::Bvh,
+                ..s.accel_settings
+            },
+        );
+        assert_eq!(
+            binary.stats.max_depth,
+            device::accel::bvh::MAX_DEPTH - 1,
+            "the tree reaches the limit"
+        );
+        let largest = binary.bvh_nodes.iter().filter(|n| n.is_leaf()).map(|n| n.meta).max();
+        assert!(largest.is_some_and(|l| l <= 64), "largest leaf {largest:?}");
+        assert_same_hits(&brute, &s, &rays).unwrap();
     }
 }

@@ -143,7 +143,10 @@ fn a_two_parameter_sweep_writes_every_column() {
         // Effective values, not only the ones the config set.
         assert_eq!((r.width, r.height, r.spp, r.max_depth), (12, 8, 2, 3));
         assert_eq!(r.seed, 0, "the scene's own seed");
-        assert_eq!(r.accel, "bvh", "the default structure");
+        assert_eq!(
+            r.accel, "auto (none)",
+            "the default structure, and what it picked for a small scene"
+        );
         assert!(r.wall_ms > 0.0 && r.rays > 0 && r.samples_per_s > 0.0);
         assert!(
             r.block.is_none() && r.capacity.is_none(),

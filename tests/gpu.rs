@@ -24,6 +24,7 @@ fn gpu_or_skip(test: &str) -> Option<Gpu> {
 
 #[test]
 fn megakernel_matches_the_cpu_bit_for_bit_on_every_seed_scene() {
+    use wavepath::accel::AccelChoice;
     if gpu_or_skip("megakernel parity").is_none() {
         return;
     }
@@ -33,20 +34,31 @@ fn megakernel_matches_the_cpu_bit_for_bit_on_every_seed_scene() {
         } else {
             ((160, 120), 4)
         };
-        let overrides = Overrides {
-            spp: Some(spp),
-            size: Some(size),
-            ..Overrides::default()
-        };
-        let report = verify(
-            &repo(&format!("scenes/{name}.toml")),
-            &overrides,
-            BackendKind::GpuMega,
-            BackendOptions::default(),
-        )
-        .unwrap_or_else(|e| panic!("{name}: {e:#}"));
-        eprintln!("{}", report.describe());
-        assert!(report.passed(), "{}", report.describe());
+        // Every structure's megakernel, and the one that counts divergence.
+        for (accel, count_divergence) in [
+            (AccelChoice::Bvh, false),
+            (AccelChoice::Bvh8, false),
+            (AccelChoice::Kdtree, false),
+            (AccelChoice::Auto, true),
+        ] {
+            let overrides = Overrides {
+                spp: Some(spp),
+                size: Some(size),
+                accel: Some(accel),
+                ..Overrides::default()
+            };
+            let mut options = BackendOptions::default();
+            options.megakernel.count_divergence = count_divergence;
+            let report = verify(
+                &repo(&format!("scenes/{name}.toml")),
+                &overrides,
+                BackendKind::GpuMega,
+                options,
+            )
+            .unwrap_or_else(|e| panic!("{name}: {e:#}"));
+            eprintln!("{} [{accel:?}, counting {count_divergence}]", report.describe());
+            assert!(report.passed(), "{} [{accel:?}]", report.describe());
+        }
     }
 }
 
@@ -116,7 +128,13 @@ fn raycast_kernel_hits_equal_the_cpu_for_every_structure() {
     let Some(gpu) = gpu_or_skip("raycast") else {
         return;
     };
-    for accel in [wavepath::accel::AccelChoice::Bvh, wavepath::accel::AccelChoice::Kdtree] {
+    use wavepath::accel::AccelChoice;
+    for accel in [
+        AccelChoice::None,
+        AccelChoice::Bvh,
+        AccelChoice::Bvh8,
+        AccelChoice::Kdtree,
+    ] {
         let overrides = Overrides {
             size: Some((64, 48)),
             accel: Some(accel),
@@ -185,6 +203,22 @@ fn wavefront_matches_the_cpu_bit_for_bit_in_every_schedule_and_compaction() {
             .unwrap_or_else(|e| panic!("{name}: {e:#}"));
             eprintln!("{} [{}]", report.describe(), wavefront.label());
             assert!(report.passed(), "{} [{}]", report.describe(), wavefront.label());
+        }
+        // The default wavefront with the other structures.
+        for accel in [wavepath::accel::AccelChoice::Bvh8, wavepath::accel::AccelChoice::Kdtree] {
+            let overrides = Overrides {
+                accel: Some(accel),
+                ..overrides
+            };
+            let report = verify(
+                &repo(&format!("scenes/{name}.toml")),
+                &overrides,
+                BackendKind::GpuWave,
+                BackendOptions::default(),
+            )
+            .unwrap_or_else(|e| panic!("{name}: {e:#}"));
+            eprintln!("{} [{accel:?}]", report.describe());
+            assert!(report.passed(), "{} [{accel:?}]", report.describe());
         }
     }
 }

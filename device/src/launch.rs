@@ -44,11 +44,11 @@ const _: () = {
     assert!(size_of::<RenderParams>() == 24);
     assert!(size_of::<Camera>() == 76);
     assert!(size_of::<Background>() == 28);
-    assert!(size_of::<AccelView<'static>>() == 80);
-    assert!(size_of::<SceneView<'static>>() == 280);
+    assert!(size_of::<AccelView<'static>>() == 96);
+    assert!(size_of::<SceneView<'static>>() == 296);
     assert!(size_of::<FixedRgb>() == 24);
     assert!(size_of::<LaunchCounters>() == 16);
-    assert!(size_of::<crate::kernels::megakernel::MegakernelArgs>() == 280 + 24 + 8 + 16 + 3 * 8);
+    assert!(size_of::<crate::kernels::megakernel::MegakernelArgs>() == 296 + 24 + 8 + 16 + 3 * 8);
     {
         use crate::kernels::wavefront::{WavefrontArgs, WorkItems};
         use crate::queue::{PathPool, Queues};

@@ -183,7 +183,7 @@ pub struct SceneArgs {
     /// RNG seed (default: the scene's).
     #[arg(long)]
     pub seed: Option<u32>,
-    /// Acceleration structure (default: the scene's `[accel]`, else bvh).
+    /// Acceleration structure (default: the scene's `[accel]`, else auto).
     #[arg(long, value_enum)]
     pub accel: Option<AccelChoice>,
 }

@@ -1,8 +1,8 @@
-//! BVH traversal: 32-byte binary nodes in depth-first order, visited near
-//! child first (by the ray's direction along the node's split axis), with a
-//! short fixed stack.
+//! BVH traversal: 32-byte binary nodes in depth-first order, visited
+//! nearer child first (by entry distance), with a short fixed stack.
 
 use super::Closest;
+use super::stack::Stack;
 use crate::geometry::{Aabb, Hit, Interval, RayBoxTest};
 use crate::math::Ray;
 use crate::scene::SceneView;
@@ -60,45 +60,57 @@ impl BvhNode {
     }
 }
 
-/// Closest hit by BVH traversal.
+/// Closest hit by BVH traversal. Both children's boxes are tested at their
+/// parent: the nearer is visited next and the farther waits on the stack
+/// with its entry distance, so it is skipped if a closer hit turns up first.
 #[inline(always)]
 pub fn closest_hit(scene: &SceneView, ray: &Ray, range: Interval) -> Option<Hit> {
     let nodes = scene.accel.bvh_nodes.as_slice();
     let prims = scene.accel.prims.as_slice();
     let boxes = RayBoxTest::new(ray);
-    let negative = [ray.dir.x < 0.0, ray.dir.y < 0.0, ray.dir.z < 0.0];
     let mut c = Closest::new(range);
-    let mut stack = [0u32; MAX_DEPTH];
-    let mut top = 0usize;
-    let mut node = 0usize;
-    if nodes.is_empty() {
+    let enter = |b: &Aabb, c: &Closest| boxes.enter(b, c.range.min, c.range.max);
+    if nodes.is_empty() || enter(&nodes[0].bounds, &c).is_none() {
         return None;
     }
+    let mut stack = Stack::<(u32, f32), MAX_DEPTH>::new();
+    let mut node = 0usize;
     loop {
         let n = &nodes[node];
-        let visit = boxes.enter(&n.bounds, c.range.min, c.range.max).is_some();
-        if visit && !n.is_leaf() {
-            // Near child next, far child on the stack.
-            let (near, far) = if negative[n.axis()] {
-                (n.index, node as u32 + 1)
-            } else {
-                (node as u32 + 1, n.index)
-            };
-            stack[top] = far;
-            top += 1;
-            node = near as usize;
-            continue;
-        }
-        if visit {
+        if n.is_leaf() {
             let first = n.index as usize;
             for &p in &prims[first..first + n.meta as usize] {
                 c.test(scene, ray, p);
             }
+        } else {
+            let (a, b) = (node + 1, n.index as usize);
+            match (enter(&nodes[a].bounds, &c), enter(&nodes[b].bounds, &c)) {
+                (Some(ta), Some(tb)) => {
+                    let (near, far, t_far) = if tb < ta { (b, a, ta) } else { (a, b, tb) };
+                    stack.push((far as u32, t_far));
+                    node = near;
+                    continue;
+                }
+                (Some(_), None) => {
+                    node = a;
+                    continue;
+                }
+                (None, Some(_)) => {
+                    node = b;
+                    continue;
+                }
+                (None, None) => {}
+            }
         }
-        if top == 0 {
-            return c.finish(ray);
+        // The next waiting node that a closer hit has not ruled out.
+        loop {
+            let Some((next, t_enter)) = stack.pop() else {
+                return c.finish(ray);
+            };
+            if t_enter <= c.range.max {
+                node = next as usize;
+                break;
+            }
         }
-        top -= 1;
-        node = stack[top] as usize;
     }
 }

@@ -3,6 +3,7 @@
 //! at the split plane, so a hit inside the current cell ends the search.
 
 use super::Closest;
+use super::stack::Stack;
 use crate::geometry::{Hit, Interval, RayBoxTest};
 use crate::math::Ray;
 use crate::scene::SceneView;
@@ -103,12 +104,7 @@ pub fn closest_hit(scene: &SceneView, ray: &Ray, range: Interval) -> Option<Hit>
     let dir = [ray.dir.x, ray.dir.y, ray.dir.z];
     let inv = [inv_dir.x, inv_dir.y, inv_dir.z];
     let mut c = Closest::new(range);
-    let mut stack = [Todo {
-        node: 0,
-        t_min: 0.0,
-        t_max: 0.0,
-    }; MAX_DEPTH];
-    let mut top = 0usize;
+    let mut stack = Stack::<Todo, MAX_DEPTH>::new();
     let mut cell = Todo {
         node: 0,
         t_min: t_enter,
@@ -136,12 +132,11 @@ pub fn closest_hit(scene: &SceneView, ray: &Ray, range: Interval) -> Option<Hit>
             } else if t_split < cell.t_min {
                 cell.node = second;
             } else {
-                stack[top] = Todo {
+                stack.push(Todo {
                     node: second,
                     t_min: t_split,
                     t_max: cell.t_max,
-                };
-                top += 1;
+                });
                 cell = Todo {
                     node: first,
                     t_min: cell.t_min,
@@ -154,11 +149,10 @@ pub fn closest_hit(scene: &SceneView, ray: &Ray, range: Interval) -> Option<Hit>
         for &p in &prims[first..first + n.above_or_count() as usize] {
             c.test(scene, ray, p);
         }
-        if top == 0 {
-            break;
+        match stack.pop() {
+            Some(waiting) => cell = waiting,
+            None => break,
         }
-        top -= 1;
-        cell = stack[top];
     }
     c.finish(ray)
 }

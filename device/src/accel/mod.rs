@@ -5,17 +5,21 @@
 //! |---|---|---|
 //! | none | – | every primitive ([`brute`]) |
 //! | BVH | 32-byte binary node | ordered by ray direction, short stack ([`bvh`]) |
+//! | 8-wide BVH | 96-byte node, child boxes quantised to 8 bits | children in octant order, one stack entry per level ([`bvh8`]) |
 //! | kd-tree | 8-byte node | front-to-back with `t_min`/`t_max` per node ([`kdtree`]) |
 
 pub mod brute;
 pub mod bvh;
+pub mod bvh8;
 pub mod kdtree;
+pub mod stack;
 
 use crate::geometry::{Aabb, Hit, Interval, PrimKind, PrimRef, SurfaceHit};
 use crate::math::Ray;
 use crate::scene::{DeviceSlice, SceneView};
 
 pub use bvh::BvhNode;
+pub use bvh8::Bvh8Node;
 pub use kdtree::KdNode;
 
 /// Which acceleration structure the scene carries.
@@ -28,6 +32,8 @@ pub enum AccelKind {
     Bvh = 1,
     /// kd-tree.
     KdTree = 2,
+    /// Compressed 8-wide bounding volume hierarchy.
+    Bvh8 = 3,
 }
 
 /// The acceleration structure as the device reads it. Only the arrays of
@@ -41,6 +47,8 @@ pub struct AccelView<'a> {
     pub bvh_nodes: DeviceSlice<'a, BvhNode>,
     /// kd-tree nodes, root first.
     pub kd_nodes: DeviceSlice<'a, KdNode>,
+    /// 8-wide BVH nodes, root first.
+    pub bvh8_nodes: DeviceSlice<'a, Bvh8Node>,
     /// Primitive references that leaves index into (the kd-tree may list a
     /// primitive in several leaves).
     pub prims: DeviceSlice<'a, PrimRef>,
@@ -123,6 +131,8 @@ pub struct BruteForce;
 pub struct Bvh;
 /// kd-tree traversal.
 pub struct KdTree;
+/// 8-wide BVH traversal.
+pub struct Bvh8;
 /// Whichever structure the scene carries.
 pub struct Dispatch;
 
@@ -147,6 +157,13 @@ impl Traversal for KdTree {
     }
 }
 
+impl Traversal for Bvh8 {
+    #[inline(always)]
+    fn closest_hit(scene: &SceneView, ray: &Ray, range: Interval) -> Option<Hit> {
+        bvh8::closest_hit(scene, ray, range)
+    }
+}
+
 impl Traversal for Dispatch {
     #[inline(always)]
     fn closest_hit(scene: &SceneView, ray: &Ray, range: Interval) -> Option<Hit> {
@@ -154,6 +171,7 @@ impl Traversal for Dispatch {
             AccelKind::None => brute::closest_hit(scene, ray, range),
             AccelKind::Bvh => bvh::closest_hit(scene, ray, range),
             AccelKind::KdTree => kdtree::closest_hit(scene, ray, range),
+            AccelKind::Bvh8 => bvh8::closest_hit(scene, ray, range),
         }
     }
 }

@@ -58,9 +58,36 @@ impl RayBoxTest {
         let (nx, fx) = order(self.inv_dir.x, t0.x, t1.x);
         let (ny, fy) = order(self.inv_dir.y, t0.y, t1.y);
         let (nz, fz) = order(self.inv_dir.z, t0.z, t1.z);
-        let enter = t_min.max(nx).max(ny).max(nz);
-        let exit = t_max.min(fx).min(fy).min(fz);
+        let enter = larger(larger(larger(t_min, nx), ny), nz);
+        let exit = smaller(smaller(smaller(t_max, fx), fy), fz);
         if enter <= exit { Some(enter) } else { None }
+    }
+}
+
+/// The larger of `acc` and `x`, ignoring a NaN `x` (`acc` is never NaN).
+/// The GPU's `max` instruction does this; on the CPU, `f32::max` costs
+/// extra NaN checks that the comparison (one `maxss`) does not need. The
+/// two differ only in the sign of a zero result, which no caller sees.
+#[inline(always)]
+fn larger(acc: f32, x: f32) -> f32 {
+    if cfg!(target_arch = "nvptx64") {
+        acc.max(x)
+    } else if x > acc {
+        x
+    } else {
+        acc
+    }
+}
+
+/// The smaller of `acc` and `x`, ignoring a NaN `x`; see [`larger`].
+#[inline(always)]
+fn smaller(acc: f32, x: f32) -> f32 {
+    if cfg!(target_arch = "nvptx64") {
+        acc.min(x)
+    } else if x < acc {
+        x
+    } else {
+        acc
     }
 }
 

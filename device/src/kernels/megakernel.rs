@@ -5,7 +5,7 @@ use crate::film::FixedRgb;
 use crate::integrator::{SampleRange, render_pixel};
 use crate::kernel::{Kernel, Thread};
 use crate::launch::{LaunchCounters, Tile};
-use crate::observe::{DivergenceCounters, WarpDivergence};
+use crate::observe::{DivergenceCounters, Unobserved, WarpDivergence};
 use crate::scene::{RenderParams, SceneView};
 use core::marker::PhantomData;
 use core::sync::atomic::{AtomicU64, Ordering};
@@ -26,7 +26,8 @@ pub struct MegakernelArgs {
     pub film: *mut FixedRgb,
     /// One set of counters.
     pub counters: *mut LaunchCounters,
-    /// One set of divergence counters, or null (not counted).
+    /// One set of divergence counters, or null; only the counting
+    /// megakernel reads it.
     pub divergence: *mut DivergenceCounters,
 }
 
@@ -34,11 +35,16 @@ pub struct MegakernelArgs {
 /// grid of 2D blocks covers the tile, one thread per pixel.
 ///
 /// Contract: `film` holds `width * height` values and `counters` one;
-/// `divergence` is null or one value; every pointer, the scene's included,
-/// is memory of the side that runs the kernel.
-pub struct Megakernel<T>(PhantomData<T>);
+/// `divergence` is null or one value (one value when `COUNTED`); every
+/// pointer, the scene's included, is memory of the side that runs the kernel.
+///
+/// `COUNTED` compiles the divergence counting in. The kernel that does not
+/// count is a separate entry point without it: even behind a null check that
+/// never passes, the counting code made the brute-force megakernel 36%
+/// slower (`results/regression/`).
+pub struct Megakernel<T, const COUNTED: bool>(PhantomData<T>);
 
-impl<T: Traversal> Kernel for Megakernel<T> {
+impl<T: Traversal, const COUNTED: bool> Kernel for Megakernel<T, COUNTED> {
     type Args = MegakernelArgs;
 
     #[inline(always)]
@@ -48,7 +54,11 @@ impl<T: Traversal> Kernel for Megakernel<T> {
             return;
         }
         let pixel = (a.tile.y0 + ty) * a.params.width + a.tile.x0 + tx;
-        let result = render_pixel::<T>(&a.scene, &a.params, pixel, a.samples, &WarpDivergence(a.divergence));
+        let result = if COUNTED {
+            render_pixel::<T>(&a.scene, &a.params, pixel, a.samples, &WarpDivergence(a.divergence))
+        } else {
+            render_pixel::<T>(&a.scene, &a.params, pixel, a.samples, &Unobserved)
+        };
         // SAFETY: each pixel belongs to exactly one thread of this launch, and
         // the caller guarantees the buffers' sizes.
         unsafe {

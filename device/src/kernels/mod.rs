@@ -4,7 +4,7 @@
 //!
 //! The kernels that traverse the scene are compiled once per acceleration
 //! structure, so that each holds one traversal's code; [`AccelKernels`]
-//! names the four of one structure, and [`visit_accel`] picks them for a
+//! names the five of one structure, and [`visit_accel`] picks them for a
 //! structure chosen at run time. The shading kernels are declared by the
 //! table of classes in [`crate::shading`].
 
@@ -13,7 +13,7 @@ pub mod raycast;
 pub mod scan;
 pub mod wavefront;
 
-use crate::accel::{AccelKind, BruteForce, Bvh, KdTree, Traversal};
+use crate::accel::{AccelKind, BruteForce, Bvh, Bvh8, KdTree, Traversal};
 use crate::kernel::EntryPoint;
 use megakernel::{Megakernel, MegakernelArgs};
 use raycast::{Raycast, RaycastArgs};
@@ -23,6 +23,8 @@ use wavefront::{Drain, Extend, WavefrontArgs};
 pub trait AccelKernels: Traversal {
     /// The megakernel.
     type Megakernel: EntryPoint<Args = MegakernelArgs>;
+    /// The megakernel that counts divergence at the material branch.
+    type CountingMegakernel: EntryPoint<Args = MegakernelArgs>;
     /// The ray-casting kernel.
     type Raycast: EntryPoint<Args = RaycastArgs>;
     /// The wavefront's extend kernel.
@@ -41,10 +43,11 @@ pub trait AccelVisitor {
 }
 
 macro_rules! accel_kernels {
-    ($($kind:ident => $t:ty: $mega:ident, $cast:ident, $extend:ident, $drain:ident;)*) => {
+    ($($kind:ident => $t:ty: $mega:ident, $counting:ident, $cast:ident, $extend:ident, $drain:ident;)*) => {
         $(
             impl AccelKernels for $t {
-                type Megakernel = Megakernel<$t>;
+                type Megakernel = Megakernel<$t, false>;
+                type CountingMegakernel = Megakernel<$t, true>;
                 type Raycast = Raycast<$t>;
                 type Extend = Extend<$t>;
                 type Drain = Drain<$t>;
@@ -60,15 +63,16 @@ macro_rules! accel_kernels {
         }
 
         crate::kernel::entry_points! {
-            $($mega => Megakernel<$t>, $cast => Raycast<$t>, $extend => Extend<$t>, $drain => Drain<$t>,)*
+            $($mega => Megakernel<$t, false>, $counting => Megakernel<$t, true>, $cast => Raycast<$t>, $extend => Extend<$t>, $drain => Drain<$t>,)*
         }
     };
 }
 
 accel_kernels! {
-    None => BruteForce: megakernel_brute, raycast_brute, wf_extend_brute, wf_drain_brute;
-    Bvh => Bvh: megakernel_bvh, raycast_bvh, wf_extend_bvh, wf_drain_bvh;
-    KdTree => KdTree: megakernel_kdtree, raycast_kdtree, wf_extend_kdtree, wf_drain_kdtree;
+    None => BruteForce: megakernel_brute, megakernel_counting_brute, raycast_brute, wf_extend_brute, wf_drain_brute;
+    Bvh => Bvh: megakernel_bvh, megakernel_counting_bvh, raycast_bvh, wf_extend_bvh, wf_drain_bvh;
+    KdTree => KdTree: megakernel_kdtree, megakernel_counting_kdtree, raycast_kdtree, wf_extend_kdtree, wf_drain_kdtree;
+    Bvh8 => Bvh8: megakernel_bvh8, megakernel_counting_bvh8, raycast_bvh8, wf_extend_bvh8, wf_drain_bvh8;
 }
 
 /// Every entry point in the PTX, for listings and checks.

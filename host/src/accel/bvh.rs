@@ -1,7 +1,11 @@
 //! Binned-SAH BVH construction (Wald 2007): at each node, centroids are
 //! binned along every axis and the split with the lowest surface-area cost
 //! wins; large subtrees are built in parallel (rayon), then the tree is
-//! flattened depth-first into 32-byte nodes.
+//! flattened depth-first into 32-byte nodes. The 8-wide BVH
+//! ([`super::bvh8`]) collapses the same tree.
+//!
+//! Every leaf holds at most [`MAX_FORCED_LEAF`] primitives: where the depth
+//! limit would otherwise force a larger leaf, the split halves by count.
 
 use super::{AccelStats, BuiltAccel};
 use device::accel::bvh::MAX_DEPTH;
@@ -33,8 +37,9 @@ impl Default for BvhSettings {
 /// Subtrees with more primitives than this are built on another thread.
 const PARALLEL_THRESHOLD: usize = 4096;
 
-/// Largest leaf made when splitting is impossible or not worth it.
-const MAX_FORCED_LEAF: usize = 64;
+/// Largest leaf made when splitting is impossible or not worth it, and so
+/// the largest leaf of any tree.
+pub const MAX_FORCED_LEAF: usize = 64;
 
 #[derive(Clone, Copy)]
 struct Item {
@@ -43,12 +48,11 @@ struct Item {
     centroid: Vec3,
 }
 
-enum Node {
-    Leaf {
-        bounds: Aabb,
-        first: usize,
-        count: usize,
-    },
+/// A node of the binary tree before flattening.
+pub(super) enum Node {
+    /// `count` primitives from `first` in the tree's primitive order.
+    Leaf { bounds: Aabb, first: usize, count: usize },
+    /// Two subtrees split along `axis`.
     Interior {
         bounds: Aabb,
         axis: u32,
@@ -56,8 +60,26 @@ enum Node {
     },
 }
 
-/// Builds a BVH over `prims` (references with their bounds).
-pub fn build(prims: &[(PrimRef, Aabb)], settings: &BvhSettings) -> BuiltAccel {
+impl Node {
+    /// Bounds of everything below.
+    pub(super) fn bounds(&self) -> Aabb {
+        match self {
+            Node::Leaf { bounds, .. } | Node::Interior { bounds, .. } => *bounds,
+        }
+    }
+
+    /// The two subtrees of an interior node.
+    pub(super) fn children(&self) -> Option<(&Node, &Node)> {
+        match self {
+            Node::Leaf { .. } => None,
+            Node::Interior { children, .. } => Some((&children.0, &children.1)),
+        }
+    }
+}
+
+/// The binary tree over `prims` and the primitive order its leaves index
+/// into, or `None` when there are no primitives.
+pub(super) fn tree(prims: &[(PrimRef, Aabb)], settings: &BvhSettings) -> Option<(Node, Vec<PrimRef>)> {
     let mut items: Vec<Item> = prims
         .iter()
         .map(|&(prim, bounds)| Item {
@@ -66,19 +88,20 @@ pub fn build(prims: &[(PrimRef, Aabb)], settings: &BvhSettings) -> BuiltAccel {
             centroid: bounds.center(),
         })
         .collect();
-    let mut built = BuiltAccel {
-        kind: AccelKind::Bvh,
-        bvh_nodes: Vec::new(),
-        kd_nodes: Vec::new(),
-        prims: Vec::new(),
-        bounds: Aabb::EMPTY,
-        stats: AccelStats::default(),
-    };
     if items.is_empty() {
-        return built;
+        return None;
     }
     let root = split(&mut items, 0, 0, settings);
-    built.prims = items.iter().map(|i| i.prim).collect();
+    Some((root, items.iter().map(|i| i.prim).collect()))
+}
+
+/// Builds a BVH over `prims` (references with their bounds).
+pub fn build(prims: &[(PrimRef, Aabb)], settings: &BvhSettings) -> BuiltAccel {
+    let mut built = BuiltAccel::empty(AccelKind::Bvh);
+    let Some((root, order)) = tree(prims, settings) else {
+        return built;
+    };
+    built.prims = order;
     flatten(&root, 0, &mut built.bvh_nodes, &mut built.stats);
     built.stats.nodes = built.bvh_nodes.len();
     built
@@ -99,16 +122,32 @@ fn split(items: &mut [Item], offset: usize, depth: usize, s: &BvhSettings) -> No
         first: offset,
         count: n,
     };
-    if n <= s.max_leaf || depth + 1 >= MAX_DEPTH {
+    // Splits still possible below this node.
+    let levels_left = MAX_DEPTH - 1 - depth;
+    if n <= s.max_leaf || levels_left == 0 {
         return leaf;
     }
-    let (mid, axis) = match best_split(items, bounds, centroids, s) {
+    // Halving by count from here on still ends in leaves of at most
+    // MAX_FORCED_LEAF; a lopsided split might not.
+    let must_halve = levels_left <= 32 && n > MAX_FORCED_LEAF << (levels_left - 1);
+    let split_at = if must_halve {
+        None
+    } else {
+        best_split(items, bounds, centroids, s)
+    };
+    let (mid, axis) = match split_at {
         // Split when it beats testing every primitive, or the leaf would be huge.
         Some((axis, bin, cost)) if cost < n as f32 || n > MAX_FORCED_LEAF => {
             let k = bin_index(centroids, axis, s.bins);
             (partition(items, |i| k(i.centroid) <= bin), axis)
         }
         _ if n <= MAX_FORCED_LEAF => return leaf,
+        // Too deep for anything else: halve by count along the longest axis.
+        _ if must_halve => {
+            let axis = centroids.longest_axis();
+            items.select_nth_unstable_by(n / 2, |a, b| a.centroid[axis].total_cmp(&b.centroid[axis]));
+            (n / 2, axis)
+        }
         // Centroids coincide: no plane separates them, so halve by count.
         _ => (n / 2, centroids.longest_axis()),
     };

@@ -4,7 +4,7 @@
 //! P_above·N_above)` with user-set costs. A primitive touching the plane goes
 //! to both children, so rays running in the plane miss nothing.
 
-use super::{AccelStats, BuiltAccel};
+use super::BuiltAccel;
 use device::accel::kdtree::MAX_DEPTH;
 use device::accel::{AccelKind, KdNode};
 use device::geometry::{Aabb, PrimRef};
@@ -51,14 +51,7 @@ enum Node {
 
 /// Builds a kd-tree over `prims` inside `bounds`.
 pub fn build(prims: &[(PrimRef, Aabb)], bounds: Aabb, settings: &KdSettings) -> BuiltAccel {
-    let mut built = BuiltAccel {
-        kind: AccelKind::KdTree,
-        bvh_nodes: Vec::new(),
-        kd_nodes: Vec::new(),
-        prims: Vec::new(),
-        bounds,
-        stats: AccelStats::default(),
-    };
+    let mut built = BuiltAccel::empty(AccelKind::KdTree);
     if prims.is_empty() {
         return built;
     }

@@ -6,10 +6,11 @@
 
 pub mod bounds;
 pub mod bvh;
+pub mod bvh8;
 pub mod kdtree;
 
 use crate::scene::Geometry;
-use device::accel::{AccelKind, BvhNode, KdNode};
+use device::accel::{AccelKind, Bvh8Node, BvhNode, KdNode};
 use device::geometry::{Aabb, PrimKind, PrimRef};
 use std::time::Instant;
 
@@ -23,12 +24,14 @@ pub enum AccelChoice {
     /// Brute force: no structure.
     None,
     /// Binned-SAH bounding volume hierarchy.
-    #[default]
     Bvh,
     /// SAH kd-tree.
     Kdtree,
-    /// Brute force for at most [`AUTO_BRUTE_FORCE_MAX`] primitives, where a
-    /// structure costs more than it saves; the BVH above.
+    /// Compressed 8-wide BVH, collapsed from the binned-SAH BVH.
+    Bvh8,
+    /// Brute force for at most 32 primitives, where a structure costs more
+    /// than it saves; the BVH above. The default.
+    #[default]
     Auto,
 }
 
@@ -37,6 +40,10 @@ pub enum AccelChoice {
 /// force against 3.57 ms with the BVH, and the 67-sphere one in 6.12 ms
 /// against 5.52 ms (`results/rtiow_parallel/`, study `objects`).
 pub const AUTO_BRUTE_FORCE_MAX: usize = 32;
+const _: () = assert!(
+    AUTO_BRUTE_FORCE_MAX == 32,
+    "the doc of `AccelChoice::Auto` gives the number"
+);
 
 impl AccelChoice {
     /// The name in reports.
@@ -45,6 +52,7 @@ impl AccelChoice {
             AccelChoice::None => "none",
             AccelChoice::Bvh => "bvh",
             AccelChoice::Kdtree => "kdtree",
+            AccelChoice::Bvh8 => "bvh8",
             AccelChoice::Auto => "auto",
         }
     }
@@ -55,6 +63,7 @@ impl AccelChoice {
             AccelChoice::None => AccelKind::None,
             AccelChoice::Bvh => AccelKind::Bvh,
             AccelChoice::Kdtree => AccelKind::KdTree,
+            AccelChoice::Bvh8 => AccelKind::Bvh8,
             AccelChoice::Auto if primitives <= AUTO_BRUTE_FORCE_MAX => AccelKind::None,
             AccelChoice::Auto => AccelKind::Bvh,
         }
@@ -76,6 +85,7 @@ pub fn kind_label(kind: AccelKind) -> &'static str {
         AccelKind::None => "none",
         AccelKind::Bvh => "bvh",
         AccelKind::KdTree => "kdtree",
+        AccelKind::Bvh8 => "bvh8",
     }
 }
 
@@ -116,6 +126,8 @@ pub struct BuiltAccel {
     pub bvh_nodes: Vec<BvhNode>,
     /// kd-tree nodes (empty unless `kind` is `KdTree`).
     pub kd_nodes: Vec<KdNode>,
+    /// 8-wide BVH nodes (empty unless `kind` is `Bvh8`).
+    pub bvh8_nodes: Vec<Bvh8Node>,
     /// References the leaves index into.
     pub prims: Vec<PrimRef>,
     /// Bounds of the whole scene.
@@ -125,6 +137,19 @@ pub struct BuiltAccel {
 }
 
 impl BuiltAccel {
+    /// No nodes and no references yet.
+    pub fn empty(kind: AccelKind) -> Self {
+        BuiltAccel {
+            kind,
+            bvh_nodes: Vec::new(),
+            kd_nodes: Vec::new(),
+            bvh8_nodes: Vec::new(),
+            prims: Vec::new(),
+            bounds: Aabb::EMPTY,
+            stats: AccelStats::default(),
+        }
+    }
+
     /// A summary for the render line, e.g. "bvh: 977 nodes, depth 14, 31 KiB, built in 0.4 ms".
     pub fn describe(&self) -> String {
         if self.kind == AccelKind::None {
@@ -168,22 +193,17 @@ pub fn build(g: &Geometry, settings: &AccelSettings) -> BuiltAccel {
     let prims = primitives(g);
     let bounds = prims.iter().fold(Aabb::EMPTY, |b, (_, pb)| b.union(*pb));
     let mut built = match settings.choice.resolve(prims.len()) {
-        AccelKind::None => BuiltAccel {
-            kind: AccelKind::None,
-            bvh_nodes: Vec::new(),
-            kd_nodes: Vec::new(),
-            prims: Vec::new(),
-            bounds,
-            stats: AccelStats::default(),
-        },
+        AccelKind::None => BuiltAccel::empty(AccelKind::None),
         AccelKind::Bvh => bvh::build(&prims, &settings.bvh),
         AccelKind::KdTree => kdtree::build(&prims, bounds, &settings.kd),
+        AccelKind::Bvh8 => bvh8::build(&prims, &settings.bvh),
     };
     built.bounds = bounds;
     built.stats.build_ms = start.elapsed().as_secs_f64() * 1e3;
     built.stats.prim_refs = built.prims.len();
     built.stats.bytes = built.bvh_nodes.len() * size_of::<BvhNode>()
         + built.kd_nodes.len() * size_of::<KdNode>()
+        + built.bvh8_nodes.len() * size_of::<Bvh8Node>()
         + built.prims.len() * size_of::<PrimRef>();
     built
 }

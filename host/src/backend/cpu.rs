@@ -7,9 +7,10 @@
 //! takes it, so every distribution renders the same film.
 
 use super::{Progress, RenderJob, RenderOutput};
-use device::accel::{AccelKind, BruteForce, Bvh, KdTree, Traversal};
+use device::accel::Traversal;
 use device::film::FixedRgb;
 use device::integrator::{SampleRange, render_pixel};
+use device::kernels::{AccelKernels, AccelVisitor, visit_accel};
 use device::observe::Unobserved;
 use rayon::prelude::*;
 use std::time::Instant;
@@ -98,11 +99,29 @@ pub fn render(
     schedule: CpuSchedule,
     progress: Progress,
 ) -> anyhow::Result<RenderOutput> {
-    match job.scene.accel.kind {
-        AccelKind::None => render_with::<BruteForce>(job, threads, schedule, progress),
-        AccelKind::Bvh => render_with::<Bvh>(job, threads, schedule, progress),
-        AccelKind::KdTree => render_with::<KdTree>(job, threads, schedule, progress),
+    /// The render, for whichever structure the scene carries.
+    struct WithTraversal<'j, 's> {
+        job: &'j RenderJob<'s>,
+        threads: Threads,
+        schedule: CpuSchedule,
+        progress: Progress<'j>,
     }
+    impl AccelVisitor for WithTraversal<'_, '_> {
+        type Output = anyhow::Result<RenderOutput>;
+        fn visit<A: AccelKernels>(self) -> Self::Output {
+            render_with::<A>(self.job, self.threads, self.schedule, self.progress)
+        }
+    }
+    let kind = job.scene.accel.kind;
+    visit_accel(
+        kind,
+        WithTraversal {
+            job,
+            threads,
+            schedule,
+            progress,
+        },
+    )
 }
 
 /// Renders `job` with traversal `T`, distributing spans of pixels as

@@ -104,7 +104,7 @@ pub fn run_row(origin: &Origin, r: &Rendered, out: &RenderOutput) -> RunRow {
         accel: accel.choice.label_built(r.scene.accel.kind),
         accel_settings: match r.scene.accel.kind {
             device::accel::AccelKind::None => String::new(),
-            device::accel::AccelKind::Bvh => format!("{:?}", accel.bvh),
+            device::accel::AccelKind::Bvh | device::accel::AccelKind::Bvh8 => format!("{:?}", accel.bvh),
             device::accel::AccelKind::KdTree => format!("{:?}", accel.kd),
         },
         accel_build_ms: r.scene.accel.stats.build_ms,

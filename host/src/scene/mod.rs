@@ -140,6 +140,7 @@ impl Scene {
                 kind: self.accel.kind,
                 bvh_nodes: host_slice(&self.accel.bvh_nodes),
                 kd_nodes: host_slice(&self.accel.kd_nodes),
+                bvh8_nodes: host_slice(&self.accel.bvh8_nodes),
                 prims: host_slice(&self.accel.prims),
                 bounds: self.accel.bounds,
             },

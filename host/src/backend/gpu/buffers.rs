@@ -171,6 +171,7 @@ pub struct DeviceScene {
     materials: DeviceArray<device::material::Material>,
     bvh_nodes: DeviceArray<device::accel::BvhNode>,
     kd_nodes: DeviceArray<device::accel::KdNode>,
+    bvh8_nodes: DeviceArray<device::accel::Bvh8Node>,
     accel_prims: DeviceArray<device::geometry::PrimRef>,
 }
 
@@ -187,6 +188,7 @@ impl DeviceScene {
             materials: DeviceArray::upload(gpu, "materials", &scene.materials)?,
             bvh_nodes: DeviceArray::upload(gpu, "BVH nodes", &scene.accel.bvh_nodes)?,
             kd_nodes: DeviceArray::upload(gpu, "kd-tree nodes", &scene.accel.kd_nodes)?,
+            bvh8_nodes: DeviceArray::upload(gpu, "8-wide BVH nodes", &scene.accel.bvh8_nodes)?,
             accel_prims: DeviceArray::upload(gpu, "primitive references", &scene.accel.prims)?,
         })
     }
@@ -210,6 +212,7 @@ impl DeviceScene {
             + self.materials.byte_len()
             + self.bvh_nodes.byte_len()
             + self.kd_nodes.byte_len()
+            + self.bvh8_nodes.byte_len()
             + self.accel_prims.byte_len()
     }
 
@@ -228,6 +231,7 @@ impl DeviceScene {
                 kind: scene.accel.kind,
                 bvh_nodes: self.bvh_nodes.device_slice(gpu),
                 kd_nodes: self.kd_nodes.device_slice(gpu),
+                bvh8_nodes: self.bvh8_nodes.device_slice(gpu),
                 prims: self.accel_prims.device_slice(gpu),
                 bounds: scene.accel.bounds,
             },

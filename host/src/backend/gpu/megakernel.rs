@@ -179,6 +179,17 @@ impl AccelVisitor for Launches<'_> {
     type Output = Result<RenderOutput, GpuError>;
 
     fn visit<A: AccelKernels>(self) -> Result<RenderOutput, GpuError> {
+        if self.config.count_divergence {
+            self.run::<A::CountingMegakernel>()
+        } else {
+            self.run::<A::Megakernel>()
+        }
+    }
+}
+
+impl Launches<'_> {
+    /// Renders with megakernel `K`.
+    fn run<K: EntryPoint<Args = MegakernelArgs>>(self) -> Result<RenderOutput, GpuError> {
         let Launches {
             gpu,
             job,
@@ -187,7 +198,7 @@ impl AccelVisitor for Launches<'_> {
             passes,
             progress,
         } = self;
-        let name = A::Megakernel::NAME;
+        let name = K::NAME;
         let stream = gpu.stream();
         let upload_start = Instant::now();
         let scene = DeviceScene::for_job(gpu, job)?;
@@ -199,7 +210,7 @@ impl AccelVisitor for Launches<'_> {
 
         let mut timeline = Timeline::new(gpu);
         let (bx, by) = config.block;
-        let function = timeline.function::<A::Megakernel>()?.clone();
+        let function = timeline.function::<K>()?.clone();
         let kernel = gpu.kernel_info(name, &function, bx * by)?;
         let mut args = MegakernelArgs {
             // SAFETY: the scene stays uploaded until the launches are done
@@ -243,7 +254,7 @@ impl AccelVisitor for Launches<'_> {
                     ..LaunchRecord::default()
                 };
                 (args.samples, args.tile) = (samples, *tile);
-                timeline.launch::<A::Megakernel>(cfg, &args, record)?;
+                timeline.launch::<K>(cfg, &args, record)?;
             }
             // One synchronisation per pass: progress, and faults surface here.
             stream
