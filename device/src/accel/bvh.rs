@@ -1,5 +1,8 @@
-//! BVH traversal: 32-byte binary nodes in depth-first order, visited
-//! nearer child first (by entry distance), with a short fixed stack.
+//! BVH traversal over 64-byte nodes that hold both children's boxes (Aila
+//! and Laine 2009): one fetch per visit tests both children, the nearer is
+//! visited next and the farther waits on a short stack with its entry
+//! distance, so it is skipped if a closer hit turns up first. Leaf
+//! children's primitives are tested as soon as their box is entered.
 
 use super::Closest;
 use super::stack::Stack;
@@ -10,59 +13,27 @@ use crate::scene::SceneView;
 /// Deepest tree the traversal stack holds; the builder never exceeds it.
 pub const MAX_DEPTH: usize = 64;
 
-/// Marks an interior node in [`BvhNode::meta`].
-const INTERIOR: u32 = 1 << 31;
-
-/// One BVH node: its bounds plus either two children or a run of primitives.
-#[repr(C)]
+/// One interior node of the binary tree: its two children's boxes and
+/// what each child is. Node 0 is the root; a tree of one leaf is a root
+/// whose second child is unused.
+#[repr(C, align(32))]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BvhNode {
-    /// Bounds of everything below.
-    pub bounds: Aabb,
-    /// Interior: index of the second child (the first is the next node).
-    /// Leaf: index of the first primitive in the scene's reference list.
-    pub index: u32,
-    /// Interior: `INTERIOR | split axis`. Leaf: primitive count (≥ 1).
-    pub meta: u32,
+    /// Each child's bounds; an unused child has [`Aabb::EMPTY`], which no
+    /// ray enters.
+    pub bounds: [Aabb; 2],
+    /// Per child: the index of an interior node, or of a leaf's first
+    /// primitive reference.
+    pub child: [u32; 2],
+    /// Per child: the leaf's primitive count, or 0 for an interior node.
+    pub count: [u32; 2],
 }
 
-const _: () = assert!(core::mem::size_of::<BvhNode>() == 32);
+const _: () = assert!(core::mem::size_of::<BvhNode>() == 64);
 
-impl BvhNode {
-    /// An interior node whose second child is at `second_child`.
-    pub fn interior(bounds: Aabb, second_child: u32, axis: u32) -> Self {
-        BvhNode {
-            bounds,
-            index: second_child,
-            meta: INTERIOR | axis,
-        }
-    }
-
-    /// A leaf over `count` references starting at `first`.
-    pub fn leaf(bounds: Aabb, first: u32, count: u32) -> Self {
-        BvhNode {
-            bounds,
-            index: first,
-            meta: count,
-        }
-    }
-
-    /// True for leaves.
-    #[inline(always)]
-    pub fn is_leaf(&self) -> bool {
-        self.meta & INTERIOR == 0
-    }
-
-    /// Split axis of an interior node.
-    #[inline(always)]
-    pub fn axis(&self) -> usize {
-        (self.meta & 3) as usize
-    }
-}
-
-/// Closest hit by BVH traversal. Both children's boxes are tested at their
-/// parent: the nearer is visited next and the farther waits on the stack
-/// with its entry distance, so it is skipped if a closer hit turns up first.
+/// Closest hit by BVH traversal. The unit of work is a child slot, `2 ·
+/// node + k`: the nearer entered child is visited next, the farther waits
+/// on the stack, leaves included, so primitives are tested near to far.
 #[inline(always)]
 pub fn closest_hit(scene: &SceneView, ray: &Ray, range: Interval) -> Option<Hit> {
     let nodes = scene.accel.bvh_nodes.as_slice();
@@ -70,47 +41,46 @@ pub fn closest_hit(scene: &SceneView, ray: &Ray, range: Interval) -> Option<Hit>
     let boxes = RayBoxTest::new(ray);
     let mut c = Closest::new(range);
     let enter = |b: &Aabb, c: &Closest| boxes.enter(b, c.range.min, c.range.max);
-    if nodes.is_empty() || enter(&nodes[0].bounds, &c).is_none() {
+    if nodes.is_empty() || enter(&scene.accel.bounds, &c).is_none() {
         return None;
     }
     let mut stack = Stack::<(u32, f32), MAX_DEPTH>::new();
     let mut node = 0usize;
     loop {
+        // Test both children of `node`; take the nearer, keep the farther.
         let n = &nodes[node];
-        if n.is_leaf() {
-            let first = n.index as usize;
-            for &p in &prims[first..first + n.meta as usize] {
-                c.test(scene, ray, p);
+        let near = match (enter(&n.bounds[0], &c), enter(&n.bounds[1], &c)) {
+            (Some(a), Some(b)) => {
+                let (near, far, t_far) = if b < a { (1, 0, a) } else { (0, 1, b) };
+                stack.push((2 * node as u32 + far, t_far));
+                Some(2 * node as u32 + near)
             }
-        } else {
-            let (a, b) = (node + 1, n.index as usize);
-            match (enter(&nodes[a].bounds, &c), enter(&nodes[b].bounds, &c)) {
-                (Some(ta), Some(tb)) => {
-                    let (near, far, t_far) = if tb < ta { (b, a, ta) } else { (a, b, tb) };
-                    stack.push((far as u32, t_far));
-                    node = near;
-                    continue;
-                }
-                (Some(_), None) => {
-                    node = a;
-                    continue;
-                }
-                (None, Some(_)) => {
-                    node = b;
-                    continue;
-                }
-                (None, None) => {}
-            }
-        }
-        // The next waiting node that a closer hit has not ruled out.
+            (Some(_), None) => Some(2 * node as u32),
+            (None, Some(_)) => Some(2 * node as u32 + 1),
+            (None, None) => None,
+        };
+        let mut slot = near;
+        // Visit slots until one is an interior node.
         loop {
-            let Some((next, t_enter)) = stack.pop() else {
-                return c.finish(ray);
+            let s = match slot {
+                Some(s) => s,
+                None => match stack.pop() {
+                    None => return c.finish(ray),
+                    // Skip what a closer hit has ruled out.
+                    Some((_, t_enter)) if t_enter > c.range.max => continue,
+                    Some((s, _)) => s,
+                },
             };
-            if t_enter <= c.range.max {
-                node = next as usize;
+            let (parent, k) = (&nodes[(s / 2) as usize], (s % 2) as usize);
+            if parent.count[k] == 0 {
+                node = parent.child[k] as usize;
                 break;
             }
+            let first = parent.child[k] as usize;
+            for &p in &prims[first..first + parent.count[k] as usize] {
+                c.test(scene, ray, p);
+            }
+            slot = None;
         }
     }
 }

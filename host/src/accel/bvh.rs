@@ -1,7 +1,8 @@
 //! Binned-SAH BVH construction (Wald 2007): at each node, centroids are
 //! binned along every axis and the split with the lowest surface-area cost
 //! wins; large subtrees are built in parallel (rayon), then the tree is
-//! flattened depth-first into 32-byte nodes. The 8-wide BVH
+//! flattened depth-first into 64-byte nodes that hold both children's
+//! boxes. The 8-wide BVH
 //! ([`super::bvh8`]) collapses the same tree.
 //!
 //! Every leaf holds at most [`MAX_FORCED_LEAF`] primitives: where the depth
@@ -52,12 +53,8 @@ struct Item {
 pub(super) enum Node {
     /// `count` primitives from `first` in the tree's primitive order.
     Leaf { bounds: Aabb, first: usize, count: usize },
-    /// Two subtrees split along `axis`.
-    Interior {
-        bounds: Aabb,
-        axis: u32,
-        children: Box<(Node, Node)>,
-    },
+    /// Two subtrees.
+    Interior { bounds: Aabb, children: Box<(Node, Node)> },
 }
 
 impl Node {
@@ -135,24 +132,23 @@ fn split(items: &mut [Item], offset: usize, depth: usize, s: &BvhSettings) -> No
     } else {
         best_split(items, bounds, centroids, s)
     };
-    let (mid, axis) = match split_at {
+    let mid = match split_at {
         // Split when it beats testing every primitive, or the leaf would be huge.
         Some((axis, bin, cost)) if cost < n as f32 || n > MAX_FORCED_LEAF => {
             let k = bin_index(centroids, axis, s.bins);
-            (partition(items, |i| k(i.centroid) <= bin), axis)
+            partition(items, |i| k(i.centroid) <= bin)
         }
         _ if n <= MAX_FORCED_LEAF => return leaf,
         // Too deep for anything else: halve by count along the longest axis.
         _ if must_halve => {
             let axis = centroids.longest_axis();
             items.select_nth_unstable_by(n / 2, |a, b| a.centroid[axis].total_cmp(&b.centroid[axis]));
-            (n / 2, axis)
+            n / 2
         }
         // Centroids coincide: no plane separates them, so halve by count.
-        _ => (n / 2, centroids.longest_axis()),
+        _ => n / 2,
     };
     let mid = if mid == 0 || mid == n { n / 2 } else { mid };
-    let axis = axis as u32;
     let (left, right) = items.split_at_mut(mid);
     let (a, b) = if n > PARALLEL_THRESHOLD {
         rayon::join(
@@ -167,7 +163,6 @@ fn split(items: &mut [Item], offset: usize, depth: usize, s: &BvhSettings) -> No
     };
     Node::Interior {
         bounds,
-        axis,
         children: Box::new((a, b)),
     }
 }
@@ -236,20 +231,32 @@ fn partition(items: &mut [Item], left: impl Fn(&Item) -> bool) -> usize {
     first
 }
 
-/// Appends `node` and its subtree depth-first (first child right after its parent).
-fn flatten(node: &Node, depth: usize, out: &mut Vec<BvhNode>, stats: &mut AccelStats) {
-    stats.max_depth = stats.max_depth.max(depth);
-    match node {
-        Node::Leaf { bounds, first, count } => {
-            stats.leaves += 1;
-            out.push(BvhNode::leaf(*bounds, *first as u32, *count as u32));
-        }
-        Node::Interior { bounds, axis, children } => {
-            let at = out.len();
-            out.push(BvhNode::leaf(*bounds, 0, 0)); // placeholder until the second child's index is known
-            flatten(&children.0, depth + 1, out, stats);
-            out[at] = BvhNode::interior(*bounds, out.len() as u32, *axis);
-            flatten(&children.1, depth + 1, out, stats);
-        }
+/// Appends the interior nodes of the tree under `node` depth-first (a
+/// leaf root becomes a root with one used child); returns `node`'s index.
+fn flatten(node: &Node, depth: usize, out: &mut Vec<BvhNode>, stats: &mut AccelStats) -> u32 {
+    let at = out.len();
+    out.push(BvhNode {
+        bounds: [Aabb::EMPTY; 2],
+        child: [0; 2],
+        count: [0; 2],
+    });
+    let children = match node.children() {
+        Some((a, b)) => [Some(a), Some(b)],
+        None => [Some(node), None],
+    };
+    for (k, child) in children.into_iter().enumerate() {
+        let Some(child) = child else { continue };
+        let (index, count) = match child {
+            Node::Leaf { first, count, .. } => {
+                stats.leaves += 1;
+                stats.max_depth = stats.max_depth.max(depth + usize::from(node.children().is_some()));
+                (*first as u32, *count as u32)
+            }
+            Node::Interior { .. } => (flatten(child, depth + 1, out, stats), 0),
+        };
+        out[at].bounds[k] = child.bounds();
+        out[at].child[k] = index;
+        out[at].count[k] = count;
     }
+    at as u32
 }
