@@ -224,7 +224,8 @@ pub struct LaunchArgs {
     #[arg(long)]
     pub count_divergence: bool,
     /// Cap every GPU kernel at this many registers per thread (16 to 255;
-    /// the driver's JIT spills what does not fit to local memory).
+    /// the driver's JIT spills what does not fit to local memory). Without
+    /// it the megakernel is capped at 80 and the wavefront is not capped.
     #[arg(long)]
     pub max_registers: Option<u32>,
     /// Wavefront: when new camera paths enter the pool.
@@ -329,7 +330,7 @@ impl LaunchArgs {
             tile: self.tile,
             samples_per_launch: self.samples_per_launch,
             count_divergence: self.count_divergence,
-            max_registers: self.max_registers,
+            max_registers: self.max_registers.or(MegakernelConfig::default().max_registers),
         };
         megakernel.validate()?;
         let wavefront = WavefrontConfig {
