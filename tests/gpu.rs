@@ -1,20 +1,42 @@
 //! The GPU back ends against the CPU reference: bit-identical films on every
-//! seed scene, whatever the launch shape. These run where a GPU is present;
-//! elsewhere each says SKIPPED (loudly, on stderr) and passes.
+//! seed scene, whatever the launch shape; and GPU failures as errors (out of
+//! memory, a kernel fault) that leave the process able to render. These run
+//! where a GPU is present; elsewhere each says SKIPPED (loudly, on stderr)
+//! and passes. Run with `--nocapture` to see the error messages.
 
 mod util;
 
+use std::sync::{Mutex, MutexGuard};
 use util::{SEED_SCENES, repo, seed_scene};
 use wavepath::backend::gpu::buffers::alloc_zeros;
 use wavepath::backend::gpu::megakernel::MegakernelConfig;
-use wavepath::backend::gpu::{Gpu, GpuError};
-use wavepath::backend::{BackendKind, BackendOptions};
+use wavepath::backend::gpu::{Gpu, GpuError, SizedBy};
+use wavepath::backend::{BackendKind, BackendOptions, RenderOutput};
 use wavepath::render::{Overrides, Renderer, params_for};
 use wavepath::verify::verify;
 
-fn gpu_or_skip(test: &str) -> Option<Gpu> {
+/// One GPU test at a time: they share the device (and one of them fills
+/// its memory on purpose).
+static DEVICE: Mutex<()> = Mutex::new(());
+
+/// The GPU, held by one test until it drops.
+struct GpuTest {
+    gpu: Gpu,
+    _turn: MutexGuard<'static, ()>,
+}
+
+impl std::ops::Deref for GpuTest {
+    type Target = Gpu;
+
+    fn deref(&self) -> &Gpu {
+        &self.gpu
+    }
+}
+
+fn gpu_or_skip(test: &str) -> Option<GpuTest> {
+    let turn = DEVICE.lock().unwrap_or_else(|e| e.into_inner());
     match Gpu::open(0) {
-        Ok(gpu) => Some(gpu),
+        Ok(gpu) => Some(GpuTest { gpu, _turn: turn }),
         Err(e) => {
             eprintln!("SKIPPED {test}: no usable GPU ({e})");
             None
@@ -25,9 +47,9 @@ fn gpu_or_skip(test: &str) -> Option<Gpu> {
 #[test]
 fn megakernel_matches_the_cpu_bit_for_bit_on_every_seed_scene() {
     use wavepath::accel::AccelChoice;
-    if gpu_or_skip("megakernel parity").is_none() {
+    let Some(_gpu) = gpu_or_skip("megakernel parity") else {
         return;
-    }
+    };
     for name in SEED_SCENES {
         let (size, spp) = if name == "cs500" {
             ((96, 96), 2)
@@ -64,9 +86,9 @@ fn megakernel_matches_the_cpu_bit_for_bit_on_every_seed_scene() {
 
 #[test]
 fn launch_shape_never_changes_the_image() {
-    if gpu_or_skip("launch shapes").is_none() {
+    let Some(_gpu) = gpu_or_skip("launch shapes") else {
         return;
-    }
+    };
     let scene = seed_scene("rtiow_final");
     let overrides = Overrides {
         spp: Some(3),
@@ -110,17 +132,208 @@ fn launch_shape_never_changes_the_image() {
     assert!(films.windows(2).all(|w| w[0] == w[1]));
 }
 
+/// Renders rtiow_final small with `kind` on `gpu` (`options` as given) and
+/// returns the output, or the GPU error that stopped it.
+fn small_render(
+    gpu: &Gpu,
+    kind: BackendKind,
+    options: BackendOptions,
+    size: (u32, u32),
+) -> Result<RenderOutput, GpuError> {
+    let scene = seed_scene("rtiow_final");
+    let overrides = Overrides {
+        spp: Some(2),
+        size: Some(size),
+        ..Overrides::default()
+    };
+    let (params, spp) = params_for(&scene, &overrides, device::scene::RenderView::Radiance);
+    Renderer::on(kind, options, Some(gpu))
+        .unwrap()
+        .render(&scene, params, spp, &|_| {})
+        .map_err(|e| match e.downcast::<GpuError>() {
+            Ok(e) => e,
+            Err(e) => panic!("not a GPU error: {e:#}"),
+        })
+}
+
+/// Checks that `gpu` renders rtiow_final small with both back ends, each
+/// bit-identical to the CPU.
+fn gpu_renders_like_the_cpu(gpu: &Gpu) {
+    let cpu = small_render(gpu, BackendKind::Cpu, BackendOptions::default(), (64, 48)).unwrap();
+    for kind in [BackendKind::GpuMega, BackendKind::GpuWave] {
+        let out = small_render(gpu, kind, BackendOptions::default(), (64, 48))
+            .unwrap_or_else(|e| panic!("{}: {e}", kind.label()));
+        assert!(
+            out.film == cpu.film,
+            "{}: the film differs from the CPU's",
+            kind.label()
+        );
+    }
+}
+
 #[test]
 fn an_impossible_allocation_is_an_out_of_memory_error() {
     let Some(gpu) = gpu_or_skip("out of memory") else {
         return;
     };
-    match alloc_zeros::<u8>(&gpu, "a petabyte", 1 << 50) {
-        Err(GpuError::OutOfMemory { bytes, total, .. }) => assert!(bytes > total),
-        other => panic!("expected OutOfMemory, got {:?}", other.map(|_| ())),
+    let total = gpu.info().memory_bytes;
+    let e = alloc_zeros::<u8>(&gpu, "four times the GPU's memory", SizedBy::Fixed, 4 * total)
+        .map(|_| ())
+        .unwrap_err();
+    eprintln!("out-of-memory error: {e}");
+    match &e {
+        GpuError::OutOfMemory {
+            what,
+            bytes,
+            free,
+            total: t,
+            sized_by,
+        } => {
+            assert_eq!(
+                (what.as_str(), *bytes, *t, *sized_by),
+                ("four times the GPU's memory", 4 * total, total, SizedBy::Fixed)
+            );
+            assert!(*free <= total);
+        }
+        other => panic!("expected OutOfMemory, got {other:?}"),
     }
-    // The device still works after the failed allocation.
-    assert!(alloc_zeros::<u8>(&gpu, "a kilobyte", 1024).is_ok());
+    let text = e.to_string();
+    assert!(
+        text.starts_with("out of GPU memory allocating four times the GPU's memory: "),
+        "{text}"
+    );
+    assert!(text.contains(&format!("{} bytes (", 4 * total)), "{text}");
+    assert!(text.contains(&format!(" of the GPU's {total} bytes (")), "{text}");
+    assert!(
+        text.contains("(more than it has at all) are free; the GPU is all but full"),
+        "{text}"
+    );
+    // The device still works after the refused allocation.
+    assert!(alloc_zeros::<u8>(&gpu, "a kilobyte", SizedBy::Fixed, 1024).is_ok());
+    gpu_renders_like_the_cpu(&gpu);
+}
+
+#[test]
+fn renders_that_do_not_fit_say_what_to_shrink_and_the_gpu_still_renders() {
+    use wavepath::backend::wavefront::{Capacity, WavefrontConfig};
+    let Some(gpu) = gpu_or_skip("renders out of memory") else {
+        return;
+    };
+    // Leave 512 MiB free: too little for 2^24 paths (1.4 GB of path pool)
+    // or an 8192x8192 film (1.6 GB), enough for the scene and the module.
+    let (free, _) = gpu.memory().unwrap();
+    let hog = alloc_zeros::<u8>(&gpu, "memory held by the test", SizedBy::Fixed, free - (512 << 20)).unwrap();
+    let wavefront = WavefrontConfig {
+        capacity: Capacity::Slots(1 << 24),
+        ..WavefrontConfig::default()
+    };
+    let options = BackendOptions {
+        wavefront,
+        ..BackendOptions::default()
+    };
+    let e = small_render(&gpu, BackendKind::GpuWave, options, (64, 48))
+        .map(|_| ())
+        .unwrap_err();
+    eprintln!("gpu-wave, 2^24 paths: {e}");
+    assert!(
+        matches!(&e, GpuError::OutOfMemory { what, sized_by: SizedBy::PathPool, .. } if what == "the path pool"),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("--capacity"), "{e}");
+    let e = small_render(&gpu, BackendKind::GpuMega, BackendOptions::default(), (8192, 8192))
+        .map(|_| ())
+        .unwrap_err();
+    eprintln!("gpu-mega, 8192x8192: {e}");
+    assert!(
+        matches!(&e, GpuError::OutOfMemory { what, sized_by: SizedBy::Image, bytes, .. } if what == "the film" && *bytes == 8192 * 8192 * 24),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("--size"), "{e}");
+    drop(hog);
+    gpu_renders_like_the_cpu(&gpu);
+}
+
+/// Set in the child process that [`a_kernel_fault_names_the_kernel_and_leaves_the_cpu_back_ends_working`] starts.
+const FAULT_CHILD: &str = "WAVEPATH_TEST_KERNEL_FAULT_CHILD";
+
+/// A kernel fault loses the CUDA context of the whole process (cudarc uses
+/// the device's primary context), so it is provoked in a child process: this
+/// test binary again, running only [`kernel_fault_child`].
+#[test]
+fn a_kernel_fault_names_the_kernel_and_leaves_the_cpu_back_ends_working() {
+    let Some(gpu) = gpu_or_skip("kernel fault") else {
+        return;
+    };
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "kernel_fault_child",
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--test-threads",
+            "1",
+        ])
+        .env(FAULT_CHILD, "1")
+        .output()
+        .unwrap();
+    let log = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    eprintln!("--- the child process ---\n{log}--- end of the child process ---");
+    assert!(out.status.success(), "the child failed ({})", out.status);
+    assert!(
+        log.contains("KERNEL FAULT: kernel `fault_trap` (launch 0 of the render"),
+        "{log}"
+    );
+    assert!(log.contains("CPU AFTER THE FAULT: ok"), "{log}");
+    // Another process's fault leaves this one's context alone.
+    gpu_renders_like_the_cpu(&gpu);
+}
+
+/// The child of [`a_kernel_fault_names_the_kernel_and_leaves_the_cpu_back_ends_working`]:
+/// provokes a kernel fault, checks the errors during and after it, then
+/// renders on the CPU. Does nothing unless that test started it.
+#[test]
+#[ignore = "run in a child process by a_kernel_fault_names_the_kernel_and_leaves_the_cpu_back_ends_working"]
+fn kernel_fault_child() {
+    use wavepath::backend::gpu::fault::provoke_kernel_fault;
+    if std::env::var_os(FAULT_CHILD).is_none() {
+        eprintln!("SKIPPED: only runs as the kernel-fault test's child process");
+        return;
+    }
+    let gpu = Gpu::open(0).expect("the parent opened the GPU");
+    let e = provoke_kernel_fault(&gpu).expect_err("the trap kernel must fault");
+    eprintln!("KERNEL FAULT: {e}");
+    match &e {
+        GpuError::KernelFault { site, earlier, .. } => {
+            assert_eq!((site.kernel, site.launch), ("fault_trap", 0));
+            assert!(earlier.is_none(), "{earlier:?}");
+        }
+        other => panic!("expected KernelFault, got {other:?}"),
+    }
+    assert!(e.to_string().contains("the GPU context is lost"), "{e}");
+    // Every GPU call after it fails, naming the fault; the GPU renders too.
+    let after = alloc_zeros::<u8>(&gpu, "a buffer after the fault", SizedBy::Fixed, 1024)
+        .map(|_| ())
+        .unwrap_err();
+    eprintln!("AFTER THE FAULT: {after}");
+    assert!(
+        matches!(&after, GpuError::ContextLost { fault: Some(f), .. } if f.contains("fault_trap")),
+        "{after:?}"
+    );
+    let render = small_render(&gpu, BackendKind::GpuMega, BackendOptions::default(), (64, 48))
+        .map(|_| ())
+        .unwrap_err();
+    eprintln!("GPU RENDER AFTER THE FAULT: {render}");
+    assert!(matches!(render, GpuError::ContextLost { .. }), "{render:?}");
+    // The CPU back ends still render, bit for bit as ever.
+    let scene = seed_scene("cornell_smallpt");
+    let cpu = util::render(&scene, BackendKind::Cpu, 32, 24, 2);
+    let serial = util::render(&scene, BackendKind::CpuSerial, 32, 24, 2);
+    assert!(cpu.rays > 0 && cpu.film == serial.film);
+    eprintln!("CPU AFTER THE FAULT: ok ({} rays)", cpu.rays);
 }
 
 #[test]
@@ -154,9 +367,9 @@ fn raycast_kernel_hits_equal_the_cpu_for_every_structure() {
 fn wavefront_matches_the_cpu_bit_for_bit_in_every_schedule_and_compaction() {
     use device::launch::Compaction;
     use wavepath::backend::wavefront::{Capacity, Schedule, WavefrontConfig};
-    if gpu_or_skip("wavefront parity").is_none() {
+    let Some(_gpu) = gpu_or_skip("wavefront parity") else {
         return;
-    }
+    };
     for name in SEED_SCENES {
         let (size, spp) = if name == "cs500" {
             ((96, 96), 2)
@@ -226,9 +439,9 @@ fn wavefront_matches_the_cpu_bit_for_bit_in_every_schedule_and_compaction() {
 #[test]
 fn wavefront_profile_accounts_for_every_ray_and_counts_full_warps() {
     use wavepath::backend::wavefront::WavefrontConfig;
-    if gpu_or_skip("wavefront profile").is_none() {
+    let Some(_gpu) = gpu_or_skip("wavefront profile") else {
         return;
-    }
+    };
     let scene = seed_scene("rtiow_final");
     let overrides = Overrides {
         spp: Some(2),

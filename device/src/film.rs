@@ -11,8 +11,18 @@ use crate::math::Rgb;
 pub const FIXED_POINT_SCALE: f32 = 1_048_576.0;
 
 /// Largest radiance one sample may contribute per channel (2¹⁶); brighter
-/// samples are clamped so that 2²⁸ samples fit in a pixel's 64-bit sum.
+/// samples are clamped so that [`MAX_SAMPLES_PER_PIXEL`] samples fit in a
+/// pixel's 64-bit sum.
 pub const MAX_SAMPLE_RADIANCE: f32 = 65_536.0;
+
+/// The most samples one pixel may sum: at [`MAX_SAMPLE_RADIANCE`] each,
+/// 2²⁸ samples would reach 2⁶⁴ and wrap, so one fewer is the limit up to
+/// which every film is exact.
+pub const MAX_SAMPLES_PER_PIXEL: u32 = (1 << 28) - 1;
+
+const _: () = assert!(
+    (MAX_SAMPLE_RADIANCE as u128) * (FIXED_POINT_SCALE as u128) * (MAX_SAMPLES_PER_PIXEL as u128) <= u64::MAX as u128
+);
 
 /// One pixel's (or one sample's) radiance in fixed point.
 #[repr(C)]

@@ -1,27 +1,242 @@
-//! Output files written whole or not at all: the bytes go to a temporary
-//! file in the destination folder, which is then renamed into place.
+//! Output files written whole or not at all, and checked before any work.
+//!
+//! [`check`] runs before a command starts: the folder must exist and take a
+//! new file, the path must not name one of the command's inputs, and what
+//! stands there must be absent or a regular file. A symbolic link is
+//! followed to its target, so the link stays and the target is written.
+//!
+//! [`write`] puts the bytes in a temporary file beside the target and renames
+//! it into place, so a failed or interrupted command never leaves half a
+//! file. Temporary files in flight are registered: [`remove_unfinished`]
+//! deletes them before an immediate exit (a second Ctrl-C), so none outlives
+//! the process.
 
-use anyhow::Context;
+use anyhow::{Context, bail};
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
-/// Writes `bytes` to `path` atomically.
-pub fn write(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let dir = match path.parent() {
+/// The prefix of temporary files (a dot file, hidden from listings).
+pub const TEMP_PREFIX: &str = ".wavepath-";
+
+/// Symbolic links followed before giving up (as Linux's `MAXSYMLINKS`).
+const MAX_LINKS: usize = 40;
+
+/// Temporary files being written now.
+static UNFINISHED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// The file a write to `path` lands in: `path` itself, or the end of its
+/// chain of symbolic links (which need not exist yet).
+pub fn target(path: &Path) -> anyhow::Result<PathBuf> {
+    let mut p = path.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let link = std::fs::read_link(&p).with_context(|| format!("{}: cannot read the link", p.display()))?;
+                p = match p.parent() {
+                    Some(dir) => dir.join(link),
+                    None => link,
+                };
+            }
+            _ => return Ok(p),
+        }
+    }
+    bail!("{}: more than {MAX_LINKS} symbolic links in a chain", path.display())
+}
+
+/// The folder `path` is in (`.` for a bare file name).
+fn folder(path: &Path) -> &Path {
+    match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
+    }
+}
+
+/// What a non-regular file is, for messages.
+fn describe_special(m: &std::fs::Metadata) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let t = m.file_type();
+        if t.is_fifo() {
+            return "a FIFO";
+        }
+        if t.is_char_device() || t.is_block_device() {
+            return "a device";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+    }
+    if m.is_dir() { "a folder" } else { "not a regular file" }
+}
+
+/// Whether two paths name the same existing file (hard links included).
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        #[cfg(unix)]
+        (Ok(x), Ok(y)) => {
+            use std::os::unix::fs::MetadataExt;
+            x.dev() == y.dev() && x.ino() == y.ino()
+        }
+        #[cfg(not(unix))]
+        (Ok(_), Ok(_)) => std::fs::canonicalize(a).ok() == std::fs::canonicalize(b).ok(),
+        _ => false,
+    }
+}
+
+/// Checks, before any work, that `path` can take a command's output: its
+/// folder exists and is writable, it is not one of `inputs`, and it is
+/// absent or a regular file (after following links).
+pub fn check(path: &Path, inputs: &[&Path]) -> anyhow::Result<()> {
+    let target = target(path)?;
+    let shown = || {
+        if target == path {
+            path.display().to_string()
+        } else {
+            format!("{} (a link to {})", path.display(), target.display())
+        }
     };
+    if let Ok(m) = std::fs::metadata(&target)
+        && !m.is_file()
+    {
+        bail!(
+            "{}: is {}; wavepath writes its outputs to regular files only",
+            shown(),
+            describe_special(&m)
+        );
+    }
+    if let Some(input) = inputs.iter().find(|i| same_file(i, &target)) {
+        bail!(
+            "{}: is also an input of this command ({}); choose another output path",
+            shown(),
+            input.display()
+        );
+    }
+    let dir = folder(&target);
+    if !dir.is_dir() {
+        bail!("{}: the folder {} does not exist", shown(), dir.display());
+    }
+    let probe = temp_builder()
+        .tempfile_in(dir)
+        .with_context(|| format!("{}: cannot create a file in the folder {}", shown(), dir.display()))?;
+    drop(probe);
+    Ok(())
+}
+
+/// A builder of temporary files as this module makes them.
+fn temp_builder() -> tempfile::Builder<'static, 'static> {
     let mut builder = tempfile::Builder::new();
-    builder.prefix(".wavepath-");
+    builder.prefix(TEMP_PREFIX);
     // Temporary files are private (0600); a finished image or report is not.
     #[cfg(unix)]
     builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644));
-    let mut tmp = builder
+    builder
+}
+
+/// Records a temporary file as in flight until dropped.
+struct Registered(PathBuf);
+
+impl Registered {
+    fn new(path: &Path) -> Self {
+        UNFINISHED.lock().unwrap_or_else(|e| e.into_inner()).push(path.to_path_buf());
+        Registered(path.to_path_buf())
+    }
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        UNFINISHED.lock().unwrap_or_else(|e| e.into_inner()).retain(|p| p != &self.0);
+    }
+}
+
+/// Deletes every temporary file still being written; for an exit that
+/// skips destructors (a second Ctrl-C).
+pub fn remove_unfinished() {
+    for p in UNFINISHED.lock().unwrap_or_else(|e| e.into_inner()).drain(..) {
+        let _ = std::fs::remove_file(p);
+    }
+}
+
+/// Writes `bytes` to `path` atomically. A symbolic link is followed and its
+/// target replaced; anything other than a regular file is refused.
+pub fn write(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let target = target(path)?;
+    if let Ok(m) = std::fs::metadata(&target)
+        && !m.is_file()
+    {
+        bail!(
+            "{}: is {}; wavepath writes its outputs to regular files only",
+            path.display(),
+            describe_special(&m)
+        );
+    }
+    let dir = folder(&target);
+    let mut tmp = temp_builder()
         .tempfile_in(dir)
-        .with_context(|| format!("{}: cannot create a file in this folder", dir.display()))?;
+        .with_context(|| format!("{}: cannot create a file in the folder {}", path.display(), dir.display()))?;
+    let registered = Registered::new(tmp.path());
     tmp.write_all(bytes)
+        .and_then(|()| tmp.flush())
         .with_context(|| format!("{}: cannot write", path.display()))?;
-    tmp.persist(path)
+    tmp.persist(&target)
+        .map_err(|e| e.error)
         .with_context(|| format!("{}: cannot move the finished file into place", path.display()))?;
+    drop(registered);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn leftovers(dir: &Path) -> Vec<String> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(TEMP_PREFIX))
+            .collect()
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_is_followed_and_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real.txt");
+        let link = dir.path().join("link.txt");
+        std::os::unix::fs::symlink("real.txt", &link).unwrap();
+        check(&link, &[]).unwrap();
+        write(&link, b"abc").unwrap();
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert_eq!(std::fs::read(&real).unwrap(), b"abc");
+        assert!(leftovers(dir.path()).is_empty());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn special_files_are_refused_untouched() {
+        let e = check(Path::new("/dev/null"), &[]).unwrap_err().to_string();
+        assert!(e.contains("/dev/null") && e.contains("a device"), "{e}");
+        let e = write(Path::new("/dev/null"), b"x").unwrap_err().to_string();
+        assert!(e.contains("regular files only"), "{e}");
+        let dir = tempfile::tempdir().unwrap();
+        let e = check(dir.path(), &[]).unwrap_err().to_string();
+        assert!(e.contains("a folder"), "{e}");
+    }
+
+    #[test]
+    fn an_input_is_not_an_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let scene = dir.path().join("scene.toml");
+        std::fs::write(&scene, "x").unwrap();
+        let e = check(&dir.path().join("./scene.toml"), &[&scene]).unwrap_err().to_string();
+        assert!(e.contains("also an input"), "{e}");
+        check(&dir.path().join("out.png"), &[&scene]).unwrap();
+    }
+
+    #[test]
+    fn a_missing_folder_is_named() {
+        let e = check(Path::new("no/such/dir/x.png"), &[]).unwrap_err().to_string();
+        assert!(e.contains("no/such/dir") && e.contains("does not exist"), "{e}");
+    }
 }

@@ -52,14 +52,14 @@ pub struct RaycastArgs {
     /// Which rays.
     #[arg(long, value_enum, default_value_t = RayKind::Bounce)]
     pub rays: RayKind,
-    /// How many rays.
-    #[arg(long, default_value_t = 4_000_000)]
-    pub count: usize,
-    /// Threads per block to try, comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "64,128,256")]
+    /// How many rays (at most 2^26).
+    #[arg(long, default_value_t = 4_000_000, value_parser = clap::value_parser!(u64).range(1..=crate::raycast::MAX_RAYS))]
+    pub count: u64,
+    /// Threads per block to try, comma-separated (32 to 1024).
+    #[arg(long, value_delimiter = ',', default_value = "64,128,256", value_parser = clap::value_parser!(u32).range(32..=1024))]
     pub blocks: Vec<u32>,
-    /// Timed repetitions per block size.
-    #[arg(long, default_value_t = 5)]
+    /// Timed repetitions per block size (at most 1000).
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub repeat: u32,
     /// Write one row per repetition to this CSV file.
     #[arg(long)]
@@ -171,11 +171,12 @@ pub enum ViewArg {
 pub struct SceneArgs {
     /// The scene file (TOML).
     pub scene: PathBuf,
-    /// Samples per pixel (default: the scene's).
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    /// Samples per pixel (default: the scene's; at most 2^28 - 1, the most
+    /// the film sums exactly).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=crate::scene::MAX_SPP as i64))]
     pub spp: Option<u32>,
-    /// Maximum ray segments per path (default: the scene's).
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    /// Maximum ray segments per path (default: the scene's; at most 65536).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=crate::scene::MAX_DEPTH as i64))]
     pub depth: Option<u32>,
     /// Image size as WIDTHxHEIGHT (default: the scene's).
     #[arg(long, value_parser = parse_size)]
@@ -213,8 +214,8 @@ pub struct LaunchArgs {
     /// Samples per pixel per megakernel launch.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..), default_value_t = 16)]
     pub samples_per_launch: u32,
-    /// CPU threads for the `cpu` back end (0: one per core).
-    #[arg(long, default_value_t = 0)]
+    /// CPU threads for the `cpu` back end (0: one per core; at most 1024).
+    #[arg(long, default_value_t = 0, value_parser = parse_threads)]
     pub threads: usize,
     /// How the `cpu` back end divides the image between its threads.
     #[arg(long, value_enum, default_value_t = CpuSchedule::DynamicRows)]
@@ -275,6 +276,15 @@ impl CompactionArg {
             CompactionArg::PrefixSum => Compaction::PrefixSum,
         }
     }
+}
+
+/// Parses a CPU thread count (0: one per core).
+pub fn parse_threads(s: &str) -> Result<usize, String> {
+    let n = s
+        .parse::<usize>()
+        .map_err(|_| format!("expected a whole number of threads, got `{s}`"))?;
+    crate::backend::cpu::check_threads(n)?;
+    Ok(n)
 }
 
 /// Parses a fraction from 0 to 1.
@@ -435,8 +445,8 @@ pub struct BenchArgs {
     /// Untimed warm-up renders per configuration.
     #[arg(long, default_value_t = 1)]
     pub warmup: u32,
-    /// CPU threads for the `cpu` back end (0: one per core).
-    #[arg(long, default_value_t = 0)]
+    /// CPU threads for the `cpu` back end (0: one per core; at most 1024).
+    #[arg(long, default_value_t = 0, value_parser = parse_threads)]
     pub threads: usize,
     /// Write one row per repetition to this CSV file.
     #[arg(long)]
@@ -501,6 +511,7 @@ impl RenderArgs {
             out: self.out.clone(),
             progress: !self.quiet,
             launch_log: self.launch_log.clone(),
+            stop: None,
         })
     }
 }

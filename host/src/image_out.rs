@@ -6,15 +6,12 @@ use crate::atomic_file;
 use crate::scene::{ToneCurve, ToneMapping};
 use anyhow::{Context, bail};
 use device::film::FixedRgb;
-use device::math::Rgb;
-use device::scene::RenderView;
+use device::scene::{RenderParams, RenderView};
 use image::{ImageFormat, RgbImage};
 use std::path::Path;
 
-/// The mean radiance of every pixel.
-pub fn mean_radiance(film: &[FixedRgb], spp: u32) -> Vec<Rgb> {
-    film.iter().map(|p| p.mean(spp)).collect()
-}
+/// Bytes per pixel of the 8-bit image (and at most of its encoding).
+pub const BYTES_PER_PIXEL: u64 = 3;
 
 fn apply_curve(curve: ToneCurve, x: f32) -> f32 {
     match curve {
@@ -30,27 +27,30 @@ pub fn display_byte(x: f32, tone: &ToneMapping) -> u8 {
     (v.powf(1.0 / tone.gamma) * 255.0 + 0.5) as u8
 }
 
-/// Converts mean pixel values to an 8-bit image. Radiance is tone-mapped;
-/// normals and albedo are shown linearly; depth is scaled so the farthest hit
-/// is white.
-pub fn to_image(pixels: &[Rgb], width: u32, height: u32, view: RenderView, tone: &ToneMapping) -> RgbImage {
+/// Converts a film of `spp` samples per pixel to an 8-bit image. Radiance
+/// is tone-mapped; normals and albedo are shown linearly; depth is scaled
+/// so the farthest hit is white.
+pub fn to_image(film: &[FixedRgb], spp: u32, params: &RenderParams, tone: &ToneMapping) -> anyhow::Result<RgbImage> {
     let linear = ToneMapping {
         exposure: 1.0,
         curve: ToneCurve::Clamp,
         gamma: 1.0,
     };
-    let (tone, scale) = match view {
+    let (tone, scale) = match params.view {
         RenderView::Radiance => (*tone, 1.0),
         RenderView::Normals | RenderView::Albedo => (linear, 1.0),
         RenderView::Depth => {
-            let far = pixels.iter().map(|p| p.r).fold(0.0f32, f32::max);
+            let far = film.iter().map(|p| p.mean(spp).r).fold(0.0f32, f32::max);
             (linear, if far > 0.0 { 1.0 / far } else { 1.0 })
         }
     };
-    RgbImage::from_fn(width, height, |x, y| {
-        let p = pixels[(y * width + x) as usize];
-        image::Rgb([p.r, p.g, p.b].map(|c| display_byte(c * scale, &tone)))
-    })
+    let (width, height) = (params.width, params.height);
+    let mut bytes = crate::memory::zeroed_vec::<u8>("the image", film.len() * BYTES_PER_PIXEL as usize)?;
+    for (px, p) in bytes.chunks_exact_mut(BYTES_PER_PIXEL as usize).zip(film) {
+        let c = p.mean(spp);
+        px.copy_from_slice(&[c.r, c.g, c.b].map(|c| display_byte(c * scale, &tone)));
+    }
+    RgbImage::from_raw(width, height, bytes).context("internal: the film does not match the image size")
 }
 
 /// The output format implied by a file name.

@@ -15,6 +15,8 @@ pub mod bench;
 pub mod cli;
 pub mod experiment;
 pub mod image_out;
+pub mod interrupt;
+pub mod memory;
 pub mod provenance;
 pub mod ptx;
 pub mod raycast;

@@ -8,7 +8,7 @@ use wavepath::bench;
 use wavepath::cli::{Cli, Command, concrete_backend};
 use wavepath::experiment::{self, runner, runner::RunOptions};
 use wavepath::scene::meshgen::DisplacedSphere;
-use wavepath::{backend::gpu::Gpu, ptx, raycast, report, verify};
+use wavepath::{atomic_file, backend::gpu::Gpu, interrupt, ptx, raycast, report, verify};
 
 /// Writes to stdout, returning write errors (a closed pipe) instead of
 /// panicking as `print!` does.
@@ -29,39 +29,9 @@ macro_rules! outln {
     }};
 }
 
-/// The exit status of a run stopped by Ctrl-C (128 + SIGINT, as shells report it).
-const INTERRUPTED_EXIT: u8 = 130;
-
-/// A flag that the first Ctrl-C (or SIGTERM) sets, so the experiment stops
-/// after the render in flight and keeps every finished row; a second one
-/// exits at once.
-fn stop_on_ctrl_c() -> anyhow::Result<std::sync::Arc<std::sync::atomic::AtomicBool>> {
-    use std::sync::atomic::{AtomicBool, Ordering};
-    let stop = std::sync::Arc::new(AtomicBool::new(false));
-    let flag = stop.clone();
-    ctrlc::set_handler(move || {
-        if flag.swap(true, Ordering::SeqCst) {
-            std::process::exit(INTERRUPTED_EXIT.into());
-        }
-        eprintln!("\nwavepath: stopping after the render in flight (Ctrl-C again to stop at once)");
-    })
-    .context("installing the Ctrl-C handler")?;
-    Ok(stop)
-}
-
 /// The command line as typed, for manifests.
 fn command_line() -> String {
     std::env::args().collect::<Vec<_>>().join(" ")
-}
-
-/// Checks, before any work, that `path`'s folder exists.
-fn check_output_folder(path: &std::path::Path) -> anyhow::Result<()> {
-    match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() && !dir.is_dir() => {
-            anyhow::bail!("{}: the folder {} does not exist", path.display(), dir.display())
-        }
-        _ => Ok(()),
-    }
 }
 
 fn main() -> ExitCode {
@@ -82,13 +52,26 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    interrupt::install()?;
     match cli.command {
         Command::Render(args) => {
-            let request = args.to_request().map_err(|e| anyhow!(e))?;
+            let mut request = args.to_request().map_err(|e| anyhow!(e))?;
+            request.stop = Some(interrupt::graceful(
+                "stopping after the samples in flight; the image of the finished samples will be written",
+            ));
             let summary = wavepath::render::run(&request)?;
             outln!("{}", summary.line());
             if let Some(profile) = &summary.output.gpu {
                 out!("{}", profile.table());
+            }
+            if interrupt::requested() {
+                eprintln!(
+                    "wavepath: stopped by Ctrl-C after {} of {} samples per pixel; {} holds them",
+                    summary.output.spp,
+                    summary.spp,
+                    summary.image.display()
+                );
+                return Ok(ExitCode::from(interrupt::EXIT_STATUS));
             }
         }
         Command::Verify(args) => {
@@ -103,7 +86,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Bench(args) => {
             let plan = args.plan().map_err(|e| anyhow!(e))?;
             for path in [&args.csv, &args.launch_log].into_iter().flatten() {
-                check_output_folder(path)?;
+                atomic_file::check(path, &[&plan.scene])?;
             }
             let config = plan.config(&command_line());
             let options = RunOptions {
@@ -136,7 +119,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 return Ok(ExitCode::SUCCESS);
             }
             let dir = args.out_dir();
-            let stop = stop_on_ctrl_c()?;
+            let stop = interrupt::graceful("stopping after the render in flight; every finished row is kept");
             let options = RunOptions {
                 out: Some(dir.clone()),
                 only: args.only.clone(),
@@ -175,7 +158,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             if outcome.interrupted() {
                 eprintln!("wavepath: stopped by Ctrl-C; every finished row is kept; --resume continues");
-                return Ok(ExitCode::from(INTERRUPTED_EXIT));
+                return Ok(ExitCode::from(interrupt::EXIT_STATUS));
             }
         }
         Command::Report(args) => {
@@ -206,11 +189,20 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
         }
         Command::Raycast(args) => {
+            let gpu = Gpu::open(0).context("raycast times the GPU kernel; it needs a GPU")?;
             let overrides = args.scene.overrides();
             let scene = wavepath::render::load_scene(&args.scene.scene, &overrides)?;
+            if let Some(path) = &args.csv {
+                let inputs: Vec<_> = scene.files.iter().map(|p| p.as_path()).collect();
+                atomic_file::check(path, &inputs)?;
+            }
+            wavepath::memory::check_available(
+                &format!("{} rays", args.count),
+                raycast::host_bytes(args.count),
+                "cast fewer rays (--count)",
+            )?;
             let (params, _) = wavepath::render::params_for(&scene, &overrides, device::scene::RenderView::Radiance);
-            let rays = raycast::make_rays(&scene, &params, args.rays, args.count);
-            let gpu = Gpu::open(0).context("raycast times the GPU kernel; it needs a GPU")?;
+            let rays = raycast::make_rays(&scene, &params, args.rays, args.count as usize);
             let rows = raycast::gpu_rows(&gpu, &scene, args.rays, &rays, &args.blocks, args.repeat)?;
             for r in &rows {
                 outln!(
@@ -235,6 +227,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if !(0.0..0.5).contains(&args.amplitude) {
                 anyhow::bail!("--amplitude must be in [0, 0.5), got {}", args.amplitude);
             }
+            atomic_file::check(&args.out, &[])?;
             let start = std::time::Instant::now();
             let sphere = DisplacedSphere {
                 subdivisions: args.subdivisions,

@@ -23,6 +23,15 @@ use device::stages::generate::generate;
 use rayon::prelude::*;
 use serde::Serialize;
 
+/// The most rays one `raycast` casts (a few GiB of rays and hits on each
+/// side; more adds no precision to a throughput).
+pub const MAX_RAYS: u64 = 1 << 26;
+
+/// Host memory `count` rays need: the rays, and the GPU's and the CPU's hits.
+pub fn host_bytes(count: u64) -> u64 {
+    count * (size_of::<Ray>() + 2 * size_of::<RayHit>()) as u64
+}
+
 /// Which rays to cast.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
 #[serde(rename_all = "lowercase")]

@@ -7,12 +7,13 @@ use crate::backend::gpu::buffers::DeviceScene;
 use crate::backend::gpu::{Gpu, megakernel, wavefront};
 use crate::backend::wavefront::emulated;
 use crate::backend::{BackendKind, BackendOptions, RenderJob, RenderOutput};
-use crate::image_out;
+use crate::{atomic_file, image_out};
 use crate::scene::{self, Scene};
 use anyhow::Context;
 use device::scene::{RenderParams, RenderView};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 
 /// Which back end a render asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,6 +71,9 @@ pub struct RenderRequest {
     pub progress: bool,
     /// Write one CSV row per GPU kernel launch here.
     pub launch_log: Option<PathBuf>,
+    /// Set by Ctrl-C: stop after the samples in flight and write the image
+    /// of the samples finished.
+    pub stop: Option<&'static AtomicBool>,
 }
 
 /// What a finished render reports.
@@ -83,7 +87,7 @@ pub struct RenderSummary {
     pub note: Option<String>,
     /// Settings used.
     pub params: RenderParams,
-    /// Samples per pixel.
+    /// Samples per pixel asked for (the output says how many were done).
     pub spp: u32,
     /// The render's raw output.
     pub output: RenderOutput,
@@ -97,16 +101,20 @@ impl RenderSummary {
     /// The one-line summary printed after a render.
     pub fn line(&self) -> String {
         let secs = self.output.elapsed.as_secs_f64().max(1e-9);
-        let samples = self.params.width as f64 * self.params.height as f64 * self.spp as f64;
+        let samples = self.params.width as f64 * self.params.height as f64 * self.output.spp as f64;
+        let spp = if self.interrupted() {
+            format!("{} of {} spp (stopped by Ctrl-C)", self.output.spp, self.spp)
+        } else {
+            format!("{} spp", self.spp)
+        };
         format!(
-            "{}: {} on {} ({}), {}x{}, {} spp, depth {}: {:.3} s, {:.3} M samples/s, {:.3} M rays/s{} -> {}",
+            "{}: {} on {} ({}), {}x{}, {spp}, depth {}: {:.3} s, {:.3} M samples/s, {:.3} M rays/s{} -> {}",
             self.scene.display(),
             self.backend.label(),
             self.output.device,
             self.accel,
             self.params.width,
             self.params.height,
-            self.spp,
             self.params.max_depth,
             secs,
             samples / secs / 1e6,
@@ -117,6 +125,13 @@ impl RenderSummary {
             },
             self.image.display(),
         )
+    }
+}
+
+impl RenderSummary {
+    /// True when a stop request cut the render short.
+    pub fn interrupted(&self) -> bool {
+        self.output.spp < self.spp
     }
 }
 
@@ -141,6 +156,7 @@ pub struct Renderer {
     kind: BackendKind,
     options: BackendOptions,
     gpu: Option<Gpu>,
+    stop: Option<&'static AtomicBool>,
 }
 
 impl Renderer {
@@ -157,7 +173,12 @@ impl Renderer {
         } else {
             None
         };
-        Ok(Renderer { kind, options, gpu })
+        Ok(Renderer {
+            kind,
+            options,
+            gpu,
+            stop: None,
+        })
     }
 
     /// Prepares `kind` on a GPU opened earlier (shared by many renderers);
@@ -170,6 +191,7 @@ impl Renderer {
             kind,
             options,
             gpu: gpu.filter(|_| kind.is_gpu()).cloned(),
+            stop: None,
         })
     }
 
@@ -186,6 +208,7 @@ impl Renderer {
                             kind: BackendKind::GpuMega,
                             options,
                             gpu: Some(gpu),
+                            stop: None,
                         },
                         Some(note),
                     ))
@@ -196,6 +219,12 @@ impl Renderer {
                 }
             },
         }
+    }
+
+    /// Makes renders stop early once `flag` is set (by Ctrl-C), keeping
+    /// the whole samples per pixel finished.
+    pub fn stopping_on(self, flag: Option<&'static AtomicBool>) -> Self {
+        Renderer { stop: flag, ..self }
     }
 
     /// The back end this renderer runs.
@@ -235,6 +264,7 @@ impl Renderer {
             camera: scene.camera_for(params.width, params.height),
             spp,
             uploaded,
+            stop: self.stop,
         };
         let schedule = self.options.cpu_schedule;
         match (self.kind, &self.gpu) {
@@ -250,6 +280,7 @@ impl Renderer {
             (BackendKind::CpuWave, _) => {
                 let out = emulated::render(&job, &self.options.wavefront, progress)?;
                 Ok(RenderOutput {
+                    spp: out.spp(&job),
                     film: out.film,
                     rays: out.rays,
                     invalid_samples: out.invalid_samples,
@@ -305,13 +336,42 @@ pub fn progress_bar(total: u64, visible: bool) -> anyhow::Result<ProgressBar> {
     Ok(bar)
 }
 
-/// Runs a whole render request.
+/// Host memory a render of `params` needs beyond the scene: the film, the
+/// 8-bit image and its encoding.
+pub fn host_bytes(params: &RenderParams) -> u64 {
+    let pixels = params.width as u64 * params.height as u64;
+    pixels * (size_of::<device::film::FixedRgb>() as u64 + 2 * image_out::BYTES_PER_PIXEL)
+}
+
+/// Runs a whole render request. Everything that can be checked is checked
+/// before the first sample: the output paths, the back end, the memory.
 pub fn run(req: &RenderRequest) -> anyhow::Result<RenderSummary> {
     let out = req.out.clone().unwrap_or_else(|| default_output(&req.scene));
     image_out::format_for(&out)?;
     let scene = load_scene(&req.scene, &req.overrides)?;
+    let inputs: Vec<&Path> = scene.files.iter().map(PathBuf::as_path).collect();
+    atomic_file::check(&out, &inputs)?;
+    if let Some(log) = &req.launch_log {
+        if log == &out {
+            anyhow::bail!("{}: is both the image and the launch log", log.display());
+        }
+        atomic_file::check(log, &inputs)?;
+    }
     let (params, spp) = params_for(&scene, &req.overrides, req.view);
-    let (renderer, note) = Renderer::choose(req.backend, req.options)?;
+    crate::memory::check_available(
+        &format!("a {}x{} render", params.width, params.height),
+        host_bytes(&params),
+        "render a smaller image (--size)",
+    )?;
+    let (renderer, note) = Renderer::choose(req.backend, req.options)
+        .context("`--backend cpu` renders without a GPU")?;
+    if req.launch_log.is_some() && !renderer.kind().is_gpu() {
+        anyhow::bail!(
+            "--launch-log records GPU kernel launches; the {} back end launches none (choose gpu-mega or gpu-wave)",
+            renderer.kind().label()
+        );
+    }
+    let renderer = renderer.stopping_on(req.stop);
     if let Some(n) = &note {
         eprintln!("wavepath: {n}");
     }
@@ -321,8 +381,7 @@ pub fn run(req: &RenderRequest) -> anyhow::Result<RenderSummary> {
     if let (Some(path), Some(profile)) = (&req.launch_log, &output.gpu) {
         profile.write_launch_csv(path)?;
     }
-    let pixels = image_out::mean_radiance(&output.film, spp);
-    let image = image_out::to_image(&pixels, params.width, params.height, req.view, &scene.settings.tone);
+    let image = image_out::to_image(&output.film, output.spp, &params, &scene.settings.tone)?;
     image_out::write_image(&out, &image)?;
     Ok(RenderSummary {
         scene: req.scene.clone(),

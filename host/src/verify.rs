@@ -234,6 +234,7 @@ fn first_differing_sample(
         camera: scene.camera_for(params.width, params.height),
         spp,
         uploaded: None,
+        stop: None,
     };
     let view = scene.view(job.camera);
     let tile = [Tile {

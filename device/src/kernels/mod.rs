@@ -8,6 +8,7 @@
 //! structure chosen at run time. The shading kernels are declared by the
 //! table of classes in [`crate::shading`].
 
+pub mod fault;
 pub mod megakernel;
 pub mod raycast;
 pub mod scan;
@@ -75,12 +76,15 @@ accel_kernels! {
     Bvh8 => Bvh8: megakernel_bvh8, megakernel_counting_bvh8, raycast_bvh8, wf_extend_bvh8, wf_drain_bvh8;
 }
 
-/// Every entry point in the PTX, for listings and checks.
+/// Every entry point in the PTX, for listings and checks (the last,
+/// [`fault::FaultTrap`], faults on purpose: list it, never launch it but to
+/// test fault handling).
 pub fn all_entry_points() -> impl Iterator<Item = &'static str> {
     ENTRY_POINTS
         .iter()
         .chain(wavefront::ENTRY_POINTS)
         .chain(scan::ENTRY_POINTS)
         .chain(crate::shading::ENTRY_POINTS)
+        .chain(fault::ENTRY_POINTS)
         .copied()
 }

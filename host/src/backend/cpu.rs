@@ -4,7 +4,8 @@
 //! spreads the image over a number of threads in one of four ways
 //! ([`CpuSchedule`]), the work distributions the parallel-RTIOW report
 //! compares. Each pixel is rendered by the same function whichever thread
-//! takes it, so every distribution renders the same film.
+//! takes it, so every distribution renders the same film. The samples run
+//! in passes over the image, so that Ctrl-C can stop at a whole sample.
 
 use super::{Progress, RenderJob, RenderOutput};
 use device::accel::Traversal;
@@ -13,7 +14,20 @@ use device::integrator::{SampleRange, render_pixel};
 use device::kernels::{AccelKernels, AccelVisitor, visit_accel};
 use device::observe::Unobserved;
 use rayon::prelude::*;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+/// The most threads the `cpu` back end starts (more than any machine's
+/// cores; each thread costs a stack and a share of the image).
+pub const MAX_THREADS: usize = 1024;
+
+/// Checks a thread count (0: one per core).
+pub fn check_threads(n: usize) -> Result<(), String> {
+    if n <= MAX_THREADS {
+        Ok(())
+    } else {
+        Err(format!("threads: at most {MAX_THREADS}, got {n}"))
+    }
+}
 
 /// How many threads render.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -124,8 +138,16 @@ pub fn render(
     )
 }
 
-/// Renders `job` with traversal `T`, distributing spans of pixels as
-/// `schedule` says.
+/// How long one pass of samples over the image should take: long enough
+/// that the barrier between passes costs nothing, short enough that a stop
+/// request is answered promptly.
+const PASS_TIME: Duration = Duration::from_millis(500);
+
+/// Renders `job` with traversal `T` in passes of whole samples per pixel
+/// (one sample first, then as many as fit in [`PASS_TIME`]), distributing
+/// spans of pixels as `schedule` says. A stop request ends the render after
+/// the pass in flight. Samples are summed exactly, so the passes do not
+/// change the film.
 fn render_with<T: Traversal>(
     job: &RenderJob,
     threads: Threads,
@@ -134,47 +156,89 @@ fn render_with<T: Traversal>(
 ) -> anyhow::Result<RenderOutput> {
     let view = job.scene.view(job.camera);
     let width = job.params.width as usize;
-    let samples = SampleRange { begin: 0, end: job.spp };
-    let mut film = vec![FixedRgb::default(); job.pixel_count()];
-    let render_span = |(first, span): Span| {
-        let mut tally = Tally::default();
-        for (i, out) in span.iter_mut().enumerate() {
-            let r = render_pixel::<T>(&view, &job.params, (first + i) as u32, samples, &Unobserved);
-            *out = r.sum;
-            tally = tally.plus(Tally {
-                rays: r.rays as u64,
-                invalid: r.invalid_samples as u64,
-            });
-        }
-        progress(span.len() as u64 * job.spp as u64);
-        tally
-    };
+    let mut film = crate::memory::zeroed_vec::<FixedRgb>("the film", job.pixel_count())?;
     let n = threads.count();
+    let pool = match threads {
+        Threads::Serial => None,
+        Threads::Pool(_) => Some(rayon::ThreadPoolBuilder::new().num_threads(n).build()?),
+    };
     let start = Instant::now();
-    let tally = match (threads, schedule) {
-        (Threads::Serial, _) => film_rows(&mut film, width)
+    let mut tally = Tally::default();
+    let mut samples = SampleRange { begin: 0, end: 1.min(job.spp) };
+    while samples.begin < samples.end {
+        let pass_start = Instant::now();
+        let render_span = |(first, span): Span| {
+            let mut tally = Tally::default();
+            for (i, out) in span.iter_mut().enumerate() {
+                let r = render_pixel::<T>(&view, &job.params, (first + i) as u32, samples, &Unobserved);
+                out.add(r.sum);
+                tally = tally.plus(Tally {
+                    rays: r.rays as u64,
+                    invalid: r.invalid_samples as u64,
+                });
+            }
+            progress(span.len() as u64 * (samples.end - samples.begin) as u64);
+            tally
+        };
+        tally = tally.plus(run_pass(&mut film, width, n, schedule, pool.as_ref(), &render_span));
+        if job.stopping() {
+            break;
+        }
+        let per_sample = pass_start.elapsed() / (samples.end - samples.begin);
+        let next = (PASS_TIME.as_nanos() / per_sample.as_nanos().max(1)).clamp(1, u32::MAX as u128) as u32;
+        samples = SampleRange {
+            begin: samples.end,
+            end: samples.end.saturating_add(next).min(job.spp),
+        };
+    }
+    let device = match threads {
+        Threads::Serial => "cpu (1 thread)".to_string(),
+        Threads::Pool(_) => format!("cpu ({n} threads, {})", schedule.label()),
+    };
+    Ok(RenderOutput {
+        film,
+        spp: samples.end,
+        rays: tally.rays,
+        invalid_samples: tally.invalid,
+        elapsed: start.elapsed(),
+        device,
+        gpu: None,
+    })
+}
+
+/// One pass over the image: on the calling thread (no pool), or spread
+/// over `n` threads as `schedule` says.
+fn run_pass(
+    film: &mut [FixedRgb],
+    width: usize,
+    n: usize,
+    schedule: CpuSchedule,
+    pool: Option<&rayon::ThreadPool>,
+    render_span: &(impl Fn(Span) -> Tally + Sync),
+) -> Tally {
+    let Some(pool) = pool else {
+        return film_rows(film, width)
             .into_iter()
             .map(render_span)
-            .fold(Tally::default(), Tally::plus),
-        (Threads::Pool(_), CpuSchedule::DynamicRows) => {
-            let pool = rayon::ThreadPoolBuilder::new().num_threads(n).build()?;
-            pool.install(|| {
-                film_rows(&mut film, width)
-                    .into_par_iter()
-                    .map(render_span)
-                    .reduce(Tally::default, Tally::plus)
-            })
-        }
-        (Threads::Pool(_), CpuSchedule::Collapsed) => {
+            .fold(Tally::default(), Tally::plus);
+    };
+    match schedule {
+        CpuSchedule::DynamicRows => pool.install(|| {
+            film_rows(film, width)
+                .into_par_iter()
+                .map(render_span)
+                .reduce(Tally::default, Tally::plus)
+        }),
+        CpuSchedule::Collapsed => {
             let per_thread = film.len().div_ceil(n).max(1);
             let spans = film
                 .chunks_mut(per_thread)
                 .enumerate()
                 .map(|(t, s)| vec![(t * per_thread, s)]);
-            run_static(spans.collect(), &render_span)
+            run_static(spans.collect(), render_span)
         }
-        (Threads::Pool(_), CpuSchedule::StaticRows) => {
-            let rows = film_rows(&mut film, width);
+        CpuSchedule::StaticRows => {
+            let rows = film_rows(film, width);
             let per_thread = rows.len().div_ceil(n).max(1);
             let mut lists: Vec<Vec<Span>> = Vec::new();
             for (i, row) in rows.into_iter().enumerate() {
@@ -183,28 +247,16 @@ fn render_with<T: Traversal>(
                 }
                 lists.last_mut().expect("pushed above").push(row);
             }
-            run_static(lists, &render_span)
+            run_static(lists, render_span)
         }
-        (Threads::Pool(_), CpuSchedule::CyclicRows) => {
+        CpuSchedule::CyclicRows => {
             let mut lists: Vec<Vec<Span>> = (0..n).map(|_| Vec::new()).collect();
-            for (i, row) in film_rows(&mut film, width).into_iter().enumerate() {
+            for (i, row) in film_rows(film, width).into_iter().enumerate() {
                 lists[i % n].push(row);
             }
-            run_static(lists, &render_span)
+            run_static(lists, render_span)
         }
-    };
-    let device = match threads {
-        Threads::Serial => "cpu (1 thread)".to_string(),
-        Threads::Pool(_) => format!("cpu ({n} threads, {})", schedule.label()),
-    };
-    Ok(RenderOutput {
-        film,
-        rays: tally.rays,
-        invalid_samples: tally.invalid,
-        elapsed: start.elapsed(),
-        device,
-        gpu: None,
-    })
+    }
 }
 
 /// The film's rows as spans.

@@ -21,6 +21,7 @@ use device::film::FixedRgb;
 use device::scene::RenderParams;
 use gpu::megakernel::MegakernelConfig;
 use gpu::profile::GpuProfile;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use wavefront::WavefrontConfig;
 
@@ -90,12 +91,20 @@ pub struct RenderJob<'a> {
     /// The scene already in device memory, for a caller that renders it many
     /// times (GPU back ends; `None`: the render uploads it).
     pub uploaded: Option<&'a gpu::buffers::DeviceScene>,
+    /// Set (by Ctrl-C) to stop early: the back end finishes the samples in
+    /// flight and returns the film of the whole samples per pixel done.
+    pub stop: Option<&'a AtomicBool>,
 }
 
 impl RenderJob<'_> {
     /// Pixels in the image.
     pub fn pixel_count(&self) -> usize {
         self.params.width as usize * self.params.height as usize
+    }
+
+    /// True once a stop was requested.
+    pub fn stopping(&self) -> bool {
+        self.stop.is_some_and(|s| s.load(Ordering::SeqCst))
     }
 }
 
@@ -104,6 +113,9 @@ impl RenderJob<'_> {
 pub struct RenderOutput {
     /// Per-pixel fixed-point radiance sums, row-major from the top-left.
     pub film: Vec<FixedRgb>,
+    /// Samples per pixel in the film: the job's, or fewer when it stopped
+    /// early.
+    pub spp: u32,
     /// Ray segments traced.
     pub rays: u64,
     /// Samples dropped for being NaN or infinite.

@@ -166,25 +166,27 @@ impl Param {
             v.as_str()
                 .ok_or_else(|| format!("expected a string, got {}", type_of(v)))
         };
-        let count = |min: u32| -> Result<u32, String> {
+        let count_in = |range: std::ops::RangeInclusive<u32>| -> Result<u32, String> {
             let n = v
                 .as_integer()
                 .ok_or_else(|| format!("expected a whole number, got {}", type_of(v)))?;
             u32::try_from(n)
                 .ok()
-                .filter(|&n| n >= min)
-                .ok_or_else(|| format!("expected a whole number from {min} to {}, got {n}", u32::MAX))
+                .filter(|n| range.contains(n))
+                .ok_or_else(|| format!("expected a whole number from {} to {}, got {n}", range.start(), range.end()))
         };
+        let count = |min: u32| count_in(min..=u32::MAX);
         Ok(match self {
             Param::Size | Param::Block => Value::Size(crate::cli::parse_size(text()?)?),
             Param::Tile => Value::Tile(match text()? {
                 "full" => None,
                 s => Some(crate::cli::parse_size(s)?),
             }),
-            Param::Spp | Param::Depth | Param::SamplesPerLaunch | Param::WaveBlock | Param::SppCap => {
-                Value::Count(count(1)?)
-            }
-            Param::Seed | Param::DrainBelow | Param::Threads => Value::Count(count(0)?),
+            Param::Spp | Param::SppCap => Value::Count(count_in(1..=crate::scene::MAX_SPP)?),
+            Param::Depth => Value::Count(count_in(1..=crate::scene::MAX_DEPTH)?),
+            Param::SamplesPerLaunch | Param::WaveBlock => Value::Count(count(1)?),
+            Param::Threads => Value::Count(count_in(0..=crate::backend::cpu::MAX_THREADS as u32)?),
+            Param::Seed | Param::DrainBelow => Value::Count(count(0)?),
             Param::Accel => Value::Accel(choice(text()?)?),
             Param::Schedule => Value::Schedule(choice(text()?)?),
             Param::MaxRegisters => Value::RegisterCap(match v {
@@ -374,17 +376,11 @@ impl RunSpec {
         match self.backend {
             BackendKind::GpuMega => self.options.megakernel.validate(),
             BackendKind::GpuWave | BackendKind::CpuWave => self.options.wavefront.validate(),
-            BackendKind::Cpu => match self.options.threads {
-                0..=MAX_CPU_THREADS => Ok(()),
-                n => Err(format!("threads: at most {MAX_CPU_THREADS}, got {n}")),
-            },
+            BackendKind::Cpu => crate::backend::cpu::check_threads(self.options.threads),
             BackendKind::CpuSerial => Ok(()),
         }
     }
 }
-
-/// The most CPU threads a run may ask for.
-pub const MAX_CPU_THREADS: usize = 1024;
 
 /// A value as reports print it.
 pub fn describe(v: &Value) -> String {

@@ -55,7 +55,7 @@ pub struct RunOptions {
     pub require_gpu: bool,
     /// Set (by a Ctrl-C handler) to stop after the render in flight; the
     /// rows so far are written and the run can be resumed.
-    pub stop: Option<Arc<AtomicBool>>,
+    pub stop: Option<&'static AtomicBool>,
 }
 
 /// What a finished experiment produced.
@@ -299,7 +299,7 @@ pub fn run(config: &Config, opts: &RunOptions) -> anyhow::Result<Outcome> {
         },
         send,
         checks: checks.clone(),
-        stop: opts.stop.clone(),
+        stop: opts.stop,
     };
     let mut state = RunState {
         scenes: SceneCache::default(),
@@ -404,7 +404,7 @@ struct RunContext<'a> {
     origin: Origin<'a>,
     send: mpsc::Sender<Finished>,
     checks: Arc<Mutex<FilmChecks>>,
-    stop: Option<Arc<AtomicBool>>,
+    stop: Option<&'static AtomicBool>,
 }
 
 /// What the runs accumulate.

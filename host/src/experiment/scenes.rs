@@ -92,10 +92,7 @@ pub fn load_with_fields(file: &Path, fields: &[(String, toml::Value)]) -> anyhow
     if fields.is_empty() {
         return Ok(scene::load(file)?);
     }
-    let text = std::fs::read_to_string(file).map_err(|source| scene::SceneError::Io {
-        path: file.to_path_buf(),
-        source,
-    })?;
+    let text = scene::read_text(file)?;
     let edited = with_fields(&text, fields).with_context(|| format!("{}: replacing scene fields", file.display()))?;
     Ok(scene::load_str(file, &edited)?)
 }

@@ -6,16 +6,33 @@ use super::schema::{BackgroundDef, FresnelDef, GeneratorDef, MaterialDef, Object
 use super::{Geometry, Scene, SceneSettings, ToneMapping, generators, mesh, meshgen};
 use crate::accel::AccelSettings;
 use device::camera::CameraSpec;
-use device::geometry::{Parallelepiped, Polygon, PrimRef, Sphere, Triangle};
+use device::geometry::{Parallelepiped, Polygon, PrimKind, PrimRef, Sphere, Triangle};
 use device::material::{FresnelModel, Material, MaterialKind};
 use device::math::{Rgb, Vec3};
 use device::scene::Background;
 use std::collections::HashMap;
 use std::ops::Range;
-use std::path::Path;
+use serde::de::DeserializeOwned;
+use serde_spanned::Spanned;
+use std::path::{Path, PathBuf};
 
-/// The largest image side accepted, in pixels.
+/// The largest image side accepted, in pixels (the film of the largest
+/// image is 24 GiB; the memory check before a render refuses what does not
+/// fit).
 pub const MAX_IMAGE_SIDE: u32 = 32_768;
+
+/// The most samples per pixel accepted: the most the fixed-point film sums
+/// exactly.
+pub const MAX_SPP: u32 = device::film::MAX_SAMPLES_PER_PIXEL;
+
+/// The most ray segments per path accepted (far beyond any converged
+/// render; it bounds the work of one path).
+pub const MAX_DEPTH: u32 = 65_536;
+
+/// The largest coordinate accepted anywhere in a scene, after transforms.
+/// Beyond it `f32` keeps fewer than 64 steps per unit, and the squared
+/// distances of box and sphere tests approach the overflow at 3.4e38.
+pub const MAX_COORDINATE: f32 = 1.0e9;
 
 /// A problem found in one field, before it is placed in the file.
 pub struct FieldError {
@@ -49,6 +66,26 @@ pub fn positive(field: &str, v: f32) -> FieldResult<f32> {
     } else {
         Err(field_error(field, format!("must be positive, got {v}")))
     }
+}
+
+/// A point in the scene: finite and within [`MAX_COORDINATE`].
+pub fn point(field: &str, v: Triple) -> FieldResult<Vec3> {
+    let p = vec3(field, v)?;
+    if p.max_abs_component() > MAX_COORDINATE {
+        return Err(field_error(
+            field,
+            format!("coordinates must be within ±{MAX_COORDINATE:e}, got {v:?}"),
+        ));
+    }
+    Ok(p)
+}
+
+/// A length in the scene: positive and at most [`MAX_COORDINATE`].
+pub fn length(field: &str, v: f32) -> FieldResult<f32> {
+    if positive(field, v)? > MAX_COORDINATE {
+        return Err(field_error(field, format!("must be at most {MAX_COORDINATE:e}, got {v}")));
+    }
+    Ok(v)
 }
 
 /// A finite vector.
@@ -117,6 +154,36 @@ impl SceneBuilder {
         })
     }
 
+    /// How many primitives of each kind there are so far.
+    fn counts(&self) -> [usize; 4] {
+        let g = &self.geometry;
+        [g.spheres.len(), g.boxes.len(), g.polygons.len(), g.triangles.len()]
+    }
+
+    /// Checks that every primitive added since `before` lies within
+    /// [`MAX_COORDINATE`] (after transforms and generation); the error
+    /// names `field`.
+    fn check_extent(&self, before: [usize; 4], field: &str) -> FieldResult<()> {
+        let g = &self.geometry;
+        let kinds = [PrimKind::Sphere, PrimKind::Parallelepiped, PrimKind::Polygon, PrimKind::Triangle];
+        for ((kind, from), to) in kinds.into_iter().zip(before).zip(self.counts()) {
+            for i in from..to {
+                let b = crate::accel::bounds::of(g, PrimRef::new(kind, i as u32));
+                let extent = b.min.max_abs_component().max(b.max.max_abs_component());
+                if !extent.is_finite() || extent > MAX_COORDINATE {
+                    return Err(field_error(
+                        field,
+                        format!(
+                            "the geometry reaches {extent:e} (primitive {} of this entry); coordinates must be within ±{MAX_COORDINATE:e} after transforms",
+                            i - from
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Adds a sphere.
     pub fn add_sphere(&mut self, center: Vec3, radius: f32, material: u32) {
         self.geometry.spheres.push(Sphere {
@@ -163,10 +230,60 @@ impl Locator<'_> {
         SceneError::Invalid {
             path: self.path.to_path_buf(),
             line,
-            item: format!("{entry}, field `{}`", e.field),
+            item: if e.field.is_empty() {
+                entry.to_string()
+            } else {
+                format!("{entry}, field `{}`", e.field)
+            },
             message: e.message,
         }
     }
+
+    /// Deserialises entry `index` of the array of tables `array` on its
+    /// own, so that an error names the entry and its line (TOML's own
+    /// positions inside arrays of tables point at the first entry).
+    fn entry<T: DeserializeOwned>(
+        &self,
+        array: &str,
+        index: usize,
+        table: &Spanned<toml::Table>,
+    ) -> Result<(T, String), SceneError> {
+        let kind = table.get_ref().get("kind").and_then(|k| k.as_str()).unwrap_or("no kind");
+        let name = format!("{array}[{index}] ({kind})");
+        match toml::Value::Table(table.get_ref().clone()).try_into::<T>() {
+            Ok(def) => Ok((def, name)),
+            Err(e) => {
+                let message = e.message().trim().to_string();
+                let field = culprit::<T>(table.get_ref(), &message).unwrap_or_default();
+                Err(self.error(table.span(), &name, FieldError { field, message }))
+            }
+        }
+    }
+}
+
+/// The key of `table` that `message` (its deserialisation error) is about:
+/// named in the message, or else the one key whose removal changes the
+/// error.
+fn culprit<T: DeserializeOwned>(table: &toml::Table, message: &str) -> Option<String> {
+    let quoted = |prefix: &str| {
+        let rest = message.strip_prefix(prefix)?;
+        Some(rest.split('`').nth(1)?.to_string())
+    };
+    if message.starts_with("unknown variant") {
+        return Some("kind".into());
+    }
+    if let Some(k) = quoted("unknown field").or_else(|| quoted("missing field")) {
+        return Some(k);
+    }
+    table.keys().filter(|k| *k != "kind").find_map(|k| {
+        let mut without = table.clone();
+        without.remove(k);
+        let changed = match toml::Value::Table(without).try_into::<T>() {
+            Ok(_) => true,
+            Err(e) => e.message().trim() != message,
+        };
+        changed.then(|| k.clone())
+    })
 }
 
 /// Where the entry whose header or inline table ends at `from` ends: at the
@@ -206,12 +323,20 @@ pub fn build(path: &Path, text: &str, file: SceneFile) -> Result<Scene, SceneErr
         builder.add_material(name, m);
     }
     for (i, g) in file.generators.iter().enumerate() {
-        generate(&mut builder, g.get_ref()).map_err(|e| at.error(g.span(), &format!("generators[{i}]"), e))?;
+        let (def, entry) = at.entry::<GeneratorDef>("generators", i, g)?;
+        let before = builder.counts();
+        generate(&mut builder, &def)
+            .and_then(|()| builder.check_extent(before, "center"))
+            .map_err(|e| at.error(g.span(), &entry, e))?;
     }
     let scene_dir = path.parent().unwrap_or(Path::new("."));
+    let mut files = vec![path.to_path_buf()];
     for (i, o) in file.objects.iter().enumerate() {
-        let entry = format!("objects[{i}] ({})", object_kind(o.get_ref()));
-        object(&mut builder, scene_dir, o.get_ref()).map_err(|e| at.error(o.span(), &entry, e))?;
+        let (def, entry) = at.entry::<ObjectDef>("objects", i, o)?;
+        let before = builder.counts();
+        object(&mut builder, scene_dir, &def, &mut files)
+            .and_then(|()| builder.check_extent(before, extent_field(&def)))
+            .map_err(|e| at.error(o.span(), &entry, e))?;
     }
     let accel_settings = match &file.accel {
         None => AccelSettings::default(),
@@ -231,6 +356,7 @@ pub fn build(path: &Path, text: &str, file: SceneFile) -> Result<Scene, SceneErr
     let accel = crate::accel::build(&builder.geometry, &accel_settings);
     Ok(Scene {
         path: path.to_path_buf(),
+        files,
         settings,
         camera,
         background,
@@ -308,11 +434,17 @@ fn settings(r: &super::schema::RenderDef) -> FieldResult<SceneSettings> {
             ));
         }
     }
-    if r.spp == 0 {
-        return Err(field_error("spp", "must be at least 1"));
+    if !(1..=MAX_SPP).contains(&r.spp) {
+        return Err(field_error(
+            "spp",
+            format!("must be between 1 and {MAX_SPP} (the most the film sums exactly), got {}", r.spp),
+        ));
     }
-    if r.max_depth == 0 {
-        return Err(field_error("max_depth", "must be at least 1 (the camera ray)"));
+    if !(1..=MAX_DEPTH).contains(&r.max_depth) {
+        return Err(field_error(
+            "max_depth",
+            format!("must be between 1 (the camera ray) and {MAX_DEPTH}, got {}", r.max_depth),
+        ));
     }
     Ok(SceneSettings {
         width: r.width,
@@ -330,8 +462,8 @@ fn settings(r: &super::schema::RenderDef) -> FieldResult<SceneSettings> {
 }
 
 fn camera(c: &super::schema::CameraDef, s: &SceneSettings) -> FieldResult<CameraSpec> {
-    let look_from = vec3("look_from", c.look_from)?;
-    let look_at = vec3("look_at", c.look_at)?;
+    let look_from = point("look_from", c.look_from)?;
+    let look_at = point("look_at", c.look_at)?;
     let up = vec3("up", c.up)?;
     let view = look_at - look_from;
     if view.length() == 0.0 {
@@ -445,7 +577,7 @@ fn generate(b: &mut SceneBuilder, g: &GeneratorDef) -> FieldResult<()> {
             }
             generators::rtiow_final(b, grid, seed);
         }
-        GeneratorDef::SmallptCornell => generators::smallpt_cornell(b),
+        GeneratorDef::SmallptCornell {} => generators::smallpt_cornell(b),
         GeneratorDef::DisplacedSphere {
             subdivisions,
             amplitude,
@@ -464,8 +596,8 @@ fn generate(b: &mut SceneBuilder, g: &GeneratorDef) -> FieldResult<()> {
                     format!("must be in [0, 0.5), got {amplitude}"),
                 ));
             }
-            let center = vec3("center", center)?;
-            let radius = positive("radius", radius)?;
+            let center = point("center", center)?;
+            let radius = length("radius", radius)?;
             let mesh = meshgen::DisplacedSphere {
                 subdivisions,
                 amplitude,
@@ -480,17 +612,19 @@ fn generate(b: &mut SceneBuilder, g: &GeneratorDef) -> FieldResult<()> {
     Ok(())
 }
 
-fn object_kind(o: &ObjectDef) -> &'static str {
+/// The field an object's extent follows from, for an error when the
+/// extent leaves [`MAX_COORDINATE`].
+fn extent_field(o: &ObjectDef) -> &'static str {
     match o {
-        ObjectDef::Sphere { .. } => "sphere",
-        ObjectDef::Box { .. } => "box",
-        ObjectDef::Polygon { .. } => "polygon",
-        ObjectDef::Triangle { .. } => "triangle",
-        ObjectDef::Mesh { .. } => "mesh",
+        ObjectDef::Sphere { .. } => "radius",
+        ObjectDef::Box { .. } => "edges",
+        ObjectDef::Polygon { .. } | ObjectDef::Triangle { .. } => "vertices",
+        ObjectDef::Mesh { .. } => "transform",
     }
 }
 
-fn object(b: &mut SceneBuilder, scene_dir: &Path, o: &ObjectDef) -> FieldResult<()> {
+/// Adds object `o`; a mesh's file joins `files`.
+fn object(b: &mut SceneBuilder, scene_dir: &Path, o: &ObjectDef, files: &mut Vec<PathBuf>) -> FieldResult<()> {
     match o {
         ObjectDef::Sphere {
             center,
@@ -498,7 +632,7 @@ fn object(b: &mut SceneBuilder, scene_dir: &Path, o: &ObjectDef) -> FieldResult<
             material,
         } => {
             let m = b.material(material)?;
-            b.add_sphere(vec3("center", *center)?, positive("radius", *radius)?, m);
+            b.add_sphere(point("center", *center)?, length("radius", *radius)?, m);
         }
         ObjectDef::Box {
             corner,
@@ -506,11 +640,11 @@ fn object(b: &mut SceneBuilder, scene_dir: &Path, o: &ObjectDef) -> FieldResult<
             material,
         } => {
             let m = b.material(material)?;
-            let corner = vec3("corner", *corner)?;
+            let corner = point("corner", *corner)?;
             let e = [
-                vec3("edges", edges[0])?,
-                vec3("edges", edges[1])?,
-                vec3("edges", edges[2])?,
+                point("edges", edges[0])?,
+                point("edges", edges[1])?,
+                point("edges", edges[2])?,
             ];
             let volume = e[0].dot(e[1].cross(e[2])).abs();
             if volume <= 1e-9 * e[0].length() * e[1].length() * e[2].length() || volume == 0.0 {
@@ -525,7 +659,7 @@ fn object(b: &mut SceneBuilder, scene_dir: &Path, o: &ObjectDef) -> FieldResult<
             let m = b.material(material)?;
             let v = vertices
                 .iter()
-                .map(|&p| vec3("vertices", p))
+                .map(|&p| point("vertices", p))
                 .collect::<FieldResult<Vec<_>>>()?;
             check_convex_polygon(&v)?;
             b.add_polygon(&v, m);
@@ -533,9 +667,9 @@ fn object(b: &mut SceneBuilder, scene_dir: &Path, o: &ObjectDef) -> FieldResult<
         ObjectDef::Triangle { vertices, material } => {
             let m = b.material(material)?;
             let v = [
-                vec3("vertices", vertices[0])?,
-                vec3("vertices", vertices[1])?,
-                vec3("vertices", vertices[2])?,
+                point("vertices", vertices[0])?,
+                point("vertices", vertices[1])?,
+                point("vertices", vertices[2])?,
             ];
             if (v[1] - v[0]).cross(v[2] - v[0]).length() == 0.0 {
                 return Err(field_error("vertices", "the triangle has no area"));
@@ -551,6 +685,7 @@ fn object(b: &mut SceneBuilder, scene_dir: &Path, o: &ObjectDef) -> FieldResult<
             let transform = mesh::Transform::from_def(transform)?;
             let obj_path = scene_dir.join(file);
             let loaded = mesh::load_obj(&obj_path, &transform).map_err(|e| field_error("file", e))?;
+            files.push(obj_path);
             b.degenerate_triangles += loaded.degenerate;
             b.geometry
                 .triangles

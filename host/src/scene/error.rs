@@ -5,13 +5,13 @@ use std::path::{Path, PathBuf};
 /// Why a scene could not be loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum SceneError {
-    /// The file could not be read.
-    #[error("{}: cannot read the scene file: {source}", path.display())]
-    Io {
+    /// The file could not be read, or is not a scene file at all.
+    #[error("{}: {message}", path.display())]
+    File {
         /// The scene file.
         path: PathBuf,
-        /// The OS error.
-        source: std::io::Error,
+        /// What is wrong, e.g. "does not exist".
+        message: String,
     },
     /// The text is not valid TOML, or does not fit the scene format.
     #[error("{}:{line}:{column}: {message}", path.display())]

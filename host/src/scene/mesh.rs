@@ -3,7 +3,12 @@
 use super::build::{FieldResult, positive, vec3};
 use super::schema::TransformDef;
 use device::math::{Vec3, scalar};
+use std::io::BufRead;
 use std::path::Path;
+
+/// The largest OBJ file accepted (about 50 million triangles written
+/// compactly; the BVH build needs several times the file's size).
+pub const MAX_OBJ_FILE_BYTES: u64 = 2 << 30;
 
 /// Scale, then rotate about x, y and z in turn, then translate.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -15,6 +20,13 @@ pub struct Transform {
 }
 
 impl Transform {
+    /// No scaling, rotation or translation.
+    pub const IDENTITY: Transform = Transform {
+        scale: 1.0,
+        rotate: Vec3::new(0.0, 0.0, 0.0),
+        translate: Vec3::new(0.0, 0.0, 0.0),
+    };
+
     /// Validates a scene file's transform.
     pub fn from_def(def: &TransformDef) -> FieldResult<Self> {
         let rotate = vec3("transform.rotate", def.rotate.unwrap_or([0.0; 3]))?;
@@ -49,16 +61,27 @@ pub struct LoadedMesh {
 /// Loads every model in the OBJ at `path`, triangulating polygons (as fans).
 /// Errors name the OBJ file.
 pub fn load_obj(path: &Path, transform: &Transform) -> Result<LoadedMesh, String> {
-    if !path.is_file() {
-        return Err(format!("OBJ file {} does not exist", path.display()));
-    }
+    let bytes = super::read_limited(path, MAX_OBJ_FILE_BYTES).map_err(|e| format!("OBJ file {} {e}", path.display()))?;
+    parse_obj(path, &bytes, transform)
+}
+
+/// Parses OBJ text held in memory exactly as [`load_obj`] parses a file.
+/// `path` only names the text in errors.
+pub fn parse_obj(path: &Path, bytes: &[u8], transform: &Transform) -> Result<LoadedMesh, String> {
+    read_obj(path, &mut &*bytes, transform)
+}
+
+/// The OBJ import behind [`load_obj`] and [`parse_obj`]: every model, placed
+/// by `transform`. `mtllib` statements are ignored (materials come from the
+/// scene file), so nothing but `reader` is read.
+fn read_obj(path: &Path, reader: &mut impl BufRead, transform: &Transform) -> Result<LoadedMesh, String> {
     let options = tobj::LoadOptions {
         triangulate: true,
         single_index: false,
         ..Default::default()
     };
-    let (models, _materials) =
-        tobj::load_obj(path, &options).map_err(|e| format!("cannot load OBJ file {}: {e}", path.display()))?;
+    let (models, _materials) = tobj::load_obj_buf(reader, &options, |_| Ok(Default::default()))
+        .map_err(|e| format!("cannot load OBJ file {}: {e}", path.display()))?;
     let mut out = LoadedMesh {
         triangles: Vec::new(),
         degenerate: 0,

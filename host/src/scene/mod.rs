@@ -11,8 +11,10 @@ mod mesh;
 pub mod meshgen;
 mod schema;
 
-pub use build::MAX_IMAGE_SIDE;
+pub use build::{MAX_COORDINATE, MAX_DEPTH, MAX_IMAGE_SIDE, MAX_SPP};
+pub use mesh::MAX_OBJ_FILE_BYTES;
 pub use error::{SceneError, line_col};
+pub use mesh::LoadedMesh;
 pub use schema::ToneCurve;
 
 use crate::accel::{AccelSettings, BuiltAccel};
@@ -23,6 +25,10 @@ use device::material::Material;
 use device::math::Vec3;
 use device::scene::{Background, DeviceSlice, SceneView};
 use std::path::{Path, PathBuf};
+
+/// The largest scene file accepted (scenes are short; meshes live in OBJ
+/// files).
+pub const MAX_SCENE_FILE_BYTES: u64 = 16 << 20;
 
 /// How a finished image is turned into display values.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -81,6 +87,8 @@ impl Geometry {
 pub struct Scene {
     /// The file it came from.
     pub path: PathBuf,
+    /// Every file it was read from: the scene file and its meshes.
+    pub files: Vec<PathBuf>,
     /// Settings from the file.
     pub settings: SceneSettings,
     /// Camera placement (its aspect ratio follows the image size at render time).
@@ -156,11 +164,55 @@ fn host_slice<T>(v: &[T]) -> DeviceSlice<'_, T> {
 
 /// Reads, parses and validates the scene file at `path`.
 pub fn load(path: &Path) -> Result<Scene, SceneError> {
-    let text = std::fs::read_to_string(path).map_err(|source| SceneError::Io {
+    load_str(path, &read_text(path)?)
+}
+
+/// The text of the scene file at `path` (at most [`MAX_SCENE_FILE_BYTES`]).
+pub fn read_text(path: &Path) -> Result<String, SceneError> {
+    let bytes = read_limited(path, MAX_SCENE_FILE_BYTES).map_err(|message| SceneError::File {
         path: path.to_path_buf(),
-        source,
+        message,
     })?;
-    load_str(path, &text)
+    String::from_utf8(bytes).map_err(|e| SceneError::File {
+        path: path.to_path_buf(),
+        message: format!("is not UTF-8 text (invalid byte at offset {})", e.utf8_error().valid_up_to()),
+    })
+}
+
+/// Reads the regular file at `path` if it holds at most `limit` bytes; the
+/// error says what stands there instead, or how large it is.
+pub fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let meta = std::fs::metadata(path).map_err(|e| io_reason(&e))?;
+    if meta.is_dir() {
+        return Err("is a folder, not a file".into());
+    }
+    if meta.is_file() && meta.len() > limit {
+        return Err(format!(
+            "is {} bytes; the limit is {limit} bytes ({})",
+            meta.len(),
+            crate::memory::gib(limit)
+        ));
+    }
+    let file = std::fs::File::open(path).map_err(|e| io_reason(&e))?;
+    let mut bytes = Vec::new();
+    // A FIFO or device has no length to check: read one byte past the limit.
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| io_reason(&e))?;
+    if bytes.len() as u64 > limit {
+        return Err(format!("holds more than the limit of {limit} bytes"));
+    }
+    Ok(bytes)
+}
+
+/// An OS error in words, without the error code repeated.
+fn io_reason(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "does not exist".into(),
+        std::io::ErrorKind::PermissionDenied => "cannot be read (permission denied)".into(),
+        _ => format!("cannot be read: {e}"),
+    }
 }
 
 /// Parses and validates scene text; `path` names it in errors and anchors
@@ -168,4 +220,13 @@ pub fn load(path: &Path) -> Result<Scene, SceneError> {
 pub fn load_str(path: &Path, text: &str) -> Result<Scene, SceneError> {
     let file: schema::SceneFile = toml::from_str(text).map_err(|e| SceneError::syntax(path, text, &e))?;
     build::build(path, text, file)
+}
+
+/// Parses OBJ text as a scene's `kind = "mesh"` object loads its file (the
+/// same code path), with the identity transform: every model, polygons
+/// triangulated as fans, zero-area faces counted and dropped. `name` only
+/// labels errors; `mtllib` statements are ignored, so nothing is read from
+/// disk. The OBJ fuzz target and its corpus replay call this.
+pub fn import_obj(name: &Path, bytes: &[u8]) -> Result<LoadedMesh, String> {
+    mesh::parse_obj(name, bytes, &mesh::Transform::IDENTITY)
 }

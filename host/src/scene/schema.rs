@@ -18,10 +18,12 @@ pub struct SceneFile {
     pub background: Option<Spanned<BackgroundDef>>,
     #[serde(default)]
     pub materials: BTreeMap<String, Spanned<MaterialDef>>,
+    /// `[[objects]]`, each deserialised into an [`ObjectDef`] on its own.
     #[serde(default)]
-    pub objects: Vec<Spanned<ObjectDef>>,
+    pub objects: Vec<Spanned<toml::Table>>,
+    /// `[[generators]]`, each deserialised into a [`GeneratorDef`] on its own.
     #[serde(default)]
-    pub generators: Vec<Spanned<GeneratorDef>>,
+    pub generators: Vec<Spanned<toml::Table>>,
     #[serde(default)]
     pub accel: Option<Spanned<AccelDef>>,
 }
@@ -230,8 +232,9 @@ pub enum GeneratorDef {
         #[serde(default)]
         seed: u32,
     },
-    /// smallpt's Cornell box, its walls as polygons.
-    SmallptCornell,
+    /// smallpt's Cornell box, its walls as polygons (it takes no fields;
+    /// the braces make unknown ones an error).
+    SmallptCornell {},
     /// A subdivided, displaced icosphere (20·4ⁿ triangles).
     DisplacedSphere {
         subdivisions: u32,

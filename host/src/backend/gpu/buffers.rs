@@ -1,6 +1,9 @@
-//! Device memory: the scene, typed buffers, and kernel arguments passed by value.
+//! Device memory: the scene, typed buffers, and kernel arguments passed by
+//! value. Every device allocation goes through [`alloc_zeros`], which
+//! refuses one larger than the free memory before asking the driver, and
+//! reports either refusal as [`GpuError::OutOfMemory`].
 
-use super::{Gpu, GpuError, driver_error, kernel_error};
+use super::{Gpu, GpuError, SizedBy};
 use crate::backend::RenderJob;
 use crate::scene::Scene;
 use cudarc::driver::sys::cudaError_enum as Code;
@@ -44,10 +47,11 @@ pub struct DeviceBuffer<T> {
 }
 
 impl<T: Plain> DeviceBuffer<T> {
-    /// Allocates `len` zeroed values; `what` names them in errors.
-    pub fn zeroed(gpu: &Gpu, what: &str, len: usize) -> Result<Self, GpuError> {
+    /// Allocates `len` zeroed values; `what` names them in errors, and
+    /// `sized_by` says what to shrink when they do not fit.
+    pub fn zeroed(gpu: &Gpu, what: &str, sized_by: SizedBy, len: usize) -> Result<Self, GpuError> {
         Ok(DeviceBuffer {
-            bytes: alloc_zeros::<u8>(gpu, what, len * size_of::<T>())?,
+            bytes: alloc_zeros::<u8>(gpu, what, sized_by, len.saturating_mul(size_of::<T>()))?,
             len,
             _type: PhantomData,
         })
@@ -67,11 +71,14 @@ impl<T: Plain> DeviceBuffer<T> {
     /// it; a fault of that work is reported as a kernel fault).
     pub fn read_first(&self, gpu: &Gpu, what: &str, count: usize) -> Result<Vec<T>, GpuError> {
         let count = count.min(self.len);
-        let action = format!("reading back {what}");
+        let mark = gpu.launch_mark();
         let raw = gpu
             .stream()
             .clone_dtoh(&self.bytes.slice(..count * size_of::<T>()))
-            .map_err(|e| kernel_error("the kernels queued before it", &action)(e))?;
+            .map_err(gpu.error(format!("reading back {what}")))?;
+        // A copy to pageable memory returns once it is done, and it ran
+        // after every launch queued before it.
+        gpu.finished_through(mark);
         Ok(raw
             .chunks_exact(size_of::<T>())
             .map(|c| T::from_bytes(c).expect("chunks have the value's size"))
@@ -83,7 +90,7 @@ impl<T: Plain> DeviceBuffer<T> {
         let bytes: Vec<u8> = values.iter().flat_map(|v| v.as_bytes().iter().copied()).collect();
         gpu.stream()
             .memcpy_htod(&bytes, &mut self.bytes.slice_mut(..bytes.len()))
-            .map_err(driver_error(format!("writing {what}")))
+            .map_err(gpu.error(format!("writing {what}")))
     }
 
     /// The bytes on the device (for asynchronous copies).
@@ -92,45 +99,77 @@ impl<T: Plain> DeviceBuffer<T> {
     }
 }
 
-/// Allocates zeroed device memory for `len` values, reporting exhaustion as
-/// [`GpuError::OutOfMemory`].
+/// Allocates zeroed device memory for `len` values: the one place the GPU
+/// back ends allocate device memory. `what` names the buffer in errors and
+/// `sized_by` says what shrinks it. A request larger than the free memory
+/// is refused without asking the driver; either refusal is a
+/// [`GpuError::OutOfMemory`] with the bytes asked, free and total.
 pub fn alloc_zeros<T: DeviceRepr + ValidAsZeroBits>(
     gpu: &Gpu,
     what: &str,
+    sized_by: SizedBy,
     len: usize,
 ) -> Result<CudaSlice<T>, GpuError> {
-    gpu.stream()
-        .alloc_zeros::<T>(len.max(1))
-        .map_err(|e| out_of_memory_or(gpu, what, len * size_of::<T>(), e))
+    let bytes = len.saturating_mul(size_of::<T>());
+    check_fits(gpu, what, sized_by, bytes)?;
+    gpu.stream().alloc_zeros::<T>(len.max(1)).map_err(|e| {
+        if e.0 == Code::CUDA_ERROR_OUT_OF_MEMORY {
+            out_of_memory(gpu, what, sized_by, bytes)
+        } else {
+            gpu.error(format!("allocating {what} ({})", super::bytes_text(bytes)))(e)
+        }
+    })
 }
 
-fn out_of_memory_or(gpu: &Gpu, what: &str, bytes: usize, e: cudarc::driver::DriverError) -> GpuError {
-    if e.0 == Code::CUDA_ERROR_OUT_OF_MEMORY {
-        let (free, total) = gpu.memory().unwrap_or((0, 0));
-        GpuError::OutOfMemory {
+/// Refuses `bytes` for `what` when they exceed the free device memory.
+fn check_fits(gpu: &Gpu, what: &str, sized_by: SizedBy, bytes: usize) -> Result<(), GpuError> {
+    let (free, _) = gpu.memory()?;
+    if bytes <= free {
+        return Ok(());
+    }
+    // Memory freed on the stream stays in the driver's pool, not counted as
+    // free, until the next synchronisation returns it: ask again after one.
+    gpu.synchronize(&format!("freeing memory for {what}"))?;
+    let (free, total) = gpu.memory()?;
+    if bytes <= free {
+        return Ok(());
+    }
+    Err(GpuError::OutOfMemory {
+        what: what.to_string(),
+        bytes,
+        free,
+        total,
+        sized_by,
+    })
+}
+
+/// The out-of-memory error for `bytes` of `what`, with the memory free now.
+fn out_of_memory(gpu: &Gpu, what: &str, sized_by: SizedBy, bytes: usize) -> GpuError {
+    match gpu.memory() {
+        Ok((free, total)) => GpuError::OutOfMemory {
             what: what.to_string(),
             bytes,
             free,
             total,
-        }
-    } else {
-        driver_error(format!("allocating {what}"))(e)
+            sized_by,
+        },
+        Err(e) => e,
     }
 }
 
 impl<T: Copy> DeviceArray<T> {
-    /// Copies `values` to the device.
-    pub fn upload(gpu: &Gpu, what: &str, values: &[T]) -> Result<Self, GpuError> {
+    /// Copies `values` to the device (`what` and `sized_by` as for [`alloc_zeros`]).
+    pub fn upload(gpu: &Gpu, what: &str, sized_by: SizedBy, values: &[T]) -> Result<Self, GpuError> {
         let len_bytes = std::mem::size_of_val(values);
         // SAFETY: `T` is plain data; viewing it as bytes reads initialised memory.
         let bytes = unsafe { std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), len_bytes) };
         // Zero-length allocations are refused by the driver: keep one
         // (unused) element's worth so the pointer stays valid.
-        let mut slice = alloc_zeros::<u8>(gpu, what, len_bytes.max(size_of::<T>()))?;
+        let mut slice = alloc_zeros::<u8>(gpu, what, sized_by, len_bytes.max(size_of::<T>()))?;
         if !bytes.is_empty() {
             gpu.stream()
                 .memcpy_htod(bytes, &mut slice)
-                .map_err(driver_error(format!("uploading {what}")))?;
+                .map_err(gpu.error(format!("uploading {what}")))?;
         }
         Ok(DeviceArray {
             bytes: slice,
@@ -180,16 +219,16 @@ impl DeviceScene {
     pub fn upload(gpu: &Gpu, scene: &Scene) -> Result<Self, GpuError> {
         let g = &scene.geometry;
         Ok(DeviceScene {
-            spheres: DeviceArray::upload(gpu, "spheres", &g.spheres)?,
-            boxes: DeviceArray::upload(gpu, "boxes", &g.boxes)?,
-            polygons: DeviceArray::upload(gpu, "polygons", &g.polygons)?,
-            polygon_vertices: DeviceArray::upload(gpu, "polygon vertices", &g.polygon_vertices)?,
-            triangles: DeviceArray::upload(gpu, "triangles", &g.triangles)?,
-            materials: DeviceArray::upload(gpu, "materials", &scene.materials)?,
-            bvh_nodes: DeviceArray::upload(gpu, "BVH nodes", &scene.accel.bvh_nodes)?,
-            kd_nodes: DeviceArray::upload(gpu, "kd-tree nodes", &scene.accel.kd_nodes)?,
-            bvh8_nodes: DeviceArray::upload(gpu, "8-wide BVH nodes", &scene.accel.bvh8_nodes)?,
-            accel_prims: DeviceArray::upload(gpu, "primitive references", &scene.accel.prims)?,
+            spheres: DeviceArray::upload(gpu, "spheres", SizedBy::Scene, &g.spheres)?,
+            boxes: DeviceArray::upload(gpu, "boxes", SizedBy::Scene, &g.boxes)?,
+            polygons: DeviceArray::upload(gpu, "polygons", SizedBy::Scene, &g.polygons)?,
+            polygon_vertices: DeviceArray::upload(gpu, "polygon vertices", SizedBy::Scene, &g.polygon_vertices)?,
+            triangles: DeviceArray::upload(gpu, "triangles", SizedBy::Scene, &g.triangles)?,
+            materials: DeviceArray::upload(gpu, "materials", SizedBy::Scene, &scene.materials)?,
+            bvh_nodes: DeviceArray::upload(gpu, "BVH nodes", SizedBy::Scene, &scene.accel.bvh_nodes)?,
+            kd_nodes: DeviceArray::upload(gpu, "kd-tree nodes", SizedBy::Scene, &scene.accel.kd_nodes)?,
+            bvh8_nodes: DeviceArray::upload(gpu, "8-wide BVH nodes", SizedBy::Scene, &scene.accel.bvh8_nodes)?,
+            accel_prims: DeviceArray::upload(gpu, "primitive references", SizedBy::Scene, &scene.accel.prims)?,
         })
     }
 

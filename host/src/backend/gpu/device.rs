@@ -1,11 +1,14 @@
-//! Opening a GPU: driver present, device found, PTX chosen and loaded.
+//! Opening a GPU: driver present, device found, PTX chosen and loaded; and
+//! the calls that wait for it, whose errors name the launch that faulted
+//! ([`super::fault`]).
 
-use super::{GpuError, driver_error};
+use super::GpuError;
+use super::fault::{InFlight, LaunchSite};
 use crate::ptx;
-use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
-use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream};
+use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute, cudaError_enum as Code};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DriverError};
 use cudarc::nvrtc::Ptx;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// What the report says about the GPU.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -71,6 +74,11 @@ pub struct Gpu {
     ptx: &'static str,
     /// Modules loaded with a register cap (shared by clones).
     capped: Arc<Mutex<Vec<CappedModule>>>,
+    /// Launches not yet seen to finish, and the fault, once one happens
+    /// (shared by clones: they share the stream).
+    in_flight: Arc<Mutex<InFlight>>,
+    /// `CUDA_LAUNCH_BLOCKING=1`: every launch call waits for its kernel.
+    launch_blocking: bool,
     info: GpuInfo,
 }
 
@@ -89,27 +97,21 @@ impl Gpu {
                 "device {ordinal} requested, {count} present"
             )));
         }
-        let context = CudaContext::new(ordinal).map_err(driver_error("creating a context"))?;
-        let name = context.name().map_err(driver_error("reading the device name"))?;
+        let context = CudaContext::new(ordinal).map_err(open_error("creating a context"))?;
+        let name = context.name().map_err(open_error("reading the device name"))?;
         let (major, minor) = context
             .compute_capability()
-            .map_err(driver_error("reading the compute capability"))?;
+            .map_err(open_error("reading the compute capability"))?;
         let (major, minor) = (major as u32, minor as u32);
-        let (ptx_arch, ptx_text) =
-            ptx::for_compute_capability(major * 10 + minor).ok_or_else(|| GpuError::NoPtxForDevice {
-                name: name.clone(),
-                major,
-                minor,
-                oldest: ptx::PTX_MODULES[0].0,
-            })?;
+        let (ptx_arch, ptx_text) = choose_ptx(&name, (major, minor), ptx::PTX_MODULES)?;
         let module = context
             .load_module(Ptx::from_src(ptx_text))
-            .map_err(driver_error(format!("loading the sm_{ptx_arch} PTX module")))?;
+            .map_err(|e| module_error(ptx_arch, e))?;
         let attribute = |a| {
             context
                 .attribute(a)
                 .map(|v| v as u32)
-                .map_err(driver_error("reading a device attribute"))
+                .map_err(open_error("reading a device attribute"))
         };
         let info = GpuInfo {
             name,
@@ -118,7 +120,7 @@ impl Gpu {
             max_threads_per_multiprocessor: attribute(
                 CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
             )?,
-            memory_bytes: context.total_mem().map_err(driver_error("reading the memory size"))?,
+            memory_bytes: context.total_mem().map_err(open_error("reading the memory size"))?,
             driver_version: driver_version()?,
             ptx_arch,
         };
@@ -129,6 +131,8 @@ impl Gpu {
             module,
             ptx: ptx_text,
             capped: Arc::default(),
+            in_flight: Arc::default(),
+            launch_blocking: std::env::var("CUDA_LAUNCH_BLOCKING").is_ok_and(|v| v.trim() == "1"),
             info,
         })
     }
@@ -145,20 +149,64 @@ impl Gpu {
 
     /// (free, total) device memory in bytes.
     pub fn memory(&self) -> Result<(usize, usize), GpuError> {
-        self.context.mem_get_info().map_err(driver_error("reading free memory"))
+        self.context.mem_get_info().map_err(self.error("reading free memory"))
     }
 
     /// A timing event recorded now on the stream.
     pub fn timing_event(&self) -> Result<cudarc::driver::CudaEvent, GpuError> {
         self.stream
             .record_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT))
-            .map_err(driver_error("recording an event"))
+            .map_err(self.error("recording an event"))
+    }
+
+    /// Waits for everything queued on the stream; `action` says what the
+    /// wait is for in an error. A kernel fault is reported here as
+    /// [`GpuError::KernelFault`], naming the launch.
+    pub fn synchronize(&self, action: &str) -> Result<(), GpuError> {
+        self.stream
+            .synchronize()
+            .map_err(|e| self.error(action.to_string())(e))?;
+        self.in_flight().all_finished();
+        Ok(())
+    }
+
+    /// Maps a driver error met while doing `action` on this GPU: a kernel
+    /// fault names the launch it came from ([`GpuError::KernelFault`]), or
+    /// the fault that lost the context earlier ([`GpuError::ContextLost`]);
+    /// anything else is a [`GpuError::Driver`].
+    pub fn error(&self, action: impl Into<String> + 'static) -> impl FnOnce(DriverError) -> GpuError + '_ {
+        move |e| self.in_flight().error(action.into(), &e)
+    }
+
+    /// Records a kernel launch just queued; `failed`: its launch call
+    /// returned an error (reported next through [`Gpu::error`]).
+    pub(crate) fn launched(&self, site: LaunchSite, failed: bool) {
+        // A blocking launch call returns once the kernel is done, so the
+        // launches before it are done too. A launch call that fails without
+        // blocking reports an earlier fault: the kernel never started.
+        if self.launch_blocking || !failed {
+            self.in_flight().launched(site, self.launch_blocking && !failed);
+        }
+    }
+
+    /// A mark after every launch queued so far, for [`Gpu::finished_through`].
+    pub(crate) fn launch_mark(&self) -> u64 {
+        self.in_flight().mark()
+    }
+
+    /// The launches queued before `mark` are known to have finished.
+    pub(crate) fn finished_through(&self, mark: u64) {
+        self.in_flight().finished_through(mark);
+    }
+
+    fn in_flight(&self) -> MutexGuard<'_, InFlight> {
+        self.in_flight.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Page-locked host memory for small, frequent readbacks.
     pub fn alloc_pinned(&self, len: usize) -> Result<cudarc::driver::PinnedHostSlice<u8>, GpuError> {
         // SAFETY: the bytes are written by a copy before they are read.
-        unsafe { self.context.alloc_pinned::<u8>(len) }.map_err(driver_error("allocating pinned memory"))
+        unsafe { self.context.alloc_pinned::<u8>(len) }.map_err(self.error("allocating pinned host memory"))
     }
 
     /// The same GPU with every kernel capped at `registers` per thread
@@ -176,9 +224,7 @@ impl Gpu {
                 let m = self
                     .context
                     .load_module(Ptx::from_src(text))
-                    .map_err(driver_error(format!(
-                        "loading the PTX module capped at {cap} registers"
-                    )))?;
+                    .map_err(self.error(format!("loading the PTX module capped at {cap} registers")))?;
                 capped.push((cap, m.clone()));
                 m
             }
@@ -190,7 +236,7 @@ impl Gpu {
     pub fn function(&self, name: &str) -> Result<CudaFunction, GpuError> {
         self.module
             .load_function(name)
-            .map_err(driver_error(format!("looking up kernel `{name}`")))
+            .map_err(self.error(format!("looking up kernel `{name}`")))
     }
 
     /// Registers, local memory and theoretical occupancy of `function` at
@@ -201,7 +247,7 @@ impl Gpu {
             function
                 .get_attribute(a)
                 .map(|v| v as u32)
-                .map_err(driver_error(format!("reading attributes of `{name}`")))
+                .map_err(self.error(format!("reading attributes of `{name}`")))
         };
         let registers = attr(CUfunction_attribute::CU_FUNC_ATTRIBUTE_NUM_REGS)?;
         let max_threads = attr(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?;
@@ -216,7 +262,7 @@ impl Gpu {
         }
         let blocks = function
             .occupancy_max_active_blocks_per_multiprocessor(block_threads, 0, None)
-            .map_err(driver_error(format!("computing the occupancy of `{name}`")))?;
+            .map_err(self.error(format!("computing the occupancy of `{name}`")))?;
         Ok(KernelInfo {
             name: name.to_string(),
             registers,
@@ -228,11 +274,115 @@ impl Gpu {
     }
 }
 
+/// The newest of the embedded `modules` (ascending by architecture) that a
+/// device `name` of compute capability `(major, minor)` can load: PTX for an
+/// older architecture is JIT-compiled forward by the driver, never back.
+pub fn choose_ptx<'a>(
+    name: &str,
+    (major, minor): (u32, u32),
+    modules: &[(u32, &'a str)],
+) -> Result<(u32, &'a str), GpuError> {
+    let cc = major * 10 + minor;
+    modules
+        .iter()
+        .rev()
+        .find(|(arch, _)| *arch <= cc)
+        .copied()
+        .ok_or_else(|| GpuError::NoPtxForDevice {
+            name: name.to_string(),
+            major,
+            minor,
+            embedded: modules.iter().map(|(arch, _)| *arch).collect(),
+        })
+}
+
+/// The error of loading the `sm_{arch}` module: a driver too old for the
+/// PTX's ISA version says so.
+fn module_error(arch: u32, e: DriverError) -> GpuError {
+    let action = format!("loading the sm_{arch} PTX module");
+    if e.0 == Code::CUDA_ERROR_UNSUPPORTED_PTX_VERSION {
+        let (major, minor) = driver_version().unwrap_or((0, 0));
+        return open_error(format!(
+            "{action} (the CUDA driver, version {major}.{minor}, is older than the PTX it was built \
+             into: update the NVIDIA driver, or rebuild for an older architecture with WAVEPATH_CUDA_ARCHS)"
+        ))(e);
+    }
+    open_error(action)(e)
+}
+
+/// Maps a driver error met while opening the device: a kernel fault means
+/// that this process lost the device's (shared, primary) context earlier.
+fn open_error(action: impl Into<String>) -> impl FnOnce(DriverError) -> GpuError {
+    move |e| InFlight::default().error(action.into(), &e)
+}
+
 fn driver_version() -> Result<(u32, u32), GpuError> {
     let mut v = 0i32;
     // SAFETY: writes one int; the library is loaded (checked in `open`).
     unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut v) }
         .result()
-        .map_err(driver_error("reading the driver version"))?;
+        .map_err(open_error("reading the driver version"))?;
     Ok((v as u32 / 1000, (v as u32 % 1000) / 10))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MODULES: &[(u32, &str)] = &[(75, "sm_75 text"), (80, "sm_80 text"), (90, "sm_90 text")];
+
+    #[test]
+    fn the_newest_module_not_newer_than_the_device_is_chosen() {
+        let choose = |cc| choose_ptx("a GPU", cc, MODULES).map(|(arch, text)| (arch, text.to_string()));
+        assert_eq!(choose((9, 0)).unwrap(), (90, "sm_90 text".into()));
+        assert_eq!(choose((12, 0)).unwrap().0, 90);
+        assert_eq!(choose((8, 9)).unwrap().0, 80);
+        assert_eq!(choose((8, 6)).unwrap().0, 80);
+        assert_eq!(choose((7, 5)).unwrap().0, 75);
+        // The embedded modules themselves.
+        let newest = ptx::PTX_MODULES[ptx::PTX_MODULES.len() - 1].0;
+        assert_eq!(
+            choose_ptx("a GPU", (newest / 10 + 1, 0), ptx::PTX_MODULES).unwrap().0,
+            newest
+        );
+    }
+
+    #[test]
+    fn a_device_older_than_every_module_is_told_how_to_rebuild() {
+        let e = choose_ptx("Tesla V100", (7, 0), MODULES).unwrap_err();
+        let text = e.to_string();
+        eprintln!("{text}");
+        assert!(
+            text.starts_with("Tesla V100 has compute capability 7.0 (sm_70), older than every PTX module embedded"),
+            "{text}"
+        );
+        assert!(text.contains("(sm_75, sm_80, sm_90)"), "{text}");
+        assert!(
+            text.contains("WAVEPATH_CUDA_ARCHS=sm_70 cargo build --release"),
+            "{text}"
+        );
+        assert!(text.contains("--backend cpu"), "{text}");
+    }
+
+    #[test]
+    fn opening_without_a_gpu_says_what_is_missing_and_what_to_do() {
+        match Gpu::open(0) {
+            Ok(gpu) => eprintln!("SKIPPED: a GPU is present ({})", gpu.info().describe()),
+            Err(e) => {
+                let text = e.to_string();
+                eprintln!("{text}");
+                match e {
+                    GpuError::NoDriver => assert!(text.contains("libcuda") && text.contains("NVIDIA driver"), "{text}"),
+                    GpuError::NoDevice(_) => assert!(text.contains("nvidia-smi"), "{text}"),
+                    other => panic!("unexpected error opening the GPU: {other}"),
+                }
+                assert!(text.contains("--backend cpu"), "{text}");
+            }
+        }
+        let text = GpuError::NoDevice("device 1 requested, 1 present".into()).to_string();
+        assert!(
+            text.starts_with("no CUDA device is available (device 1 requested, 1 present); check `nvidia-smi`"),
+            "{text}"
+        );
+    }
 }

@@ -8,7 +8,7 @@
 
 use super::buffers::{DeviceBuffer, DeviceScene};
 use super::profile::{GpuProfile, LaunchRecord, Timeline};
-use super::{Gpu, GpuError, driver_error, kernel_error};
+use super::{Gpu, GpuError, SizedBy};
 use crate::backend::{Progress, RenderJob, RenderOutput};
 use cudarc::driver::LaunchConfig;
 use device::film::FixedRgb;
@@ -205,13 +205,12 @@ impl Launches<'_> {
             progress,
         } = self;
         let name = K::NAME;
-        let stream = gpu.stream();
         let upload_start = Instant::now();
         let scene = DeviceScene::for_job(gpu, job)?;
-        let film = DeviceBuffer::<FixedRgb>::zeroed(gpu, "the film", job.pixel_count())?;
-        let counters = DeviceBuffer::<LaunchCounters>::zeroed(gpu, "the counters", 1)?;
-        let divergence = DeviceBuffer::<DivergenceCounters>::zeroed(gpu, "the divergence counters", 1)?;
-        stream.synchronize().map_err(driver_error("uploading the scene"))?;
+        let film = DeviceBuffer::<FixedRgb>::zeroed(gpu, "the film", SizedBy::Image, job.pixel_count())?;
+        let counters = DeviceBuffer::<LaunchCounters>::zeroed(gpu, "the counters", SizedBy::Fixed, 1)?;
+        let divergence = DeviceBuffer::<DivergenceCounters>::zeroed(gpu, "the divergence counters", SizedBy::Fixed, 1)?;
+        gpu.synchronize("uploading the scene")?;
         let upload_ms = upload_start.elapsed().as_secs_f64() * 1e3;
 
         let mut timeline = Timeline::new(gpu);
@@ -240,6 +239,7 @@ impl Launches<'_> {
         };
 
         let loop_start = Instant::now();
+        let mut spp = job.spp;
         for (pass, &samples) in passes.iter().enumerate() {
             let pass_pixels: u64 = tiles.iter().map(|t| t.width as u64 * t.height as u64).sum();
             for tile in tiles {
@@ -263,10 +263,12 @@ impl Launches<'_> {
                 timeline.launch::<K>(cfg, &args, record)?;
             }
             // One synchronisation per pass: progress, and faults surface here.
-            stream
-                .synchronize()
-                .map_err(kernel_error(name, "running the megakernel"))?;
+            gpu.synchronize("running the megakernel")?;
             progress(pass_pixels * (samples.end - samples.begin) as u64);
+            if job.stopping() {
+                spp = samples.end;
+                break;
+            }
         }
         let loop_time = loop_start.elapsed();
 
@@ -294,6 +296,7 @@ impl Launches<'_> {
         };
         Ok(RenderOutput {
             film,
+            spp,
             rays: counters.rays,
             invalid_samples: counters.invalid_samples,
             elapsed: loop_time,

@@ -3,7 +3,8 @@
 
 use super::buffers::KernelArg;
 use super::device::{GpuInfo, KernelInfo};
-use super::{Gpu, GpuError, driver_error, kernel_error};
+use super::fault::LaunchSite;
+use super::{Gpu, GpuError};
 use anyhow::Context;
 use cudarc::driver::{CudaEvent, CudaFunction, LaunchConfig, PushKernelArg};
 use device::kernel::EntryPoint;
@@ -245,6 +246,8 @@ impl<'g> Timeline<'g> {
     /// struct is the device crate's own type for `K`, so its layout is the
     /// kernel's by construction; the pointers in it come from the
     /// allocations of the render that builds it (`buffers`), sized for it.
+    /// The launch is recorded on the GPU as in flight, so that a fault
+    /// reported later names it.
     pub fn launch<K: EntryPoint>(
         &mut self,
         cfg: LaunchConfig,
@@ -254,19 +257,28 @@ impl<'g> Timeline<'g> {
         let gpu: &'g Gpu = self.gpu;
         let timed = self.timed;
         let start = timed.then(|| gpu.timing_event()).transpose()?;
+        let index = self.pending.len();
         let function = self.function::<K>()?;
         let arg = KernelArg(*args);
         let mut builder = gpu.stream().launch_builder(function);
         builder.arg(&arg);
+        let site = LaunchSite {
+            kernel: K::NAME,
+            launch: index as u32,
+            iteration: record.iteration,
+            grid: cfg.grid_dim,
+            block: cfg.block_dim,
+        };
         // SAFETY: `arg` is the kernel's one parameter, of the type the
         // entry point declares (`K::Args`, `#[repr(C)]`, the same layout on
         // both targets); what its pointers address is the caller's
         // allocation, as described above.
-        unsafe { builder.launch(cfg) }.map_err(kernel_error(K::NAME, "launching a kernel"))?;
+        let launched = unsafe { builder.launch(cfg) };
+        gpu.launched(site.clone(), launched.is_err());
+        launched.map_err(|e| gpu.error(format!("launching {site}"))(e))?;
         let end = timed.then(|| gpu.timing_event()).transpose()?;
         let (g, b) = (cfg.grid_dim, cfg.block_dim);
         let threads = (g.0 * g.1 * g.2) as u64 * (b.0 * b.1 * b.2) as u64;
-        let index = self.pending.len();
         let record = LaunchRecord {
             kernel: K::NAME,
             launch: index as u32,
@@ -280,11 +292,12 @@ impl<'g> Timeline<'g> {
     /// Every record with its event time, NaN when untimed (waits for the
     /// launches).
     pub fn finish(self) -> Result<Vec<LaunchRecord>, GpuError> {
+        let gpu = self.gpu;
         self.pending
             .into_iter()
             .map(|(r, events)| {
                 let ms = match events {
-                    Some((start, end)) => start.elapsed_ms(&end).map_err(driver_error("reading event times"))? as f64,
+                    Some((start, end)) => start.elapsed_ms(&end).map_err(gpu.error("reading event times"))? as f64,
                     None => f64::NAN,
                 };
                 Ok(LaunchRecord { ms, ..r })

@@ -4,7 +4,7 @@
 use super::buffers::{DeviceArray, DeviceBuffer, DeviceScene};
 use super::device::KernelInfo;
 use super::profile::{LaunchRecord, Timeline, linear};
-use super::{Gpu, GpuError, kernel_error};
+use super::{Gpu, GpuError, SizedBy};
 use crate::scene::Scene;
 use device::kernel::EntryPoint;
 use device::kernels::raycast::RaycastArgs;
@@ -57,10 +57,9 @@ impl AccelVisitor for Cast<'_> {
             block,
             repeat,
         } = self;
-        let stream = gpu.stream();
         let device_scene = DeviceScene::upload(gpu, scene)?;
-        let device_rays = DeviceArray::upload(gpu, "rays", rays)?;
-        let hits = DeviceBuffer::<RayHit>::zeroed(gpu, "ray hits", rays.len())?;
+        let device_rays = DeviceArray::upload(gpu, "the rays", SizedBy::Rays, rays)?;
+        let hits = DeviceBuffer::<RayHit>::zeroed(gpu, "the hits", SizedBy::Rays, rays.len())?;
         let mut timeline = Timeline::new(gpu);
         let function = timeline.function::<A::Raycast>()?.clone();
         let kernel = gpu.kernel_info(A::Raycast::NAME, &function, block)?;
@@ -78,9 +77,7 @@ impl AccelVisitor for Cast<'_> {
                 ..LaunchRecord::default()
             };
             timeline.launch::<A::Raycast>(linear(count, block), &args, record)?;
-            stream
-                .synchronize()
-                .map_err(kernel_error(A::Raycast::NAME, "running the ray-casting kernel"))?;
+            gpu.synchronize("running the ray-casting kernel")?;
         }
         let ms = timeline.finish()?.iter().map(|r| r.ms).collect();
         let hits = hits.read(gpu, "the hits")?;

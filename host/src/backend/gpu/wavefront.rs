@@ -7,7 +7,7 @@
 use super::buffers::{DeviceBuffer, DeviceScene};
 use super::device::KernelInfo;
 use super::profile::{GpuProfile, LaunchRecord, Timeline, linear};
-use super::{Gpu, GpuError, driver_error, kernel_error};
+use super::{Gpu, GpuError, SizedBy};
 use crate::backend::wavefront::stages::{self, WavefrontOutput};
 use crate::backend::wavefront::{Grid, Machine, WavefrontConfig};
 use crate::backend::{Progress, RenderJob, RenderOutput};
@@ -28,6 +28,8 @@ pub struct GpuMachine<'g> {
     kernels: Vec<KernelInfo>,
     grids: Vec<(&'static str, Grid)>,
     snapshots: Vec<PinnedHostSlice<u8>>,
+    /// Per snapshot: the GPU's launch mark when its copy was queued.
+    marks: [u64; LAG],
     polls: usize,
 }
 
@@ -43,6 +45,7 @@ impl<'g> GpuMachine<'g> {
             kernels: Vec::new(),
             grids: Vec::new(),
             snapshots,
+            marks: [0; LAG],
             polls: 0,
         })
     }
@@ -51,8 +54,8 @@ impl<'g> GpuMachine<'g> {
 impl Machine for GpuMachine<'_> {
     type Buffer = DeviceBuffer<u8>;
 
-    fn alloc(&mut self, what: &str, bytes: usize) -> Result<DeviceBuffer<u8>, GpuError> {
-        DeviceBuffer::zeroed(self.gpu, what, bytes)
+    fn alloc(&mut self, what: &str, sized_by: SizedBy, bytes: usize) -> Result<DeviceBuffer<u8>, GpuError> {
+        DeviceBuffer::zeroed(self.gpu, what, sized_by, bytes)
     }
 
     fn address(&self, buffer: &DeviceBuffer<u8>) -> *mut u8 {
@@ -96,18 +99,21 @@ impl Machine for GpuMachine<'_> {
     fn poll(&mut self, control: &DeviceBuffer<u8>) -> Result<Option<Control>, GpuError> {
         let slot = self.polls % LAG;
         self.polls += 1;
+        self.marks[slot] = self.gpu.launch_mark();
         self.gpu
             .stream()
             .memcpy_dtoh(control.raw(), &mut self.snapshots[slot])
-            .map_err(driver_error("reading the schedule"))?;
+            .map_err(self.gpu.error("reading the schedule"))?;
         if self.polls < LAG {
             return Ok(None);
         }
-        // The oldest snapshot: LAG - 1 iterations behind the newest.
-        let oldest = &self.snapshots[self.polls % LAG];
-        let bytes = oldest
+        // The oldest snapshot: LAG - 1 iterations behind the newest. Its
+        // copy ran after the launches queued before it, which are done.
+        let oldest = self.polls % LAG;
+        let bytes = self.snapshots[oldest]
             .as_slice()
-            .map_err(kernel_error("the wavefront kernels", "reading the schedule"))?;
+            .map_err(self.gpu.error("reading the schedule"))?;
+        self.gpu.finished_through(self.marks[oldest]);
         Ok(Control::from_bytes(bytes))
     }
 }
@@ -142,9 +148,7 @@ pub fn render_items(
     let upload_start = Instant::now();
     let scene = DeviceScene::for_job(gpu, job)?;
     let mut machine = GpuMachine::new(gpu, config.time_launches)?;
-    gpu.stream()
-        .synchronize()
-        .map_err(driver_error("uploading the scene"))?;
+    gpu.synchronize("uploading the scene")?;
     let upload_ms = upload_start.elapsed().as_secs_f64() * 1e3;
 
     // SAFETY: the scene stays uploaded until the render has read back its
@@ -173,6 +177,7 @@ pub fn render_items(
         pool_capacity: out.capacity as usize,
     };
     Ok(RenderOutput {
+        spp: out.spp(job),
         film: out.film,
         rays: out.rays,
         invalid_samples: out.invalid_samples,

@@ -8,7 +8,7 @@
 
 use super::stages::{self, WavefrontOutput};
 use super::{Grid, Machine, WavefrontConfig};
-use crate::backend::gpu::GpuError;
+use crate::backend::gpu::{GpuError, SizedBy};
 use crate::backend::{Progress, RenderJob};
 use device::kernel::{EntryPoint, Plain, Thread};
 use device::kernels::wavefront::WorkItems;
@@ -37,7 +37,7 @@ pub struct Emulator;
 impl Machine for Emulator {
     type Buffer = HostBuffer;
 
-    fn alloc(&mut self, _what: &str, bytes: usize) -> Result<HostBuffer, GpuError> {
+    fn alloc(&mut self, _what: &str, _sized_by: SizedBy, bytes: usize) -> Result<HostBuffer, GpuError> {
         let mut memory = vec![Chunk([0; 256]); bytes.div_ceil(256).max(1)];
         let address = memory.as_mut_ptr().cast::<u8>();
         Ok(HostBuffer {

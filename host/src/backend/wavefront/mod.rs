@@ -26,7 +26,7 @@ pub mod stages;
 
 pub use config::{Capacity, Schedule, WavefrontConfig, compaction_label, state_bytes};
 
-use crate::backend::gpu::GpuError;
+use crate::backend::gpu::{GpuError, SizedBy};
 use device::kernel::EntryPoint;
 use device::queue::Control;
 
@@ -44,8 +44,9 @@ pub trait Machine {
     /// An allocation the kernels read and write.
     type Buffer;
 
-    /// A zeroed allocation of `bytes`, aligned to 256; `what` names it in errors.
-    fn alloc(&mut self, what: &str, bytes: usize) -> Result<Self::Buffer, GpuError>;
+    /// A zeroed allocation of `bytes`, aligned to 256; `what` names it in
+    /// errors, and `sized_by` says what to shrink when it does not fit.
+    fn alloc(&mut self, what: &str, sized_by: SizedBy, bytes: usize) -> Result<Self::Buffer, GpuError>;
 
     /// The allocation's address as the kernels see it.
     fn address(&self, buffer: &Self::Buffer) -> *mut u8;

@@ -3,7 +3,7 @@
 //! done, and the readback. It runs on any [`Machine`].
 
 use super::{Grid, Machine, WavefrontConfig, state_bytes};
-use crate::backend::gpu::GpuError;
+use crate::backend::gpu::{GpuError, SizedBy};
 use crate::backend::{Progress, RenderJob};
 use device::film::FixedRgb;
 use device::kernel::{EntryPoint, Plain};
@@ -18,6 +18,7 @@ use device::queue::{Control, PathPool, Queues, SCAN_BLOCK, scan_blocks};
 use device::scene::SceneView;
 use device::schedule::Schedule;
 use device::shading::{ClassVisitor, ShadeClass, Shader};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// Iterations whose counts are logged for the launch profile (later
@@ -46,6 +47,21 @@ pub struct WavefrontOutput {
     pub capacity: u32,
     /// Bytes of path state and queues.
     pub state_bytes: usize,
+    /// Work items rendered: all of them, or the whole sample rounds issued
+    /// before a stop request.
+    pub work_done: u64,
+}
+
+impl WavefrontOutput {
+    /// Samples per pixel in the film: the job's, or the whole sample
+    /// rounds finished when a stop request ended the render early.
+    pub fn spp(&self, job: &RenderJob) -> u32 {
+        if job.stopping() {
+            (self.work_done / job.pixel_count().max(1) as u64) as u32
+        } else {
+            job.spp
+        }
+    }
 }
 
 /// The memory of one wavefront render on machine `M`.
@@ -88,17 +104,19 @@ pub fn render<M: Machine>(
     let cap = capacity as usize;
     let pixels = job.pixel_count();
     let mut b = Buffers::<M> {
-        pool: machine.alloc("the path pool", PathPool::bytes(cap))?,
-        queues: machine.alloc("the queues", Queues::bytes(cap))?,
-        control: machine.alloc("the schedule", size_of::<Control>())?,
-        film: machine.alloc("the film", pixels * size_of::<FixedRgb>())?,
-        counters: machine.alloc("the counters", size_of::<LaunchCounters>())?,
+        pool: machine.alloc("the path pool", SizedBy::PathPool, PathPool::bytes(cap))?,
+        queues: machine.alloc("the queues", SizedBy::PathPool, Queues::bytes(cap))?,
+        control: machine.alloc("the schedule", SizedBy::Fixed, size_of::<Control>())?,
+        film: machine.alloc("the film", SizedBy::Image, pixels * size_of::<FixedRgb>())?,
+        counters: machine.alloc("the counters", SizedBy::Fixed, size_of::<LaunchCounters>())?,
         divergence: machine.alloc(
             "the divergence counters",
+            SizedBy::Fixed,
             ShadeClass::COUNT * size_of::<DivergenceCounters>(),
         )?,
         log: machine.alloc(
             "the iteration log",
+            SizedBy::Fixed,
             LOG_ITERATIONS as usize * size_of::<IterationRecord>(),
         )?,
     };
@@ -140,7 +158,7 @@ pub fn render<M: Machine>(
     }
     classes.sort_by_key(|c| *c as u32);
     let loop_start = Instant::now();
-    visit_accel(
+    let work_done = visit_accel(
         job.scene.accel.kind,
         Run {
             machine,
@@ -148,7 +166,8 @@ pub fn render<M: Machine>(
             args,
             config,
             classes,
-            control: &b.control,
+            control: &mut b.control,
+            stop: job.stop,
             progress,
         },
     )?;
@@ -176,6 +195,7 @@ pub fn render<M: Machine>(
         log,
         capacity,
         state_bytes: state_bytes(cap),
+        work_done,
     })
 }
 
@@ -195,14 +215,16 @@ struct Run<'a, 'm, M: Machine> {
     args: WavefrontArgs,
     config: &'a WavefrontConfig,
     classes: Vec<ShadeClass>,
-    control: &'a M::Buffer,
+    control: &'a mut M::Buffer,
+    stop: Option<&'a AtomicBool>,
     progress: Progress<'a>,
 }
 
 impl<M: Machine> AccelVisitor for Run<'_, '_, M> {
-    type Output = Result<(), GpuError>;
+    /// The work items rendered.
+    type Output = Result<u64, GpuError>;
 
-    fn visit<A: AccelKernels>(self) -> Result<(), GpuError> {
+    fn visit<A: AccelKernels>(self) -> Result<u64, GpuError> {
         let capacity = self.args.queues.capacity;
         let scan_grid = Grid {
             blocks: scan_blocks(capacity as usize) as u32,
@@ -228,18 +250,35 @@ impl<M: Machine> AccelVisitor for Run<'_, '_, M> {
             iteration: 0,
         };
         let mut reported = 0;
+        let mut total_work = self.total_work;
         loop {
             w.iteration::<A>()?;
+            if self.stop.is_some_and(|s| s.load(Ordering::SeqCst)) && total_work == self.total_work {
+                total_work = stop_after_round(w.machine, self.control, self.args.work.pixels)?;
+            }
             if let Some(control) = w.machine.poll(self.control)? {
                 let s = control.schedule;
                 (self.progress)(s.finished - reported);
                 reported = s.finished;
                 if s.done() {
-                    return Ok(());
+                    return Ok(total_work);
                 }
             }
         }
     }
+}
+
+/// Ends the render at the end of the sample round in flight: the work left
+/// to issue shrinks to the next multiple of `pixels` (work items run
+/// sample-major, so the film then holds whole samples per pixel). The
+/// machine finishes the launches queued so far first, so that the schedule
+/// read and written back is the device's own. Returns the new total.
+fn stop_after_round<M: Machine>(machine: &mut M, control: &mut M::Buffer, pixels: u32) -> Result<u64, GpuError> {
+    let mut c = read_values::<M, Control>(machine, control, 1)?[0];
+    let rounds = c.schedule.next_work.div_ceil(pixels.max(1) as u64);
+    c.schedule.total_work = c.schedule.total_work.min(rounds * pixels as u64);
+    machine.write(control, c.as_bytes())?;
+    Ok(c.schedule.total_work)
 }
 
 impl<M: Machine> Wavefront<'_, M> {
