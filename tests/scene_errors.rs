@@ -100,7 +100,10 @@ fn unknown_field_and_wrong_type_are_named() {
     let (msg, line) = error_for("\n[[objects]]\nkind = \"sphere\"\nradus = 1.0\n", "radus");
     assert_mentions(
         &msg,
-        &[&format!("test.toml:{line}: objects[0] (sphere), field `radus`"), "unknown field `radus`"],
+        &[
+            &format!("test.toml:{line}: objects[0] (sphere), field `radus`"),
+            "unknown field `radus`",
+        ],
     );
     let text = HEADER.replace("width = 8", "width = \"wide\"");
     let msg = try_scene(&text).unwrap_err().to_string();
@@ -174,16 +177,26 @@ fn bad_render_and_camera_settings_are_refused() {
 
 #[test]
 fn an_error_in_a_later_entry_names_its_index_and_line() {
-    let sphere = |radius: &str| format!("\n[[objects]]\nkind = \"sphere\"\ncenter = [0.0, 0.0, 0.0]\nradius = {radius}\nmaterial = \"white\"\n");
+    let sphere = |radius: &str| {
+        format!("\n[[objects]]\nkind = \"sphere\"\ncenter = [0.0, 0.0, 0.0]\nradius = {radius}\nmaterial = \"white\"\n")
+    };
     let body = format!("{}{}{}", sphere("1.0"), sphere("2.0"), sphere("\"big\""));
     let (msg, line) = error_for(&body, "\"big\"");
     assert_mentions(
         &msg,
-        &[&format!("test.toml:{line}: objects[2] (sphere), field `radius`"), "expected f32"],
+        &[
+            &format!("test.toml:{line}: objects[2] (sphere), field `radius`"),
+            "expected f32",
+        ],
     );
     let body = "\n[[generators]]\nkind = \"smallpt_cornell\"\nsize = 3\n";
     let (msg, line) = error_for(body, "size");
-    assert_mentions(&msg, &[&format!("test.toml:{line}: generators[0] (smallpt_cornell), field `size`")]);
+    assert_mentions(
+        &msg,
+        &[&format!(
+            "test.toml:{line}: generators[0] (smallpt_cornell), field `size`"
+        )],
+    );
 }
 
 #[test]
@@ -197,7 +210,13 @@ fn geometry_beyond_the_coordinate_limit_is_refused_after_its_transform() {
     let msg = scene::load_str(&path, &text).unwrap_err().to_string();
     assert_mentions(
         &msg,
-        &[&format!("big.toml:{}: objects[0] (mesh), field `transform`", line_of(&text, "transform")), "±1e9"],
+        &[
+            &format!(
+                "big.toml:{}: objects[0] (mesh), field `transform`",
+                line_of(&text, "transform")
+            ),
+            "±1e9",
+        ],
     );
     let far_camera = HEADER.replace("look_from = [0.0, 0.0, 5.0]", "look_from = [0.0, 0.0, 3e38]");
     let msg = try_scene(&far_camera).unwrap_err().to_string();

@@ -52,25 +52,6 @@ fn folder(path: &Path) -> &Path {
     }
 }
 
-/// What a non-regular file is, for messages.
-fn describe_special(m: &std::fs::Metadata) -> &'static str {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        let t = m.file_type();
-        if t.is_fifo() {
-            return "a FIFO";
-        }
-        if t.is_char_device() || t.is_block_device() {
-            return "a device";
-        }
-        if t.is_socket() {
-            return "a socket";
-        }
-    }
-    if m.is_dir() { "a folder" } else { "not a regular file" }
-}
-
 /// Whether two paths name the same existing file (hard links included).
 fn same_file(a: &Path, b: &Path) -> bool {
     match (std::fs::metadata(a), std::fs::metadata(b)) {
@@ -103,7 +84,7 @@ pub fn check(path: &Path, inputs: &[&Path]) -> anyhow::Result<()> {
         bail!(
             "{}: is {}; wavepath writes its outputs to regular files only",
             shown(),
-            describe_special(&m)
+            crate::input_file::describe_special(&m)
         );
     }
     if let Some(input) = inputs.iter().find(|i| same_file(i, &target)) {
@@ -139,14 +120,20 @@ struct Registered(PathBuf);
 
 impl Registered {
     fn new(path: &Path) -> Self {
-        UNFINISHED.lock().unwrap_or_else(|e| e.into_inner()).push(path.to_path_buf());
+        UNFINISHED
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(path.to_path_buf());
         Registered(path.to_path_buf())
     }
 }
 
 impl Drop for Registered {
     fn drop(&mut self) {
-        UNFINISHED.lock().unwrap_or_else(|e| e.into_inner()).retain(|p| p != &self.0);
+        UNFINISHED
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|p| p != &self.0);
     }
 }
 
@@ -168,13 +155,17 @@ pub fn write(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
         bail!(
             "{}: is {}; wavepath writes its outputs to regular files only",
             path.display(),
-            describe_special(&m)
+            crate::input_file::describe_special(&m)
         );
     }
     let dir = folder(&target);
-    let mut tmp = temp_builder()
-        .tempfile_in(dir)
-        .with_context(|| format!("{}: cannot create a file in the folder {}", path.display(), dir.display()))?;
+    let mut tmp = temp_builder().tempfile_in(dir).with_context(|| {
+        format!(
+            "{}: cannot create a file in the folder {}",
+            path.display(),
+            dir.display()
+        )
+    })?;
     let registered = Registered::new(tmp.path());
     tmp.write_all(bytes)
         .and_then(|()| tmp.flush())
@@ -229,7 +220,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let scene = dir.path().join("scene.toml");
         std::fs::write(&scene, "x").unwrap();
-        let e = check(&dir.path().join("./scene.toml"), &[&scene]).unwrap_err().to_string();
+        let e = check(&dir.path().join("./scene.toml"), &[&scene])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("also an input"), "{e}");
         check(&dir.path().join("out.png"), &[&scene]).unwrap();
     }

@@ -15,6 +15,7 @@ pub mod bench;
 pub mod cli;
 pub mod experiment;
 pub mod image_out;
+pub mod input_file;
 pub mod interrupt;
 pub mod memory;
 pub mod provenance;

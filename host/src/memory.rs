@@ -64,7 +64,10 @@ mod tests {
         let e = check_available("the film", u64::MAX / 2, "render a smaller image")
             .unwrap_err()
             .to_string();
-        assert!(e.contains("the film needs") && e.contains("available; render a smaller image"), "{e}");
+        assert!(
+            e.contains("the film needs") && e.contains("available; render a smaller image"),
+            "{e}"
+        );
         check_available("a little", 1024, "").unwrap();
     }
 }

@@ -7,8 +7,8 @@ use crate::backend::gpu::buffers::DeviceScene;
 use crate::backend::gpu::{Gpu, megakernel, wavefront};
 use crate::backend::wavefront::emulated;
 use crate::backend::{BackendKind, BackendOptions, RenderJob, RenderOutput};
-use crate::{atomic_file, image_out};
 use crate::scene::{self, Scene};
+use crate::{atomic_file, image_out};
 use anyhow::Context;
 use device::scene::{RenderParams, RenderView};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -163,13 +163,7 @@ impl Renderer {
     /// Prepares `kind`; for a GPU back end this opens device 0.
     pub fn new(kind: BackendKind, options: BackendOptions) -> anyhow::Result<Self> {
         let gpu = if kind.is_gpu() {
-            let hint = || {
-                format!(
-                    "the {} back end needs a GPU; --backend cpu renders on the CPU",
-                    kind.label()
-                )
-            };
-            Some(Gpu::open(0).with_context(hint)?)
+            Some(Gpu::open(0).with_context(|| format!("the {} back end needs a GPU", kind.label()))?)
         } else {
             None
         };
@@ -363,8 +357,8 @@ pub fn run(req: &RenderRequest) -> anyhow::Result<RenderSummary> {
         host_bytes(&params),
         "render a smaller image (--size)",
     )?;
-    let (renderer, note) = Renderer::choose(req.backend, req.options)
-        .context("`--backend cpu` renders without a GPU")?;
+    let (renderer, note) =
+        Renderer::choose(req.backend, req.options).context("`--backend cpu` renders without a GPU")?;
     if req.launch_log.is_some() && !renderer.kind().is_gpu() {
         anyhow::bail!(
             "--launch-log records GPU kernel launches; the {} back end launches none (choose gpu-mega or gpu-wave)",

@@ -12,6 +12,7 @@ use crate::backend::wavefront::emulated;
 use crate::backend::{BackendKind, BackendOptions, RenderJob};
 use crate::render::{Overrides, Renderer, load_scene, params_for};
 use crate::scene::Scene;
+use anyhow::Context;
 use device::accel::Dispatch;
 use device::film::{FixedRgb, is_invalid_sample};
 use device::geometry::PrimRef;
@@ -181,7 +182,7 @@ pub fn verify(
 ) -> anyhow::Result<VerifyReport> {
     let scene = load_scene(scene_path, overrides)?;
     let (params, spp) = params_for(&scene, overrides, RenderView::Radiance);
-    let checked = Renderer::new(backend, options)?;
+    let checked = Renderer::new(backend, options).context("verify compares a GPU back end with the CPU")?;
     let reference = Renderer::new(BackendKind::Cpu, options)?;
     let gpu_out = checked.render(&scene, params, spp, &|_| {})?;
     let cpu_out = reference.render(&scene, params, spp, &|_| {})?;

@@ -164,7 +164,10 @@ fn render_with<T: Traversal>(
     };
     let start = Instant::now();
     let mut tally = Tally::default();
-    let mut samples = SampleRange { begin: 0, end: 1.min(job.spp) };
+    let mut samples = SampleRange {
+        begin: 0,
+        end: 1.min(job.spp),
+    };
     while samples.begin < samples.end {
         let pass_start = Instant::now();
         let render_span = |(first, span): Span| {

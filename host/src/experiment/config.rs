@@ -42,13 +42,13 @@ use std::path::{Component, Path, PathBuf};
 /// Why a config could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    /// The file could not be read.
-    #[error("{}: cannot read the experiment config: {source}", path.display())]
-    Io {
+    /// The file could not be read, or is not a config file at all.
+    #[error("{}: {message}", path.display())]
+    File {
         /// The config file.
         path: PathBuf,
-        /// The OS error.
-        source: std::io::Error,
+        /// What is wrong, e.g. "does not exist".
+        message: String,
     },
     /// A field is missing, unknown, of the wrong type or out of range.
     #[error("{}:{line}: {item}: {message}", path.display())]
@@ -270,9 +270,11 @@ fn three() -> Spanned<u32> {
 
 /// Reads and validates the config at `path`.
 pub fn load(path: &Path) -> Result<Config, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
-        path: path.to_path_buf(),
-        source,
+    let text = crate::input_file::read_text(path, crate::input_file::MAX_TEXT_FILE_BYTES).map_err(|message| {
+        ConfigError::File {
+            path: path.to_path_buf(),
+            message,
+        }
     })?;
     parse(path, &text)
 }

@@ -170,10 +170,13 @@ impl Param {
             let n = v
                 .as_integer()
                 .ok_or_else(|| format!("expected a whole number, got {}", type_of(v)))?;
-            u32::try_from(n)
-                .ok()
-                .filter(|n| range.contains(n))
-                .ok_or_else(|| format!("expected a whole number from {} to {}, got {n}", range.start(), range.end()))
+            u32::try_from(n).ok().filter(|n| range.contains(n)).ok_or_else(|| {
+                format!(
+                    "expected a whole number from {} to {}, got {n}",
+                    range.start(),
+                    range.end()
+                )
+            })
         };
         let count = |min: u32| count_in(min..=u32::MAX);
         Ok(match self {

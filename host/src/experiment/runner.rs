@@ -145,6 +145,12 @@ fn prepare_output(
     let Some(dir) = &opts.out else {
         return Ok((Vec::new(), None));
     };
+    if dir.exists() && !dir.is_dir() {
+        anyhow::bail!(
+            "{}: is not a folder; --out names the folder for the results",
+            dir.display()
+        );
+    }
     std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create the output folder", dir.display()))?;
     tempfile::tempfile_in(dir).with_context(|| format!("{}: cannot write in the output folder", dir.display()))?;
     let files = OutFiles::in_folder(dir);
@@ -476,10 +482,11 @@ impl RunContext<'_> {
         let renderer = Renderer::on(spec.backend, spec.options, self.origin.gpu)?;
         let uploaded = loaded.device.as_ref().filter(|_| spec.backend.is_gpu());
         // A configuration the GPU cannot launch (a block too large for the
-        // kernel's registers) is skipped with the driver's reason.
+        // kernel's registers) or hold (a pool too large for its memory) is
+        // skipped with the reason; the GPU still works for the next one.
         let render = || match renderer.render_uploaded(&loaded.scene, uploaded, params, spp, &|_| {}) {
             Err(e) => match e.downcast_ref::<GpuError>() {
-                Some(GpuError::Config { .. }) => Ok(Err(e.to_string())),
+                Some(GpuError::Config { .. } | GpuError::OutOfMemory { .. }) => Ok(Err(e.to_string())),
                 _ => Err(e).with_context(what),
             },
             Ok(out) => Ok(Ok(out)),

@@ -10,10 +10,10 @@ use device::geometry::{Parallelepiped, Polygon, PrimKind, PrimRef, Sphere, Trian
 use device::material::{FresnelModel, Material, MaterialKind};
 use device::math::{Rgb, Vec3};
 use device::scene::Background;
-use std::collections::HashMap;
-use std::ops::Range;
 use serde::de::DeserializeOwned;
 use serde_spanned::Spanned;
+use std::collections::HashMap;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 /// The largest image side accepted, in pixels (the film of the largest
@@ -83,7 +83,10 @@ pub fn point(field: &str, v: Triple) -> FieldResult<Vec3> {
 /// A length in the scene: positive and at most [`MAX_COORDINATE`].
 pub fn length(field: &str, v: f32) -> FieldResult<f32> {
     if positive(field, v)? > MAX_COORDINATE {
-        return Err(field_error(field, format!("must be at most {MAX_COORDINATE:e}, got {v}")));
+        return Err(field_error(
+            field,
+            format!("must be at most {MAX_COORDINATE:e}, got {v}"),
+        ));
     }
     Ok(v)
 }
@@ -165,7 +168,12 @@ impl SceneBuilder {
     /// names `field`.
     fn check_extent(&self, before: [usize; 4], field: &str) -> FieldResult<()> {
         let g = &self.geometry;
-        let kinds = [PrimKind::Sphere, PrimKind::Parallelepiped, PrimKind::Polygon, PrimKind::Triangle];
+        let kinds = [
+            PrimKind::Sphere,
+            PrimKind::Parallelepiped,
+            PrimKind::Polygon,
+            PrimKind::Triangle,
+        ];
         for ((kind, from), to) in kinds.into_iter().zip(before).zip(self.counts()) {
             for i in from..to {
                 let b = crate::accel::bounds::of(g, PrimRef::new(kind, i as u32));
@@ -248,7 +256,11 @@ impl Locator<'_> {
         index: usize,
         table: &Spanned<toml::Table>,
     ) -> Result<(T, String), SceneError> {
-        let kind = table.get_ref().get("kind").and_then(|k| k.as_str()).unwrap_or("no kind");
+        let kind = table
+            .get_ref()
+            .get("kind")
+            .and_then(|k| k.as_str())
+            .unwrap_or("no kind");
         let name = format!("{array}[{index}] ({kind})");
         match toml::Value::Table(table.get_ref().clone()).try_into::<T>() {
             Ok(def) => Ok((def, name)),
@@ -437,13 +449,19 @@ fn settings(r: &super::schema::RenderDef) -> FieldResult<SceneSettings> {
     if !(1..=MAX_SPP).contains(&r.spp) {
         return Err(field_error(
             "spp",
-            format!("must be between 1 and {MAX_SPP} (the most the film sums exactly), got {}", r.spp),
+            format!(
+                "must be between 1 and {MAX_SPP} (the most the film sums exactly), got {}",
+                r.spp
+            ),
         ));
     }
     if !(1..=MAX_DEPTH).contains(&r.max_depth) {
         return Err(field_error(
             "max_depth",
-            format!("must be between 1 (the camera ray) and {MAX_DEPTH}, got {}", r.max_depth),
+            format!(
+                "must be between 1 (the camera ray) and {MAX_DEPTH}, got {}",
+                r.max_depth
+            ),
         ));
     }
     Ok(SceneSettings {

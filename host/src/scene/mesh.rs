@@ -1,9 +1,9 @@
 //! OBJ meshes, through `tobj`, placed by a transform.
 
-use super::build::{FieldResult, positive, vec3};
+use super::build::{FieldResult, point, positive, vec3};
 use super::schema::TransformDef;
 use device::math::{Vec3, scalar};
-use std::io::BufRead;
+use std::io::{BufRead, Read};
 use std::path::Path;
 
 /// The largest OBJ file accepted (about 50 million triangles written
@@ -33,7 +33,7 @@ impl Transform {
         Ok(Transform {
             scale: positive("transform.scale", def.scale.unwrap_or(1.0))?,
             rotate: rotate * (scalar::PI / 180.0),
-            translate: vec3("transform.translate", def.translate.unwrap_or([0.0; 3]))?,
+            translate: point("transform.translate", def.translate.unwrap_or([0.0; 3]))?,
         })
     }
 
@@ -61,7 +61,8 @@ pub struct LoadedMesh {
 /// Loads every model in the OBJ at `path`, triangulating polygons (as fans).
 /// Errors name the OBJ file.
 pub fn load_obj(path: &Path, transform: &Transform) -> Result<LoadedMesh, String> {
-    let bytes = super::read_limited(path, MAX_OBJ_FILE_BYTES).map_err(|e| format!("OBJ file {} {e}", path.display()))?;
+    let bytes = crate::input_file::read_limited(path, MAX_OBJ_FILE_BYTES)
+        .map_err(|e| format!("OBJ file {} {e}", path.display()))?;
     parse_obj(path, &bytes, transform)
 }
 
@@ -73,8 +74,14 @@ pub fn parse_obj(path: &Path, bytes: &[u8], transform: &Transform) -> Result<Loa
 
 /// The OBJ import behind [`load_obj`] and [`parse_obj`]: every model, placed
 /// by `transform`. `mtllib` statements are ignored (materials come from the
-/// scene file), so nothing but `reader` is read.
+/// scene file), so nothing but `reader` is read, and so are texture
+/// coordinates and normals (see [`WithoutVtVn`]).
 fn read_obj(path: &Path, reader: &mut impl BufRead, transform: &Transform) -> Result<LoadedMesh, String> {
+    let reader = &mut WithoutVtVn {
+        inner: reader,
+        line: Vec::new(),
+        at: 0,
+    };
     let options = tobj::LoadOptions {
         triangulate: true,
         single_index: false,
@@ -122,6 +129,52 @@ fn read_obj(path: &Path, reader: &mut impl BufRead, transform: &Transform) -> Re
     Ok(out)
 }
 
+/// An OBJ text less its `vt` and `vn` lines. Meshes use neither, and tobj
+/// 4.0.5 computes `3 * vn + 2` (`2 * vt + 1`) unchecked for a face's normal
+/// (texture) index, which overflows, panicking where overflow checks are on,
+/// for indices such as `f 1//6148914691236517207` or, with one `vt`, `f 1/-3`
+/// (found by the `obj_import` fuzz target). Without normals and texture
+/// coordinates tobj never uses those indices.
+struct WithoutVtVn<R> {
+    inner: R,
+    /// The current line, and how much of it has been consumed.
+    line: Vec<u8>,
+    at: usize,
+}
+
+impl<R: BufRead> Read for WithoutVtVn<R> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.fill_buf()?.read(out)?;
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl<R: BufRead> BufRead for WithoutVtVn<R> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        while self.at == self.line.len() {
+            self.line.clear();
+            self.at = 0;
+            if self.inner.read_until(b'\n', &mut self.line)? == 0 {
+                break;
+            }
+            // The keyword as tobj reads it; lines that are not UTF-8 pass, for
+            // tobj to reject.
+            let keyword = std::str::from_utf8(&self.line)
+                .ok()
+                .and_then(|l| l.split_whitespace().next());
+            if matches!(keyword, Some("vt" | "vn")) {
+                self.line.clear();
+            }
+        }
+        Ok(&self.line[self.at..])
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.at = (self.at + n).min(self.line.len());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,5 +189,32 @@ mod tests {
         // (1,0,0) → scaled (2,0,0) → 90° about y → (0,0,-2) → translated (0,0,3).
         let p = t.apply(Vec3::new(1.0, 0.0, 0.0));
         assert!((p - Vec3::new(0.0, 0.0, 3.0)).length() < 1e-5, "{p:?}");
+    }
+
+    #[test]
+    fn huge_normal_and_texcoord_indices_are_ignored() {
+        // Both overflowed inside tobj before `vt` and `vn` lines were dropped.
+        let corners = "v 0 0 0\nv 1 0 0\nv 0 1 0\n";
+        for rest in [
+            "vn 0 0 1\nvn 0 0 1\nf 1//6148914691236517207 2//1 3//1\n",
+            "vt 0 0\nf 1/-3 2/1 3/1\n",
+        ] {
+            let text = format!("{corners}{rest}");
+            let mesh = parse_obj(Path::new("t.obj"), text.as_bytes(), &Transform::IDENTITY).unwrap();
+            assert_eq!(mesh.triangles.len(), 1, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn dropping_vt_and_vn_keeps_every_other_line() {
+        let text = "v 0 0 0\r\n vt 0 0\nv 1 0 0\nvn 0 0 1\nvtx\nv 0 1 0\nf 1/1/1 2/1/1 3/1/1";
+        let mut out = String::new();
+        let mut reader = WithoutVtVn {
+            inner: text.as_bytes(),
+            line: Vec::new(),
+            at: 0,
+        };
+        reader.read_to_string(&mut out).unwrap();
+        assert_eq!(out, "v 0 0 0\r\nv 1 0 0\nvtx\nv 0 1 0\nf 1/1/1 2/1/1 3/1/1");
     }
 }

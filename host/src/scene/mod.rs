@@ -12,9 +12,9 @@ pub mod meshgen;
 mod schema;
 
 pub use build::{MAX_COORDINATE, MAX_DEPTH, MAX_IMAGE_SIDE, MAX_SPP};
-pub use mesh::MAX_OBJ_FILE_BYTES;
 pub use error::{SceneError, line_col};
 pub use mesh::LoadedMesh;
+pub use mesh::MAX_OBJ_FILE_BYTES;
 pub use schema::ToneCurve;
 
 use crate::accel::{AccelSettings, BuiltAccel};
@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 
 /// The largest scene file accepted (scenes are short; meshes live in OBJ
 /// files).
-pub const MAX_SCENE_FILE_BYTES: u64 = 16 << 20;
+pub const MAX_SCENE_FILE_BYTES: u64 = crate::input_file::MAX_TEXT_FILE_BYTES;
 
 /// How a finished image is turned into display values.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -169,50 +169,10 @@ pub fn load(path: &Path) -> Result<Scene, SceneError> {
 
 /// The text of the scene file at `path` (at most [`MAX_SCENE_FILE_BYTES`]).
 pub fn read_text(path: &Path) -> Result<String, SceneError> {
-    let bytes = read_limited(path, MAX_SCENE_FILE_BYTES).map_err(|message| SceneError::File {
+    crate::input_file::read_text(path, MAX_SCENE_FILE_BYTES).map_err(|message| SceneError::File {
         path: path.to_path_buf(),
         message,
-    })?;
-    String::from_utf8(bytes).map_err(|e| SceneError::File {
-        path: path.to_path_buf(),
-        message: format!("is not UTF-8 text (invalid byte at offset {})", e.utf8_error().valid_up_to()),
     })
-}
-
-/// Reads the regular file at `path` if it holds at most `limit` bytes; the
-/// error says what stands there instead, or how large it is.
-pub fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
-    use std::io::Read;
-    let meta = std::fs::metadata(path).map_err(|e| io_reason(&e))?;
-    if meta.is_dir() {
-        return Err("is a folder, not a file".into());
-    }
-    if meta.is_file() && meta.len() > limit {
-        return Err(format!(
-            "is {} bytes; the limit is {limit} bytes ({})",
-            meta.len(),
-            crate::memory::gib(limit)
-        ));
-    }
-    let file = std::fs::File::open(path).map_err(|e| io_reason(&e))?;
-    let mut bytes = Vec::new();
-    // A FIFO or device has no length to check: read one byte past the limit.
-    file.take(limit + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| io_reason(&e))?;
-    if bytes.len() as u64 > limit {
-        return Err(format!("holds more than the limit of {limit} bytes"));
-    }
-    Ok(bytes)
-}
-
-/// An OS error in words, without the error code repeated.
-fn io_reason(e: &std::io::Error) -> String {
-    match e.kind() {
-        std::io::ErrorKind::NotFound => "does not exist".into(),
-        std::io::ErrorKind::PermissionDenied => "cannot be read (permission denied)".into(),
-        _ => format!("cannot be read: {e}"),
-    }
 }
 
 /// Parses and validates scene text; `path` names it in errors and anchors

@@ -31,9 +31,6 @@ pub use fault::LaunchSite;
 use cudarc::driver::DriverError;
 use cudarc::driver::sys::cudaError_enum as Code;
 
-/// What to tell a user whose GPU cannot run wavepath's GPU back ends.
-const USE_THE_CPU: &str = "render on the CPU instead (--backend cpu)";
-
 /// What is left after a kernel fault.
 const CONTEXT_LOST: &str = "GPU work needs a new process (the CPU back ends still work in this one)";
 
@@ -43,21 +40,19 @@ pub enum GpuError {
     /// libcuda is not there.
     #[error(
         "no CUDA driver: libcuda.so could not be loaded; install the NVIDIA driver \
-         (or add its folder to LD_LIBRARY_PATH), or {USE_THE_CPU}"
+         (or add its folder to LD_LIBRARY_PATH)"
     )]
     NoDriver,
     /// The driver sees no device, or not the one asked for.
     #[error(
-        "no CUDA device is available ({0}); check `nvidia-smi` and CUDA_VISIBLE_DEVICES, \
-         or {USE_THE_CPU}"
+        "no CUDA device is available ({0}); check `nvidia-smi` and CUDA_VISIBLE_DEVICES"
     )]
     NoDevice(String),
     /// Every embedded PTX module targets a newer architecture than the GPU.
     #[error(
         "{name} has compute capability {major}.{minor} (sm_{major}{minor}), older than every PTX \
          module embedded in this binary ({}): the driver compiles PTX forward to newer GPUs, \
-         never back; rebuild for it with `WAVEPATH_CUDA_ARCHS=sm_{major}{minor} cargo build --release`, \
-         or {USE_THE_CPU}",
+         never back; rebuild for it with `WAVEPATH_CUDA_ARCHS=sm_{major}{minor} cargo build --release`",
         arch_list(.embedded)
     )]
     NoPtxForDevice {
@@ -151,13 +146,13 @@ impl SizedBy {
     /// What to change so that it fits.
     pub fn suggestion(self) -> &'static str {
         match self {
-            SizedBy::Image => "render a smaller image (--size WIDTHxHEIGHT), or on the CPU (--backend cpu)",
+            SizedBy::Image => "render a smaller image (--size WIDTHxHEIGHT), or on the CPU (the `cpu` back end)",
             SizedBy::PathPool => {
                 "give the wavefront a smaller path pool (--capacity: a smaller budget such as 256MiB, a \
                  smaller power of two, or `auto`, which fits the pool to free memory)"
             }
             SizedBy::Scene => {
-                "the scene does not fit on this GPU: simplify it, or render it on the CPU (--backend cpu)"
+                "the scene does not fit on this GPU: simplify it, or render it on the CPU (the `cpu` back end)"
             }
             SizedBy::Rays => "cast fewer rays at once (raycast --count)",
             SizedBy::Fixed => {
@@ -181,18 +176,13 @@ pub fn bytes_text(bytes: usize) -> String {
 
 /// The rest of an out-of-memory message: what is free and what to change.
 fn out_of_memory_text(bytes: &usize, free: &usize, total: &usize, sized_by: &SizedBy) -> String {
-    let whole = if bytes > total {
-        " (more than it has at all)"
+    let (asked, free, total_text) = (bytes_text(*bytes), bytes_text(*free), bytes_text(*total));
+    let suggestion = sized_by.suggestion();
+    if bytes > total {
+        format!("{asked} asked, more than the GPU's {total_text} in all; {free} are free; {suggestion}")
     } else {
-        ""
-    };
-    format!(
-        "{} asked, but only {} of the GPU's {}{whole} are free; {}",
-        bytes_text(*bytes),
-        bytes_text(*free),
-        bytes_text(*total),
-        sized_by.suggestion()
-    )
+        format!("{asked} asked, but only {free} of the GPU's {total_text} are free; {suggestion}")
+    }
 }
 
 /// `[75, 90]` → `sm_75, sm_90`.
@@ -216,14 +206,6 @@ pub fn describe(e: &DriverError) -> String {
     match e.error_string() {
         Ok(s) => format!("{name} ({})", s.to_string_lossy()),
         Err(_) => name,
-    }
-}
-
-/// Wraps a driver error with what wavepath was doing.
-pub fn driver_error(action: impl Into<String>) -> impl FnOnce(DriverError) -> GpuError {
-    move |e| GpuError::Driver {
-        action: action.into(),
-        error: describe(&e),
     }
 }
 
@@ -272,10 +254,11 @@ mod tests {
             total: 80 << 30,
             sized_by: SizedBy::Image,
         };
-        let text = e.to_string();
-        assert!(
-            text.contains("(80.00 GiB) (more than it has at all) are free; render a smaller image (--size"),
-            "{text}"
+        assert_eq!(
+            e.to_string(),
+            "out of GPU memory allocating the film: 107374182400 bytes (100.00 GiB) asked, more than the \
+             GPU's 85899345920 bytes (80.00 GiB) in all; 75161927680 bytes (70.00 GiB) are free; render a \
+             smaller image (--size WIDTHxHEIGHT), or on the CPU (the `cpu` back end)"
         );
     }
 }

@@ -1,0 +1,164 @@
+//! Ctrl-C during a render: the first one finishes the samples in flight and
+//! writes the image of the whole samples per pixel done (the same bits as a
+//! render asked for that many), the second one stops at once; no temporary
+//! file outlives the process.
+
+mod util;
+
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+use util::repo;
+
+fn wavepath() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_wavepath"))
+}
+
+fn signal(child: &Child) {
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+}
+
+/// Starts `wavepath render` with `args`, interrupts it after `after`, and
+/// returns its output.
+fn interrupted_render(args: &[&str], after: Duration) -> Output {
+    let child = wavepath()
+        .arg("render")
+        .args(args)
+        .arg("--quiet")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(after);
+    signal(&child);
+    child.wait_with_output().unwrap()
+}
+
+/// The samples per pixel an interrupted render reports having finished.
+fn finished_spp(stderr: &str) -> u32 {
+    let after = stderr
+        .split("stopped by Ctrl-C after ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no count in: {stderr}"));
+    after.split_whitespace().next().unwrap().parse().unwrap()
+}
+
+fn temporaries(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(wavepath::atomic_file::TEMP_PREFIX))
+        .collect()
+}
+
+/// Interrupts a long render on `backend` and checks that the image holds
+/// exactly the finished samples.
+fn keeps_the_finished_samples(backend: &str, extra: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = repo("scenes/cornell_diffuse.toml");
+    let scene = scene.to_str().unwrap();
+    let cut = dir.path().join("cut.png");
+    let mut args = vec![
+        scene,
+        "--backend",
+        backend,
+        "--size",
+        "32x32",
+        "--spp",
+        "1000000",
+        "--out",
+    ];
+    args.push(cut.to_str().unwrap());
+    args.extend(extra);
+    let out = interrupted_render(&args, Duration::from_millis(1500));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    let spp = finished_spp(&stderr);
+    assert!((1..1_000_000).contains(&spp), "{spp} samples finished");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(&format!("{spp} of 1000000 spp (stopped by Ctrl-C)")),
+        "{stdout}"
+    );
+
+    let whole = dir.path().join("whole.png");
+    let spp_text = spp.to_string();
+    let mut args = vec![
+        scene,
+        "--backend",
+        "cpu",
+        "--size",
+        "32x32",
+        "--spp",
+        &spp_text,
+        "--quiet",
+        "--out",
+    ];
+    args.push(whole.to_str().unwrap());
+    let reference = wavepath().arg("render").args(&args).output().unwrap();
+    assert!(
+        reference.status.success(),
+        "{}",
+        String::from_utf8_lossy(&reference.stderr)
+    );
+    assert_eq!(
+        std::fs::read(&cut).unwrap(),
+        std::fs::read(&whole).unwrap(),
+        "the interrupted image is the render of {spp} spp"
+    );
+    assert!(temporaries(dir.path()).is_empty());
+}
+
+#[test]
+fn ctrl_c_keeps_the_finished_samples_on_the_cpu() {
+    keeps_the_finished_samples("cpu", &[]);
+}
+
+#[test]
+fn ctrl_c_keeps_the_finished_sample_rounds_of_the_wavefront() {
+    keeps_the_finished_samples("cpu-wave", &["--capacity", "2^12"]);
+}
+
+#[test]
+fn a_second_ctrl_c_stops_at_once_and_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("big.png");
+    // One sample of this image takes seconds, so the first Ctrl-C waits.
+    let child = wavepath()
+        .arg("render")
+        .arg(repo("scenes/rtiow_final.toml"))
+        .args([
+            "--backend",
+            "cpu",
+            "--size",
+            "4000x3000",
+            "--spp",
+            "4",
+            "--quiet",
+            "--out",
+        ])
+        .arg(&out)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    signal(&child);
+    std::thread::sleep(Duration::from_millis(200));
+    let second = Instant::now();
+    signal(&child);
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        second.elapsed() < Duration::from_secs(2),
+        "{:?} after the second Ctrl-C",
+        second.elapsed()
+    );
+    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("Ctrl-C again to stop at once"), "{stderr}");
+    assert!(!out.exists(), "no image of an unfinished sample");
+    assert!(temporaries(dir.path()).is_empty());
+}
