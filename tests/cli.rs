@@ -187,7 +187,10 @@ fn gpu_back_end_without_a_driver_is_a_clear_error_pointing_to_the_cpu() {
                 .output(),
             "--backend cpu",
         ),
-        (wavepath().arg("verify").arg(&scene).output(), "--backend cpu"),
+        (
+            wavepath().arg("verify").arg(&scene).output(),
+            "verify compares a GPU back end with the CPU",
+        ),
         (wavepath().arg("bench").arg(&scene).output(), "--backends cpu"),
     ];
     for (run, hint) in runs {
@@ -195,6 +198,11 @@ fn gpu_back_end_without_a_driver_is_a_clear_error_pointing_to_the_cpu() {
         let stderr = String::from_utf8_lossy(&run.stderr);
         assert!(!run.status.success());
         assert!(stderr.contains("no CUDA driver") && stderr.contains(hint), "{stderr}");
+        assert_eq!(
+            stderr.matches("--backend").count(),
+            (hint != "verify compares a GPU back end with the CPU") as usize,
+            "one hint, the command's own: {stderr}"
+        );
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
     assert!(!out.exists(), "a failed render leaves no image");
