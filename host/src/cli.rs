@@ -440,10 +440,10 @@ pub struct BenchArgs {
     #[arg(long, value_delimiter = ',', default_value = "262144")]
     pub drains: Vec<u32>,
     /// Timed repetitions per configuration (at most 1000).
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=crate::experiment::config::MAX_REPEAT as i64))]
     pub repeat: u32,
     /// Untimed warm-up renders per configuration (at most 100).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=100))]
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=crate::experiment::config::MAX_WARMUP as i64))]
     pub warmup: u32,
     /// CPU threads for the `cpu` back end (0: one per core; at most 1024).
     #[arg(long, default_value_t = 0, value_parser = parse_threads)]

@@ -177,8 +177,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             for (name, threads) in all_entry_points().flat_map(|n| [64, 128, 256].map(|t| (n, t))) {
                 let f = gpu.function(name)?;
                 let k = gpu.kernel_info(name, &f, threads)?;
+                let test_only = if device::kernels::fault::ENTRY_POINTS.contains(&name) {
+                    " (test only: traps on purpose)"
+                } else {
+                    ""
+                };
                 outln!(
-                    "{}: {} registers, {} B local, {} threads/block -> {} blocks/SM, occupancy {:.0}%",
+                    "{}{test_only}: {} registers, {} B local, {} threads/block -> {} blocks/SM, occupancy {:.0}%",
                     k.name,
                     k.registers,
                     k.local_bytes,

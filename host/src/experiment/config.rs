@@ -39,6 +39,12 @@ use serde::Deserialize;
 use serde_spanned::Spanned;
 use std::path::{Component, Path, PathBuf};
 
+/// The most timed repetitions of one configuration (`repeat`, `--repeat`).
+pub const MAX_REPEAT: u32 = 1000;
+
+/// The most untimed warm-up renders of one configuration.
+pub const MAX_WARMUP: u32 = 100;
+
 /// Why a config could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -247,7 +253,7 @@ struct StudyDef {
     #[serde(default)]
     baseline: Option<Spanned<String>>,
     #[serde(default = "one")]
-    warmup: u32,
+    warmup: Spanned<u32>,
     #[serde(default = "three")]
     repeat: Spanned<u32>,
     #[serde(default)]
@@ -260,8 +266,8 @@ struct StudyDef {
     published: Vec<Spanned<Published>>,
 }
 
-fn one() -> u32 {
-    1
+fn one() -> Spanned<u32> {
+    Spanned::new(0..0, 1)
 }
 
 fn three() -> Spanned<u32> {
@@ -377,11 +383,18 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
                 Some(kind)
             }
         };
-        if *s.repeat.get_ref() == 0 {
+        if !(1..=MAX_REPEAT).contains(s.repeat.get_ref()) {
             return Err(at(
                 s.repeat.span(),
                 &item("field `repeat`"),
-                "expected at least 1".into(),
+                format!("expected 1 to {MAX_REPEAT}, got {}", s.repeat.get_ref()),
+            ));
+        }
+        if *s.warmup.get_ref() > MAX_WARMUP {
+            return Err(at(
+                s.warmup.span(),
+                &item("field `warmup`"),
+                format!("expected 0 to {MAX_WARMUP}, got {}", s.warmup.get_ref()),
             ));
         }
         let setting = |key: &Spanned<String>, value: &Spanned<toml::Value>, table: &str| {
@@ -457,7 +470,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
             scenes,
             backends,
             baseline,
-            warmup: s.warmup,
+            warmup: *s.warmup.get_ref(),
             repeat: *s.repeat.get_ref(),
             fixed,
             per_backend,
