@@ -539,7 +539,9 @@ fn a_stop_request_keeps_whole_samples_on_both_gpu_back_ends() {
     options.wavefront.capacity = wavepath::backend::wavefront::Capacity::Slots(1 << 12);
     for kind in [BackendKind::GpuMega, BackendKind::GpuWave] {
         STOP.store(false, Ordering::SeqCst);
-        let renderer = Renderer::on(kind, options, Some(&gpu)).unwrap().stopping_on(Some(&STOP));
+        let renderer = Renderer::on(kind, options, Some(&gpu))
+            .unwrap()
+            .stopping_on(Some(&STOP));
         let cut = renderer
             .render(&scene, params, spp, &|_| STOP.store(true, Ordering::SeqCst))
             .unwrap_or_else(|e| panic!("{}: {e:#}", kind.label()));
@@ -559,6 +561,10 @@ fn a_stop_request_keeps_whole_samples_on_both_gpu_back_ends() {
             kind.label(),
             cut.spp
         );
-        eprintln!("{}: stopped after {} of {spp} spp, film equals the CPU's", kind.label(), cut.spp);
+        eprintln!(
+            "{}: stopped after {} of {spp} spp, film equals the CPU's",
+            kind.label(),
+            cut.spp
+        );
     }
 }

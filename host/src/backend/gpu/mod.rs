@@ -44,9 +44,7 @@ pub enum GpuError {
     )]
     NoDriver,
     /// The driver sees no device, or not the one asked for.
-    #[error(
-        "no CUDA device is available ({0}); check `nvidia-smi` and CUDA_VISIBLE_DEVICES"
-    )]
+    #[error("no CUDA device is available ({0}); check `nvidia-smi` and CUDA_VISIBLE_DEVICES")]
     NoDevice(String),
     /// Every embedded PTX module targets a newer architecture than the GPU.
     #[error(
