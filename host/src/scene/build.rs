@@ -34,6 +34,11 @@ pub const MAX_DEPTH: u32 = 65_536;
 /// distances of box and sphere tests approach the overflow at 3.4e38.
 pub const MAX_COORDINATE: f32 = 1.0e9;
 
+/// Host memory a primitive needs with its share of the acceleration
+/// structure and its build (a generous estimate, for the check before a
+/// generator runs).
+const BYTES_PER_PRIMITIVE: u64 = 256;
+
 /// A problem found in one field, before it is placed in the file.
 pub struct FieldError {
     field: String,
@@ -155,6 +160,24 @@ impl SceneBuilder {
                 format!("unknown material `{name}` (defined: {})", known.join(", ")),
             )
         })
+    }
+
+    /// Checks, before `count` more primitives are made, that the scene
+    /// stays within the primitive limit and the memory it would need is
+    /// available.
+    fn make_room(&self, count: u64, field: &str) -> FieldResult<()> {
+        let total = self.geometry.primitive_count() as u64 + count;
+        if total > PrimRef::MAX_INDEX as u64 {
+            return Err(field_error(
+                field,
+                format!(
+                    "the scene would hold {total} primitives; the limit is {}",
+                    PrimRef::MAX_INDEX
+                ),
+            ));
+        }
+        crate::memory::check_available("the scene", total * BYTES_PER_PRIMITIVE, "generate fewer primitives")
+            .map_err(|e| field_error(field, e.to_string()))
     }
 
     /// How many primitives of each kind there are so far.
@@ -593,6 +616,7 @@ fn generate(b: &mut SceneBuilder, g: &GeneratorDef) -> FieldResult<()> {
                 let msg = format!("must be between 1 and {}, got {grid}", generators::MAX_RTIOW_GRID);
                 return Err(field_error("grid", msg));
             }
+            b.make_room(4 * grid as u64 * grid as u64 + 4, "grid")?;
             generators::rtiow_final(b, grid, seed);
         }
         GeneratorDef::SmallptCornell {} => generators::smallpt_cornell(b),
@@ -616,6 +640,7 @@ fn generate(b: &mut SceneBuilder, g: &GeneratorDef) -> FieldResult<()> {
             }
             let center = point("center", center)?;
             let radius = length("radius", radius)?;
+            b.make_room(20 << (2 * subdivisions as u64), "subdivisions")?;
             let mesh = meshgen::DisplacedSphere {
                 subdivisions,
                 amplitude,
@@ -708,6 +733,7 @@ fn object(b: &mut SceneBuilder, scene_dir: &Path, o: &ObjectDef, files: &mut Vec
             b.geometry
                 .triangles
                 .extend(loaded.triangles.iter().map(|t| Triangle::new(t[0], t[1], t[2], m)));
+            b.make_room(0, "file")?;
         }
     }
     Ok(())
