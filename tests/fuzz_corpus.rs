@@ -46,13 +46,27 @@ fn scene_loader_corpus_never_panics() {
     });
     let ok = outcomes.iter().filter(|o| **o == Some(true)).count();
     let err = outcomes.iter().filter(|o| **o == Some(false)).count();
+    eprintln!(
+        "{} scene inputs: {ok} load, {err} are refused, {} skipped",
+        outcomes.len(),
+        outcomes.len() - ok - err
+    );
     assert!(ok >= 1, "no corpus scene loads");
-    assert!(err >= 1, "every corpus scene loads; the corpus should hold broken ones too");
+    assert!(
+        err >= 1,
+        "every corpus scene loads; the corpus should hold broken ones too"
+    );
 }
 
 #[test]
 fn obj_import_corpus_never_panics() {
     let outcomes = replay(&corpus("obj_import"), |data| harness::obj_import(data).is_ok());
+    let ok = outcomes.iter().filter(|&&ok| ok).count();
+    eprintln!(
+        "{} OBJ inputs: {ok} import, {} are refused",
+        outcomes.len(),
+        outcomes.len() - ok
+    );
     assert!(outcomes.iter().any(|&ok| ok), "no corpus OBJ imports");
     assert!(outcomes.iter().any(|&ok| !ok), "every corpus OBJ imports");
 }
@@ -68,6 +82,9 @@ fn generator_budget_counts_generated_primitives() {
          [[generators]]\nkind = \"displaced_sphere\"\nsubdivisions = 99\n",
     );
     assert_eq!(harness::generated_primitives(&spheres), 20 * 64 + 20 * (1 << 20));
-    assert!(harness::scene_loader(spheres.as_bytes()).is_none(), "over budget: skipped");
+    assert!(
+        harness::scene_loader(spheres.as_bytes()).is_none(),
+        "over budget: skipped"
+    );
     assert!(harness::scene_loader(b"\xff").is_none(), "not UTF-8: skipped");
 }
