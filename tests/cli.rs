@@ -239,3 +239,14 @@ fn a_reader_that_stops_early_is_not_a_crash() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert!(out.status.success(), "{stderr}");
 }
+
+#[test]
+fn the_version_names_the_commit() {
+    let out = wavepath().arg("--version").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert!(
+        text.starts_with(&format!("wavepath {} (commit ", env!("CARGO_PKG_VERSION"))),
+        "{text}"
+    );
+}

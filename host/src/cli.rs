@@ -15,7 +15,7 @@ use std::path::PathBuf;
 
 /// wavepath: megakernel versus wavefront path tracing, measured.
 #[derive(Debug, Parser)]
-#[command(name = "wavepath", version, about)]
+#[command(name = "wavepath", version = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("WAVEPATH_COMMIT"), ")"), about)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
