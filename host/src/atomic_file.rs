@@ -66,28 +66,36 @@ fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
+/// Where `path` (shown as `shown` in errors) writes: the end of its chain
+/// of links, which must be absent or a regular file.
+fn regular_target(path: &Path, shown: impl Fn(&Path) -> String) -> anyhow::Result<PathBuf> {
+    let target = target(path)?;
+    if let Ok(m) = std::fs::metadata(&target)
+        && !m.is_file()
+    {
+        bail!(
+            "{}: is {}; wavepath writes its outputs to regular files only",
+            shown(&target),
+            crate::input_file::describe_special(&m)
+        );
+    }
+    Ok(target)
+}
+
 /// Checks, before any work, that `path` can take a command's output: its
 /// folder exists and is writable, it is not one of `inputs`, and it is
 /// absent or a regular file (after following links).
-pub fn check(path: &Path, inputs: &[&Path]) -> anyhow::Result<()> {
-    let target = target(path)?;
-    let shown = || {
+pub fn check<P: AsRef<Path>>(path: &Path, inputs: &[P]) -> anyhow::Result<()> {
+    let shown_for = |target: &Path| {
         if target == path {
             path.display().to_string()
         } else {
             format!("{} (a link to {})", path.display(), target.display())
         }
     };
-    if let Ok(m) = std::fs::metadata(&target)
-        && !m.is_file()
-    {
-        bail!(
-            "{}: is {}; wavepath writes its outputs to regular files only",
-            shown(),
-            crate::input_file::describe_special(&m)
-        );
-    }
-    if let Some(input) = inputs.iter().find(|i| same_file(i, &target)) {
+    let target = regular_target(path, shown_for)?;
+    let shown = || shown_for(&target);
+    if let Some(input) = inputs.iter().map(AsRef::as_ref).find(|i| same_file(i, &target)) {
         bail!(
             "{}: is also an input of this command ({}); choose another output path",
             shown(),
@@ -148,16 +156,7 @@ pub fn remove_unfinished() {
 /// Writes `bytes` to `path` atomically. A symbolic link is followed and its
 /// target replaced; anything other than a regular file is refused.
 pub fn write(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let target = target(path)?;
-    if let Ok(m) = std::fs::metadata(&target)
-        && !m.is_file()
-    {
-        bail!(
-            "{}: is {}; wavepath writes its outputs to regular files only",
-            path.display(),
-            crate::input_file::describe_special(&m)
-        );
-    }
+    let target = regular_target(path, |_| path.display().to_string())?;
     let dir = folder(&target);
     let mut tmp = temp_builder().tempfile_in(dir).with_context(|| {
         format!(
@@ -196,7 +195,7 @@ mod tests {
         let real = dir.path().join("real.txt");
         let link = dir.path().join("link.txt");
         std::os::unix::fs::symlink("real.txt", &link).unwrap();
-        check(&link, &[]).unwrap();
+        check::<&Path>(&link, &[]).unwrap();
         write(&link, b"abc").unwrap();
         assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
         assert_eq!(std::fs::read(&real).unwrap(), b"abc");
@@ -206,12 +205,12 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn special_files_are_refused_untouched() {
-        let e = check(Path::new("/dev/null"), &[]).unwrap_err().to_string();
+        let e = check::<&Path>(Path::new("/dev/null"), &[]).unwrap_err().to_string();
         assert!(e.contains("/dev/null") && e.contains("a device"), "{e}");
         let e = write(Path::new("/dev/null"), b"x").unwrap_err().to_string();
         assert!(e.contains("regular files only"), "{e}");
         let dir = tempfile::tempdir().unwrap();
-        let e = check(dir.path(), &[]).unwrap_err().to_string();
+        let e = check::<&Path>(dir.path(), &[]).unwrap_err().to_string();
         assert!(e.contains("a folder"), "{e}");
     }
 
@@ -229,7 +228,9 @@ mod tests {
 
     #[test]
     fn a_missing_folder_is_named() {
-        let e = check(Path::new("no/such/dir/x.png"), &[]).unwrap_err().to_string();
+        let e = check::<&Path>(Path::new("no/such/dir/x.png"), &[])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("no/such/dir") && e.contains("does not exist"), "{e}");
     }
 }

@@ -198,8 +198,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let overrides = args.scene.overrides();
             let scene = wavepath::render::load_scene(&args.scene.scene, &overrides)?;
             if let Some(path) = &args.csv {
-                let inputs: Vec<_> = scene.files.iter().map(|p| p.as_path()).collect();
-                atomic_file::check(path, &inputs)?;
+                atomic_file::check(path, &scene.files)?;
             }
             wavepath::memory::check_available(
                 &format!("{} rays", args.count),
@@ -232,7 +231,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if !(0.0..0.5).contains(&args.amplitude) {
                 anyhow::bail!("--amplitude must be in [0, 0.5), got {}", args.amplitude);
             }
-            atomic_file::check(&args.out, &[])?;
+            atomic_file::check::<&std::path::Path>(&args.out, &[])?;
             let start = std::time::Instant::now();
             let sphere = DisplacedSphere {
                 subdivisions: args.subdivisions,
@@ -246,7 +245,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 mesh.positions.len(),
                 mesh.faces.len()
             );
-            wavepath::atomic_file::write(&args.out, mesh.to_obj(&header).as_bytes())?;
+            atomic_file::write(&args.out, mesh.to_obj(&header).as_bytes())?;
             outln!(
                 "{}: {} vertices, {} triangles in {:.2} s",
                 args.out.display(),

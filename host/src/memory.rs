@@ -4,12 +4,24 @@
 
 use anyhow::bail;
 
+/// One mebibyte, for messages.
+const MIB: f64 = (1u64 << 20) as f64;
+
 /// One gibibyte, for messages.
 const GIB: f64 = (1u64 << 30) as f64;
 
 /// Bytes as GiB with two decimals.
 pub fn gib(bytes: u64) -> String {
     format!("{:.2} GiB", bytes as f64 / GIB)
+}
+
+/// Bytes for a message: exact, and in GiB (from one GiB) or MiB.
+pub fn bytes_text(bytes: usize) -> String {
+    if bytes as f64 >= GIB {
+        format!("{bytes} bytes ({})", gib(bytes as u64))
+    } else {
+        format!("{bytes} bytes ({:.1} MiB)", bytes as f64 / MIB)
+    }
 }
 
 /// The memory the kernel says can be allocated without swapping

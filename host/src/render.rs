@@ -126,9 +126,7 @@ impl RenderSummary {
             self.image.display(),
         )
     }
-}
 
-impl RenderSummary {
     /// True when a stop request cut the render short.
     pub fn interrupted(&self) -> bool {
         self.output.spp < self.spp
@@ -343,13 +341,13 @@ pub fn run(req: &RenderRequest) -> anyhow::Result<RenderSummary> {
     let out = req.out.clone().unwrap_or_else(|| default_output(&req.scene));
     image_out::format_for(&out)?;
     let scene = load_scene(&req.scene, &req.overrides)?;
-    let inputs: Vec<&Path> = scene.files.iter().map(PathBuf::as_path).collect();
-    atomic_file::check(&out, &inputs)?;
+    let inputs = &scene.files;
+    atomic_file::check(&out, inputs)?;
     if let Some(log) = &req.launch_log {
         if log == &out {
             anyhow::bail!("{}: is both the image and the launch log", log.display());
         }
-        atomic_file::check(log, &inputs)?;
+        atomic_file::check(log, inputs)?;
     }
     let (params, spp) = params_for(&scene, &req.overrides, req.view);
     crate::memory::check_available(

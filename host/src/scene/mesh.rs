@@ -66,19 +66,14 @@ pub fn load_obj(path: &Path, transform: &Transform) -> Result<LoadedMesh, String
     parse_obj(path, &bytes, transform)
 }
 
-/// Parses OBJ text held in memory exactly as [`load_obj`] parses a file.
-/// `path` only names the text in errors.
+/// Parses OBJ text held in memory, as [`load_obj`] parses a file: every
+/// model, placed by `transform`. `path` only names the text in errors.
+/// `mtllib` statements are ignored (materials come from the scene file), so
+/// nothing but `bytes` is read, and so are texture coordinates and normals
+/// (see [`WithoutVtVn`]).
 pub fn parse_obj(path: &Path, bytes: &[u8], transform: &Transform) -> Result<LoadedMesh, String> {
-    read_obj(path, &mut &*bytes, transform)
-}
-
-/// The OBJ import behind [`load_obj`] and [`parse_obj`]: every model, placed
-/// by `transform`. `mtllib` statements are ignored (materials come from the
-/// scene file), so nothing but `reader` is read, and so are texture
-/// coordinates and normals (see [`WithoutVtVn`]).
-fn read_obj(path: &Path, reader: &mut impl BufRead, transform: &Transform) -> Result<LoadedMesh, String> {
     let reader = &mut WithoutVtVn {
-        inner: reader,
+        inner: bytes,
         line: Vec::new(),
         at: 0,
     };

@@ -161,19 +161,9 @@ impl SizedBy {
     }
 }
 
-/// Bytes for a message: exact, and in GiB or MiB.
-pub fn bytes_text(bytes: usize) -> String {
-    const MIB: f64 = (1u64 << 20) as f64;
-    let b = bytes as f64;
-    if b >= 1024.0 * MIB {
-        format!("{bytes} bytes ({:.2} GiB)", b / (1024.0 * MIB))
-    } else {
-        format!("{bytes} bytes ({:.1} MiB)", b / MIB)
-    }
-}
-
 /// The rest of an out-of-memory message: what is free and what to change.
 fn out_of_memory_text(bytes: &usize, free: &usize, total: &usize, sized_by: &SizedBy) -> String {
+    use crate::memory::bytes_text;
     let (asked, free, total_text) = (bytes_text(*bytes), bytes_text(*free), bytes_text(*total));
     let suggestion = sized_by.suggestion();
     if bytes > total {

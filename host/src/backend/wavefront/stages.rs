@@ -251,10 +251,12 @@ impl<M: Machine> AccelVisitor for Run<'_, '_, M> {
         };
         let mut reported = 0;
         let mut total_work = self.total_work;
+        let mut stopped = false;
         loop {
             w.iteration::<A>()?;
-            if self.stop.is_some_and(|s| s.load(Ordering::SeqCst)) && total_work == self.total_work {
+            if !stopped && self.stop.is_some_and(|s| s.load(Ordering::SeqCst)) {
                 total_work = stop_after_round(w.machine, self.control, self.args.work.pixels)?;
+                stopped = true;
             }
             if let Some(control) = w.machine.poll(self.control)? {
                 let s = control.schedule;
