@@ -12,8 +12,8 @@ use wavepath::backend::gpu::buffers::alloc_zeros;
 use wavepath::backend::gpu::megakernel::MegakernelConfig;
 use wavepath::backend::gpu::{Gpu, GpuError, SizedBy};
 use wavepath::backend::{BackendKind, BackendOptions, RenderOutput};
+use wavepath::render::verify::verify;
 use wavepath::render::{Overrides, Renderer, params_for};
-use wavepath::verify::verify;
 
 /// One GPU test at a time: they share the device (and one of them fills
 /// its memory on purpose).
@@ -359,10 +359,18 @@ fn raycast_kernel_hits_equal_the_cpu_for_every_structure() {
         };
         let scene = wavepath::render::load_scene(&repo("scenes/cs500.toml"), &overrides).unwrap();
         let (params, _) = params_for(&scene, &overrides, device::scene::RenderView::Radiance);
-        let rays = wavepath::raycast::make_rays(&scene, &params, wavepath::raycast::RayKind::Bounce, 20_000);
+        let rays =
+            wavepath::render::raycast::make_rays(&scene, &params, wavepath::render::raycast::RayKind::Bounce, 20_000);
         // gpu_rows fails unless every GPU hit equals the CPU's.
-        let rows =
-            wavepath::raycast::gpu_rows(&gpu, &scene, wavepath::raycast::RayKind::Bounce, &rays, &[64], 1).unwrap();
+        let rows = wavepath::render::raycast::gpu_rows(
+            &gpu,
+            &scene,
+            wavepath::render::raycast::RayKind::Bounce,
+            &rays,
+            &[64],
+            1,
+        )
+        .unwrap();
         assert!(rows[0].hit_count > 0);
     }
 }

@@ -51,7 +51,7 @@ fn temporaries(dir: &Path) -> Vec<String> {
     std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with(wavepath::atomic_file::TEMP_PREFIX))
+        .filter(|n| n.starts_with(wavepath::io::atomic_file::TEMP_PREFIX))
         .collect()
 }
 

@@ -8,7 +8,7 @@
 use device::kernels::all_entry_points;
 use std::path::PathBuf;
 use std::process::Command;
-use wavepath::ptx::PTX_MODULES;
+use wavepath::system::ptx::PTX_MODULES;
 
 #[test]
 fn every_module_has_every_kernel_and_no_extern_functions() {

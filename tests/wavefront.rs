@@ -11,8 +11,8 @@ use device::scene::RenderParams;
 use util::{SEED_SCENES, repo, seed_scene};
 use wavepath::backend::wavefront::{Capacity, Schedule, WavefrontConfig};
 use wavepath::backend::{BackendKind, BackendOptions};
+use wavepath::render::verify::verify;
 use wavepath::render::{Overrides, Renderer};
-use wavepath::verify::verify;
 
 /// Every schedule the wavefront has, with both compactions and with and
 /// without a drain.

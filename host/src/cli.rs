@@ -5,8 +5,8 @@ use crate::backend::cpu::CpuSchedule;
 use crate::backend::gpu::megakernel::MegakernelConfig;
 use crate::backend::wavefront::{Capacity, Schedule, WavefrontConfig};
 use crate::backend::{BackendKind, BackendOptions};
-use crate::bench::BenchPlan;
-use crate::raycast::RayKind;
+use crate::experiment::bench::BenchPlan;
+use crate::render::raycast::RayKind;
 use crate::render::{BackendChoice, Overrides, RenderRequest};
 use clap::{Parser, Subcommand, ValueEnum};
 use device::launch::Compaction;
@@ -53,7 +53,7 @@ pub struct RaycastArgs {
     #[arg(long, value_enum, default_value_t = RayKind::Bounce)]
     pub rays: RayKind,
     /// How many rays (at most 2^26).
-    #[arg(long, default_value_t = 4_000_000, value_parser = clap::value_parser!(u64).range(1..=crate::raycast::MAX_RAYS))]
+    #[arg(long, default_value_t = 4_000_000, value_parser = clap::value_parser!(u64).range(1..=crate::render::raycast::MAX_RAYS))]
     pub count: u64,
     /// Threads per block to try, comma-separated (32 to 1024).
     #[arg(long, value_delimiter = ',', default_value = "64,128,256", value_parser = clap::value_parser!(u32).range(32..=1024))]

@@ -1,27 +1,34 @@
 //! wavepath: a GPU path-tracing research engine.
 //!
-//! The host side: scene loading ([`scene`]), the back ends that schedule the
-//! shared device stages ([`backend`]), image output ([`image_out`]) and the
-//! command line ([`cli`]). The render code itself lives in the `device`
-//! crate, which the same source builds for the CPU and, through `build.rs`,
-//! to PTX.
+//! The host side, in layers from the bottom up (each may use the ones
+//! below it, never one above):
+//!
+//! - [`system`]: memory, provenance, embedded PTX, interrupts;
+//! - [`io`]: input files, atomic output files, images, CSV;
+//! - [`settings`]: the domain's value types (back end, size, capacity,
+//!   schedule, …), their parsers and every default, declared once;
+//! - [`scene`]: scene files to host geometry; [`accel`]: acceleration
+//!   structures built over that geometry;
+//! - [`backend`]: the CPU, megakernel, wavefront and emulated-wavefront
+//!   back ends that schedule the shared device stages;
+//! - [`render`]: one render from scene file to image, with `verify` and
+//!   `raycast` built on it;
+//! - [`experiment`]: configs of studies, the runner, records, `bench` and
+//!   reports;
+//! - [`cli`]: the clap definitions, mapped onto settings;
+//!   [`commands`]: one thin `run` per subcommand.
+//!
+//! The render code itself lives in the `device` crate, which the same source
+//! builds for the CPU and, through `build.rs`, to PTX.
 
 #![warn(missing_docs)]
 
 pub mod accel;
-pub mod atomic_file;
 pub mod backend;
-pub mod bench;
 pub mod cli;
+pub mod commands;
 pub mod experiment;
-pub mod image_out;
-pub mod input_file;
-pub mod interrupt;
-pub mod memory;
-pub mod provenance;
-pub mod ptx;
-pub mod raycast;
+pub mod io;
 pub mod render;
-pub mod report;
 pub mod scene;
-pub mod verify;
+pub mod system;

@@ -156,7 +156,7 @@ fn render_with<T: Traversal>(
 ) -> anyhow::Result<RenderOutput> {
     let view = job.scene.view(job.camera);
     let width = job.params.width as usize;
-    let mut film = crate::memory::zeroed_vec::<FixedRgb>("the film", job.pixel_count())?;
+    let mut film = crate::system::memory::zeroed_vec::<FixedRgb>("the film", job.pixel_count())?;
     let n = threads.count();
     let pool = match threads {
         Threads::Serial => None,

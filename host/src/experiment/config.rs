@@ -276,12 +276,13 @@ fn three() -> Spanned<u32> {
 
 /// Reads and validates the config at `path`.
 pub fn load(path: &Path) -> Result<Config, ConfigError> {
-    let text = crate::input_file::read_text(path, crate::input_file::MAX_TEXT_FILE_BYTES).map_err(|message| {
-        ConfigError::File {
-            path: path.to_path_buf(),
-            message,
-        }
-    })?;
+    let text =
+        crate::io::input_file::read_text(path, crate::io::input_file::MAX_TEXT_FILE_BYTES).map_err(|message| {
+            ConfigError::File {
+                path: path.to_path_buf(),
+                message,
+            }
+        })?;
     parse(path, &text)
 }
 

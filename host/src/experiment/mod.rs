@@ -1,6 +1,7 @@
 //! Experiments: configs of studies in, CSV records, manifests, reports and
 //! figures out.
 //!
+//! - `bench`: `wavepath bench` as a one-study experiment, and its summary;
 //! - `config`: `experiments/*.toml`, studies as scenes × back ends × sweeps;
 //! - `params`: every setting a run can fix or sweep, declared once;
 //! - `plan`: the studies' configurations and a rough time for `--dry-run`;
@@ -11,6 +12,7 @@
 //! - `records`: `runs.csv`, `kernels.csv` and `manifest.toml`;
 //! - [`report`]: `report.md` and figures from a finished experiment folder.
 
+pub mod bench;
 pub mod config;
 pub mod films;
 pub mod params;

@@ -379,7 +379,7 @@ impl Manifest {
     /// Writes the manifest atomically.
     pub fn write(&self, path: &Path) -> anyhow::Result<()> {
         let text = toml::to_string(self)?;
-        crate::atomic_file::write(path, text.as_bytes())
+        crate::io::atomic_file::write(path, text.as_bytes())
     }
 
     /// Reads a manifest.

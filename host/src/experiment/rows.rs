@@ -10,7 +10,7 @@ use crate::backend::gpu::Gpu;
 use crate::backend::gpu::profile::GpuProfile;
 use crate::backend::wavefront::{Schedule, compaction_label};
 use crate::backend::{BackendKind, RenderOutput};
-use crate::provenance::{Provenance, now};
+use crate::system::provenance::{Provenance, now};
 
 /// Where rows come from: the experiment, the build and host, the GPU.
 pub struct Origin<'a> {

@@ -176,7 +176,7 @@ impl SceneBuilder {
                 ),
             ));
         }
-        crate::memory::check_available("the scene", total * BYTES_PER_PRIMITIVE, "generate fewer primitives")
+        crate::system::memory::check_available("the scene", total * BYTES_PER_PRIMITIVE, "generate fewer primitives")
             .map_err(|e| field_error(field, e.to_string()))
     }
 

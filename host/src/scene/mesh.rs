@@ -61,7 +61,7 @@ pub struct LoadedMesh {
 /// Loads every model in the OBJ at `path`, triangulating polygons (as fans).
 /// Errors name the OBJ file.
 pub fn load_obj(path: &Path, transform: &Transform) -> Result<LoadedMesh, String> {
-    let bytes = crate::input_file::read_limited(path, MAX_OBJ_FILE_BYTES)
+    let bytes = crate::io::input_file::read_limited(path, MAX_OBJ_FILE_BYTES)
         .map_err(|e| format!("OBJ file {} {e}", path.display()))?;
     parse_obj(path, &bytes, transform)
 }

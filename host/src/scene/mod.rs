@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 
 /// The largest scene file accepted (scenes are short; meshes live in OBJ
 /// files).
-pub const MAX_SCENE_FILE_BYTES: u64 = crate::input_file::MAX_TEXT_FILE_BYTES;
+pub const MAX_SCENE_FILE_BYTES: u64 = crate::io::input_file::MAX_TEXT_FILE_BYTES;
 
 /// How a finished image is turned into display values.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -169,7 +169,7 @@ pub fn load(path: &Path) -> Result<Scene, SceneError> {
 
 /// The text of the scene file at `path` (at most [`MAX_SCENE_FILE_BYTES`]).
 pub fn read_text(path: &Path) -> Result<String, SceneError> {
-    crate::input_file::read_text(path, MAX_SCENE_FILE_BYTES).map_err(|message| SceneError::File {
+    crate::io::input_file::read_text(path, MAX_SCENE_FILE_BYTES).map_err(|message| SceneError::File {
         path: path.to_path_buf(),
         message,
     })

@@ -116,7 +116,10 @@ pub fn alloc_zeros<T: DeviceRepr + ValidAsZeroBits>(
         if e.0 == Code::CUDA_ERROR_OUT_OF_MEMORY {
             out_of_memory(gpu, what, sized_by, bytes)
         } else {
-            gpu.error(format!("allocating {what} ({})", crate::memory::bytes_text(bytes)))(e)
+            gpu.error(format!(
+                "allocating {what} ({})",
+                crate::system::memory::bytes_text(bytes)
+            ))(e)
         }
     })
 }

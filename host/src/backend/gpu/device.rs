@@ -4,7 +4,7 @@
 
 use super::GpuError;
 use super::fault::{InFlight, LaunchSite};
-use crate::ptx;
+use crate::system::ptx;
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute, cudaError_enum as Code};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DriverError};
 use cudarc::nvrtc::Ptx;

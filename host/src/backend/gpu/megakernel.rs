@@ -87,7 +87,7 @@ impl MegakernelConfig {
 
 /// Checks a register cap against what `ptxas` accepts.
 pub fn check_register_cap(cap: Option<u32>) -> Result<(), String> {
-    use crate::ptx::{MAX_REGISTER_CAP, MIN_REGISTER_CAP};
+    use crate::system::ptx::{MAX_REGISTER_CAP, MIN_REGISTER_CAP};
     match cap {
         Some(r) if !(MIN_REGISTER_CAP..=MAX_REGISTER_CAP).contains(&r) => Err(format!(
             "max registers {r}: must be from {MIN_REGISTER_CAP} to {MAX_REGISTER_CAP}"

@@ -163,7 +163,7 @@ impl SizedBy {
 
 /// The rest of an out-of-memory message: what is free and what to change.
 fn out_of_memory_text(bytes: &usize, free: &usize, total: &usize, sized_by: &SizedBy) -> String {
-    use crate::memory::bytes_text;
+    use crate::system::memory::bytes_text;
     let (asked, free, total_text) = (bytes_text(*bytes), bytes_text(*free), bytes_text(*total));
     let suggestion = sized_by.suggestion();
     if bytes > total {

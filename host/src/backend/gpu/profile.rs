@@ -198,7 +198,7 @@ impl GpuProfile {
 
     /// Writes every launch record as CSV.
     pub fn write_launch_csv(&self, path: &Path) -> anyhow::Result<()> {
-        crate::report::write_csv(path, &self.launches)
+        crate::io::csv::write_csv(path, &self.launches)
             .with_context(|| format!("{}: writing the launch log", path.display()))
     }
 }

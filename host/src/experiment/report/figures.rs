@@ -4,8 +4,8 @@
 //! Every figure carries a footer naming config, study and command.
 
 use super::stats::{Config, StudyData, median};
-use crate::atomic_file;
 use crate::experiment::records::{KernelRow, Manifest};
+use crate::io::atomic_file;
 use anyhow::{Context, anyhow};
 use indexmap::IndexMap;
 use plotters::coord::Shift;

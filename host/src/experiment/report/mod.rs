@@ -50,7 +50,7 @@ pub fn write_report(dir: &Path) -> anyhow::Result<ReportOutput> {
         figure_files.extend(figures.into_iter().flat_map(|f| [f.svg, f.png]));
     }
     let path = dir.join("report.md");
-    crate::atomic_file::write(&path, markdown.as_bytes())?;
+    crate::io::atomic_file::write(&path, markdown.as_bytes())?;
     Ok(ReportOutput {
         markdown: path,
         figures: figure_files,

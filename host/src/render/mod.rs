@@ -1,14 +1,17 @@
 //! One render from start to finish: load the scene, apply overrides, pick a
 //! back end, render, write the image, summarise.
 
+pub mod raycast;
+pub mod verify;
+
 use crate::accel::{AccelChoice, AccelSettings};
 use crate::backend::cpu::{self, Threads};
 use crate::backend::gpu::buffers::DeviceScene;
 use crate::backend::gpu::{Gpu, megakernel, wavefront};
 use crate::backend::wavefront::emulated;
 use crate::backend::{BackendKind, BackendOptions, RenderJob, RenderOutput};
+use crate::io::{atomic_file, image as image_out};
 use crate::scene::{self, Scene};
-use crate::{atomic_file, image_out};
 use anyhow::Context;
 use device::scene::{RenderParams, RenderView};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -350,7 +353,7 @@ pub fn run(req: &RenderRequest) -> anyhow::Result<RenderSummary> {
         atomic_file::check(log, inputs)?;
     }
     let (params, spp) = params_for(&scene, &req.overrides, req.view);
-    crate::memory::check_available(
+    crate::system::memory::check_available(
         &format!("a {}x{} render", params.width, params.height),
         host_bytes(&params),
         "render a smaller image (--size)",

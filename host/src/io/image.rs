@@ -2,7 +2,7 @@
 //! normalisation, and PNG/PPM/BMP output written atomically (a temporary file
 //! renamed into place, so a failed render never leaves half a file).
 
-use crate::atomic_file;
+use crate::io::atomic_file;
 use crate::scene::{ToneCurve, ToneMapping};
 use anyhow::{Context, bail};
 use device::film::FixedRgb;
@@ -45,7 +45,7 @@ pub fn to_image(film: &[FixedRgb], spp: u32, params: &RenderParams, tone: &ToneM
         }
     };
     let (width, height) = (params.width, params.height);
-    let mut bytes = crate::memory::zeroed_vec::<u8>("the image", film.len() * BYTES_PER_PIXEL as usize)?;
+    let mut bytes = crate::system::memory::zeroed_vec::<u8>("the image", film.len() * BYTES_PER_PIXEL as usize)?;
     for (px, p) in bytes.chunks_exact_mut(BYTES_PER_PIXEL as usize).zip(film) {
         let c = p.mean(spp);
         px.copy_from_slice(&[c.r, c.g, c.b].map(|c| display_byte(c * scale, &tone)));

@@ -1,6 +1,6 @@
 //! Reports: CSV files of serialisable rows, written atomically.
 
-use crate::atomic_file;
+use crate::io::atomic_file;
 use serde::Serialize;
 use std::path::Path;
 

@@ -76,7 +76,7 @@ fn regular_target(path: &Path, shown: impl Fn(&Path) -> String) -> anyhow::Resul
         bail!(
             "{}: is {}; wavepath writes its outputs to regular files only",
             shown(&target),
-            crate::input_file::describe_special(&m)
+            crate::io::input_file::describe_special(&m)
         );
     }
     Ok(target)

@@ -9,8 +9,8 @@
 
 use crate::backend::gpu::Gpu;
 use crate::backend::gpu::raycast::cast;
-use crate::provenance::Provenance;
 use crate::scene::Scene;
+use crate::system::provenance::Provenance;
 use anyhow::bail;
 use device::accel::{Dispatch, closest_hit};
 use device::geometry::Interval;

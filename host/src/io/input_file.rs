@@ -39,7 +39,7 @@ pub fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
         return Err(format!(
             "is {} bytes; the limit is {limit} bytes ({})",
             meta.len(),
-            crate::memory::gib(limit)
+            crate::system::memory::gib(limit)
         ));
     }
     let file = std::fs::File::open(path).map_err(|e| io_reason(&e))?;

@@ -248,7 +248,7 @@ pub fn write_best_launches(outcome: &Outcome, path: &std::path::Path) -> anyhow:
             }));
         }
     }
-    crate::report::write_csv(path, &rows)
+    crate::io::csv::write_csv(path, &rows)
 }
 
 #[cfg(test)]

@@ -1,0 +1,41 @@
+//! `wavepath bench`: a one-study experiment over launch configurations,
+//! with a summary of each back end's best.
+
+use super::{command_line, out};
+use crate::cli::BenchArgs;
+use crate::experiment::bench;
+use crate::experiment::runner::{self, RunOptions};
+use crate::io::{atomic_file, csv};
+use anyhow::{Context, anyhow};
+use std::process::ExitCode;
+
+/// Times the plan, prints the summary, writes the CSV and launch log.
+pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
+    let plan = args.plan().map_err(|e| anyhow!(e))?;
+    for path in [&args.csv, &args.launch_log].into_iter().flatten() {
+        atomic_file::check(path, &[&plan.scene])?;
+    }
+    let config = plan.config(&command_line());
+    let options = RunOptions {
+        command: command_line(),
+        keep_profiles: true,
+        require_gpu: true,
+        progress: false,
+        ..RunOptions::default()
+    };
+    let result = runner::run(&config, &options)?;
+    if result.failed() {
+        for s in &result.manifest.study {
+            eprintln!("wavepath: {}: {}", plan.scene.display(), s.film_check);
+        }
+        return Ok(ExitCode::FAILURE);
+    }
+    out!("{}", bench::summary(&result));
+    if let Some(path) = &args.csv {
+        csv::write_csv(path, &result.rows).with_context(|| format!("{}: writing the bench CSV", path.display()))?;
+    }
+    if let Some(path) = &args.launch_log {
+        bench::write_best_launches(&result, path)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}

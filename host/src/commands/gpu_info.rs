@@ -1,0 +1,39 @@
+//! `wavepath gpu-info`: the embedded PTX, the GPU, and every kernel's
+//! registers, local memory and occupancy.
+
+use super::outln;
+use crate::backend::gpu::Gpu;
+use crate::system::ptx;
+use device::kernels::all_entry_points;
+use std::process::ExitCode;
+
+/// Block sizes at which each kernel's occupancy is shown.
+const SHOWN_BLOCKS: [u32; 3] = [64, 128, 256];
+
+/// Describes the PTX modules, the GPU and its kernels.
+pub fn run() -> anyhow::Result<ExitCode> {
+    for (arch, text) in ptx::PTX_MODULES {
+        outln!("embedded PTX: sm_{arch} ({} bytes)", text.len());
+    }
+    let gpu = Gpu::open(0)?;
+    outln!("GPU: {}", gpu.info().describe());
+    for (name, threads) in all_entry_points().flat_map(|n| SHOWN_BLOCKS.map(|t| (n, t))) {
+        let f = gpu.function(name)?;
+        let k = gpu.kernel_info(name, &f, threads)?;
+        let test_only = if device::kernels::fault::ENTRY_POINTS.contains(&name) {
+            " (test only: traps on purpose)"
+        } else {
+            ""
+        };
+        outln!(
+            "{}{test_only}: {} registers, {} B local, {} threads/block -> {} blocks/SM, occupancy {:.0}%",
+            k.name,
+            k.registers,
+            k.local_bytes,
+            threads,
+            k.blocks_per_multiprocessor,
+            100.0 * k.occupancy
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

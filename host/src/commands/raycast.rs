@@ -1,0 +1,48 @@
+//! `wavepath raycast`: traversal alone, timed per block size on the GPU.
+
+use super::outln;
+use crate::backend::gpu::Gpu;
+use crate::cli::RaycastArgs;
+use crate::io::{atomic_file, csv};
+use crate::render::{self, raycast};
+use crate::system::memory;
+use anyhow::Context;
+use device::scene::RenderView;
+use std::process::ExitCode;
+
+/// Makes the rays on the CPU, casts them on the GPU, prints one line per
+/// block size and writes the CSV.
+pub fn run(args: &RaycastArgs) -> anyhow::Result<ExitCode> {
+    let gpu = Gpu::open(0).context("raycast times the GPU kernel; it needs a GPU")?;
+    let overrides = args.scene.overrides();
+    let scene = render::load_scene(&args.scene.scene, &overrides)?;
+    if let Some(path) = &args.csv {
+        atomic_file::check(path, &scene.files)?;
+    }
+    memory::check_available(
+        &format!("{} rays", args.count),
+        raycast::host_bytes(args.count),
+        "cast fewer rays (--count)",
+    )?;
+    let (params, _) = render::params_for(&scene, &overrides, RenderView::Radiance);
+    let rays = raycast::make_rays(&scene, &params, args.rays, args.count as usize);
+    let rows = raycast::gpu_rows(&gpu, &scene, args.rays, &rays, &args.blocks, args.repeat)?;
+    for r in &rows {
+        outln!(
+            "{} {} {:?} rays, block {}: {:.3} ms, {:.3} G rays/s ({} regs, {} B local, occupancy {:.0}%)",
+            r.scene,
+            r.accel,
+            r.rays,
+            r.block,
+            r.kernel_ms,
+            r.rays_per_s / 1e9,
+            r.registers,
+            r.local_bytes,
+            100.0 * r.occupancy
+        );
+    }
+    if let Some(path) = &args.csv {
+        csv::write_csv(path, &rows).with_context(|| format!("{}: writing the raycast CSV", path.display()))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}

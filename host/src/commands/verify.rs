@@ -1,0 +1,20 @@
+//! `wavepath verify`: a GPU back end against the CPU, bit for bit.
+
+use super::outln;
+use crate::cli::{VerifyArgs, concrete_backend};
+use crate::render::verify;
+use anyhow::anyhow;
+use std::process::ExitCode;
+
+/// Verifies and prints the report; fails on a mismatch.
+pub fn run(args: &VerifyArgs) -> anyhow::Result<ExitCode> {
+    let backend = concrete_backend(args.backend).map_err(|e| anyhow!(e))?;
+    let options = args.launch.options().map_err(|e| anyhow!(e))?;
+    let report = verify::verify(&args.scene.scene, &args.scene.overrides(), backend, options)?;
+    outln!("{}", report.describe());
+    Ok(if report.passed() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
