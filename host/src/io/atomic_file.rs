@@ -7,23 +7,20 @@
 //!
 //! [`write`] puts the bytes in a temporary file beside the target and renames
 //! it into place, so a failed or interrupted command never leaves half a
-//! file. Temporary files in flight are registered: [`remove_unfinished`]
-//! deletes them before an immediate exit (a second Ctrl-C), so none outlives
-//! the process.
+//! file. Temporary files in flight are registered
+//! ([`crate::system::unfinished`]), so that an immediate exit (a second
+//! Ctrl-C) deletes them and none outlives the process.
 
+use crate::system::unfinished::Registered;
 use anyhow::{Context, bail};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 /// The prefix of temporary files (a dot file, hidden from listings).
 pub const TEMP_PREFIX: &str = ".wavepath-";
 
 /// Symbolic links followed before giving up (as Linux's `MAXSYMLINKS`).
 const MAX_LINKS: usize = 40;
-
-/// Temporary files being written now.
-static UNFINISHED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
 /// The file a write to `path` lands in: `path` itself, or the end of its
 /// chain of symbolic links (which need not exist yet).
@@ -121,36 +118,6 @@ fn temp_builder() -> tempfile::Builder<'static, 'static> {
     #[cfg(unix)]
     builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644));
     builder
-}
-
-/// Records a temporary file as in flight until dropped.
-struct Registered(PathBuf);
-
-impl Registered {
-    fn new(path: &Path) -> Self {
-        UNFINISHED
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(path.to_path_buf());
-        Registered(path.to_path_buf())
-    }
-}
-
-impl Drop for Registered {
-    fn drop(&mut self) {
-        UNFINISHED
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .retain(|p| p != &self.0);
-    }
-}
-
-/// Deletes every temporary file still being written; for an exit that
-/// skips destructors (a second Ctrl-C).
-pub fn remove_unfinished() {
-    for p in UNFINISHED.lock().unwrap_or_else(|e| e.into_inner()).drain(..) {
-        let _ = std::fs::remove_file(p);
-    }
 }
 
 /// Writes `bytes` to `path` atomically. A symbolic link is followed and its

@@ -2,6 +2,7 @@
 //! back end, render, write the image, summarise.
 
 pub mod raycast;
+pub mod tone;
 pub mod verify;
 
 use crate::accel::{AccelChoice, AccelSettings};
@@ -376,7 +377,7 @@ pub fn run(req: &RenderRequest) -> anyhow::Result<RenderSummary> {
     if let (Some(path), Some(profile)) = (&req.launch_log, &output.gpu) {
         profile.write_launch_csv(path)?;
     }
-    let image = image_out::to_image(&output.film, output.spp, &params, &scene.settings.tone)?;
+    let image = tone::to_image(&output.film, output.spp, &params, &scene.settings.tone)?;
     image_out::write_image(&out, &image)?;
     Ok(RenderSummary {
         scene: req.scene.clone(),

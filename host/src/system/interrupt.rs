@@ -4,7 +4,7 @@
 //! `experiment`) asks for a [`graceful`] stop: the first signal sets a flag
 //! that it polls at its next boundary (a sample pass, a finished row). Any
 //! other command, and a second signal, removes the temporary files being
-//! written ([`crate::io::atomic_file::remove_unfinished`]) and exits at once.
+//! written ([`super::unfinished::remove_all`]) and exits at once.
 //! Either way the exit status is [`EXIT_STATUS`].
 
 use anyhow::Context;
@@ -28,7 +28,7 @@ pub fn install() -> anyhow::Result<()> {
         match GRACEFUL.get() {
             Some(message) if first => eprintln!("\nwavepath: {message} (Ctrl-C again to stop at once)"),
             _ => {
-                crate::io::atomic_file::remove_unfinished();
+                super::unfinished::remove_all();
                 eprintln!("\nwavepath: stopped");
                 std::process::exit(EXIT_STATUS.into());
             }

@@ -1,5 +1,6 @@
 //! The machine a run happens on: host memory, provenance (commit, CPU,
-//! time), the embedded PTX modules, and Ctrl-C/SIGTERM handling.
+//! time), the embedded PTX modules, Ctrl-C/SIGTERM handling and the
+//! temporary files an immediate exit must remove.
 //!
 //! Nothing here knows about scenes or back ends; every layer above may use
 //! it.
@@ -8,3 +9,4 @@ pub mod interrupt;
 pub mod memory;
 pub mod provenance;
 pub mod ptx;
+pub mod unfinished;
