@@ -3,7 +3,7 @@
 //! up (the driver, the runner's overhead).
 
 use super::config::{PlannedRun, Study, scene_stem};
-use super::params::{Value, describe};
+use super::params::{RunSpec, Value, describe};
 use super::records::{KernelRow, Overhead, RunRow};
 use super::scenes::describe_fields;
 use crate::backend::gpu::Gpu;
@@ -66,25 +66,12 @@ fn kernel_module_version(text: &str) -> Option<String> {
         .map(String::from)
 }
 
-/// The row of one timed render.
+/// The row of one timed render: what ran, with which settings, how long it
+/// took, and where.
 pub fn run_row(origin: &Origin, r: &Rendered, out: &RenderOutput) -> RunRow {
     let spec = &r.run.spec;
-    let (mega, wave) = (&spec.options.megakernel, &spec.options.wavefront);
-    let is = |b: BackendKind| spec.backend == b;
-    let waves = spec.backend.is_wavefront();
-    let gpu = out.gpu.as_ref();
-    // The tracing kernel: the megakernel, or the wavefront's extend.
-    let kernel = gpu.and_then(|g| {
-        g.kernels
-            .iter()
-            .find(|k| k.name.contains("mega") || k.name.contains("extend"))
-    });
-    let wall_ms = out.elapsed.as_secs_f64() * 1e3;
-    let wall_s = out.elapsed.as_secs_f64().max(1e-9);
-    let report_spp = r.report_spp;
     let accel = &r.scene.accel_settings;
-    let info = origin.gpu.map(|g| g.info());
-    RunRow {
+    let row = RunRow {
         experiment: origin.experiment.to_string(),
         study: r.study.name.clone(),
         run: r.run.index,
@@ -100,7 +87,7 @@ pub fn run_row(origin: &Origin, r: &Rendered, out: &RenderOutput) -> RunRow {
         spp: r.spp,
         max_depth: r.params.max_depth,
         seed: r.params.seed,
-        report_spp,
+        report_spp: r.report_spp,
         accel: accel.choice.label_built(r.scene.accel.kind),
         accel_settings: match r.scene.accel.kind {
             device::accel::AccelKind::None => String::new(),
@@ -110,6 +97,18 @@ pub fn run_row(origin: &Origin, r: &Rendered, out: &RenderOutput) -> RunRow {
         accel_build_ms: r.scene.accel.stats.build_ms,
         accel_nodes: r.scene.accel.stats.nodes,
         accel_bytes: r.scene.accel.stats.bytes,
+        ..RunRow::default()
+    };
+    with_origin(origin, out, with_measures(r, out, with_settings(&r.run.spec, row)))
+}
+
+/// `row` with the back end's settings, each empty where the back end has no
+/// such setting.
+fn with_settings(spec: &RunSpec, row: RunRow) -> RunRow {
+    let (mega, wave) = (&spec.options.megakernel, &spec.options.wavefront);
+    let is = |b: BackendKind| spec.backend == b;
+    let waves = spec.backend.is_wavefront();
+    RunRow {
         block: is(BackendKind::GpuMega).then(|| describe(&Value::Size(mega.block))),
         samples_per_launch: is(BackendKind::GpuMega).then_some(mega.samples_per_launch),
         tile: is(BackendKind::GpuMega).then(|| describe(&Value::Tile(mega.tile))),
@@ -131,14 +130,30 @@ pub fn run_row(origin: &Origin, r: &Rendered, out: &RenderOutput) -> RunRow {
             _ => None,
         },
         count_divergence: spec.backend.is_gpu() && (mega.count_divergence || wave.count_divergence),
+        ..row
+    }
+}
+
+/// `row` with the render's times, counts and GPU profile figures.
+fn with_measures(r: &Rendered, out: &RenderOutput, row: RunRow) -> RunRow {
+    let waves = r.run.spec.backend.is_wavefront();
+    let gpu = out.gpu.as_ref();
+    // The tracing kernel: the megakernel, or the wavefront's extend.
+    let kernel = gpu.and_then(|g| {
+        g.kernels
+            .iter()
+            .find(|k| k.name.contains("mega") || k.name.contains("extend"))
+    });
+    let wall_ms = out.elapsed.as_secs_f64() * 1e3;
+    let wall_s = out.elapsed.as_secs_f64().max(1e-9);
+    RunRow {
         wall_ms,
-        scaled_wall_ms: wall_ms * report_spp as f64 / r.spp as f64,
+        scaled_wall_ms: wall_ms * r.report_spp as f64 / r.spp as f64,
         kernel_ms: gpu.map_or(0.0, |g| g.kernel_ms()),
         overhead_ms: gpu.map_or(0.0, |g| g.overhead_ms()),
         upload_ms: gpu.map_or(0.0, |g| g.upload_ms),
         readback_ms: gpu.map_or(0.0, |g| g.readback_ms),
         total_ms: r.total_ms,
-        runner_ms: 0.0,
         launches: gpu.map_or(0, |g| g.launches.len()),
         rays: out.rays,
         rays_per_s: out.rays as f64 / wall_s,
@@ -149,7 +164,14 @@ pub fn run_row(origin: &Origin, r: &Rendered, out: &RenderOutput) -> RunRow {
         state_bytes: gpu.filter(|_| waves).map(|g| g.state_bytes),
         pool_capacity: gpu.filter(|_| waves).map(|g| g.pool_capacity),
         invalid_samples: out.invalid_samples,
-        film_hash: String::new(),
+        ..row
+    }
+}
+
+/// `row` with what rendered it: the device, the GPU, the host and the build.
+fn with_origin(origin: &Origin, out: &RenderOutput, row: RunRow) -> RunRow {
+    let info = origin.gpu.map(|g| g.info());
+    RunRow {
         device: out.device.clone(),
         gpu: info.map_or_else(String::new, |i| i.name.clone()),
         driver: origin.gpu.map_or_else(String::new, driver),
@@ -162,6 +184,7 @@ pub fn run_row(origin: &Origin, r: &Rendered, out: &RenderOutput) -> RunRow {
         commit: origin.meta.commit_hash().to_string(),
         dirty: origin.meta.dirty(),
         date: now(),
+        ..row
     }
 }
 

@@ -1,0 +1,129 @@
+//! The manifest over a run (its format is in `records`): what was planned,
+//! written before the first sample, and how each study ended, written when
+//! the run stops for any reason.
+
+use super::config::{Config, PlannedRun, Study};
+use super::measure::{Ending, Tally};
+use super::records::{
+    Manifest, ManifestBuild, ManifestDevice, ManifestExperiment, ManifestHost, ManifestStudy, RunRow,
+};
+use super::rows::{driver, overhead};
+use super::writer::Written;
+use crate::backend::gpu::Gpu;
+use crate::system::provenance::{Provenance, now};
+
+/// The status of a study a stop request cut short.
+pub const INTERRUPTED: &str = "interrupted";
+
+/// The manifest of a run starting now, on `gpu` if one opened; a resumed run
+/// keeps the `earlier` run's first start and lists each resumption.
+pub fn begin(
+    config: &Config,
+    command: &str,
+    meta: &Provenance,
+    gpu: Option<&Gpu>,
+    plan: &[(&Study, Vec<PlannedRun>)],
+    earlier: Option<Manifest>,
+) -> Manifest {
+    let mut manifest = Manifest {
+        experiment: ManifestExperiment {
+            name: config.name.clone(),
+            description: config.description.clone(),
+            config: config.path.display().to_string(),
+            config_hash: config.fingerprint(),
+            command: command.to_string(),
+            started: now(),
+            resumed: Vec::new(),
+            finished: String::new(),
+        },
+        host: ManifestHost {
+            cpu: meta.cpu_model.clone(),
+            cpu_threads: meta.cpu_threads,
+        },
+        device: gpu.map(device),
+        build: ManifestBuild {
+            version: meta.version.clone(),
+            commit: meta.commit_hash().to_string(),
+            dirty: meta.dirty(),
+        },
+        study: plan.iter().map(|(s, runs)| planned(s, runs)).collect(),
+        config_text: config.text.clone(),
+        ..Default::default()
+    };
+    if let Some(previous) = earlier {
+        manifest.experiment.resumed = previous.experiment.resumed;
+        manifest.experiment.resumed.push(manifest.experiment.started.clone());
+        manifest.experiment.started = previous.experiment.started;
+    }
+    manifest
+}
+
+/// `[device]`: the GPU.
+fn device(gpu: &Gpu) -> ManifestDevice {
+    let i = gpu.info();
+    ManifestDevice {
+        name: i.name.clone(),
+        driver: driver(gpu),
+        compute_capability: format!("{}.{}", i.compute_capability.0, i.compute_capability.1),
+        multiprocessors: i.multiprocessors,
+        memory_gib: i.memory_bytes as f64 / (1u64 << 30) as f64,
+    }
+}
+
+/// A `[[study]]` about to run.
+fn planned(s: &Study, runs: &[PlannedRun]) -> ManifestStudy {
+    ManifestStudy {
+        name: s.name.clone(),
+        description: s.description.clone(),
+        note: s.note.clone(),
+        baseline: s.baseline.map(|b| b.label().to_string()),
+        backends: s.backends.iter().map(|b| b.label().to_string()).collect(),
+        scenes: s.scenes.iter().map(|p| p.display().to_string()).collect(),
+        swept: s.swept(),
+        runs_planned: runs.len(),
+        status: "running".into(),
+        ..Default::default()
+    }
+}
+
+/// Fills in how each study ended, what was skipped, the runner's overhead
+/// and the end time.
+pub fn finish(
+    manifest: &mut Manifest,
+    config: &Config,
+    ending: &Ending,
+    tally: &Tally,
+    written: &Written,
+    resumed: &[RunRow],
+) {
+    let checks = written.checks();
+    let stopped_at = match ending {
+        Ending::Stopped(name) => manifest.study.iter().position(|s| &s.name == name),
+        _ => None,
+    };
+    for (i, s) in manifest.study.iter_mut().enumerate() {
+        s.rows = written.rows.iter().filter(|r| r.study == s.name).count();
+        s.resumed_rows = resumed.iter().filter(|r| r.study == s.name).count();
+        s.film_check = checks.outcome(&s.name);
+        let skipped = tally.skipped.iter().any(|k| k.study == s.name);
+        s.status = match (ending, checks.mismatches.get(&s.name)) {
+            (_, Some(m)) => format!("failed: film check: {m}"),
+            (Ending::Failed(e), _) => format!("not finished: {e:#}"),
+            _ if stopped_at.is_some_and(|at| i >= at) => {
+                format!("{INTERRUPTED} by a stop request; --resume continues it")
+            }
+            _ if s.rows == 0 && skipped => "skipped: none of its runs could be made (see the skipped runs)".into(),
+            _ if skipped => "complete, with skipped runs".into(),
+            _ => "complete".into(),
+        };
+        s.published = config
+            .studies
+            .iter()
+            .find(|c| c.name == s.name)
+            .map(|c| c.published.clone())
+            .unwrap_or_default();
+    }
+    manifest.skipped = tally.skipped.clone();
+    manifest.overhead = overhead(&written.rows);
+    manifest.experiment.finished = now();
+}

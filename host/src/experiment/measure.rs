@@ -1,0 +1,256 @@
+//! The planned runs, one configuration after another: each loads (once) and
+//! uploads (once) its scene, warms up, times its remaining repetitions and
+//! hands each to the row writer. A configuration that cannot be made here is
+//! skipped with the reason; any other error ends the experiment.
+
+use super::config::{PlannedRun, Study};
+use super::output::Resumed;
+use super::plan::estimate_s;
+use super::progress::Progress;
+use super::records::Skipped;
+use super::rows::{Origin, Rendered, run_row};
+use super::scenes::SceneCache;
+use super::writer::{Finished, RowWriter};
+use crate::backend::RenderOutput;
+use crate::backend::gpu::GpuError;
+use crate::backend::gpu::buffers::DeviceScene;
+use crate::backend::gpu::profile::GpuProfile;
+use crate::render::{Renderer, params_for};
+use crate::scene::Scene;
+use anyhow::Context;
+use device::scene::{RenderParams, RenderView};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+/// How the planned runs ended.
+pub enum Ending {
+    /// Every planned run was made or skipped.
+    Complete,
+    /// A stop request ended them in this study, after the render in flight.
+    Stopped(String),
+    /// This error ended them.
+    Failed(anyhow::Error),
+}
+
+/// What the runs leave besides their rows.
+#[derive(Default)]
+pub struct Tally {
+    /// The configurations not made, and why.
+    pub skipped: Vec<Skipped>,
+    /// The last GPU profile of each configuration, as (study, run, profile),
+    /// when kept.
+    pub profiles: Vec<(String, u32, GpuProfile)>,
+}
+
+/// Why a configuration ended before its last repetition.
+enum RunError {
+    /// It cannot be made here (no GPU, a study that failed its film check, a
+    /// GPU that cannot launch or hold it): it is recorded as skipped with
+    /// this reason, and the experiment goes on.
+    Skip(String),
+    /// The experiment cannot go on.
+    Abort(anyhow::Error),
+}
+
+impl From<anyhow::Error> for RunError {
+    fn from(e: anyhow::Error) -> Self {
+        RunError::Abort(e)
+    }
+}
+
+/// What every run shares.
+pub struct Runs<'a> {
+    /// Where the rows come from.
+    pub origin: Origin<'a>,
+    /// Why GPU runs are skipped, when they are.
+    pub no_gpu: Option<&'a str>,
+    /// The repetitions made before a resumption.
+    pub resumed: &'a Resumed,
+    /// Where finished renders go.
+    pub writer: &'a RowWriter,
+    /// The progress bar.
+    pub progress: &'a Progress,
+    /// Set (by a Ctrl-C handler) to stop after the render in flight.
+    pub stop: Option<&'static AtomicBool>,
+    /// Keep the last GPU profile of each configuration.
+    pub keep_profiles: bool,
+}
+
+/// One configuration's renders, ready to go.
+struct Job<'s> {
+    study: &'s Study,
+    run: &'s PlannedRun,
+    renderer: Renderer,
+    scene: &'s Scene,
+    uploaded: Option<&'s DeviceScene>,
+    params: RenderParams,
+    /// Samples per pixel rendered.
+    spp: u32,
+    /// Samples per pixel asked for.
+    report_spp: u32,
+    /// The estimated time of one render, ms, for the progress bar.
+    estimate_ms: u64,
+}
+
+/// What a configuration is, for error messages.
+fn what(study: &Study, run: &PlannedRun) -> String {
+    format!("study `{}`, run {} ({})", study.name, run.index, run.label)
+}
+
+impl Runs<'_> {
+    /// Makes every run of `plan` in order, until the end, a stop request or
+    /// an error.
+    pub fn all(&self, plan: &[(&Study, Vec<PlannedRun>)]) -> (Ending, Tally) {
+        let mut scenes = SceneCache::default();
+        let mut tally = Tally::default();
+        for (study, runs) in plan {
+            for run in runs {
+                match self.configuration(study, run, &mut scenes, &mut tally) {
+                    Ok(()) => {}
+                    Err(RunError::Skip(reason)) => tally.skipped.push(Skipped {
+                        study: study.name.clone(),
+                        config: run.label.clone(),
+                        reason,
+                    }),
+                    Err(RunError::Abort(e)) => return (Ending::Failed(e), tally),
+                }
+                if self.stop_requested() {
+                    return (Ending::Stopped(study.name.clone()), tally);
+                }
+            }
+        }
+        (Ending::Complete, tally)
+    }
+
+    /// True once a stop was requested.
+    fn stop_requested(&self) -> bool {
+        self.stop.as_ref().is_some_and(|s| s.load(Ordering::SeqCst))
+    }
+
+    /// One configuration: checks that it can run here, loads (and uploads)
+    /// its scene, warms up, times its remaining repetitions and prints their
+    /// median.
+    fn configuration(
+        &self,
+        study: &Study,
+        run: &PlannedRun,
+        scenes: &mut SceneCache,
+        tally: &mut Tally,
+    ) -> Result<(), RunError> {
+        let reps = self.resumed.remaining(study, run);
+        if reps.is_empty() {
+            return Ok(());
+        }
+        self.check_runnable(study, run)?;
+        let spec = &run.spec;
+        let loaded = scenes
+            .get(&spec.scene, &spec.scene_fields, spec.overrides.accel)
+            .with_context(|| what(study, run))?;
+        let mut loaded = loaded.borrow_mut();
+        if let (true, Some(gpu)) = (spec.backend.is_gpu(), self.origin.gpu) {
+            loaded.upload(gpu).with_context(|| what(study, run))?;
+        }
+        let (params, report_spp) = params_for(&loaded.scene, &spec.overrides, RenderView::Radiance);
+        let job = Job {
+            study,
+            run,
+            renderer: Renderer::on(spec.backend, spec.options, self.origin.gpu)?,
+            scene: &loaded.scene,
+            uploaded: loaded.device.as_ref().filter(|_| spec.backend.is_gpu()),
+            params,
+            spp: spec.spp_cap.map_or(report_spp, |cap| cap.min(report_spp)),
+            report_spp,
+            estimate_ms: (estimate_s(spec) * 1e3) as u64,
+        };
+        self.warm_up(&job)?;
+        let times = self.time(&job, reps, tally)?;
+        if let Some(median) = super::report::stats::median(&times) {
+            self.progress.println(format!(
+                "{} | {}: median {median:.3} ms over {} runs",
+                study.name,
+                run.label,
+                times.len()
+            ));
+        }
+        Ok(())
+    }
+
+    /// Skips the rest of a study that failed its film check, and GPU runs
+    /// without a GPU.
+    fn check_runnable(&self, study: &Study, run: &PlannedRun) -> Result<(), RunError> {
+        if let Some(m) = self.writer.mismatch(&study.name) {
+            return Err(RunError::Skip(format!("the study failed its film check: {m}")));
+        }
+        match self.no_gpu {
+            Some(note) if run.spec.backend.is_gpu() => Err(RunError::Skip(note.to_string())),
+            _ => Ok(()),
+        }
+    }
+
+    /// The untimed renders before the timed ones. A stop request ends them;
+    /// it is never withdrawn, so no timed render follows either.
+    fn warm_up(&self, job: &Job) -> Result<(), RunError> {
+        for _ in 0..job.study.warmup {
+            if self.stop_requested() {
+                break;
+            }
+            self.render(job)?;
+            self.progress.rendered(job.estimate_ms);
+        }
+        Ok(())
+    }
+
+    /// Times the repetitions `reps` and hands each to the writer; returns
+    /// their render times, ms.
+    fn time(&self, job: &Job, reps: Vec<u32>, tally: &mut Tally) -> Result<Vec<f64>, RunError> {
+        let mut times = Vec::new();
+        for repetition in reps {
+            if self.stop_requested() {
+                break;
+            }
+            let start = Instant::now();
+            let out = self.render(job)?;
+            let total_ms = start.elapsed().as_secs_f64() * 1e3;
+            let recorded = Instant::now();
+            times.push(out.elapsed.as_secs_f64() * 1e3);
+            let rendered = Rendered {
+                study: job.study,
+                run: job.run,
+                repetition,
+                scene: job.scene,
+                params: job.params,
+                spp: job.spp,
+                report_spp: job.report_spp,
+                total_ms,
+            };
+            let mut row = run_row(&self.origin, &rendered, &out);
+            if self.keep_profiles
+                && let Some(p) = &out.gpu
+            {
+                let (study, run) = (&job.study.name, job.run.index);
+                tally.profiles.retain(|(s, r, _)| !(s == study && *r == run));
+                tally.profiles.push((study.clone(), run, p.clone()));
+            }
+            row.runner_ms = recorded.elapsed().as_secs_f64() * 1e3;
+            self.writer.send(Finished {
+                row,
+                profile: out.gpu,
+                film: out.film,
+            })?;
+            self.progress.rendered(job.estimate_ms);
+        }
+        Ok(times)
+    }
+
+    /// One render. A configuration the GPU cannot launch (a block too large
+    /// for the kernel's registers) or hold (a pool too large for its memory)
+    /// is skipped with the reason; the GPU still works for the next one.
+    fn render(&self, job: &Job) -> Result<RenderOutput, RunError> {
+        job.renderer
+            .render_uploaded(job.scene, job.uploaded, job.params, job.spp, &|_| {})
+            .map_err(|e| match e.downcast_ref::<GpuError>() {
+                Some(GpuError::Config { .. } | GpuError::OutOfMemory { .. }) => RunError::Skip(e.to_string()),
+                _ => RunError::Abort(e.context(what(job.study, job.run))),
+            })
+    }
+}

@@ -1,0 +1,127 @@
+//! The row writer: a thread that takes each finished render, hashes its film,
+//! checks it against the other runs that must render the same image, and
+//! appends its rows to `runs.csv` and `kernels.csv`. The GPU goes on to the
+//! next render meanwhile, so the runner adds almost nothing to a row's time
+//! (`runner_ms`, summarised in the manifest).
+
+use super::films::{FilmChecks, film_hash};
+use super::output::OutFiles;
+use super::records::{CsvAppender, KernelRow, RunRow};
+use super::rows::kernel_rows;
+use crate::backend::gpu::profile::GpuProfile;
+use device::film::FixedRgb;
+use std::sync::{Arc, Mutex, MutexGuard, mpsc};
+use std::thread::JoinHandle;
+
+/// One finished render on its way to the files. Its film and profile are
+/// moved, not copied: hashing the film and summing a profile of many
+/// thousand launches happen on the writer thread, off the GPU's path.
+pub struct Finished {
+    /// Its row, without the film hash yet.
+    pub row: RunRow,
+    /// Its GPU profile, for `kernels.csv`.
+    pub profile: Option<GpuProfile>,
+    /// Its film, to hash.
+    pub film: Vec<FixedRgb>,
+}
+
+/// The writer thread's state.
+struct Appenders {
+    runs: Option<CsvAppender>,
+    kernels: Option<CsvAppender>,
+    rows: Vec<RunRow>,
+    checks: Arc<Mutex<FilmChecks>>,
+}
+
+impl Appenders {
+    fn write(&mut self, mut f: Finished) -> anyhow::Result<()> {
+        f.row.film_hash = film_hash(&f.film);
+        lock(&self.checks).check(&f.row);
+        if let Some(w) = &mut self.runs {
+            w.append(&f.row)?;
+        }
+        if let Some(w) = &mut self.kernels {
+            for k in kernel_rows(&f.row, f.profile.as_ref()) {
+                w.append(&k)?;
+            }
+        }
+        self.rows.push(f.row);
+        Ok(())
+    }
+}
+
+/// Locks the film checks, which the writer (adding rows) and the runner
+/// (skipping the rest of a study that failed) share.
+fn lock(checks: &Mutex<FilmChecks>) -> MutexGuard<'_, FilmChecks> {
+    checks.lock().expect("film checks poisoned")
+}
+
+/// The running writer thread.
+pub struct RowWriter {
+    send: mpsc::Sender<Finished>,
+    thread: JoinHandle<(Vec<RunRow>, anyhow::Result<()>)>,
+    checks: Arc<Mutex<FilmChecks>>,
+}
+
+/// What the writer did once every row sent to it was handled.
+pub struct Written {
+    /// Every row, the resumed ones first.
+    pub rows: Vec<RunRow>,
+    /// Why the writer stopped early, if it did: the first row it could not
+    /// append.
+    pub result: anyhow::Result<()>,
+    checks: Arc<Mutex<FilmChecks>>,
+}
+
+impl Written {
+    /// The film checks over every row.
+    pub fn checks(&self) -> MutexGuard<'_, FilmChecks> {
+        lock(&self.checks)
+    }
+}
+
+impl RowWriter {
+    /// Starts the thread after the `resumed` rows, whose films count in the
+    /// checks; the rows are appended to `files`, or kept in memory only
+    /// without them.
+    pub fn start(files: Option<&OutFiles>, resumed: &[RunRow]) -> anyhow::Result<Self> {
+        let mut checks = FilmChecks::default();
+        for r in resumed {
+            checks.check(r);
+        }
+        let checks = Arc::new(Mutex::new(checks));
+        let mut appenders = Appenders {
+            runs: files.map(|f| CsvAppender::open::<RunRow>(&f.runs)).transpose()?,
+            kernels: files.map(|f| CsvAppender::open::<KernelRow>(&f.kernels)).transpose()?,
+            rows: resumed.to_vec(),
+            checks: checks.clone(),
+        };
+        let (send, receive) = mpsc::channel::<Finished>();
+        let thread = std::thread::spawn(move || {
+            let result = receive.iter().try_for_each(|f| appenders.write(f));
+            (appenders.rows, result)
+        });
+        Ok(RowWriter { send, thread, checks })
+    }
+
+    /// Hands a finished render to the thread.
+    pub fn send(&self, finished: Finished) -> anyhow::Result<()> {
+        self.send
+            .send(finished)
+            .map_err(|_| anyhow::anyhow!("the row writer stopped (see the error after this one)"))
+    }
+
+    /// The first film mismatch of `study`, if it has one so far.
+    pub fn mismatch(&self, study: &str) -> Option<String> {
+        lock(&self.checks).mismatches.get(study).cloned()
+    }
+
+    /// Waits until every row sent is written.
+    pub fn finish(self) -> anyhow::Result<Written> {
+        let RowWriter { send, thread, checks } = self;
+        // The thread ends when the channel closes.
+        drop(send);
+        let (rows, result) = thread.join().map_err(|_| anyhow::anyhow!("the row writer panicked"))?;
+        Ok(Written { rows, result, checks })
+    }
+}
