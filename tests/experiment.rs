@@ -12,7 +12,7 @@ use util::repo;
 use wavepath::backend::cpu::CpuSchedule;
 use wavepath::backend::{BackendKind, BackendOptions};
 use wavepath::experiment::config::{self, ConfigError};
-use wavepath::experiment::records::{KernelRow, Manifest, RunRow, read_rows};
+use wavepath::experiment::records::{KernelRow, Manifest, RunRow, recover_rows};
 use wavepath::render::{Overrides, params_for, render_scene};
 
 fn wavepath() -> Command {
@@ -132,7 +132,7 @@ fn a_two_parameter_sweep_writes_every_column() {
         assert!(kernel_columns.iter().any(|h| h == c), "kernels.csv lacks `{c}`");
     }
 
-    let rows: Vec<RunRow> = read_rows(&out.join("runs.csv")).unwrap();
+    let rows = recover_rows::<RunRow>(&out.join("runs.csv")).unwrap().rows;
     // cpu-serial once, cpu over 2 threads x 2 distributions; two repetitions each.
     assert_eq!(rows.len(), (1 + 4) * 2);
     let cpu: Vec<&RunRow> = rows.iter().filter(|r| r.backend == "cpu").collect();
@@ -192,7 +192,7 @@ sweep = { seed = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12] }
 "#;
 
 fn row_keys(out: &Path) -> Vec<(u32, u32, String)> {
-    let rows: Vec<RunRow> = read_rows(&out.join("runs.csv")).unwrap();
+    let rows = recover_rows::<RunRow>(&out.join("runs.csv")).unwrap().rows;
     let mut keys: Vec<_> = rows.into_iter().map(|r| (r.run, r.repetition, r.film_hash)).collect();
     keys.sort();
     keys
@@ -315,7 +315,7 @@ fn resuming_with_another_config_is_refused_unless_allowed() {
     let mixed = run_experiment(&config, &out, &["--resume", "--allow-mixed"]);
     assert!(mixed.status.success(), "{}", String::from_utf8_lossy(&mixed.stderr));
     // Only the third repetition of each configuration was added.
-    let rows: Vec<RunRow> = read_rows(&out.join("runs.csv")).unwrap();
+    let rows = recover_rows::<RunRow>(&out.join("runs.csv")).unwrap().rows;
     assert_eq!(rows.len(), 5 * 3);
 }
 
@@ -346,9 +346,9 @@ fn gpu_runs_are_skipped_with_one_note_where_there_is_no_gpu() {
     assert!(run.status.success(), "{stderr}");
     assert_eq!(stderr.matches("no usable GPU").count(), 1, "one note: {stderr}");
     assert!(stderr.contains("the CPU runs go ahead"), "{stderr}");
-    let rows: Vec<RunRow> = read_rows(&out.join("runs.csv")).unwrap();
+    let rows = recover_rows::<RunRow>(&out.join("runs.csv")).unwrap().rows;
     assert!(rows.len() == 2 && rows.iter().all(|r| r.backend == "cpu-serial"));
-    let kernels: Vec<KernelRow> = read_rows(&out.join("kernels.csv")).unwrap();
+    let kernels = recover_rows::<KernelRow>(&out.join("kernels.csv")).unwrap().rows;
     assert!(kernels.is_empty());
     let manifest = Manifest::read(&out.join("manifest.toml")).unwrap();
     // Two megakernel block shapes and one wavefront configuration, and the
@@ -524,7 +524,7 @@ sweep = { "scene.generators[0].grid" = [1, 3] }
     let out = dir.path().join("out");
     let run = run_experiment(&config, &out, &[]);
     assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
-    let rows: Vec<RunRow> = read_rows(&out.join("runs.csv")).unwrap();
+    let rows = recover_rows::<RunRow>(&out.join("runs.csv")).unwrap().rows;
     // The same counts as the scene file edited by hand.
     let file = std::fs::read_to_string(repo("scenes/rtiow_final.toml")).unwrap();
     for (row, grid) in rows.iter().zip([1, 3]) {

@@ -2,7 +2,8 @@
 //! what an interrupted experiment there left to resume.
 
 use super::config::{Config, PlannedRun, Study};
-use super::records::{Manifest, RunRow, read_rows};
+use super::records::{KernelRow, Manifest, Recovered, RunRow, header, recover_rows};
+use crate::io::atomic_file;
 use crate::system::provenance::Provenance;
 use anyhow::{Context, bail};
 use std::collections::HashSet;
@@ -38,7 +39,8 @@ pub struct ResumePolicy {
     pub allow_mixed: bool,
 }
 
-/// What an interrupted run left: nothing for a fresh folder.
+/// What an interrupted run left (nothing for a fresh folder), and the
+/// folder's lock, held until this is dropped.
 #[derive(Default)]
 pub struct Resumed {
     /// Its rows.
@@ -47,6 +49,8 @@ pub struct Resumed {
     pub manifest: Option<Manifest>,
     /// Its (study, run, repetition) triples.
     done: HashSet<(String, u32, u32)>,
+    /// The output folder's lock: one writer per folder.
+    _lock: Option<FolderLock>,
 }
 
 impl Resumed {
@@ -58,8 +62,40 @@ impl Resumed {
     }
 }
 
+/// The lock file's name in an output folder.
+pub const LOCK_FILE: &str = ".wavepath.lock";
+
+/// An advisory lock on an output folder, held while an experiment writes
+/// there; the system releases it when the process ends, however it ends.
+pub struct FolderLock(#[allow(dead_code)] std::fs::File);
+
+impl FolderLock {
+    /// Takes the lock of `dir`, or says who holds it.
+    pub fn take(dir: &Path) -> anyhow::Result<Self> {
+        let path = dir.join(LOCK_FILE);
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .with_context(|| format!("{}: cannot open the folder's lock file", path.display()))?;
+        match file.try_lock() {
+            Ok(()) => Ok(FolderLock(file)),
+            Err(std::fs::TryLockError::WouldBlock) => bail!(
+                "{}: another wavepath experiment is writing to this folder (it holds {LOCK_FILE}); \
+                 wait for it to end, or choose another --out",
+                dir.display()
+            ),
+            Err(std::fs::TryLockError::Error(e)) => {
+                Err(e).with_context(|| format!("{}: cannot lock the output folder", path.display()))
+            }
+        }
+    }
+}
+
 /// Checks the output folder `dir` before the first sample (none: the rows
-/// stay in memory) and returns what an interrupted run there left to resume.
+/// stay in memory), takes its lock, and returns what an interrupted run
+/// there left to resume, its files repaired.
 pub fn prepare(
     dir: Option<&Path>,
     policy: ResumePolicy,
@@ -76,11 +112,18 @@ pub fn prepare(
         );
     }
     std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create the output folder", dir.display()))?;
-    tempfile::tempfile_in(dir).with_context(|| format!("{}: cannot write in the output folder", dir.display()))?;
+    let lock = FolderLock::take(dir)?;
     let files = OutFiles::in_folder(dir);
+    let inputs = config_inputs(config);
+    for path in [&files.runs, &files.kernels, &files.manifest] {
+        atomic_file::check(path, &inputs)?;
+    }
     let started = std::fs::metadata(&files.runs).is_ok_and(|m| m.len() > 0);
     if !started {
-        return Ok(Resumed::default());
+        return Ok(Resumed {
+            _lock: Some(lock),
+            ..Resumed::default()
+        });
     }
     if !policy.resume {
         bail!(
@@ -92,7 +135,7 @@ pub fn prepare(
     if !policy.allow_mixed {
         same_origin(&manifest, &files.manifest, config, meta)?;
     }
-    let rows = read_rows(&files.runs)?;
+    let rows = repair_records(&files)?;
     let done = rows
         .iter()
         .map(|r: &RunRow| (r.study.clone(), r.run, r.repetition))
@@ -101,7 +144,76 @@ pub fn prepare(
         rows,
         manifest: Some(manifest),
         done,
+        _lock: Some(lock),
     })
+}
+
+/// Every file an experiment reads: its config and every study's scenes.
+fn config_inputs(config: &Config) -> Vec<&Path> {
+    std::iter::once(config.path.as_path())
+        .chain(
+            config
+                .studies
+                .iter()
+                .flat_map(|s| s.scenes.iter().map(PathBuf::as_path)),
+        )
+        .collect()
+}
+
+/// Makes `runs.csv` and `kernels.csv` whole again after an interruption
+/// and returns the finished rows. A record cut short at the end of either
+/// file is dropped (and said); kernel rows of a repetition that has no row
+/// in `runs.csv` (the writer appends a run's kernel rows first and its run
+/// row last, as the commit) are dropped too, so that the repetition is made
+/// again without duplicates.
+fn repair_records(files: &OutFiles) -> anyhow::Result<Vec<RunRow>> {
+    let runs = recover_rows::<RunRow>(&files.runs)?;
+    cut_incomplete(&files.runs, &runs)?;
+    let done: HashSet<_> = runs
+        .rows
+        .iter()
+        .map(|r| (r.study.as_str(), r.run, r.repetition))
+        .collect();
+    if std::fs::metadata(&files.kernels).is_ok_and(|m| m.len() > 0) {
+        let kernels = recover_rows::<KernelRow>(&files.kernels)?;
+        let kept: Vec<&KernelRow> = kernels
+            .rows
+            .iter()
+            .filter(|k| done.contains(&(k.study.as_str(), k.run, k.repetition)))
+            .collect();
+        if kept.len() < kernels.rows.len() || kernels.incomplete.is_some() {
+            eprintln!(
+                "wavepath: {}: dropped {} kernel rows of repetitions that did not finish; they are made again",
+                files.kernels.display(),
+                kernels.rows.len() - kept.len() + usize::from(kernels.incomplete.is_some())
+            );
+            let mut w = csv::Writer::from_writer(Vec::new());
+            w.write_record(header::<KernelRow>()?)?;
+            for k in kept {
+                w.serialize(k)?;
+            }
+            let bytes = w.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?;
+            atomic_file::write(&files.kernels, &bytes)?;
+        }
+    }
+    Ok(runs.rows)
+}
+
+/// Cuts an incomplete final record off `path`, saying so.
+fn cut_incomplete<T>(path: &Path, recovered: &Recovered<T>) -> anyhow::Result<()> {
+    let Some((line, bytes)) = recovered.incomplete else {
+        return Ok(());
+    };
+    eprintln!(
+        "wavepath: {}: dropped an incomplete final record (line {line}, {bytes} bytes) left by an interrupted write; \
+         its repetition is made again",
+        path.display()
+    );
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .and_then(|f| f.set_len(recovered.whole_bytes))
+        .with_context(|| format!("{}: cannot cut the incomplete record", path.display()))
 }
 
 /// Refuses to resume rows from another config or another build.

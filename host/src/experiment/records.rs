@@ -207,12 +207,7 @@ impl CsvAppender {
             path: path.to_path_buf(),
         };
         if fresh {
-            let mut header = csv::Writer::from_writer(Vec::new());
-            header.serialize(T::default())?;
-            let bytes = header.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?;
-            let names = csv::Reader::from_reader(bytes.as_slice()).headers()?.clone();
-            let names: Vec<&str> = names.iter().collect();
-            appender.append(&names)?;
+            appender.append(&header::<T>()?)?;
         }
         Ok(appender)
     }
@@ -226,16 +221,90 @@ impl CsvAppender {
     }
 }
 
-/// Reads every row of a CSV file written by [`CsvAppender`].
-pub fn read_rows<T: for<'de> Deserialize<'de>>(path: &Path) -> anyhow::Result<Vec<T>> {
-    let mut reader =
-        csv::Reader::from_path(path).map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", path.display()))?;
-    reader
-        .deserialize()
-        .enumerate()
-        .map(|(i, r)| r.map_err(|e| anyhow::anyhow!("{}: row {}: {e}", path.display(), i + 1)))
-        .collect()
+/// The column names of rows of `T`, in file order.
+pub fn header<T: Serialize + Default>() -> anyhow::Result<Vec<String>> {
+    let mut header = csv::Writer::from_writer(Vec::new());
+    header.serialize(T::default())?;
+    let bytes = header.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?;
+    let names = csv::Reader::from_reader(bytes.as_slice()).headers()?.clone();
+    Ok(names.iter().map(String::from).collect())
 }
+
+/// The rows of an appended CSV file that an interrupted experiment left,
+/// and how much of the file holds them.
+pub struct Recovered<T> {
+    /// Every whole row, in file order.
+    pub rows: Vec<T>,
+    /// The length of the file up to the end of its last whole record.
+    pub whole_bytes: u64,
+    /// A record cut short at the end (a crash mid-write, a full disk): its
+    /// line number, and the bytes it took.
+    pub incomplete: Option<(u64, u64)>,
+}
+
+/// Reads a CSV file that [`CsvAppender`] wrote to, for resuming: its header
+/// must be exactly `T`'s, and every record whole and well-formed, except
+/// that a last record without its closing newline (cut short by a crash or
+/// a full disk; the appender ends every record with one and flushes it) is
+/// set aside as [`Recovered::incomplete`], whatever it parses to. Anything
+/// else wrong is an error naming the file and the line.
+pub fn recover_rows<T: Serialize + Default + for<'de> Deserialize<'de>>(path: &Path) -> anyhow::Result<Recovered<T>> {
+    let bytes = crate::io::input_file::read_limited(path, MAX_RECORDS_BYTES)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let whole_bytes = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let (whole, cut) = bytes.split_at(whole_bytes);
+    let incomplete = (!cut.is_empty()).then(|| {
+        (
+            whole.iter().filter(|&&b| b == b'\n').count() as u64 + 1,
+            cut.len() as u64,
+        )
+    });
+    let expected = header::<T>()?;
+    let mut reader = csv::ReaderBuilder::new().flexible(true).from_reader(whole);
+    let found: Vec<String> = match reader.headers() {
+        Ok(h) if !whole.is_empty() => h.iter().map(String::from).collect(),
+        _ => Vec::new(),
+    };
+    if found != expected {
+        anyhow::bail!(
+            "{}: line 1: the header is not this version's ({} columns, starting `{}`); \
+             these records cannot be resumed: choose another --out",
+            path.display(),
+            expected.len(),
+            expected.iter().take(4).cloned().collect::<Vec<_>>().join(",")
+        );
+    }
+    let mut rows = Vec::new();
+    for record in reader.records() {
+        let record = record.map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        let line = record.position().map_or(0, |p| p.line());
+        if record.len() != expected.len() {
+            anyhow::bail!(
+                "{}: line {line}: {} fields, expected {}; the file is damaged: choose another --out",
+                path.display(),
+                record.len(),
+                expected.len()
+            );
+        }
+        let row = record
+            .deserialize(Some(&csv::StringRecord::from(expected.clone())))
+            .map_err(|e| {
+                anyhow::anyhow!(
+                    "{}: line {line}: {e}; the file is damaged: choose another --out",
+                    path.display()
+                )
+            })?;
+        rows.push(row);
+    }
+    Ok(Recovered {
+        rows,
+        whole_bytes: whole_bytes as u64,
+        incomplete,
+    })
+}
+
+/// The largest `runs.csv` or `kernels.csv` resumed (about a million rows).
+pub const MAX_RECORDS_BYTES: u64 = 1 << 30;
 
 /// `manifest.toml`: what ran, where, when, and how each study ended.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -408,8 +477,9 @@ mod tests {
         let mut again = CsvAppender::open::<RunRow>(&path).unwrap();
         again.append(&row(1)).unwrap();
         again.append(&row(2)).unwrap();
-        let back: Vec<RunRow> = read_rows(&path).unwrap();
-        assert_eq!(back, [row(0), row(1), row(2)]);
+        let back = recover_rows::<RunRow>(&path).unwrap();
+        assert_eq!(back.rows, [row(0), row(1), row(2)]);
+        assert!(back.incomplete.is_none());
         let text = std::fs::read_to_string(&path).unwrap();
         assert_eq!(text.matches("experiment,study,run").count(), 1);
     }

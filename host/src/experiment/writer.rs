@@ -37,13 +37,15 @@ impl Appenders {
     fn write(&mut self, mut f: Finished) -> anyhow::Result<()> {
         f.row.film_hash = film_hash(&f.film);
         lock(&self.checks).check(&f.row);
-        if let Some(w) = &mut self.runs {
-            w.append(&f.row)?;
-        }
+        // The run row goes last: it commits the repetition, so a resume
+        // drops kernel rows that have none (see `output::repair_records`).
         if let Some(w) = &mut self.kernels {
             for k in kernel_rows(&f.row, f.profile.as_ref()) {
                 w.append(&k)?;
             }
+        }
+        if let Some(w) = &mut self.runs {
+            w.append(&f.row)?;
         }
         self.rows.push(f.row);
         Ok(())

@@ -77,15 +77,9 @@ fn parse_csv<T: DeserializeOwned + Serialize + Default>(path: &Path, text: &str)
         .collect()
 }
 
-/// The columns a CSV of `T` has: the header line the csv crate writes for
-/// `T`, the same one [`crate::experiment::records::CsvAppender`] writes.
+/// The columns a CSV of `T` has: the header line the runner writes.
 fn columns<T: Serialize + Default>() -> Vec<String> {
-    let mut writer = csv::Writer::from_writer(Vec::new());
-    writer.serialize(T::default()).expect("a row type serializes to CSV");
-    let bytes = writer.into_inner().expect("writing to memory cannot fail");
-    let mut reader = csv::Reader::from_reader(bytes.as_slice());
-    let headers = reader.headers().expect("the written header reads back");
-    headers.iter().map(str::to_string).collect()
+    crate::experiment::records::header::<T>().expect("a row type serializes to CSV")
 }
 
 #[cfg(test)]
