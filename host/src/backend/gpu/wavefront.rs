@@ -121,6 +121,9 @@ impl Machine for GpuMachine<'_> {
     }
 }
 
+/// The GPU back ends report one error type: a configuration the wavefront
+/// refuses reads as the megakernel's does ("invalid wavefront
+/// configuration: ...").
 impl From<WavefrontError<GpuError>> for GpuError {
     fn from(e: WavefrontError<GpuError>) -> Self {
         match e {
