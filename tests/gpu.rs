@@ -10,8 +10,8 @@ use std::sync::{Mutex, MutexGuard};
 use util::{SEED_SCENES, repo, seed_scene};
 use wavepath::backend::gpu::buffers::alloc_zeros;
 use wavepath::backend::gpu::megakernel::MegakernelConfig;
-use wavepath::backend::gpu::{Gpu, GpuError, SizedBy};
-use wavepath::backend::{BackendKind, BackendOptions, RenderOutput};
+use wavepath::backend::gpu::{Gpu, GpuError};
+use wavepath::backend::{BackendKind, BackendOptions, RenderOutput, SizedBy};
 use wavepath::render::verify::verify;
 use wavepath::render::{Overrides, Renderer, params_for};
 
@@ -402,7 +402,7 @@ fn wavefront_matches_the_cpu_bit_for_bit_in_every_schedule_and_compaction() {
         .flat_map(|s| [Compaction::AtomicAppend, Compaction::PrefixSum].map(|c| (s, c)))
         .flat_map(|(s, c)| [0, 1000].map(|d| (s, c, d)));
         for ((schedule, refill), compaction, drain_below) in modes {
-            // A small pool forces many regenerations and ring wrap-arounds;
+            // A small pool forces many refills and survivor moves;
             // a drain threshold finishes the tail in one launch.
             let wavefront = WavefrontConfig {
                 capacity: Capacity::Slots(1 << 12),

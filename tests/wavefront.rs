@@ -1,8 +1,8 @@
 //! The wavefront on the CPU: `cpu-wave` runs the wavefront's own kernels
 //! (schedule, generate, extend, shading, both compactions, the drain) in
 //! the host's serial emulation, so CI checks the whole schedule bit for bit
-//! against `cpu` without a GPU. Pools are small enough that the free-slot
-//! ring wraps, slots regenerate and waves are drained.
+//! against `cpu` without a GPU. Pools are small enough that slots are
+//! refilled many times, survivors move down and waves are drained.
 
 mod util;
 
@@ -64,7 +64,7 @@ fn render(
 fn the_emulated_wavefront_matches_the_cpu_bit_for_bit_in_every_schedule() {
     for name in SEED_SCENES {
         let scene = seed_scene(name);
-        // 1200 or 1600 work items over 1024 slots: the ring wraps.
+        // 1200 or 1600 work items over 1024 slots: the pool is refilled.
         let (width, height, spp) = if name == "cs500" { (20, 20, 3) } else { (40, 20, 2) };
         let params = RenderParams {
             width,

@@ -103,6 +103,28 @@ pub unsafe fn run_on_gpu<K: Kernel>(args: &K::Args) {
     }
 }
 
+/// Data the host copies to device memory as bytes: `#[repr(C)]` (or
+/// `#[repr(transparent)]`) with no padding, so every byte of a value is
+/// initialised. Unlike [`Plain`], it may hold fields (enums) that not every
+/// bit pattern is a value of, so it is never read back.
+///
+/// # Safety
+/// Implement only for types that meet the description above.
+pub unsafe trait AsBytes: Copy + 'static {
+    /// The value's bytes (it has no padding, so every byte is initialised).
+    fn as_bytes(&self) -> &[u8] {
+        // SAFETY: by the trait's contract `Self` has no padding bytes.
+        unsafe { core::slice::from_raw_parts((self as *const Self).cast::<u8>(), core::mem::size_of::<Self>()) }
+    }
+
+    /// The bytes of `values`, one value after another.
+    fn slice_as_bytes(values: &[Self]) -> &[u8] {
+        // SAFETY: as for `as_bytes`; the values of a slice follow one another
+        // with no gap (a type's size is a multiple of its alignment).
+        unsafe { core::slice::from_raw_parts(values.as_ptr().cast::<u8>(), core::mem::size_of_val(values)) }
+    }
+}
+
 /// Plain data the host reads back from device memory as bytes:
 /// `#[repr(C)]`, made of integers only, with no padding, so every bit
 /// pattern is a valid value.
@@ -117,13 +139,10 @@ pub unsafe trait Plain: Copy + 'static {
             // bit pattern is a valid `Self`; the read tolerates any alignment.
             .then(|| unsafe { core::ptr::read_unaligned(bytes.as_ptr().cast::<Self>()) })
     }
-
-    /// The value's bytes (it has no padding, so every byte is initialised).
-    fn as_bytes(&self) -> &[u8] {
-        // SAFETY: by the trait's contract `Self` has no padding bytes.
-        unsafe { core::slice::from_raw_parts((self as *const Self).cast::<u8>(), core::mem::size_of::<Self>()) }
-    }
 }
+
+// SAFETY: `Plain` asks for no padding, as `AsBytes` does (and more).
+unsafe impl<T: Plain> AsBytes for T {}
 
 /// Declares entry points: for each `name => KernelType`, the kernel's name
 /// and, on the GPU, an exported function of that name taking the kernel's

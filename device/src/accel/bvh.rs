@@ -30,6 +30,9 @@ pub struct BvhNode {
 }
 
 const _: () = assert!(core::mem::size_of::<BvhNode>() == 64);
+// SAFETY: `#[repr(C)]`, two `Aabb`s (48 bytes) then four `u32`: the size asserted above is the sum of
+// the fields, so there is no padding.
+unsafe impl crate::kernel::AsBytes for BvhNode {}
 
 /// Closest hit by BVH traversal. The unit of work is a child slot, `2 ·
 /// node + k`: the nearer entered child is visited next, the farther waits

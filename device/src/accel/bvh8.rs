@@ -63,6 +63,9 @@ pub struct Bvh8Node {
 }
 
 const _: () = assert!(core::mem::size_of::<Bvh8Node>() == 96);
+// SAFETY: `#[repr(C)]`, and the size asserted above is the sum of the
+// fields' (with the explicit `pad`), so there is no padding.
+unsafe impl crate::kernel::AsBytes for Bvh8Node {}
 
 /// What a slot holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -27,6 +27,9 @@ pub struct KdNode {
 }
 
 const _: () = assert!(core::mem::size_of::<KdNode>() == 8);
+// SAFETY: `#[repr(C)]`, two `u32`: the size asserted above is the sum of
+// the fields, so there is no padding.
+unsafe impl crate::kernel::AsBytes for KdNode {}
 
 impl KdNode {
     /// Largest child index or primitive count a node can hold.

@@ -20,6 +20,9 @@ pub struct Parallelepiped {
 }
 
 const _: () = assert!(core::mem::size_of::<Parallelepiped>() == 64);
+// SAFETY: `#[repr(C)]`, four-byte fields only: the size asserted above is the sum of
+// the fields, so there is no padding.
+unsafe impl crate::kernel::AsBytes for Parallelepiped {}
 
 impl Parallelepiped {
     /// The box spanned from `corner` by edge vectors `edges` (linearly

@@ -21,6 +21,9 @@ pub struct Polygon {
 }
 
 const _: () = assert!(core::mem::size_of::<Polygon>() == 28);
+// SAFETY: `#[repr(C)]`, four-byte fields only: the size asserted above is the sum of
+// the fields, so there is no padding.
+unsafe impl crate::kernel::AsBytes for Polygon {}
 
 impl Polygon {
     /// The polygon over `vertices[first_vertex..first_vertex + count]`, with

@@ -20,6 +20,9 @@ pub enum PrimKind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct PrimRef(u32);
 
+// SAFETY: `#[repr(transparent)]` over a `u32`.
+unsafe impl crate::kernel::AsBytes for PrimRef {}
+
 const INDEX_BITS: u32 = 30;
 const INDEX_MASK: u32 = (1 << INDEX_BITS) - 1;
 

@@ -16,6 +16,9 @@ pub struct Sphere {
 }
 
 const _: () = assert!(core::mem::size_of::<Sphere>() == 20);
+// SAFETY: `#[repr(C)]`, a `Vec3`, an `f32` and a `u32`: the size asserted above is the sum of
+// the fields, so there is no padding.
+unsafe impl crate::kernel::AsBytes for Sphere {}
 
 impl Sphere {
     /// Closest intersection inside `range`. Uses the numerically careful form

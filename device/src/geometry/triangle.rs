@@ -21,6 +21,9 @@ pub struct Triangle {
 }
 
 const _: () = assert!(core::mem::size_of::<Triangle>() == 52);
+// SAFETY: `#[repr(C)]`, four-byte fields only: the size asserted above is the sum of
+// the fields, so there is no padding.
+unsafe impl crate::kernel::AsBytes for Triangle {}
 
 impl Triangle {
     /// The triangle `(v0, v1, v2)`; the host rejects degenerate ones.

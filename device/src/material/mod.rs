@@ -42,6 +42,9 @@ pub struct Material {
 }
 
 const _: () = assert!(core::mem::size_of::<Material>() == 52);
+// SAFETY: `#[repr(C)]`, four-byte fields only (its enums are `#[repr(u32)]`): the size asserted above is the sum of
+// the fields, so there is no padding.
+unsafe impl crate::kernel::AsBytes for Material {}
 
 /// The outcome of a scattering event.
 #[derive(Clone, Copy, Debug, PartialEq)]

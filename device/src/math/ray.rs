@@ -12,6 +12,10 @@ pub struct Ray {
     pub dir: Vec3,
 }
 
+const _: () = assert!(core::mem::size_of::<Ray>() == 24);
+// SAFETY: `#[repr(C)]`, two `Vec3` (12 bytes each, no padding between).
+unsafe impl crate::kernel::AsBytes for Ray {}
+
 impl Ray {
     /// Builds a ray; `dir` must already be unit length.
     #[inline(always)]

@@ -16,6 +16,9 @@ pub struct Vec3 {
 }
 
 const _: () = assert!(core::mem::size_of::<Vec3>() == 12 && core::mem::align_of::<Vec3>() == 4);
+// SAFETY: `#[repr(C)]`, three `f32`: the size asserted above is the sum of
+// the fields, so there is no padding.
+unsafe impl crate::kernel::AsBytes for Vec3 {}
 
 impl Vec3 {
     /// The zero vector.

@@ -13,7 +13,10 @@
 
 pub mod cpu;
 pub mod gpu;
+pub mod sized_by;
 pub mod wavefront;
+
+pub use sized_by::SizedBy;
 
 use crate::scene::Scene;
 use device::camera::Camera;

@@ -3,14 +3,15 @@
 //! refuses one larger than the free memory before asking the driver, and
 //! reports either refusal as [`GpuError::OutOfMemory`].
 
-use super::{Gpu, GpuError, SizedBy};
-use crate::backend::RenderJob;
+use super::device::Gpu;
+use super::error::GpuError;
+use crate::backend::{RenderJob, SizedBy};
 use crate::scene::Scene;
 use cudarc::driver::sys::cudaError_enum as Code;
 use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr, ValidAsZeroBits};
 use device::accel::AccelView;
 use device::camera::Camera;
-use device::kernel::Plain;
+use device::kernel::{AsBytes, Plain};
 use device::scene::{DeviceSlice, SceneView};
 use std::marker::PhantomData;
 
@@ -22,8 +23,9 @@ pub struct KernelArg<T>(pub T);
 // structs, whose layout is identical on both targets (see `device::launch`).
 unsafe impl<T: Copy> DeviceRepr for KernelArg<T> {}
 
-/// An array of plain `#[repr(C)]` values in device memory, stored as bytes
-/// (the device crate's types cannot implement cudarc's traits themselves).
+/// An array of `#[repr(C)]` values without padding ([`AsBytes`]) in device
+/// memory, stored as bytes (the device crate's types cannot implement
+/// cudarc's traits themselves).
 pub struct DeviceArray<T> {
     bytes: CudaSlice<u8>,
     len: usize,
@@ -87,10 +89,15 @@ impl<T: Plain> DeviceBuffer<T> {
 
     /// Copies `values` to the start of the buffer.
     pub fn write(&mut self, gpu: &Gpu, what: &str, values: &[T]) -> Result<(), GpuError> {
-        let bytes: Vec<u8> = values.iter().flat_map(|v| v.as_bytes().iter().copied()).collect();
+        let bytes = T::slice_as_bytes(values);
         gpu.stream()
-            .memcpy_htod(&bytes, &mut self.bytes.slice_mut(..bytes.len()))
+            .memcpy_htod(bytes, &mut self.bytes.slice_mut(..bytes.len()))
             .map_err(gpu.error(format!("writing {what}")))
+    }
+
+    /// Bytes of the values (`len` of them) on the device.
+    pub fn byte_len(&self) -> usize {
+        self.len * size_of::<T>()
     }
 
     /// The bytes on the device (for asynchronous copies).
@@ -160,15 +167,13 @@ fn out_of_memory(gpu: &Gpu, what: &str, sized_by: SizedBy, bytes: usize) -> GpuE
     }
 }
 
-impl<T: Copy> DeviceArray<T> {
+impl<T: AsBytes> DeviceArray<T> {
     /// Copies `values` to the device (`what` and `sized_by` as for [`alloc_zeros`]).
     pub fn upload(gpu: &Gpu, what: &str, sized_by: SizedBy, values: &[T]) -> Result<Self, GpuError> {
-        let len_bytes = std::mem::size_of_val(values);
-        // SAFETY: `T` is plain data; viewing it as bytes reads initialised memory.
-        let bytes = unsafe { std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), len_bytes) };
+        let bytes = T::slice_as_bytes(values);
         // Zero-length allocations are refused by the driver: keep one
         // (unused) element's worth so the pointer stays valid.
-        let mut slice = alloc_zeros::<u8>(gpu, what, sized_by, len_bytes.max(size_of::<T>()))?;
+        let mut slice = alloc_zeros::<u8>(gpu, what, sized_by, bytes.len().max(size_of::<T>()))?;
         if !bytes.is_empty() {
             gpu.stream()
                 .memcpy_htod(bytes, &mut slice)

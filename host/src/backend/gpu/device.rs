@@ -1,9 +1,10 @@
 //! Opening a GPU: driver present, device found, PTX chosen and loaded; and
 //! the calls that wait for it, whose errors name the launch that faulted
-//! ([`super::fault`]).
+//! ([`super::in_flight`]).
 
-use super::GpuError;
-use super::fault::{InFlight, LaunchSite};
+use super::error::{GpuError, describe};
+use super::in_flight::InFlight;
+use super::launch_site::LaunchSite;
 use crate::system::ptx;
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute, cudaError_enum as Code};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DriverError};
@@ -90,8 +91,8 @@ impl Gpu {
         if !unsafe { cudarc::driver::sys::is_culib_present() } {
             return Err(GpuError::NoDriver);
         }
-        cudarc::driver::result::init().map_err(|e| GpuError::NoDevice(super::describe(&e)))?;
-        let count = CudaContext::device_count().map_err(|e| GpuError::NoDevice(super::describe(&e)))?;
+        cudarc::driver::result::init().map_err(|e| GpuError::NoDevice(describe(&e)))?;
+        let count = CudaContext::device_count().map_err(|e| GpuError::NoDevice(describe(&e)))?;
         if ordinal as i32 >= count {
             return Err(GpuError::NoDevice(format!(
                 "device {ordinal} requested, {count} present"

@@ -7,9 +7,10 @@
 //! launch is timed with CUDA events.
 
 use super::buffers::{DeviceBuffer, DeviceScene};
+use super::device::Gpu;
+use super::error::GpuError;
 use super::profile::{GpuProfile, LaunchRecord, Timeline};
-use super::{Gpu, GpuError, SizedBy};
-use crate::backend::{Progress, RenderJob, RenderOutput};
+use crate::backend::{Progress, RenderJob, RenderOutput, SizedBy};
 use cudarc::driver::LaunchConfig;
 use device::film::FixedRgb;
 use device::integrator::SampleRange;
@@ -194,92 +195,45 @@ impl AccelVisitor for Launches<'_> {
 }
 
 impl Launches<'_> {
-    /// Renders with megakernel `K`.
+    /// Renders with megakernel `K`: upload, every launch, readback.
     fn run<K: EntryPoint<Args = MegakernelArgs>>(self) -> Result<RenderOutput, GpuError> {
-        let Launches {
-            gpu,
-            job,
-            config,
-            tiles,
-            passes,
-            progress,
-        } = self;
-        let name = K::NAME;
+        let (gpu, job, config) = (self.gpu, self.job, self.config);
         let upload_start = Instant::now();
         let scene = DeviceScene::for_job(gpu, job)?;
-        let film = DeviceBuffer::<FixedRgb>::zeroed(gpu, "the film", SizedBy::Image, job.pixel_count())?;
-        let counters = DeviceBuffer::<LaunchCounters>::zeroed(gpu, "the counters", SizedBy::Fixed, 1)?;
-        let divergence = DeviceBuffer::<DivergenceCounters>::zeroed(gpu, "the divergence counters", SizedBy::Fixed, 1)?;
+        let outputs = Outputs::alloc(gpu, job.pixel_count())?;
         gpu.synchronize("uploading the scene")?;
         let upload_ms = upload_start.elapsed().as_secs_f64() * 1e3;
 
         let mut timeline = Timeline::new(gpu);
         let (bx, by) = config.block;
         let function = timeline.function::<K>()?.clone();
-        let kernel = gpu.kernel_info(name, &function, bx * by)?;
-        let mut args = MegakernelArgs {
+        let kernel = gpu.kernel_info(K::NAME, &function, bx * by)?;
+        let args = MegakernelArgs {
             // SAFETY: the scene stays uploaded until the launches are done
             // (`scene` lives to the end of this function).
             scene: unsafe { scene.view(gpu, job.scene, job.camera).detached() },
             params: job.params,
-            samples: passes.first().copied().unwrap_or(SampleRange { begin: 0, end: 0 }),
+            samples: SampleRange { begin: 0, end: 0 },
             tile: Tile {
                 x0: 0,
                 y0: 0,
                 width: 0,
                 height: 0,
             },
-            film: film.ptr(gpu),
-            counters: counters.ptr(gpu),
+            film: outputs.film.ptr(gpu),
+            counters: outputs.counters.ptr(gpu),
             divergence: if config.count_divergence {
-                divergence.ptr(gpu)
+                outputs.divergence.ptr(gpu)
             } else {
                 std::ptr::null_mut()
             },
         };
-
         let loop_start = Instant::now();
-        let mut spp = job.spp;
-        for (pass, &samples) in passes.iter().enumerate() {
-            let pass_pixels: u64 = tiles.iter().map(|t| t.width as u64 * t.height as u64).sum();
-            for tile in tiles {
-                let cfg = LaunchConfig {
-                    grid_dim: (tile.width.div_ceil(bx), tile.height.div_ceil(by), 1),
-                    block_dim: (bx, by, 1),
-                    shared_mem_bytes: 0,
-                };
-                let record = LaunchRecord {
-                    iteration: pass as u32,
-                    sample_begin: samples.begin,
-                    sample_end: samples.end,
-                    tile_x: tile.x0,
-                    tile_y: tile.y0,
-                    tile_width: tile.width,
-                    tile_height: tile.height,
-                    items: tile.width as u64 * tile.height as u64 * (samples.end - samples.begin) as u64,
-                    ..LaunchRecord::default()
-                };
-                (args.samples, args.tile) = (samples, *tile);
-                timeline.launch::<K>(cfg, &args, record)?;
-            }
-            // One synchronisation per pass: progress, and faults surface here.
-            gpu.synchronize("running the megakernel")?;
-            progress(pass_pixels * (samples.end - samples.begin) as u64);
-            if job.stopping() {
-                spp = samples.end;
-                break;
-            }
-        }
+        let spp = self.launch_passes::<K>(&mut timeline, args)?;
         let loop_time = loop_start.elapsed();
 
         let readback_start = Instant::now();
-        let film = film.read(gpu, "the film")?;
-        let counters = counters.read(gpu, "the counters")?[0];
-        let divergence = if config.count_divergence {
-            vec![(name.to_string(), divergence.read(gpu, "the divergence counters")?[0])]
-        } else {
-            Vec::new()
-        };
+        let (film, counters, divergence) = outputs.read_back(gpu, config.count_divergence.then_some(K::NAME))?;
         let readback_ms = readback_start.elapsed().as_secs_f64() * 1e3;
         let profile = GpuProfile {
             device: gpu.info().clone(),
@@ -289,7 +243,7 @@ impl Launches<'_> {
             readback_ms,
             loop_ms: loop_time.as_secs_f64() * 1e3,
             scene_bytes: scene.byte_len(),
-            film_bytes: (job.pixel_count() + 1) * size_of::<FixedRgb>(),
+            film_bytes: outputs.film.byte_len(),
             divergence,
             state_bytes: 0,
             pool_capacity: 0,
@@ -304,7 +258,88 @@ impl Launches<'_> {
             gpu: Some(profile),
         })
     }
+
+    /// Launches `K` with `args` over every tile of every pass, waiting for
+    /// each pass; returns the samples per pixel rendered (fewer than the
+    /// job's when a stop request ends the render after a pass).
+    fn launch_passes<K: EntryPoint<Args = MegakernelArgs>>(
+        &self,
+        timeline: &mut Timeline<'_>,
+        mut args: MegakernelArgs,
+    ) -> Result<u32, GpuError> {
+        let (bx, by) = self.config.block;
+        let pass_pixels: u64 = self.tiles.iter().map(|t| t.width as u64 * t.height as u64).sum();
+        for (pass, &samples) in self.passes.iter().enumerate() {
+            for tile in self.tiles {
+                let cfg = LaunchConfig {
+                    grid_dim: (tile.width.div_ceil(bx), tile.height.div_ceil(by), 1),
+                    block_dim: (bx, by, 1),
+                    shared_mem_bytes: 0,
+                };
+                (args.samples, args.tile) = (samples, *tile);
+                timeline.launch::<K>(cfg, &args, launch_record(pass as u32, samples, tile))?;
+            }
+            // One synchronisation per pass: progress, and faults surface here.
+            self.gpu.synchronize("running the megakernel")?;
+            (self.progress)(pass_pixels * (samples.end - samples.begin) as u64);
+            if self.job.stopping() {
+                return Ok(samples.end);
+            }
+        }
+        Ok(self.job.spp)
+    }
 }
+
+/// The launch log's record of pass `pass`, rendering `samples` of `tile`.
+fn launch_record(pass: u32, samples: SampleRange, tile: &Tile) -> LaunchRecord {
+    LaunchRecord {
+        iteration: pass,
+        sample_begin: samples.begin,
+        sample_end: samples.end,
+        tile_x: tile.x0,
+        tile_y: tile.y0,
+        tile_width: tile.width,
+        tile_height: tile.height,
+        items: tile.width as u64 * tile.height as u64 * (samples.end - samples.begin) as u64,
+        ..LaunchRecord::default()
+    }
+}
+
+/// What the megakernel writes: the film and its counters.
+struct Outputs {
+    film: DeviceBuffer<FixedRgb>,
+    counters: DeviceBuffer<LaunchCounters>,
+    divergence: DeviceBuffer<DivergenceCounters>,
+}
+
+impl Outputs {
+    /// Zeroed outputs for `pixels`.
+    fn alloc(gpu: &Gpu, pixels: usize) -> Result<Self, GpuError> {
+        Ok(Outputs {
+            film: DeviceBuffer::zeroed(gpu, "the film", SizedBy::Image, pixels)?,
+            counters: DeviceBuffer::zeroed(gpu, "the counters", SizedBy::Fixed, 1)?,
+            divergence: DeviceBuffer::zeroed(gpu, "the divergence counters", SizedBy::Fixed, 1)?,
+        })
+    }
+
+    /// The film, the counters, and the divergence counts of `counted` (the
+    /// kernel's name, when it counted them).
+    fn read_back(&self, gpu: &Gpu, counted: Option<&str>) -> Result<ReadBack, GpuError> {
+        let film = self.film.read(gpu, "the film")?;
+        let counters = self.counters.read(gpu, "the counters")?[0];
+        let divergence = match counted {
+            Some(name) => vec![(
+                name.to_string(),
+                self.divergence.read(gpu, "the divergence counters")?[0],
+            )],
+            None => Vec::new(),
+        };
+        Ok((film, counters, divergence))
+    }
+}
+
+/// The film, counters and per-kernel divergence counts read back.
+type ReadBack = (Vec<FixedRgb>, LaunchCounters, Vec<(String, DivergenceCounters)>);
 
 #[cfg(test)]
 mod tests {

@@ -1,10 +1,12 @@
-//! Timing records: one row per kernel launch, and the summaries computed from
-//! those same rows (the printed table and the CSV never disagree).
+//! Kernel launches and their timing records: every launch goes through a
+//! [`Timeline`], which records one row per launch, and the summaries are
+//! computed from those same rows (the printed table and the CSV never
+//! disagree).
 
 use super::buffers::KernelArg;
-use super::device::{GpuInfo, KernelInfo};
-use super::fault::LaunchSite;
-use super::{Gpu, GpuError};
+use super::device::{Gpu, GpuInfo, KernelInfo};
+use super::error::GpuError;
+use super::launch_site::LaunchSite;
 use anyhow::Context;
 use cudarc::driver::{CudaEvent, CudaFunction, LaunchConfig, PushKernelArg};
 use device::kernel::EntryPoint;
@@ -63,7 +65,8 @@ pub struct GpuProfile {
     pub loop_ms: f64,
     /// Scene bytes on the device.
     pub scene_bytes: usize,
-    /// Film and counter bytes on the device.
+    /// Bytes of the film on the device (24 per pixel, whichever back end):
+    /// what its readback copies. Counters and path state are not included.
     pub film_bytes: usize,
     /// Per kernel: lanes and groups at the material branch, when counted.
     pub divergence: Vec<(String, DivergenceCounters)>,

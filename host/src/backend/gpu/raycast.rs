@@ -2,9 +2,10 @@
 //! closest-hit kernel over it several times, read the hits back.
 
 use super::buffers::{DeviceArray, DeviceBuffer, DeviceScene};
-use super::device::KernelInfo;
+use super::device::{Gpu, KernelInfo};
+use super::error::GpuError;
 use super::profile::{LaunchRecord, Timeline, linear};
-use super::{Gpu, GpuError, SizedBy};
+use crate::backend::SizedBy;
 use crate::scene::Scene;
 use device::kernel::EntryPoint;
 use device::kernels::raycast::RaycastArgs;

@@ -5,12 +5,12 @@
 //! waits for the one it just enqueued.
 
 use super::buffers::{DeviceBuffer, DeviceScene};
-use super::device::KernelInfo;
+use super::device::{Gpu, KernelInfo};
+use super::error::GpuError;
 use super::profile::{GpuProfile, LaunchRecord, Timeline, linear};
-use super::{Gpu, GpuError, SizedBy};
 use crate::backend::wavefront::stages::{self, WavefrontOutput};
-use crate::backend::wavefront::{Grid, Machine, WavefrontConfig};
-use crate::backend::{Progress, RenderJob, RenderOutput};
+use crate::backend::wavefront::{Grid, Machine, WavefrontConfig, WavefrontError, pool_capacity};
+use crate::backend::{Progress, RenderJob, RenderOutput, SizedBy};
 use cudarc::driver::PinnedHostSlice;
 use device::kernel::{EntryPoint, Plain};
 use device::kernels::wavefront::WorkItems;
@@ -26,7 +26,8 @@ pub struct GpuMachine<'g> {
     gpu: &'g Gpu,
     timeline: Timeline<'g>,
     kernels: Vec<KernelInfo>,
-    grids: Vec<(&'static str, Grid)>,
+    /// Resident grids found so far, by kernel and block size.
+    grids: Vec<((&'static str, u32), Grid)>,
     snapshots: Vec<PinnedHostSlice<u8>>,
     /// Per snapshot: the GPU's launch mark when its copy was queued.
     marks: [u64; LAG],
@@ -53,6 +54,7 @@ impl<'g> GpuMachine<'g> {
 
 impl Machine for GpuMachine<'_> {
     type Buffer = DeviceBuffer<u8>;
+    type Error = GpuError;
 
     fn alloc(&mut self, what: &str, sized_by: SizedBy, bytes: usize) -> Result<DeviceBuffer<u8>, GpuError> {
         DeviceBuffer::zeroed(self.gpu, what, sized_by, bytes)
@@ -71,7 +73,8 @@ impl Machine for GpuMachine<'_> {
     }
 
     fn resident_grid<K: EntryPoint>(&mut self, block: u32) -> Result<Grid, GpuError> {
-        if let Some((_, grid)) = self.grids.iter().find(|(name, _)| *name == K::NAME) {
+        let key = (K::NAME, block);
+        if let Some((_, grid)) = self.grids.iter().find(|(k, _)| *k == key) {
             return Ok(*grid);
         }
         let function = self.timeline.function::<K>()?.clone();
@@ -82,7 +85,7 @@ impl Machine for GpuMachine<'_> {
             block,
         };
         self.kernels.push(info);
-        self.grids.push((K::NAME, grid));
+        self.grids.push((key, grid));
         Ok(grid)
     }
 
@@ -118,6 +121,21 @@ impl Machine for GpuMachine<'_> {
     }
 }
 
+/// The GPU back ends report one error type: a configuration the wavefront
+/// refuses reads as the megakernel's does ("invalid wavefront
+/// configuration: ...").
+impl From<WavefrontError<GpuError>> for GpuError {
+    fn from(e: WavefrontError<GpuError>) -> Self {
+        match e {
+            WavefrontError::Config(error) => GpuError::Config {
+                what: "wavefront",
+                error,
+            },
+            WavefrontError::Machine(e) => e,
+        }
+    }
+}
+
 /// Renders `job` with the wavefront on `gpu`.
 pub fn render(
     gpu: &Gpu,
@@ -139,11 +157,9 @@ pub fn render_items(
     work: (WorkItems, u64),
     progress: Progress,
 ) -> Result<RenderOutput, GpuError> {
-    config.validate().map_err(|error| GpuError::Config {
-        what: "wavefront",
-        error,
+    let capacity = pool_capacity(config, work.1, || {
+        gpu.memory().map(|(free, _)| free).map_err(WavefrontError::Machine)
     })?;
-    let capacity = config.capacity.resolve(work.1, || gpu.memory().map(|(free, _)| free))?;
     let gpu = &gpu.with_register_cap(config.max_registers)?;
     let upload_start = Instant::now();
     let scene = DeviceScene::for_job(gpu, job)?;

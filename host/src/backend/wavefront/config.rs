@@ -55,11 +55,7 @@ impl Capacity {
 
     /// The slots for a render of `work` items, given the free memory
     /// (asked only for `Auto`).
-    pub fn resolve(
-        self,
-        work: u64,
-        free_bytes: impl FnOnce() -> Result<usize, crate::backend::gpu::GpuError>,
-    ) -> Result<u32, crate::backend::gpu::GpuError> {
+    pub fn resolve<E>(self, work: u64, free_bytes: impl FnOnce() -> Result<usize, E>) -> Result<u32, E> {
         let needed = work
             .checked_next_power_of_two()
             .unwrap_or(u64::MAX)
@@ -231,13 +227,16 @@ mod tests {
 
     #[test]
     fn the_default_budget_holds_2_to_the_22_paths_within_512_mib() {
-        let slots = Capacity::DEFAULT.resolve(u64::MAX, || unreachable!()).unwrap();
+        let slots = Capacity::DEFAULT.resolve::<()>(u64::MAX, || unreachable!()).unwrap();
         assert_eq!(slots, 1 << 22);
         assert!(state_bytes(slots as usize) <= 512 << 20);
         assert!(state_bytes(2 * slots as usize) > 512 << 20);
         // A small render takes no more slots than it has work items.
-        assert_eq!(Capacity::DEFAULT.resolve(5000, || unreachable!()).unwrap(), 8192);
-        assert_eq!(Capacity::Slots(1024).resolve(1 << 30, || unreachable!()).unwrap(), 1024);
+        assert_eq!(Capacity::DEFAULT.resolve::<()>(5000, || unreachable!()).unwrap(), 8192);
+        assert_eq!(
+            Capacity::Slots(1024).resolve::<()>(1 << 30, || unreachable!()).unwrap(),
+            1024
+        );
     }
 
     #[test]

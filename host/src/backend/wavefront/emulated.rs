@@ -7,12 +7,12 @@
 //! It is a correctness tool, not a fast renderer.
 
 use super::stages::{self, WavefrontOutput};
-use super::{Grid, Machine, WavefrontConfig};
-use crate::backend::gpu::{GpuError, SizedBy};
-use crate::backend::{Progress, RenderJob};
+use super::{Grid, Machine, WavefrontConfig, WavefrontError, pool_capacity};
+use crate::backend::{Progress, RenderJob, SizedBy};
 use device::kernel::{EntryPoint, Plain, Thread};
 use device::kernels::wavefront::WorkItems;
 use device::queue::Control;
+use std::convert::Infallible;
 
 /// Threads the emulation strides with per launch: two blocks, so that the
 /// grid-stride loops and per-block work are exercised.
@@ -36,8 +36,11 @@ pub struct Emulator;
 
 impl Machine for Emulator {
     type Buffer = HostBuffer;
+    /// Host memory is allocated like any other (a failure aborts), and the
+    /// kernels run as plain calls: nothing can fail.
+    type Error = Infallible;
 
-    fn alloc(&mut self, _what: &str, _sized_by: SizedBy, bytes: usize) -> Result<HostBuffer, GpuError> {
+    fn alloc(&mut self, _what: &str, _sized_by: SizedBy, bytes: usize) -> Result<HostBuffer, Infallible> {
         let mut memory = vec![Chunk([0; 256]); bytes.div_ceil(256).max(1)];
         let address = memory.as_mut_ptr().cast::<u8>();
         Ok(HostBuffer {
@@ -51,7 +54,7 @@ impl Machine for Emulator {
         buffer.address
     }
 
-    fn write(&mut self, buffer: &mut HostBuffer, bytes: &[u8]) -> Result<(), GpuError> {
+    fn write(&mut self, buffer: &mut HostBuffer, bytes: &[u8]) -> Result<(), Infallible> {
         assert!(
             bytes.len() <= buffer.bytes,
             "a write past the end of an emulated buffer"
@@ -62,7 +65,7 @@ impl Machine for Emulator {
         Ok(())
     }
 
-    fn read(&mut self, buffer: &HostBuffer, bytes: usize) -> Result<Vec<u8>, GpuError> {
+    fn read(&mut self, buffer: &HostBuffer, bytes: usize) -> Result<Vec<u8>, Infallible> {
         assert!(bytes <= buffer.bytes, "a read past the end of an emulated buffer");
         let mut out = vec![0; bytes];
         // SAFETY: as for `write`.
@@ -70,14 +73,14 @@ impl Machine for Emulator {
         Ok(out)
     }
 
-    fn resident_grid<K: EntryPoint>(&mut self, block: u32) -> Result<Grid, GpuError> {
+    fn resident_grid<K: EntryPoint>(&mut self, block: u32) -> Result<Grid, Infallible> {
         Ok(Grid {
             blocks: RESIDENT_BLOCKS,
             block,
         })
     }
 
-    fn launch<K: EntryPoint>(&mut self, grid: Grid, args: &K::Args, _iteration: u32) -> Result<(), GpuError> {
+    fn launch<K: EntryPoint>(&mut self, grid: Grid, args: &K::Args, _iteration: u32) -> Result<(), Infallible> {
         for block in 0..grid.blocks {
             for phase in 0..K::PHASES {
                 for index in 0..grid.block {
@@ -98,14 +101,17 @@ impl Machine for Emulator {
         Ok(())
     }
 
-    fn poll(&mut self, control: &HostBuffer) -> Result<Option<Control>, GpuError> {
+    fn poll(&mut self, control: &HostBuffer) -> Result<Option<Control>, Infallible> {
         let bytes = self.read(control, size_of::<Control>())?;
         Ok(Control::from_bytes(&bytes))
     }
 }
 
+/// Why the emulated wavefront could not run: only its configuration.
+pub type EmulatorError = WavefrontError<Infallible>;
+
 /// Renders `job` with the wavefront emulated on the host.
-pub fn render(job: &RenderJob, config: &WavefrontConfig, progress: Progress) -> Result<WavefrontOutput, GpuError> {
+pub fn render(job: &RenderJob, config: &WavefrontConfig, progress: Progress) -> Result<WavefrontOutput, EmulatorError> {
     let pixels = job.pixel_count() as u32;
     let work = pixels as u64 * job.spp as u64;
     render_items(job, config, (WorkItems::whole_image(pixels), work), progress)
@@ -118,19 +124,15 @@ pub fn render_items(
     config: &WavefrontConfig,
     (items, work): (WorkItems, u64),
     progress: Progress,
-) -> Result<WavefrontOutput, GpuError> {
-    config.validate().map_err(|error| GpuError::Config {
-        what: "wavefront",
-        error,
-    })?;
-    let capacity = config.capacity.resolve(work, || {
-        Err(GpuError::Config {
-            what: "wavefront",
-            error: "`auto` capacity needs a GPU's free memory; give a number of slots or a budget".into(),
-        })
+) -> Result<WavefrontOutput, EmulatorError> {
+    let capacity = pool_capacity(config, work, || {
+        Err(WavefrontError::Config(
+            "`auto` capacity needs a GPU's free memory; give a number of slots or a budget".into(),
+        ))
     })?;
     let view = job.scene.view(job.camera);
     // SAFETY: the scene outlives the render, which ends before this returns.
     let scene = unsafe { view.detached() };
     stages::render(&mut Emulator, job, scene, config, (items, work), capacity, progress)
+        .map_err(WavefrontError::Machine)
 }

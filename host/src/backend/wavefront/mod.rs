@@ -19,6 +19,9 @@
 //! GPU (`backend::gpu::wavefront`) or the host's serial emulation
 //! ([`emulated`]), which runs the same kernel code in warps of one lane so
 //! that the whole schedule is tested bit for bit without a GPU.
+//!
+//! Nothing here knows the GPU: a failure is a [`WavefrontError`], either
+//! of the configuration or the machine's own error ([`Machine::Error`]).
 
 pub mod config;
 pub mod emulated;
@@ -26,9 +29,32 @@ pub mod stages;
 
 pub use config::{Capacity, Schedule, WavefrontConfig, compaction_label, state_bytes};
 
-use crate::backend::gpu::{GpuError, SizedBy};
+use crate::backend::SizedBy;
 use device::kernel::EntryPoint;
 use device::queue::Control;
+
+/// Why a wavefront render could not run, wherever it runs.
+#[derive(Debug, thiserror::Error)]
+pub enum WavefrontError<E> {
+    /// The configuration is invalid, or asks for what the machine cannot give.
+    #[error("invalid wavefront configuration: {0}")]
+    Config(String),
+    /// The machine failed (`E`: its own error, e.g. the GPU's).
+    #[error(transparent)]
+    Machine(E),
+}
+
+/// The pool's slots for `work` items under `config`, once the configuration
+/// is checked; `free_bytes` is asked for the machine's free memory only for
+/// an `auto` capacity.
+pub fn pool_capacity<E>(
+    config: &WavefrontConfig,
+    work: u64,
+    free_bytes: impl FnOnce() -> Result<usize, WavefrontError<E>>,
+) -> Result<u32, WavefrontError<E>> {
+    config.validate().map_err(WavefrontError::Config)?;
+    config.capacity.resolve(work, free_bytes)
+}
 
 /// A 1D launch: blocks and threads per block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,31 +69,34 @@ pub struct Grid {
 pub trait Machine {
     /// An allocation the kernels read and write.
     type Buffer;
+    /// Why an allocation, copy or launch failed.
+    type Error;
 
     /// A zeroed allocation of `bytes`, aligned to 256; `what` names it in
     /// errors, and `sized_by` says what to shrink when it does not fit.
-    fn alloc(&mut self, what: &str, sized_by: SizedBy, bytes: usize) -> Result<Self::Buffer, GpuError>;
+    fn alloc(&mut self, what: &str, sized_by: SizedBy, bytes: usize) -> Result<Self::Buffer, Self::Error>;
 
     /// The allocation's address as the kernels see it.
     fn address(&self, buffer: &Self::Buffer) -> *mut u8;
 
     /// Copies `bytes` to the start of `buffer`.
-    fn write(&mut self, buffer: &mut Self::Buffer, bytes: &[u8]) -> Result<(), GpuError>;
+    fn write(&mut self, buffer: &mut Self::Buffer, bytes: &[u8]) -> Result<(), Self::Error>;
 
     /// Copies the first `bytes` of `buffer` back, once every launch before
     /// it has finished.
-    fn read(&mut self, buffer: &Self::Buffer, bytes: usize) -> Result<Vec<u8>, GpuError>;
+    fn read(&mut self, buffer: &Self::Buffer, bytes: usize) -> Result<Vec<u8>, Self::Error>;
 
     /// The grid of a grid-stride launch of kernel `K`: as many threads as
-    /// fit on the machine at once, in blocks of `block`.
-    fn resident_grid<K: EntryPoint>(&mut self, block: u32) -> Result<Grid, GpuError>;
+    /// fit on the machine at once, in blocks of `block` (a machine may keep
+    /// it per kernel and block size).
+    fn resident_grid<K: EntryPoint>(&mut self, block: u32) -> Result<Grid, Self::Error>;
 
     /// Launches kernel `K` over `grid` with `args`, as part of `iteration`.
-    fn launch<K: EntryPoint>(&mut self, grid: Grid, args: &K::Args, iteration: u32) -> Result<(), GpuError>;
+    fn launch<K: EntryPoint>(&mut self, grid: Grid, args: &K::Args, iteration: u32) -> Result<(), Self::Error>;
 
     /// Called once per enqueued iteration with the control block: returns
     /// the control block as it stood after some earlier iteration (the GPU
     /// lags a few iterations behind, so the host never waits for the one it
     /// just enqueued), or `None` while nothing is known yet.
-    fn poll(&mut self, control: &Self::Buffer) -> Result<Option<Control>, GpuError>;
+    fn poll(&mut self, control: &Self::Buffer) -> Result<Option<Control>, Self::Error>;
 }

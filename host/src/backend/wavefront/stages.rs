@@ -3,10 +3,9 @@
 //! done, and the readback. It runs on any [`Machine`].
 
 use super::{Grid, Machine, WavefrontConfig, state_bytes};
-use crate::backend::gpu::{GpuError, SizedBy};
-use crate::backend::{Progress, RenderJob};
+use crate::backend::{Progress, RenderJob, SizedBy};
 use device::film::FixedRgb;
-use device::kernel::{EntryPoint, Plain};
+use device::kernel::{AsBytes, EntryPoint, Plain};
 use device::kernels::scan::{ScanBlocks, ScanCount, ScanScatter};
 use device::kernels::wavefront::{
     FindHoles, Generate, IterationRecord, MarkSurvivors, MoveSurvivors, Plan, WavefrontArgs, WorkItems,
@@ -66,6 +65,7 @@ impl WavefrontOutput {
 
 /// The memory of one wavefront render on machine `M`.
 struct Buffers<M: Machine> {
+    capacity: u32,
     pool: M::Buffer,
     queues: M::Buffer,
     control: M::Buffer,
@@ -96,67 +96,14 @@ pub fn render<M: Machine>(
     job: &RenderJob,
     scene: SceneView<'static>,
     config: &WavefrontConfig,
-    work: (WorkItems, u64),
+    (items, total_work): (WorkItems, u64),
     capacity: u32,
     progress: Progress,
-) -> Result<WavefrontOutput, GpuError> {
-    let (items, total_work) = work;
-    let cap = capacity as usize;
-    let pixels = job.pixel_count();
-    let mut b = Buffers::<M> {
-        pool: machine.alloc("the path pool", SizedBy::PathPool, PathPool::bytes(cap))?,
-        queues: machine.alloc("the queues", SizedBy::PathPool, Queues::bytes(cap))?,
-        control: machine.alloc("the schedule", SizedBy::Fixed, size_of::<Control>())?,
-        film: machine.alloc("the film", SizedBy::Image, pixels * size_of::<FixedRgb>())?,
-        counters: machine.alloc("the counters", SizedBy::Fixed, size_of::<LaunchCounters>())?,
-        divergence: machine.alloc(
-            "the divergence counters",
-            SizedBy::Fixed,
-            ShadeClass::COUNT * size_of::<DivergenceCounters>(),
-        )?,
-        log: machine.alloc(
-            "the iteration log",
-            SizedBy::Fixed,
-            LOG_ITERATIONS as usize * size_of::<IterationRecord>(),
-        )?,
-    };
+) -> Result<WavefrontOutput, M::Error> {
+    let mut b = Buffers::alloc(machine, capacity, job.pixel_count())?;
     let (schedule, counters) = Schedule::new(total_work, capacity, config.refill_below(capacity), config.drain_below);
     machine.write(&mut b.control, Control { schedule, counters }.as_bytes())?;
-
-    // SAFETY: both allocations were made above with the sizes these
-    // layouts need for `capacity` slots, and outlive the render.
-    let (pool, queues) = unsafe {
-        (
-            PathPool::from_base(machine.address(&b.pool), cap),
-            Queues::from_base(machine.address(&b.queues), cap),
-        )
-    };
-    let args = WavefrontArgs {
-        scene,
-        params: job.params,
-        pool,
-        queues,
-        control: machine.address(&b.control).cast(),
-        film: machine.address(&b.film).cast(),
-        counters: machine.address(&b.counters).cast(),
-        divergence: if config.count_divergence {
-            machine.address(&b.divergence).cast()
-        } else {
-            std::ptr::null_mut()
-        },
-        work: items,
-        compaction: config.compaction,
-        log: machine.address(&b.log).cast(),
-        log_len: LOG_ITERATIONS,
-        _pad: 0,
-    };
-    let mut classes = vec![ShadeClass::Escaped];
-    for m in &job.scene.materials {
-        if !classes.contains(&m.kind.class()) {
-            classes.push(m.kind.class());
-        }
-    }
-    classes.sort_by_key(|c| *c as u32);
+    let args = b.args(machine, job, scene, config, items);
     let loop_start = Instant::now();
     let work_done = visit_accel(
         job.scene.accel.kind,
@@ -165,42 +112,136 @@ pub fn render<M: Machine>(
             total_work,
             args,
             config,
-            classes,
+            classes: shade_classes(job),
             control: &mut b.control,
             stop: job.stop,
             progress,
         },
     )?;
     let loop_time = loop_start.elapsed();
+    b.read_back(
+        machine,
+        job.pixel_count(),
+        config.count_divergence,
+        (loop_time, work_done),
+    )
+}
 
-    let readback_start = Instant::now();
-    let film = read_values::<M, FixedRgb>(machine, &b.film, pixels)?;
-    let counters = read_values::<M, LaunchCounters>(machine, &b.counters, 1)?[0];
-    let control = read_values::<M, Control>(machine, &b.control, 1)?[0];
-    let divergence = if config.count_divergence {
-        let d = read_values::<M, DivergenceCounters>(machine, &b.divergence, ShadeClass::COUNT)?;
-        ShadeClass::ALL.into_iter().zip(d).collect()
-    } else {
-        Vec::new()
-    };
-    let logged = control.schedule.iteration.min(LOG_ITERATIONS) as usize;
-    let log = read_values::<M, IterationRecord>(machine, &b.log, logged)?;
-    Ok(WavefrontOutput {
-        loop_time,
-        readback_time: readback_start.elapsed(),
-        film,
-        rays: control.schedule.rays + counters.rays,
-        invalid_samples: counters.invalid_samples,
-        divergence,
-        log,
-        capacity,
-        state_bytes: state_bytes(cap),
-        work_done,
-    })
+/// The shading classes the scene's materials need, and escaped rays, in
+/// queue order.
+fn shade_classes(job: &RenderJob) -> Vec<ShadeClass> {
+    let mut classes = vec![ShadeClass::Escaped];
+    for m in &job.scene.materials {
+        if !classes.contains(&m.kind.class()) {
+            classes.push(m.kind.class());
+        }
+    }
+    classes.sort_by_key(|c| *c as u32);
+    classes
+}
+
+impl<M: Machine> Buffers<M> {
+    /// Allocates the memory of a render of `pixels` with `capacity` path slots.
+    fn alloc(machine: &mut M, capacity: u32, pixels: usize) -> Result<Self, M::Error> {
+        let cap = capacity as usize;
+        Ok(Buffers {
+            capacity,
+            pool: machine.alloc("the path pool", SizedBy::PathPool, PathPool::bytes(cap))?,
+            queues: machine.alloc("the queues", SizedBy::PathPool, Queues::bytes(cap))?,
+            control: machine.alloc("the schedule", SizedBy::Fixed, size_of::<Control>())?,
+            film: machine.alloc("the film", SizedBy::Image, pixels * size_of::<FixedRgb>())?,
+            counters: machine.alloc("the counters", SizedBy::Fixed, size_of::<LaunchCounters>())?,
+            divergence: machine.alloc(
+                "the divergence counters",
+                SizedBy::Fixed,
+                ShadeClass::COUNT * size_of::<DivergenceCounters>(),
+            )?,
+            log: machine.alloc(
+                "the iteration log",
+                SizedBy::Fixed,
+                LOG_ITERATIONS as usize * size_of::<IterationRecord>(),
+            )?,
+        })
+    }
+
+    /// The kernels' arguments (for even iterations) over these buffers.
+    fn args(
+        &self,
+        machine: &M,
+        job: &RenderJob,
+        scene: SceneView<'static>,
+        config: &WavefrontConfig,
+        items: WorkItems,
+    ) -> WavefrontArgs {
+        let cap = self.capacity as usize;
+        // SAFETY: both allocations were made by `alloc` with the sizes these
+        // layouts need for `capacity` slots, and outlive the render.
+        let (pool, queues) = unsafe {
+            (
+                PathPool::from_base(machine.address(&self.pool), cap),
+                Queues::from_base(machine.address(&self.queues), cap),
+            )
+        };
+        WavefrontArgs {
+            scene,
+            params: job.params,
+            pool,
+            queues,
+            control: machine.address(&self.control).cast(),
+            film: machine.address(&self.film).cast(),
+            counters: machine.address(&self.counters).cast(),
+            divergence: if config.count_divergence {
+                machine.address(&self.divergence).cast()
+            } else {
+                std::ptr::null_mut()
+            },
+            work: items,
+            compaction: config.compaction,
+            log: machine.address(&self.log).cast(),
+            log_len: LOG_ITERATIONS,
+            _pad: 0,
+        }
+    }
+
+    /// Reads back what the render produced: the film of `pixels`, the
+    /// counters, the divergence counts (when `count_divergence`) and the
+    /// log; `loop_time` and `work_done` are the render loop's.
+    fn read_back(
+        &self,
+        machine: &mut M,
+        pixels: usize,
+        count_divergence: bool,
+        (loop_time, work_done): (Duration, u64),
+    ) -> Result<WavefrontOutput, M::Error> {
+        let readback_start = Instant::now();
+        let film = read_values::<M, FixedRgb>(machine, &self.film, pixels)?;
+        let counters = read_values::<M, LaunchCounters>(machine, &self.counters, 1)?[0];
+        let control = read_values::<M, Control>(machine, &self.control, 1)?[0];
+        let divergence = if count_divergence {
+            let d = read_values::<M, DivergenceCounters>(machine, &self.divergence, ShadeClass::COUNT)?;
+            ShadeClass::ALL.into_iter().zip(d).collect()
+        } else {
+            Vec::new()
+        };
+        let logged = control.schedule.iteration.min(LOG_ITERATIONS) as usize;
+        let log = read_values::<M, IterationRecord>(machine, &self.log, logged)?;
+        Ok(WavefrontOutput {
+            loop_time,
+            readback_time: readback_start.elapsed(),
+            film,
+            rays: control.schedule.rays + counters.rays,
+            invalid_samples: counters.invalid_samples,
+            divergence,
+            log,
+            capacity: self.capacity,
+            state_bytes: state_bytes(self.capacity as usize),
+            work_done,
+        })
+    }
 }
 
 /// Reads back the first `count` values of `T` in `buffer`.
-fn read_values<M: Machine, T: Plain>(machine: &mut M, buffer: &M::Buffer, count: usize) -> Result<Vec<T>, GpuError> {
+fn read_values<M: Machine, T: Plain>(machine: &mut M, buffer: &M::Buffer, count: usize) -> Result<Vec<T>, M::Error> {
     let bytes = machine.read(buffer, count * size_of::<T>())?;
     Ok(bytes
         .chunks_exact(size_of::<T>())
@@ -222,9 +263,9 @@ struct Run<'a, 'm, M: Machine> {
 
 impl<M: Machine> AccelVisitor for Run<'_, '_, M> {
     /// The work items rendered.
-    type Output = Result<u64, GpuError>;
+    type Output = Result<u64, M::Error>;
 
-    fn visit<A: AccelKernels>(self) -> Result<u64, GpuError> {
+    fn visit<A: AccelKernels>(self) -> Result<u64, M::Error> {
         let capacity = self.args.queues.capacity;
         let scan_grid = Grid {
             blocks: scan_blocks(capacity as usize) as u32,
@@ -275,7 +316,7 @@ impl<M: Machine> AccelVisitor for Run<'_, '_, M> {
 /// sample-major, so the film then holds whole samples per pixel). The
 /// machine finishes the launches queued so far first, so that the schedule
 /// read and written back is the device's own. Returns the new total.
-fn stop_after_round<M: Machine>(machine: &mut M, control: &mut M::Buffer, pixels: u32) -> Result<u64, GpuError> {
+fn stop_after_round<M: Machine>(machine: &mut M, control: &mut M::Buffer, pixels: u32) -> Result<u64, M::Error> {
     let mut c = read_values::<M, Control>(machine, control, 1)?[0];
     let rounds = c.schedule.next_work.div_ceil(pixels.max(1) as u64);
     c.schedule.total_work = c.schedule.total_work.min(rounds * pixels as u64);
@@ -290,21 +331,21 @@ impl<M: Machine> Wavefront<'_, M> {
     }
 
     /// Launches `K` over `grid` in the current iteration.
-    fn launch<K: EntryPoint<Args = WavefrontArgs>>(&mut self, grid: Grid) -> Result<(), GpuError> {
+    fn launch<K: EntryPoint<Args = WavefrontArgs>>(&mut self, grid: Grid) -> Result<(), M::Error> {
         let args = *self.args();
         self.machine.launch::<K>(grid, &args, self.iteration)
     }
 
     /// Launches `K` over the threads that fit at once; they stride over
     /// the queue whose length the device knows.
-    fn launch_resident<K: EntryPoint<Args = WavefrontArgs>>(&mut self) -> Result<(), GpuError> {
+    fn launch_resident<K: EntryPoint<Args = WavefrontArgs>>(&mut self) -> Result<(), M::Error> {
         let grid = self.machine.resident_grid::<K>(self.block)?;
         self.launch::<K>(grid)
     }
 
     /// One iteration: plan, refill (survivors down, new paths after them),
     /// extend (or drain), shade, compact.
-    fn iteration<A: AccelKernels>(&mut self) -> Result<(), GpuError> {
+    fn iteration<A: AccelKernels>(&mut self) -> Result<(), M::Error> {
         self.plan()?;
         if self.refills {
             self.move_survivors_down()?;
@@ -321,13 +362,13 @@ impl<M: Machine> Wavefront<'_, M> {
     }
 
     /// The scheduler's one thread.
-    fn plan(&mut self) -> Result<(), GpuError> {
+    fn plan(&mut self) -> Result<(), M::Error> {
         self.launch::<Plan>(Grid { blocks: 1, block: 32 })
     }
 
     /// Survivors in slots at or above their count move into the free slots
     /// below it (no-ops unless the plan refills a pool that still has paths).
-    fn move_survivors_down(&mut self) -> Result<(), GpuError> {
+    fn move_survivors_down(&mut self) -> Result<(), M::Error> {
         // A quarter of the resident threads: enough to stream the moves,
         // and a quarter of the cost in the iterations where they do nothing.
         let quarter = |g: Grid| Grid {
@@ -343,26 +384,26 @@ impl<M: Machine> Wavefront<'_, M> {
     }
 
     /// New camera paths into the slots after the survivors.
-    fn generate(&mut self) -> Result<(), GpuError> {
+    fn generate(&mut self) -> Result<(), M::Error> {
         self.launch_resident::<Generate>()
     }
 
     /// Closest hits of the queued rays, routed to the shading queues.
-    fn extend<A: AccelKernels>(&mut self) -> Result<(), GpuError> {
+    fn extend<A: AccelKernels>(&mut self) -> Result<(), M::Error> {
         self.launch_resident::<A::Extend>()
     }
 
     /// The last paths, one thread each (a no-op until the plan drains).
-    fn drain<A: AccelKernels>(&mut self) -> Result<(), GpuError> {
+    fn drain<A: AccelKernels>(&mut self) -> Result<(), M::Error> {
         self.launch_resident::<A::Drain>()
     }
 
     /// One shading kernel per class the scene has.
-    fn shade(&mut self) -> Result<(), GpuError> {
+    fn shade(&mut self) -> Result<(), M::Error> {
         struct ShadeStage<'w, 'm, M: Machine>(&'w mut Wavefront<'m, M>);
         impl<M: Machine> ClassVisitor for ShadeStage<'_, '_, M> {
-            type Output = Result<(), GpuError>;
-            fn visit<S: Shader>(self) -> Result<(), GpuError> {
+            type Output = Result<(), M::Error>;
+            fn visit<S: Shader>(self) -> Result<(), M::Error> {
                 self.0.launch_resident::<S::Kernel>()
             }
         }
@@ -375,7 +416,7 @@ impl<M: Machine> Wavefront<'_, M> {
 
     /// Survivors into the next ray queue (the prefix sum; atomic appends
     /// happened inside the shading kernels).
-    fn compact(&mut self) -> Result<(), GpuError> {
+    fn compact(&mut self) -> Result<(), M::Error> {
         if self.compaction == Compaction::PrefixSum {
             let grid = self.scan_grid;
             self.launch::<ScanCount>(grid)?;
