@@ -86,7 +86,9 @@ fn traversal(c: &mut Criterion) {
             group.bench_function(BenchmarkId::new(choice.label(), name), |b| {
                 b.iter(|| {
                     rays.iter()
-                        .filter(|r| closest_hit(&view, black_box(r), Interval::POSITIVE).is_some())
+                        .filter(|r| {
+                            closest_hit(&view.primitives, &view.accel, black_box(r), Interval::POSITIVE).is_some()
+                        })
                         .count()
                 })
             });

@@ -130,8 +130,8 @@ fn random_rays(g: &Geometry, seed: u32, count: usize) -> Vec<Ray> {
 fn assert_same_hits(brute: &Scene, accel: &Scene, rays: &[Ray]) -> Result<(), TestCaseError> {
     let (bv, av) = (brute.view(brute.camera_for(4, 4)), accel.view(accel.camera_for(4, 4)));
     for ray in rays {
-        let want = closest_hit(&bv, ray, Interval::POSITIVE);
-        let got = closest_hit(&av, ray, Interval::POSITIVE);
+        let want = closest_hit(&bv.primitives, &bv.accel, ray, Interval::POSITIVE);
+        let got = closest_hit(&av.primitives, &av.accel, ray, Interval::POSITIVE);
         match (want, got) {
             (None, None) => {}
             (Some(w), Some(g)) => {

@@ -1,8 +1,8 @@
 //! Values that cross between the host and the kernels besides the argument
-//! structs themselves (which live beside their kernels in
-//! [`crate::kernels`]). Everything here is `#[repr(C)]` and laid out
-//! identically on x86-64 and NVPTX64 (checked by the size asserts below,
-//! which both targets compile).
+//! structs themselves (which live beside their kernels, with their own size
+//! asserts). Everything here is `#[repr(C)]` and laid out identically on
+//! x86-64 and NVPTX64 (checked by the size asserts below, which both targets
+//! compile).
 
 use crate::accel::AccelView;
 use crate::camera::Camera;
@@ -48,16 +48,6 @@ const _: () = {
     assert!(size_of::<SceneView<'static>>() == 296);
     assert!(size_of::<FixedRgb>() == 24);
     assert!(size_of::<LaunchCounters>() == 16);
-    assert!(size_of::<crate::kernels::megakernel::MegakernelArgs>() == 296 + 24 + 8 + 16 + 3 * 8);
-    {
-        use crate::kernels::wavefront::{WavefrontArgs, WorkItems};
-        use crate::queue::{PathPool, Queues};
-        // One pointer per field and per list, then `scan_blocks` and the capacity.
-        assert!(size_of::<PathPool>() == PathPool::FIELDS * 8);
-        assert!(size_of::<Queues>() == (Queues::LISTS + 1) * 8 + 8);
-        let fields = size_of::<SceneView>() + size_of::<RenderParams>() + size_of::<PathPool>() + size_of::<Queues>();
-        assert!(size_of::<WavefrontArgs>() == fields + 5 * 8 + size_of::<WorkItems>() + 3 * 4);
-    }
 };
 
 // SAFETY: `#[repr(C)]` structs of integers with no padding (sizes above).

@@ -36,6 +36,7 @@ pub mod rng;
 pub mod scene;
 pub mod schedule;
 pub mod shading;
+pub mod slice;
 pub mod stages;
 pub mod warp;
 

@@ -2,7 +2,7 @@
 //! material's code together. The CPU back ends use [`Unobserved`]; the
 //! kernels pass [`WarpDivergence`], which counts when given a buffer.
 
-pub use crate::shading::ShadeClass;
+use crate::shading::ShadeClass;
 
 /// Called where a path branches on its shading class.
 pub trait BranchObserver {

@@ -2,8 +2,9 @@
 //! by [`path_pool!`]), the work queues (index lists, declared once by
 //! [`queues!`]) and the [`Control`] block of counters and schedule that the
 //! kernels share. There is no list of free slots: the paths in flight
-//! always occupy slots `0..n` after a refill ([`crate::schedule`]). Sizes, offsets and the bytes per path all derive from the
-//! two declarations; the host never counts fields itself.
+//! always occupy slots `0..n` after a refill ([`crate::schedule`]). Sizes,
+//! offsets and the bytes per path all derive from the two declarations; the
+//! host never counts fields itself.
 //!
 //! Bytes per in-flight path: [`PathPool::BYTES_PER_PATH`] for path state
 //! plus [`Queues::BYTES_PER_PATH`] for queue entries.
@@ -12,7 +13,7 @@ use crate::geometry::{Hit, ShadingHit};
 use crate::kernel::Plain;
 use crate::math::{Ray, Rgb, Vec3};
 use crate::rng::PathRng;
-use crate::schedule::Schedule;
+use crate::schedule::{QueueCounters, Schedule};
 use crate::shading::ShadeClass;
 use crate::stages::PathState;
 
@@ -270,6 +271,11 @@ queues! {
     scan_warps,
 }
 
+// One pointer per field and per list, then `scan_blocks` and the capacity:
+// the same layout on both targets.
+const _: () = assert!(core::mem::size_of::<PathPool>() == PathPool::FIELDS * 8);
+const _: () = assert!(core::mem::size_of::<Queues>() == (Queues::LISTS + 1) * 8 + 8);
+
 /// Threads per block of the prefix-sum kernels.
 pub const SCAN_BLOCK: u32 = 1024;
 
@@ -289,26 +295,6 @@ impl Queues {
     }
 }
 
-/// Queue lengths, counted by the kernels.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct QueueCounters {
-    /// Entries in each shading queue, by [`ShadeClass`].
-    pub shade: [u32; ShadeClass::COUNT],
-    /// Entries in the next ray queue (survivors).
-    pub rays_out: u32,
-    /// During a refill: free slots found below the survivor count.
-    pub holes: u32,
-    /// During a refill: holes taken by survivors moving down.
-    pub holes_taken: u32,
-    /// Ray-queue entries handed out to the extend kernel's warps so far.
-    pub extend_taken: u32,
-    /// Ray-queue entries handed out to the drain kernel's warps so far.
-    pub drain_taken: u32,
-    /// Keeps the size a multiple of 8 (no padding before the next field).
-    pub _pad: [u32; (ShadeClass::COUNT + 5) % 2],
-}
-
 /// Everything the wavefront's kernels share besides the pool and queues:
 /// the schedule and the queue counters. One allocation, read back by the
 /// host as one value.
@@ -317,7 +303,7 @@ pub struct QueueCounters {
 pub struct Control {
     /// Settings, progress and the plan of the current iteration.
     pub schedule: Schedule,
-    /// Queue lengths and ring positions.
+    /// Queue lengths and the entries handed out so far.
     pub counters: QueueCounters,
 }
 

@@ -4,80 +4,10 @@
 
 use crate::accel::AccelView;
 use crate::camera::Camera;
-use crate::geometry::{Parallelepiped, Polygon, Sphere, Triangle};
+use crate::geometry::Primitives;
 use crate::material::Material;
 use crate::math::{Rgb, Vec3};
-use core::marker::PhantomData;
-
-/// A read-only array that may live in host or device memory: a raw pointer
-/// and a length, laid out for FFI, borrowed for `'a`.
-#[repr(C)]
-pub struct DeviceSlice<'a, T> {
-    ptr: *const T,
-    len: u32,
-    _pad: u32,
-    _borrow: PhantomData<&'a [T]>,
-}
-
-const _: () = assert!(core::mem::size_of::<DeviceSlice<'static, u32>>() == 16);
-
-impl<T> Clone for DeviceSlice<'_, T> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<T> Copy for DeviceSlice<'_, T> {}
-
-impl<'a, T> DeviceSlice<'a, T> {
-    /// Borrows a host slice. Fails (`None`) beyond `u32::MAX` elements.
-    pub fn from_slice(slice: &'a [T]) -> Option<Self> {
-        Some(DeviceSlice {
-            ptr: slice.as_ptr(),
-            len: u32::try_from(slice.len()).ok()?,
-            _pad: 0,
-            _borrow: PhantomData,
-        })
-    }
-
-    /// Wraps memory owned elsewhere (a device allocation).
-    ///
-    /// # Safety
-    /// `ptr` must be non-null, aligned, and point to `len` initialised values
-    /// that stay valid and unmodified for `'a` in the address space where the
-    /// slice is read.
-    pub unsafe fn from_raw(ptr: *const T, len: u32) -> Self {
-        DeviceSlice {
-            ptr,
-            len,
-            _pad: 0,
-            _borrow: PhantomData,
-        }
-    }
-
-    /// The elements.
-    #[inline(always)]
-    pub fn as_slice(&self) -> &'a [T] {
-        // SAFETY: the constructors guarantee `len` valid elements at `ptr`.
-        unsafe { core::slice::from_raw_parts(self.ptr, self.len as usize) }
-    }
-
-    /// Number of elements.
-    #[inline(always)]
-    pub fn len(&self) -> u32 {
-        self.len
-    }
-
-    /// True when there are no elements.
-    #[inline(always)]
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-}
-
-// SAFETY: the slice is only ever read, never written, through this type.
-unsafe impl<T: Sync> Sync for DeviceSlice<'_, T> {}
-// SAFETY: as above; sending a shared read-only borrow is sound for `T: Sync`.
-unsafe impl<T: Sync> Send for DeviceSlice<'_, T> {}
+use crate::slice::DeviceSlice;
 
 /// What a ray sees when it escapes the scene.
 #[repr(C)]
@@ -142,16 +72,8 @@ pub struct RenderParams {
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct SceneView<'a> {
-    /// Spheres.
-    pub spheres: DeviceSlice<'a, Sphere>,
-    /// Boxes.
-    pub boxes: DeviceSlice<'a, Parallelepiped>,
-    /// Convex polygons.
-    pub polygons: DeviceSlice<'a, Polygon>,
-    /// Vertices of all polygons, each polygon a contiguous run.
-    pub polygon_vertices: DeviceSlice<'a, Vec3>,
-    /// Triangles (mesh faces).
-    pub triangles: DeviceSlice<'a, Triangle>,
+    /// Every primitive, by type.
+    pub primitives: Primitives<'a>,
     /// Materials, indexed by the primitives.
     pub materials: DeviceSlice<'a, Material>,
     /// The camera.

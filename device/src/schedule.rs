@@ -22,7 +22,7 @@
 //!    path, instead of one nearly empty iteration per bounce.
 //! 4. Otherwise every queued ray is traced and shaded.
 
-use crate::queue::QueueCounters;
+use crate::shading::ShadeClass;
 
 /// The schedule's settings, state and current plan (in device memory,
 /// inside [`crate::queue::Control`]).
@@ -128,6 +128,28 @@ impl Schedule {
     pub fn done(&self) -> bool {
         self.iteration > 0 && self.trace == 0 && self.drain == 0
     }
+}
+
+/// What the kernels count during an iteration: queue lengths and the
+/// entries handed out so far. [`Schedule::plan`] takes them in and resets
+/// them for the next iteration.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueueCounters {
+    /// Entries in each shading queue, by [`ShadeClass`].
+    pub shade: [u32; ShadeClass::COUNT],
+    /// Entries in the next ray queue (survivors).
+    pub rays_out: u32,
+    /// During a refill: free slots found below the survivor count.
+    pub holes: u32,
+    /// During a refill: holes taken by survivors moving down.
+    pub holes_taken: u32,
+    /// Ray-queue entries handed out to the extend kernel's warps so far.
+    pub extend_taken: u32,
+    /// Ray-queue entries handed out to the drain kernel's warps so far.
+    pub drain_taken: u32,
+    /// Keeps the size a multiple of 8 (no padding before the next field).
+    pub _pad: [u32; (ShadeClass::COUNT + 5) % 2],
 }
 
 #[cfg(test)]

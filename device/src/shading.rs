@@ -1,51 +1,68 @@
 //! The one table of shading classes. Each line declares a class: its
-//! material kind (for surfaces), its scattering function and its wavefront
-//! shading kernel. Everything that depends on the set of classes derives
-//! from this table:
+//! material kind (for surfaces), its scattering function and the name of
+//! its wavefront shading kernel. Everything that depends on the set of
+//! classes derives from this table:
 //!
 //! * [`MaterialKind`] (what a scene's material can be) and [`ShadeClass`]
 //!   (the surfaces plus escaped rays), with [`ShadeClass::ALL`] and
 //!   [`ShadeClass::COUNT`];
 //! * [`MaterialKind::class`] and the megakernel's dispatch, [`scatter`];
-//! * the marker types in [`class`], each a [`Shader`], and one wavefront
-//!   shading kernel per class ([`crate::kernels::wavefront::Shade`]) with
-//!   its entry-point name;
+//! * the marker types in [`class`], each a [`Shader`];
+//! * the wavefront's shading kernels, one entry point per class, which
+//!   `kernels::shade` declares by handing its own macro to
+//!   `classes!` (so this module needs nothing of the kernels);
 //! * the wavefront's shading queues and per-class counters, which are
 //!   arrays of [`ShadeClass::COUNT`], and the divergence counters per
 //!   kernel.
 //!
 //! Adding a material is a new line here, its `scatter` function in
 //! [`crate::material`], and its fields in the host's scene schema.
+//!
+//! This module and [`crate::material`] import each other, and that circle
+//! is the honest shape: the table names each material's scattering function
+//! (and the types they take), while a [`Material`] names its
+//! [`MaterialKind`], which only the table declares. Splitting them would
+//! mean declaring the set of kinds twice.
 
-use crate::kernel::EntryPoint;
-use crate::kernels::wavefront::{Shade, WavefrontArgs};
 use crate::material::{self, Material, Scatter, ScatterInput};
 
 /// One shading class, as a type: which class, and how it scatters.
 pub trait Shader {
     /// The class (and queue) it shades.
     const CLASS: ShadeClass;
-    /// The class's wavefront shading kernel.
-    type Kernel: EntryPoint<Args = WavefrontArgs>;
     /// The class's scattering function (escaped rays never call it).
     fn scatter(material: &Material, input: &ScatterInput) -> Scatter;
 }
 
-/// Something done with a shading class's type, chosen at run time with
-/// [`ShadeClass::visit`] (launching its kernel, naming it).
-pub trait ClassVisitor {
-    /// What the visit returns.
-    type Output;
-    /// Does it for class `S`.
-    fn visit<S: Shader>(self) -> Self::Output;
+/// The table, handed to the macro `$declare` (one in scope where this is
+/// invoked): `surfaces { Kind => scatter function, kernel name; … }`, then
+/// `escaped => kernel name;`, each line with its doc comment.
+macro_rules! classes {
+    ($declare:ident) => {
+        $declare! {
+            surfaces {
+                /// Lambertian reflector, cosine-weighted sampling.
+                Diffuse => $crate::material::diffuse::scatter, wf_shade_diffuse;
+                /// Mirror reflection perturbed inside a roughness ball.
+                Metal => $crate::material::metal::scatter, wf_shade_metal;
+                /// Glass-like: Fresnel reflect-or-refract with Beer–Lambert absorption.
+                Dielectric => $crate::material::dielectric::scatter, wf_shade_dielectric;
+                /// A pure emitter: emits on its front face and absorbs every path.
+                Emissive => $crate::material::absorb, wf_shade_emissive;
+            }
+            /// Rays that escaped to the background.
+            escaped => wf_shade_escaped;
+        }
+    };
 }
+pub(crate) use classes;
 
 macro_rules! shading_classes {
     (
         surfaces {
-            $($(#[$doc:meta])* $surface:ident => $scatter:path, $kernel:ident;)*
+            $($(#[$doc:meta])* $surface:ident => $scatter:path, $_kernel:ident;)*
         }
-        $(#[$escaped_doc:meta])* escaped => $escaped_kernel:ident;
+        $(#[$escaped_doc:meta])* escaped => $_escaped_kernel:ident;
     ) => {
         /// What a material can be: one shading class per kind.
         #[repr(u32)]
@@ -69,15 +86,6 @@ macro_rules! shading_classes {
                 [$(ShadeClass::$surface,)* ShadeClass::Escaped];
             /// Number of classes.
             pub const COUNT: usize = Self::ALL.len();
-
-            /// Runs `visitor` with this class's type.
-            #[inline(always)]
-            pub fn visit<V: ClassVisitor>(self, visitor: V) -> V::Output {
-                match self {
-                    $(ShadeClass::$surface => visitor.visit::<class::$surface>(),)*
-                    ShadeClass::Escaped => visitor.visit::<class::Escaped>(),
-                }
-            }
         }
 
         impl MaterialKind {
@@ -109,7 +117,6 @@ macro_rules! shading_classes {
         $(
             impl Shader for class::$surface {
                 const CLASS: ShadeClass = ShadeClass::$surface;
-                type Kernel = Shade<class::$surface>;
                 #[inline(always)]
                 fn scatter(material: &Material, input: &ScatterInput) -> Scatter {
                     $scatter(material, input)
@@ -119,43 +126,12 @@ macro_rules! shading_classes {
 
         impl Shader for class::Escaped {
             const CLASS: ShadeClass = ShadeClass::Escaped;
-            type Kernel = Shade<class::Escaped>;
             #[inline(always)]
             fn scatter(material: &Material, input: &ScatterInput) -> Scatter {
                 material::absorb(material, input)
             }
         }
-
-        crate::kernel::entry_points! {
-            $($kernel => Shade<class::$surface>,)*
-            $escaped_kernel => Shade<class::Escaped>,
-        }
     };
 }
 
-shading_classes! {
-    surfaces {
-        /// Lambertian reflector, cosine-weighted sampling.
-        Diffuse => material::diffuse::scatter, wf_shade_diffuse;
-        /// Mirror reflection perturbed inside a roughness ball.
-        Metal => material::metal::scatter, wf_shade_metal;
-        /// Glass-like: Fresnel reflect-or-refract with Beer–Lambert absorption.
-        Dielectric => material::dielectric::scatter, wf_shade_dielectric;
-        /// A pure emitter: emits on its front face and absorbs every path.
-        Emissive => material::absorb, wf_shade_emissive;
-    }
-    /// Rays that escaped to the background.
-    escaped => wf_shade_escaped;
-}
-
-/// The name of class `class`'s shading kernel.
-pub fn kernel_of(class: ShadeClass) -> &'static str {
-    struct Name;
-    impl ClassVisitor for Name {
-        type Output = &'static str;
-        fn visit<S: Shader>(self) -> &'static str {
-            S::Kernel::NAME
-        }
-    }
-    class.visit(Name)
-}
+classes!(shading_classes);

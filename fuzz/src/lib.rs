@@ -60,7 +60,7 @@ pub fn scene_loader(data: &[u8]) -> Option<Result<Scene, SceneError>> {
             let s = &scene.settings;
             // Borrows every array for the device, checking their lengths.
             let view = scene.view(scene.camera_for(s.width, s.height));
-            assert_eq!(view.spheres.len() as usize, scene.geometry.spheres.len());
+            assert_eq!(view.primitives.spheres.len() as usize, scene.geometry.spheres.len());
         }
         Err(e) => {
             let message = e.to_string();

@@ -1,28 +1,27 @@
 //! Brute force: test every primitive. The baseline the accelerators beat.
 
 use super::Closest;
-use crate::geometry::{Hit, Interval, PrimKind, PrimRef};
+use crate::geometry::{Hit, Interval, PrimKind, PrimRef, Primitives};
 use crate::math::Ray;
-use crate::scene::SceneView;
 
 /// Tests every primitive of every type and keeps the nearest hit.
 #[inline(always)]
-pub fn closest_hit(scene: &SceneView, ray: &Ray, range: Interval) -> Option<Hit> {
+pub fn closest_hit(primitives: &Primitives, ray: &Ray, range: Interval) -> Option<Hit> {
     let mut c = Closest::new(range);
-    for (i, s) in scene.spheres.as_slice().iter().enumerate() {
+    for (i, s) in primitives.spheres.as_slice().iter().enumerate() {
         let h = s.intersect(ray, c.range);
         c.offer(h, s.material, PrimRef::new(PrimKind::Sphere, i as u32));
     }
-    for (i, b) in scene.boxes.as_slice().iter().enumerate() {
+    for (i, b) in primitives.boxes.as_slice().iter().enumerate() {
         let h = b.intersect(ray, c.range);
         c.offer(h, b.material, PrimRef::new(PrimKind::Parallelepiped, i as u32));
     }
-    let vertices = scene.polygon_vertices.as_slice();
-    for (i, p) in scene.polygons.as_slice().iter().enumerate() {
+    let vertices = primitives.polygon_vertices.as_slice();
+    for (i, p) in primitives.polygons.as_slice().iter().enumerate() {
         let h = p.intersect(ray, c.range, vertices);
         c.offer(h, p.material, PrimRef::new(PrimKind::Polygon, i as u32));
     }
-    for (i, t) in scene.triangles.as_slice().iter().enumerate() {
+    for (i, t) in primitives.triangles.as_slice().iter().enumerate() {
         let h = t.intersect(ray, c.range);
         c.offer(h, t.material, PrimRef::new(PrimKind::Triangle, i as u32));
     }

@@ -4,11 +4,10 @@
 //! distance, so it is skipped if a closer hit turns up first. Leaf
 //! children's primitives are tested as soon as their box is entered.
 
-use super::Closest;
 use super::stack::Stack;
-use crate::geometry::{Aabb, Hit, Interval, RayBoxTest};
+use super::{AccelView, Closest};
+use crate::geometry::{Aabb, Hit, Interval, Primitives, RayBoxTest};
 use crate::math::Ray;
-use crate::scene::SceneView;
 
 /// Deepest tree the traversal stack holds; the builder never exceeds it.
 pub const MAX_DEPTH: usize = 64;
@@ -38,13 +37,13 @@ unsafe impl crate::kernel::AsBytes for BvhNode {}
 /// node + k`: the nearer entered child is visited next, the farther waits
 /// on the stack, leaves included, so primitives are tested near to far.
 #[inline(always)]
-pub fn closest_hit(scene: &SceneView, ray: &Ray, range: Interval) -> Option<Hit> {
-    let nodes = scene.accel.bvh_nodes.as_slice();
-    let prims = scene.accel.prims.as_slice();
+pub fn closest_hit(primitives: &Primitives, accel: &AccelView, ray: &Ray, range: Interval) -> Option<Hit> {
+    let nodes = accel.bvh_nodes.as_slice();
+    let prims = accel.prims.as_slice();
     let boxes = RayBoxTest::new(ray);
     let mut c = Closest::new(range);
     let enter = |b: &Aabb, c: &Closest| boxes.enter(b, c.range.min, c.range.max);
-    if nodes.is_empty() || enter(&scene.accel.bounds, &c).is_none() {
+    if nodes.is_empty() || enter(&accel.bounds, &c).is_none() {
         return None;
     }
     let mut stack = Stack::<(u32, f32), MAX_DEPTH>::new();
@@ -81,7 +80,7 @@ pub fn closest_hit(scene: &SceneView, ray: &Ray, range: Interval) -> Option<Hit>
             }
             let first = parent.child[k] as usize;
             for &p in &prims[first..first + parent.count[k] as usize] {
-                c.test(scene, ray, p);
+                c.test(primitives, ray, p);
             }
             slot = None;
         }

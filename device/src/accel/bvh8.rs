@@ -11,11 +11,10 @@
 //! in that order (a "node group"), so picking the next child is a
 //! `trailing_zeros`, not a sort, and the stack holds one group per level.
 
-use super::Closest;
 use super::stack::Stack;
-use crate::geometry::{Aabb, Hit, Interval, RayBoxTest};
+use super::{AccelView, Closest};
+use crate::geometry::{Aabb, Hit, Interval, Primitives, RayBoxTest};
 use crate::math::{Ray, Vec3};
-use crate::scene::SceneView;
 
 /// Deepest tree the traversal stack holds (one group per level); the
 /// builder never exceeds it.
@@ -165,9 +164,9 @@ struct Group {
 
 /// Closest hit by wide-BVH traversal.
 #[inline(always)]
-pub fn closest_hit(scene: &SceneView, ray: &Ray, range: Interval) -> Option<Hit> {
-    let nodes = scene.accel.bvh8_nodes.as_slice();
-    let prims = scene.accel.prims.as_slice();
+pub fn closest_hit(primitives: &Primitives, accel: &AccelView, ray: &Ray, range: Interval) -> Option<Hit> {
+    let nodes = accel.bvh8_nodes.as_slice();
+    let prims = accel.prims.as_slice();
     if nodes.is_empty() {
         return None;
     }
@@ -200,7 +199,7 @@ pub fn closest_hit(scene: &SceneView, ray: &Ray, range: Interval) -> Option<Hit>
             }
             Child::Leaf { first, count } => {
                 for &p in &prims[first as usize..(first + count) as usize] {
-                    c.test(scene, ray, p);
+                    c.test(primitives, ray, p);
                 }
             }
         }

@@ -2,11 +2,10 @@
 //! front-to-back walk that carries each cell's `[t_min, t_max]` and cuts it
 //! at the split plane, so a hit inside the current cell ends the search.
 
-use super::Closest;
 use super::stack::Stack;
-use crate::geometry::{Hit, Interval, RayBoxTest};
+use super::{AccelView, Closest};
+use crate::geometry::{Hit, Interval, Primitives, RayBoxTest};
 use crate::math::Ray;
-use crate::scene::SceneView;
 
 /// Deepest tree the traversal stack holds; the builder never exceeds it.
 pub const MAX_DEPTH: usize = 48;
@@ -92,16 +91,16 @@ struct Todo {
 
 /// Closest hit by kd-tree traversal.
 #[inline(always)]
-pub fn closest_hit(scene: &SceneView, ray: &Ray, range: Interval) -> Option<Hit> {
-    let nodes = scene.accel.kd_nodes.as_slice();
-    let prims = scene.accel.prims.as_slice();
+pub fn closest_hit(primitives: &Primitives, accel: &AccelView, ray: &Ray, range: Interval) -> Option<Hit> {
+    let nodes = accel.kd_nodes.as_slice();
+    let prims = accel.prims.as_slice();
     let boxes = RayBoxTest::new(ray);
-    let t_enter = boxes.enter(&scene.accel.bounds, range.min, range.max)?;
+    let t_enter = boxes.enter(&accel.bounds, range.min, range.max)?;
     if nodes.is_empty() {
         return None;
     }
     // The exit distance of the root cell (same slab test, reversed roles).
-    let t_exit = root_exit(scene, &boxes, range);
+    let t_exit = root_exit(accel, &boxes, range);
     let inv_dir = boxes.inv_dir();
     let origin = [ray.origin.x, ray.origin.y, ray.origin.z];
     let dir = [ray.dir.x, ray.dir.y, ray.dir.z];
@@ -150,7 +149,7 @@ pub fn closest_hit(scene: &SceneView, ray: &Ray, range: Interval) -> Option<Hit>
         }
         let first = n.first() as usize;
         for &p in &prims[first..first + n.above_or_count() as usize] {
-            c.test(scene, ray, p);
+            c.test(primitives, ray, p);
         }
         match stack.pop() {
             Some(waiting) => cell = waiting,
@@ -162,8 +161,8 @@ pub fn closest_hit(scene: &SceneView, ray: &Ray, range: Interval) -> Option<Hit>
 
 /// Where the ray leaves the root cell (or `range.max` if sooner).
 #[inline(always)]
-fn root_exit(scene: &SceneView, boxes: &RayBoxTest, range: Interval) -> f32 {
-    let b = &scene.accel.bounds;
+fn root_exit(accel: &AccelView, boxes: &RayBoxTest, range: Interval) -> f32 {
+    let b = &accel.bounds;
     let inv = boxes.inv_dir();
     // Distance to the far plane on each axis; NaN (ray in a plane) is ignored by `min`.
     let far = |lo: f32, hi: f32, o: f32, i: f32| if i >= 0.0 { (hi - o) * i } else { (lo - o) * i };

@@ -1,5 +1,7 @@
 //! Closest-hit queries against the whole scene. Builders live on the host;
-//! only traversal lives here, shared by every back end.
+//! only traversal lives here, shared by every back end. Traversal reads the
+//! scene's [`Primitives`] and the structure's [`AccelView`], nothing else of
+//! the scene (materials, camera and background are the stages' business).
 //!
 //! | structure | node | traversal |
 //! |---|---|---|
@@ -14,9 +16,9 @@ pub mod bvh8;
 pub mod kdtree;
 pub mod stack;
 
-use crate::geometry::{Aabb, Hit, Interval, PrimKind, PrimRef, SurfaceHit};
+use crate::geometry::{Aabb, Hit, Interval, PrimKind, PrimRef, Primitives, SurfaceHit};
 use crate::math::Ray;
-use crate::scene::{DeviceSlice, SceneView};
+use crate::slice::DeviceSlice;
 
 pub use bvh::BvhNode;
 pub use bvh8::Bvh8Node;
@@ -83,26 +85,26 @@ impl Closest {
 
     /// Tests one referenced primitive of any type.
     #[inline(always)]
-    pub fn test(&mut self, scene: &SceneView, ray: &Ray, prim: PrimRef) {
+    pub fn test(&mut self, primitives: &Primitives, ray: &Ray, prim: PrimRef) {
         let i = prim.index() as usize;
         let (hit, material) = match prim.kind() {
             PrimKind::Sphere => {
-                let s = &scene.spheres.as_slice()[i];
+                let s = &primitives.spheres.as_slice()[i];
                 (s.intersect(ray, self.range), s.material)
             }
             PrimKind::Parallelepiped => {
-                let b = &scene.boxes.as_slice()[i];
+                let b = &primitives.boxes.as_slice()[i];
                 (b.intersect(ray, self.range), b.material)
             }
             PrimKind::Polygon => {
-                let p = &scene.polygons.as_slice()[i];
+                let p = &primitives.polygons.as_slice()[i];
                 (
-                    p.intersect(ray, self.range, scene.polygon_vertices.as_slice()),
+                    p.intersect(ray, self.range, primitives.polygon_vertices.as_slice()),
                     p.material,
                 )
             }
             PrimKind::Triangle => {
-                let t = &scene.triangles.as_slice()[i];
+                let t = &primitives.triangles.as_slice()[i];
                 (t.intersect(ray, self.range), t.material)
             }
         };
@@ -116,13 +118,15 @@ impl Closest {
     }
 }
 
-/// A closest-hit strategy. Each structure is its own zero-sized type so that
-/// a GPU kernel can be compiled for exactly one (no dead traversal code
-/// inflating its register count); [`Dispatch`] picks by the scene's kind at
-/// run time, for code that serves every structure.
+/// A closest-hit strategy over the scene's primitives and its structure.
+/// Each structure is its own zero-sized type so that a GPU kernel can be
+/// compiled for exactly one (no dead traversal code inflating its register
+/// count); [`Dispatch`] picks by the structure's kind at run time, for code
+/// that serves every structure.
 pub trait Traversal {
-    /// The closest hit of `ray` in `range`, or `None` when it escapes.
-    fn closest_hit(scene: &SceneView, ray: &Ray, range: Interval) -> Option<Hit>;
+    /// The closest hit of `ray` in `range` among `primitives`, found
+    /// through `accel`, or `None` when it escapes.
+    fn closest_hit(primitives: &Primitives, accel: &AccelView, ray: &Ray, range: Interval) -> Option<Hit>;
 }
 
 /// Brute force.
@@ -138,46 +142,46 @@ pub struct Dispatch;
 
 impl Traversal for BruteForce {
     #[inline(always)]
-    fn closest_hit(scene: &SceneView, ray: &Ray, range: Interval) -> Option<Hit> {
-        brute::closest_hit(scene, ray, range)
+    fn closest_hit(primitives: &Primitives, _: &AccelView, ray: &Ray, range: Interval) -> Option<Hit> {
+        brute::closest_hit(primitives, ray, range)
     }
 }
 
 impl Traversal for Bvh {
     #[inline(always)]
-    fn closest_hit(scene: &SceneView, ray: &Ray, range: Interval) -> Option<Hit> {
-        bvh::closest_hit(scene, ray, range)
+    fn closest_hit(primitives: &Primitives, accel: &AccelView, ray: &Ray, range: Interval) -> Option<Hit> {
+        bvh::closest_hit(primitives, accel, ray, range)
     }
 }
 
 impl Traversal for KdTree {
     #[inline(always)]
-    fn closest_hit(scene: &SceneView, ray: &Ray, range: Interval) -> Option<Hit> {
-        kdtree::closest_hit(scene, ray, range)
+    fn closest_hit(primitives: &Primitives, accel: &AccelView, ray: &Ray, range: Interval) -> Option<Hit> {
+        kdtree::closest_hit(primitives, accel, ray, range)
     }
 }
 
 impl Traversal for Bvh8 {
     #[inline(always)]
-    fn closest_hit(scene: &SceneView, ray: &Ray, range: Interval) -> Option<Hit> {
-        bvh8::closest_hit(scene, ray, range)
+    fn closest_hit(primitives: &Primitives, accel: &AccelView, ray: &Ray, range: Interval) -> Option<Hit> {
+        bvh8::closest_hit(primitives, accel, ray, range)
     }
 }
 
 impl Traversal for Dispatch {
     #[inline(always)]
-    fn closest_hit(scene: &SceneView, ray: &Ray, range: Interval) -> Option<Hit> {
-        match scene.accel.kind {
-            AccelKind::None => brute::closest_hit(scene, ray, range),
-            AccelKind::Bvh => bvh::closest_hit(scene, ray, range),
-            AccelKind::KdTree => kdtree::closest_hit(scene, ray, range),
-            AccelKind::Bvh8 => bvh8::closest_hit(scene, ray, range),
+    fn closest_hit(primitives: &Primitives, accel: &AccelView, ray: &Ray, range: Interval) -> Option<Hit> {
+        match accel.kind {
+            AccelKind::None => brute::closest_hit(primitives, ray, range),
+            AccelKind::Bvh => bvh::closest_hit(primitives, accel, ray, range),
+            AccelKind::KdTree => kdtree::closest_hit(primitives, accel, ray, range),
+            AccelKind::Bvh8 => bvh8::closest_hit(primitives, accel, ray, range),
         }
     }
 }
 
-/// The closest hit of `ray` in `range` with the scene's own structure.
+/// The closest hit of `ray` in `range` with whichever structure `accel` is.
 #[inline(always)]
-pub fn closest_hit(scene: &SceneView, ray: &Ray, range: Interval) -> Option<Hit> {
-    Dispatch::closest_hit(scene, ray, range)
+pub fn closest_hit(primitives: &Primitives, accel: &AccelView, ray: &Ray, range: Interval) -> Option<Hit> {
+    Dispatch::closest_hit(primitives, accel, ray, range)
 }

@@ -1,4 +1,5 @@
-//! Primitives and their ray intersections.
+//! Primitives and their ray intersections, and the scene's arrays of them
+//! ([`Primitives`]).
 //!
 //! Every primitive reports an exact hit distance and the *outward* unit normal
 //! at the hit, also for rays that start inside it; [`ShadingHit::front_face`] tells
@@ -9,6 +10,7 @@ pub mod hit;
 pub mod parallelepiped;
 pub mod polygon;
 pub mod prim_ref;
+pub mod primitives;
 pub mod sampling;
 pub mod sphere;
 pub mod triangle;
@@ -18,6 +20,7 @@ pub use hit::{Hit, ShadingHit, SurfaceHit};
 pub use parallelepiped::Parallelepiped;
 pub use polygon::Polygon;
 pub use prim_ref::{PrimKind, PrimRef};
+pub use primitives::Primitives;
 pub use sphere::Sphere;
 pub use triangle::Triangle;
 

@@ -31,6 +31,9 @@ pub struct MegakernelArgs {
     pub divergence: *mut DivergenceCounters,
 }
 
+// Crosses to the GPU by value: the layout must not depend on the target.
+const _: () = assert!(core::mem::size_of::<MegakernelArgs>() == 296 + 24 + 8 + 16 + 3 * 8);
+
 /// Renders `samples` of every pixel in `tile`, adding into `film`. A 2D
 /// grid of 2D blocks covers the tile, one thread per pixel.
 ///

@@ -5,13 +5,15 @@
 //! The kernels that traverse the scene are compiled once per acceleration
 //! structure, so that each holds one traversal's code; [`AccelKernels`]
 //! names the five of one structure, and [`visit_accel`] picks them for a
-//! structure chosen at run time. The shading kernels are declared by the
-//! table of classes in [`crate::shading`].
+//! structure chosen at run time. The shading kernels ([`shade`]) are
+//! compiled once per class, declared from the table of classes in
+//! [`crate::shading`], and [`shade::visit_shade`] picks one at run time.
 
 pub mod fault;
 pub mod megakernel;
 pub mod raycast;
 pub mod scan;
+pub mod shade;
 pub mod wavefront;
 
 use crate::accel::{AccelKind, BruteForce, Bvh, Bvh8, KdTree, Traversal};
@@ -84,7 +86,7 @@ pub fn all_entry_points() -> impl Iterator<Item = &'static str> {
         .iter()
         .chain(wavefront::ENTRY_POINTS)
         .chain(scan::ENTRY_POINTS)
-        .chain(crate::shading::ENTRY_POINTS)
+        .chain(shade::ENTRY_POINTS)
         .chain(fault::ENTRY_POINTS)
         .copied()
 }

@@ -41,7 +41,8 @@ impl<T: Traversal> Kernel for Raycast<T> {
         }
         // SAFETY: `i < count`, and the caller guarantees both buffers hold `count` values.
         unsafe {
-            let hit = T::closest_hit(&a.scene, &*a.rays.add(i as usize), Interval::POSITIVE);
+            let ray = &*a.rays.add(i as usize);
+            let hit = T::closest_hit(&a.scene.primitives, &a.scene.accel, ray, Interval::POSITIVE);
             *a.hits.add(i as usize) = RayHit::from_hit(hit.as_ref());
         }
     }

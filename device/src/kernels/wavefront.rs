@@ -1,5 +1,6 @@
-//! The wavefront's stage kernels: schedule, generate, extend, one shading
-//! kernel per class, and the tail drain (the prefix-sum compaction is in
+//! The wavefront's stage kernels and their one argument struct: schedule,
+//! generate, extend and the tail drain (the shading kernels, one per class,
+//! are in [`super::shade`]; the prefix-sum compaction is in
 //! [`super::scan`]). Each runs one stage of [`crate::stages`] for every
 //! entry of its queue; paths live in the [`PathPool`] between launches.
 //!
@@ -17,12 +18,11 @@ use crate::film::{FixedRgb, is_invalid_sample};
 use crate::integrator::finish_path;
 use crate::kernel::{Kernel, Thread};
 use crate::launch::{Compaction, LaunchCounters};
-use crate::observe::{BranchObserver, DivergenceCounters, Unobserved, WarpDivergence};
+use crate::observe::{DivergenceCounters, Unobserved};
 use crate::queue::{Control, PathPool, Queues};
 use crate::scene::{RenderParams, SceneView};
-use crate::shading::{ShadeClass, Shader};
-use crate::stages::shade::{escaped, surface};
-use crate::stages::{PathState, PathStatus, generate::generate};
+use crate::shading::ShadeClass;
+use crate::stages::{PathState, extend::extend, generate::generate};
 use crate::warp::{WARP_SIZE, active_mask, append, ballot, lane_id, match_any, reserve, shuffle_index};
 use core::marker::PhantomData;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -80,7 +80,7 @@ pub struct WavefrontArgs {
     pub params: RenderParams,
     /// Path state.
     pub pool: PathPool,
-    /// Ray, shading and free-slot queues.
+    /// Ray, shading and compaction queues.
     pub queues: Queues,
     /// Schedule and queue counters.
     pub control: *mut Control,
@@ -101,6 +101,13 @@ pub struct WavefrontArgs {
     /// Padding.
     pub _pad: u32,
 }
+
+// Crosses to the GPU by value: the layout must not depend on the target.
+const _: () = {
+    use core::mem::size_of;
+    let fields = size_of::<SceneView>() + size_of::<RenderParams>() + size_of::<PathPool>() + size_of::<Queues>();
+    assert!(size_of::<WavefrontArgs>() == fields + 5 * 8 + size_of::<WorkItems>() + 3 * 4);
+};
 
 /// What one iteration did: the plan's counts and the shading queues'
 /// lengths. The host reads these back after the render to give each
@@ -130,7 +137,7 @@ impl WavefrontArgs {
     /// # Safety
     /// `control` must be valid (the contract) and not written concurrently.
     #[inline(always)]
-    unsafe fn control(&self) -> &Control {
+    pub(super) unsafe fn control(&self) -> &Control {
         // SAFETY: the caller's contract.
         unsafe { &*self.control }
     }
@@ -165,7 +172,7 @@ unsafe fn fetch_by_warp(taken: *mut u32, count: u32, mut f: impl FnMut(u32)) {
 
 /// Calls `f` for every `i < count`, strided over the grid.
 #[inline(always)]
-fn grid_stride(thread: &Thread, count: u32, mut f: impl FnMut(u32)) {
+pub(super) fn grid_stride(thread: &Thread, count: u32, mut f: impl FnMut(u32)) {
     let stride = thread.grid_threads_x();
     let mut i = thread.global_x();
     while i < count {
@@ -328,7 +335,7 @@ impl<T: Traversal> Kernel for Extend<T> {
             fetch_by_warp(&raw mut (*a.control).counters.extend_taken, count, |i| {
                 let slot = *a.queues.rays_in.add(i as usize);
                 let ray = a.pool.ray(slot);
-                let hit = T::closest_hit(&a.scene, &ray, crate::geometry::Interval::POSITIVE);
+                let hit = extend::<T>(&a.scene, &ray);
                 let class = match &hit {
                     None => ShadeClass::Escaped,
                     Some(h) => {
@@ -345,78 +352,13 @@ impl<T: Traversal> Kernel for Extend<T> {
     }
 }
 
-/// Shades every path in class `S`'s queue, then passes it on (atomic
-/// append, or an alive flag for the prefix sum) or finishes it: its
-/// radiance goes into the film (its slot is simply no longer in a queue).
-pub struct Shade<S>(PhantomData<S>);
-
-impl<S: Shader> Kernel for Shade<S> {
-    type Args = WavefrontArgs;
-
-    #[inline(always)]
-    unsafe fn run(thread: Thread, _phase: u32, a: &WavefrontArgs) {
-        let k = S::CLASS as usize;
-        let divergence = WarpDivergence(if a.divergence.is_null() {
-            a.divergence
-        } else {
-            // SAFETY: a non-null buffer holds one value per class.
-            unsafe { a.divergence.add(k) }
-        });
-        // SAFETY: the contract of `WavefrontArgs`; queue entries are slots
-        // and every slot's `queue_pos` is within this iteration's ray queue.
-        unsafe {
-            let count = a.control().counters.shade[k];
-            grid_stride(&thread, count, |i| {
-                let slot = *a.queues.shade[k].add(i as usize);
-                let mut path = a.pool.load(slot);
-                divergence.material_branch(S::CLASS);
-                let status = if S::CLASS == ShadeClass::Escaped {
-                    escaped(&a.scene, &mut path)
-                } else {
-                    let hit = a.pool.hit(slot, &path.ray);
-                    let m = &a.scene.materials.as_slice()[hit.material as usize];
-                    surface(&a.params, &mut path, &hit, m, S::scatter)
-                };
-                let keep = status == PathStatus::Continue;
-                if keep {
-                    a.pool.store_shaded(slot, &path);
-                } else {
-                    deposit(&path, a.film, a.counters);
-                }
-                pass_on(a, slot, keep);
-            });
-        }
-    }
-}
-
-/// Hands a shaded path to the compaction: survivors to the next ray queue.
-///
-/// # Safety
-/// As for [`Shade`]'s run, for `slot` of this iteration's ray queue.
-#[inline(always)]
-unsafe fn pass_on(a: &WavefrontArgs, slot: u32, keep: bool) {
-    // SAFETY: the caller's contract.
-    unsafe {
-        match a.compaction {
-            Compaction::PrefixSum => *a.queues.alive.add(*a.pool.queue_pos.add(slot as usize) as usize) = keep as u32,
-            Compaction::AtomicAppend => {
-                let keepers = ballot(active_mask(), keep);
-                if keep {
-                    let rays_out = &raw mut (*a.control).counters.rays_out;
-                    append(rays_out, keepers, slot, a.queues.rays_out);
-                }
-            }
-        }
-    }
-}
-
 /// Adds a finished path's radiance to its pixel with the megakernel's rule
 /// (invalid samples are counted, not added), in order-independent fixed point.
 ///
 /// # Safety
 /// `film` holds the path's pixel; `counters` is one value.
 #[inline(always)]
-unsafe fn deposit(path: &PathState, film: *mut FixedRgb, counters: *mut LaunchCounters) {
+pub(super) unsafe fn deposit(path: &PathState, film: *mut FixedRgb, counters: *mut LaunchCounters) {
     // SAFETY: the caller's contract.
     unsafe {
         if is_invalid_sample(path.radiance) {

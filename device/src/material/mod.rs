@@ -4,7 +4,9 @@
 //! the wavefront back end can run one shading kernel per class without
 //! divergence; [`scatter`] dispatches on the class for the megakernel and the
 //! CPU back ends. The classes themselves are declared once, in
-//! [`crate::shading`].
+//! [`crate::shading`], whose table names each class's `scatter` function
+//! here while [`Material::kind`] names the table's [`MaterialKind`]: the
+//! two modules import each other by design (the shading module says why).
 
 pub mod dielectric;
 pub mod diffuse;

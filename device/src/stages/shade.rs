@@ -8,9 +8,10 @@
 use super::{PathState, PathStatus};
 use crate::geometry::{Hit, ShadingHit};
 use crate::material::{self, Material, Scatter, ScatterInput};
-use crate::observe::{BranchObserver, ShadeClass};
+use crate::observe::BranchObserver;
 use crate::rng::Dim;
 use crate::scene::{RenderParams, SceneView};
+use crate::shading::ShadeClass;
 
 /// The smallest Russian-roulette survival probability, so that a dim path is
 /// never weighted up by more than 20×.

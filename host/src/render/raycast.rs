@@ -82,7 +82,7 @@ pub fn make_rays(scene: &Scene, params: &RenderParams, kind: RayKind, count: usi
 pub fn cpu_hits(scene: &Scene, rays: &[Ray]) -> Vec<RayHit> {
     let view = scene.view(scene.camera_for(1, 1));
     rays.par_iter()
-        .map(|r| RayHit::from_hit(closest_hit(&view, r, Interval::POSITIVE).as_ref()))
+        .map(|r| RayHit::from_hit(closest_hit(&view.primitives, &view.accel, r, Interval::POSITIVE).as_ref()))
         .collect()
 }
 

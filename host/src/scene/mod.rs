@@ -20,10 +20,11 @@ pub use schema::ToneCurve;
 use crate::accel::{AccelSettings, BuiltAccel};
 use device::accel::AccelView;
 use device::camera::{Camera, CameraSpec};
-use device::geometry::{Parallelepiped, Polygon, Sphere, Triangle};
+use device::geometry::{Parallelepiped, Polygon, Primitives, Sphere, Triangle};
 use device::material::Material;
 use device::math::Vec3;
-use device::scene::{Background, DeviceSlice, SceneView};
+use device::scene::{Background, SceneView};
+use device::slice::DeviceSlice;
 use std::path::{Path, PathBuf};
 
 /// The largest scene file accepted (scenes are short; meshes live in OBJ
@@ -136,11 +137,13 @@ impl Scene {
     pub fn view(&self, camera: Camera) -> SceneView<'_> {
         let g = &self.geometry;
         SceneView {
-            spheres: host_slice(&g.spheres),
-            boxes: host_slice(&g.boxes),
-            polygons: host_slice(&g.polygons),
-            polygon_vertices: host_slice(&g.polygon_vertices),
-            triangles: host_slice(&g.triangles),
+            primitives: Primitives {
+                spheres: host_slice(&g.spheres),
+                boxes: host_slice(&g.boxes),
+                polygons: host_slice(&g.polygons),
+                polygon_vertices: host_slice(&g.polygon_vertices),
+                triangles: host_slice(&g.triangles),
+            },
             materials: host_slice(&self.materials),
             camera,
             background: self.background,

@@ -11,8 +11,10 @@ use cudarc::driver::sys::cudaError_enum as Code;
 use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr, ValidAsZeroBits};
 use device::accel::AccelView;
 use device::camera::Camera;
+use device::geometry::Primitives;
 use device::kernel::{AsBytes, Plain};
-use device::scene::{DeviceSlice, SceneView};
+use device::scene::SceneView;
+use device::slice::DeviceSlice;
 use std::marker::PhantomData;
 
 /// A kernel's `#[repr(C)]` argument struct, passed by value.
@@ -266,11 +268,13 @@ impl DeviceScene {
     /// The kernel-side view (device pointers) with `camera` and `scene`'s background.
     pub fn view(&self, gpu: &Gpu, scene: &Scene, camera: Camera) -> SceneView<'_> {
         SceneView {
-            spheres: self.spheres.device_slice(gpu),
-            boxes: self.boxes.device_slice(gpu),
-            polygons: self.polygons.device_slice(gpu),
-            polygon_vertices: self.polygon_vertices.device_slice(gpu),
-            triangles: self.triangles.device_slice(gpu),
+            primitives: Primitives {
+                spheres: self.spheres.device_slice(gpu),
+                boxes: self.boxes.device_slice(gpu),
+                polygons: self.polygons.device_slice(gpu),
+                polygon_vertices: self.polygon_vertices.device_slice(gpu),
+                triangles: self.triangles.device_slice(gpu),
+            },
             materials: self.materials.device_slice(gpu),
             camera,
             background: scene.background,

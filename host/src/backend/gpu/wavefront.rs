@@ -13,9 +13,9 @@ use crate::backend::wavefront::{Grid, Machine, WavefrontConfig, WavefrontError, 
 use crate::backend::{Progress, RenderJob, RenderOutput, SizedBy};
 use cudarc::driver::PinnedHostSlice;
 use device::kernel::{EntryPoint, Plain};
+use device::kernels::shade::kernel_of;
 use device::kernels::wavefront::WorkItems;
 use device::queue::Control;
-use device::shading::kernel_of;
 use std::time::Instant;
 
 /// Iterations the host may run ahead of the GPU.

@@ -7,6 +7,7 @@ use crate::backend::{Progress, RenderJob, SizedBy};
 use device::film::FixedRgb;
 use device::kernel::{AsBytes, EntryPoint, Plain};
 use device::kernels::scan::{ScanBlocks, ScanCount, ScanScatter};
+use device::kernels::shade::{ShadeVisitor, visit_shade};
 use device::kernels::wavefront::{
     FindHoles, Generate, IterationRecord, MarkSurvivors, MoveSurvivors, Plan, WavefrontArgs, WorkItems,
 };
@@ -16,7 +17,7 @@ use device::observe::DivergenceCounters;
 use device::queue::{Control, PathPool, Queues, SCAN_BLOCK, scan_blocks};
 use device::scene::SceneView;
 use device::schedule::Schedule;
-use device::shading::{ClassVisitor, ShadeClass, Shader};
+use device::shading::ShadeClass;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -401,15 +402,15 @@ impl<M: Machine> Wavefront<'_, M> {
     /// One shading kernel per class the scene has.
     fn shade(&mut self) -> Result<(), M::Error> {
         struct ShadeStage<'w, 'm, M: Machine>(&'w mut Wavefront<'m, M>);
-        impl<M: Machine> ClassVisitor for ShadeStage<'_, '_, M> {
+        impl<M: Machine> ShadeVisitor for ShadeStage<'_, '_, M> {
             type Output = Result<(), M::Error>;
-            fn visit<S: Shader>(self) -> Result<(), M::Error> {
-                self.0.launch_resident::<S::Kernel>()
+            fn visit<K: EntryPoint<Args = WavefrontArgs>>(self) -> Result<(), M::Error> {
+                self.0.launch_resident::<K>()
             }
         }
         for k in 0..self.classes.len() {
             let class = self.classes[k];
-            class.visit(ShadeStage(self))?;
+            visit_shade(class, ShadeStage(self))?;
         }
         Ok(())
     }

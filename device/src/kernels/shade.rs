@@ -1,0 +1,127 @@
+//! The wavefront's shading kernels: [`Shade`], one entry point per class of
+//! the table in [`crate::shading`], declared from that table (the table
+//! names the entry points; this module gives them their kernel type), and
+//! [`visit_shade`], which picks a class's kernel at run time.
+
+use super::wavefront::{WavefrontArgs, deposit, grid_stride};
+use crate::kernel::{EntryPoint, Kernel, Thread};
+use crate::launch::Compaction;
+use crate::observe::{BranchObserver, WarpDivergence};
+use crate::shading::{ShadeClass, Shader, class};
+use crate::stages::PathStatus;
+use crate::stages::shade::{escaped, surface};
+use crate::warp::{active_mask, append, ballot};
+use core::marker::PhantomData;
+
+/// Shades every path in class `S`'s queue, then passes it on (atomic
+/// append, or an alive flag for the prefix sum) or finishes it: its
+/// radiance goes into the film (its slot is simply no longer in a queue).
+pub struct Shade<S>(PhantomData<S>);
+
+impl<S: Shader> Kernel for Shade<S> {
+    type Args = WavefrontArgs;
+
+    #[inline(always)]
+    unsafe fn run(thread: Thread, _phase: u32, a: &WavefrontArgs) {
+        let k = S::CLASS as usize;
+        let divergence = WarpDivergence(if a.divergence.is_null() {
+            a.divergence
+        } else {
+            // SAFETY: a non-null buffer holds one value per class.
+            unsafe { a.divergence.add(k) }
+        });
+        // SAFETY: the contract of `WavefrontArgs`; queue entries are slots
+        // and every slot's `queue_pos` is within this iteration's ray queue.
+        unsafe {
+            let count = a.control().counters.shade[k];
+            grid_stride(&thread, count, |i| {
+                let slot = *a.queues.shade[k].add(i as usize);
+                let mut path = a.pool.load(slot);
+                divergence.material_branch(S::CLASS);
+                let status = if S::CLASS == ShadeClass::Escaped {
+                    escaped(&a.scene, &mut path)
+                } else {
+                    let hit = a.pool.hit(slot, &path.ray);
+                    let m = &a.scene.materials.as_slice()[hit.material as usize];
+                    surface(&a.params, &mut path, &hit, m, S::scatter)
+                };
+                let keep = status == PathStatus::Continue;
+                if keep {
+                    a.pool.store_shaded(slot, &path);
+                } else {
+                    deposit(&path, a.film, a.counters);
+                }
+                pass_on(a, slot, keep);
+            });
+        }
+    }
+}
+
+/// Hands a shaded path to the compaction: survivors to the next ray queue.
+///
+/// # Safety
+/// As for [`Shade`]'s run, for `slot` of this iteration's ray queue.
+#[inline(always)]
+unsafe fn pass_on(a: &WavefrontArgs, slot: u32, keep: bool) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        match a.compaction {
+            Compaction::PrefixSum => *a.queues.alive.add(*a.pool.queue_pos.add(slot as usize) as usize) = keep as u32,
+            Compaction::AtomicAppend => {
+                let keepers = ballot(active_mask(), keep);
+                if keep {
+                    let rays_out = &raw mut (*a.control).counters.rays_out;
+                    append(rays_out, keepers, slot, a.queues.rays_out);
+                }
+            }
+        }
+    }
+}
+
+/// Something done with one class's shading kernel, chosen at run time with
+/// [`visit_shade`] (launching it, naming it).
+pub trait ShadeVisitor {
+    /// What the visit returns.
+    type Output;
+    /// Does it for kernel `K`.
+    fn visit<K: EntryPoint<Args = WavefrontArgs>>(self) -> Self::Output;
+}
+
+/// Declares [`Shade`]'s entry points and [`visit_shade`] from the class
+/// table ([`crate::shading`]'s `classes!`).
+macro_rules! shade_kernels {
+    (
+        surfaces {
+            $($(#[$doc:meta])* $surface:ident => $scatter:path, $kernel:ident;)*
+        }
+        $(#[$escaped_doc:meta])* escaped => $escaped_kernel:ident;
+    ) => {
+        crate::kernel::entry_points! {
+            $($kernel => Shade<class::$surface>,)*
+            $escaped_kernel => Shade<class::Escaped>,
+        }
+
+        /// Runs `visitor` with the shading kernel of `class`.
+        #[inline(always)]
+        pub fn visit_shade<V: ShadeVisitor>(class: ShadeClass, visitor: V) -> V::Output {
+            match class {
+                $(ShadeClass::$surface => visitor.visit::<Shade<class::$surface>>(),)*
+                ShadeClass::Escaped => visitor.visit::<Shade<class::Escaped>>(),
+            }
+        }
+    };
+}
+
+crate::shading::classes!(shade_kernels);
+
+/// The name of class `class`'s shading kernel.
+pub fn kernel_of(class: ShadeClass) -> &'static str {
+    struct Name;
+    impl ShadeVisitor for Name {
+        type Output = &'static str;
+        fn visit<K: EntryPoint<Args = WavefrontArgs>>(self) -> &'static str {
+            K::NAME
+        }
+    }
+    visit_shade(class, Name)
+}
