@@ -151,7 +151,7 @@ pub fn render<M: Machine>(
         _pad: 0,
     };
     let mut classes = vec![ShadeClass::Escaped];
-    for m in &job.scene.materials {
+    for m in &job.scene.scene.materials {
         if !classes.contains(&m.kind.class()) {
             classes.push(m.kind.class());
         }
