@@ -4,12 +4,13 @@
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use device::accel::closest_hit;
-use device::geometry::Interval;
+use device::geometry::{Aabb, Interval};
 use device::math::{Ray, Vec3};
 use device::rng::{Dim, PathRng};
 use std::hint::black_box;
 use std::path::Path;
 use wavepath::accel::{AccelChoice, AccelSettings, build};
+use wavepath::prepared::PreparedScene;
 use wavepath::scene::{self, Scene};
 
 /// The seed scenes with enough primitives for a structure to matter.
@@ -29,7 +30,11 @@ fn load(name: &str) -> Scene {
 /// Rays from random points inside the scene's bounds in random directions:
 /// incoherent, like bounce rays.
 fn random_rays(s: &Scene, count: u32) -> Vec<Ray> {
-    let b = s.accel.bounds;
+    let b = s
+        .geometry
+        .primitives()
+        .iter()
+        .fold(Aabb::EMPTY, |b, (_, pb)| b.union(*pb));
     let e = b.extent();
     (0..count)
         .map(|i| {
@@ -49,6 +54,7 @@ fn builds(c: &mut Criterion) {
     group.sample_size(10);
     for name in SCENES {
         let s = load(name);
+        let prims = s.geometry.primitives();
         for choice in [AccelChoice::Bvh, AccelChoice::Bvh8, AccelChoice::Kdtree] {
             let settings = AccelSettings {
                 choice,
@@ -56,7 +62,7 @@ fn builds(c: &mut Criterion) {
             };
             group.throughput(Throughput::Elements(s.geometry.primitive_count() as u64));
             group.bench_function(BenchmarkId::new(choice.label(), name), |b| {
-                b.iter(|| build(black_box(&s.geometry), &settings))
+                b.iter(|| build(black_box(&prims), &settings))
             });
         }
     }
@@ -66,7 +72,7 @@ fn builds(c: &mut Criterion) {
 fn traversal(c: &mut Criterion) {
     let mut group = c.benchmark_group("closest_hit");
     for name in SCENES {
-        let mut s = load(name);
+        let s = load(name);
         let rays = random_rays(&s, 4096);
         for choice in [
             AccelChoice::None,
@@ -77,11 +83,8 @@ fn traversal(c: &mut Criterion) {
             if choice == AccelChoice::None && s.geometry.primitive_count() > BRUTE_FORCE_MAX {
                 continue;
             }
-            s.set_accel(AccelSettings {
-                choice,
-                ..AccelSettings::default()
-            });
-            let view = s.view(s.camera_for(4, 4));
+            let prepared = PreparedScene::new(s.clone(), Some(choice));
+            let view = prepared.view(s.camera_for(4, 4));
             group.throughput(Throughput::Elements(rays.len() as u64));
             group.bench_function(BenchmarkId::new(choice.label(), name), |b| {
                 b.iter(|| {

@@ -9,7 +9,8 @@ use device::geometry::{Interval, Parallelepiped, Sphere, Triangle};
 use device::math::{Ray, Vec3};
 use proptest::prelude::*;
 use wavepath::accel::{AccelChoice, AccelSettings, BuiltAccel, BvhSettings, build};
-use wavepath::scene::{Geometry, Scene};
+use wavepath::prepared::PreparedScene;
+use wavepath::scene::{self, Geometry};
 
 /// A deterministic stream of numbers for building random content.
 struct Numbers(u32);
@@ -93,19 +94,21 @@ fn random_geometry(seed: u32, n: usize) -> Geometry {
     g
 }
 
-fn scene_with(geometry: Geometry, choice: AccelChoice) -> Scene {
-    let mut s = util::seed_scene("cornell_diffuse");
-    s.geometry = geometry;
-    s.accel_settings = AccelSettings {
-        choice: AccelChoice::None,
-        ..AccelSettings::default()
-    };
-    s.accel = build(&s.geometry, &s.accel_settings);
-    s.set_accel(AccelSettings {
+/// The default build parameters for `choice`.
+fn settings(choice: AccelChoice) -> AccelSettings {
+    AccelSettings {
         choice,
         ..AccelSettings::default()
-    });
-    s
+    }
+}
+
+/// A seed scene's camera and materials with `geometry`, and the structure
+/// `accel` over it.
+fn scene_with(geometry: Geometry, accel: AccelSettings) -> PreparedScene {
+    let mut s = scene::load(&util::repo("scenes/cornell_diffuse.toml")).unwrap();
+    s.geometry = geometry;
+    s.declared_accel = accel;
+    PreparedScene::new(s, None)
 }
 
 /// Rays of three kinds: from outside, from inside a sphere, from inside a box.
@@ -127,8 +130,9 @@ fn random_rays(g: &Geometry, seed: u32, count: usize) -> Vec<Ray> {
         .collect()
 }
 
-fn assert_same_hits(brute: &Scene, accel: &Scene, rays: &[Ray]) -> Result<(), TestCaseError> {
-    let (bv, av) = (brute.view(brute.camera_for(4, 4)), accel.view(accel.camera_for(4, 4)));
+fn assert_same_hits(brute: &PreparedScene, accel: &PreparedScene, rays: &[Ray]) -> Result<(), TestCaseError> {
+    let camera = brute.scene.camera_for(4, 4);
+    let (bv, av) = (brute.view(camera), accel.view(camera));
     for ray in rays {
         let want = closest_hit(&bv.primitives, &bv.accel, ray, Interval::POSITIVE);
         let got = closest_hit(&av.primitives, &av.accel, ray, Interval::POSITIVE);
@@ -162,9 +166,9 @@ proptest! {
         let geometry = random_geometry(seed, n);
         prop_assume!(geometry.primitive_count() > 0);
         let rays = random_rays(&geometry, seed, 300);
-        let brute = scene_with(geometry.clone(), AccelChoice::None);
+        let brute = scene_with(geometry.clone(), settings(AccelChoice::None));
         for choice in [AccelChoice::Bvh, AccelChoice::Bvh8, AccelChoice::Kdtree] {
-            let accel = scene_with(geometry.clone(), choice);
+            let accel = scene_with(geometry.clone(), settings(choice));
             assert_same_hits(&brute, &accel, &rays)?;
         }
     }
@@ -197,9 +201,9 @@ fn rays_lying_in_split_planes_and_grazing_faces_agree() {
             rays.push(Ray::new(Vec3::new(-9.0, y, x as f32), Vec3::new(1.0, 0.0, 0.0)));
         }
     }
-    let brute = scene_with(g.clone(), AccelChoice::None);
+    let brute = scene_with(g.clone(), settings(AccelChoice::None));
     for choice in [AccelChoice::Bvh, AccelChoice::Bvh8, AccelChoice::Kdtree] {
-        assert_same_hits(&brute, &scene_with(g.clone(), choice), &rays).unwrap();
+        assert_same_hits(&brute, &scene_with(g.clone(), settings(choice)), &rays).unwrap();
     }
 }
 
@@ -207,13 +211,7 @@ fn rays_lying_in_split_planes_and_grazing_faces_agree() {
 fn structures_report_their_size_and_respect_the_depth_limit() {
     let g = random_geometry(1, 2000);
     for choice in [AccelChoice::Bvh, AccelChoice::Bvh8, AccelChoice::Kdtree] {
-        let built: BuiltAccel = build(
-            &g,
-            &AccelSettings {
-                choice,
-                ..AccelSettings::default()
-            },
-        );
+        let built: BuiltAccel = build(&g.primitives(), &settings(choice));
         assert!(built.stats.nodes > 1 && built.stats.leaves > 1);
         assert!(built.stats.max_depth < device::accel::bvh::MAX_DEPTH);
         assert!(built.stats.bytes > 0);
@@ -239,26 +237,26 @@ fn lopsided_trees_hit_the_depth_limit_with_small_leaves() {
             material: 0,
         });
     }
-    let brute = scene_with(g.clone(), AccelChoice::None);
+    let brute = scene_with(g.clone(), settings(AccelChoice::None));
     let rays: Vec<Ray> = xs
         .iter()
         .map(|&x| Ray::new(Vec3::new(x, 5.0, 0.05), Vec3::new(0.0, -1.0, 0.0)))
         .collect();
     for choice in [AccelChoice::Bvh, AccelChoice::Bvh8] {
-        let mut s = brute.clone();
-        s.set_accel(AccelSettings {
+        let two_bins = AccelSettings {
             choice,
             bvh: BvhSettings {
                 bins: 2,
                 ..BvhSettings::default()
             },
             ..AccelSettings::default()
-        });
+        };
+        let s = scene_with(g.clone(), two_bins);
         let binary = build(
-            &g,
+            &g.primitives(),
             &AccelSettings {
                 choice: AccelChoice::Bvh,
-                ..s.accel_settings
+                ..two_bins
             },
         );
         assert_eq!(

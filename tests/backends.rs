@@ -29,7 +29,7 @@ fn the_seed_decides_the_image() {
     let a = render(&scene, BackendKind::Cpu, 24, 16, 2);
     let again = render(&scene, BackendKind::Cpu, 24, 16, 2);
     assert_eq!(a.film, again.film, "same seed, same image");
-    scene.settings.seed += 1;
+    scene.scene.settings.seed += 1;
     let b = render(&scene, BackendKind::Cpu, 24, 16, 2);
     assert_ne!(a.film, b.film, "another seed, another image");
 }

@@ -530,7 +530,7 @@ sweep = { "scene.generators[0].grid" = [1, 3] }
     for (row, grid) in rows.iter().zip([1, 3]) {
         let by_hand = util::scene(&file.replace("grid = 11", &format!("grid = {grid}")));
         assert_eq!(row.scene_overrides, format!("generators[0].grid={grid}"));
-        assert_eq!(row.primitives, by_hand.geometry.primitive_count() as u64);
+        assert_eq!(row.primitives, by_hand.scene.geometry.primitive_count() as u64);
     }
     assert!(rows[0].primitives < rows[1].primitives);
 }

@@ -21,7 +21,7 @@ fn every_scene_file_loads() {
 
 #[test]
 fn rtiow_final_matches_the_book() {
-    let s = seed_scene("rtiow_final");
+    let s = seed_scene("rtiow_final").scene;
     assert_eq!(
         (
             s.settings.width,
@@ -48,15 +48,15 @@ fn rtiow_final_matches_the_book() {
 #[test]
 fn rtiow_grid_sweeps_the_object_count() {
     let text = std::fs::read_to_string(repo("scenes/rtiow_final.toml")).unwrap();
-    let small = util::scene(&text.replace("grid = 11", "grid = 2"));
-    let large = util::scene(&text.replace("grid = 11", "grid = 30"));
+    let small = util::scene(&text.replace("grid = 11", "grid = 2")).scene;
+    let large = util::scene(&text.replace("grid = 11", "grid = 30")).scene;
     assert!(small.geometry.spheres.len() <= 4 * 4 + 4);
     assert!(large.geometry.spheres.len() > 60 * 60 - 10);
 }
 
 #[test]
 fn smallpt_cornell_has_its_light_and_two_special_spheres() {
-    let s = seed_scene("cornell_smallpt");
+    let s = seed_scene("cornell_smallpt").scene;
     let g = &s.geometry;
     assert_eq!((g.polygons.len(), g.spheres.len()), (5, 3));
     let light = g.spheres.iter().find(|s| s.radius == 600.0).unwrap();
@@ -71,7 +71,7 @@ fn smallpt_cornell_has_its_light_and_two_special_spheres() {
 
 #[test]
 fn cs500_uses_every_primitive_and_material_type() {
-    let s = seed_scene("cs500");
+    let s = seed_scene("cs500").scene;
     let g = &s.geometry;
     assert!(!g.spheres.is_empty() && !g.boxes.is_empty() && !g.polygons.is_empty());
     // The bunny (3674 faces) plus one loose triangle.
@@ -94,7 +94,7 @@ fn cs500_uses_every_primitive_and_material_type() {
 #[test]
 fn displaced_sphere_generator_and_its_obj_agree() {
     use wavepath::scene::meshgen::DisplacedSphere;
-    let s = seed_scene("displaced_sphere");
+    let s = seed_scene("displaced_sphere").scene;
     assert_eq!(s.geometry.triangles.len(), 20 * 4usize.pow(7));
     // The same mesh written as OBJ and loaded through tobj: same triangles.
     let dir = tempfile::tempdir().unwrap();

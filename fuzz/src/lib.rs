@@ -8,6 +8,7 @@
 //! read them.
 
 use std::path::Path;
+use wavepath::prepared::PreparedScene;
 use wavepath::scene::{self, LoadedMesh, Scene, SceneError};
 
 /// The most primitives that the generators of one fuzzed scene may ask for;
@@ -58,8 +59,10 @@ pub fn scene_loader(data: &[u8]) -> Option<Result<Scene, SceneError>> {
             assert!(count > 0, "a loaded scene has no primitives");
             assert_eq!(scene.materials.len(), scene.material_names.len());
             let s = &scene.settings;
-            // Borrows every array for the device, checking their lengths.
-            let view = scene.view(scene.camera_for(s.width, s.height));
+            // Builds the declared structure as every render would, and
+            // borrows every array for the device, checking their lengths.
+            let prepared = PreparedScene::new(scene.clone(), None);
+            let view = prepared.view(scene.camera_for(s.width, s.height));
             assert_eq!(view.primitives.spheres.len() as usize, scene.geometry.spheres.len());
         }
         Err(e) => {

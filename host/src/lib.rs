@@ -7,8 +7,10 @@
 //! - [`io`]: input files, atomic output files, images, CSV;
 //! - [`settings`]: the domain's value types (back end, size, capacity,
 //!   schedule, …), their parsers and every default, declared once;
-//! - [`scene`]: scene files to host geometry; [`accel`]: acceleration
-//!   structures built over that geometry;
+//! - [`accel`]: acceleration structures built over primitives' bounds;
+//!   [`scene`]: scene files to host geometry, naming the structure they
+//!   want in `accel`'s terms;
+//! - [`prepared`]: a scene with its structure, built once at load;
 //! - [`backend`]: the CPU, megakernel, wavefront and emulated-wavefront
 //!   back ends that schedule the shared device stages;
 //! - [`render`]: one render from scene file to image, with `verify` and
@@ -29,6 +31,7 @@ pub mod cli;
 pub mod commands;
 pub mod experiment;
 pub mod io;
+pub mod prepared;
 pub mod render;
 pub mod scene;
 pub mod system;

@@ -4,7 +4,8 @@
 
 use std::path::{Path, PathBuf};
 use wavepath::backend::{BackendKind, BackendOptions, RenderOutput};
-use wavepath::render::{Overrides, params_for, render_scene};
+use wavepath::prepared::PreparedScene;
+use wavepath::render::{Overrides, load_scene, params_for, render_scene};
 use wavepath::scene::{self, Scene, SceneError};
 
 /// A path inside the repository. A test binary run from another copy of the
@@ -24,18 +25,19 @@ pub fn try_scene(text: &str) -> Result<Scene, SceneError> {
     scene::load_str(&repo("test.toml"), text)
 }
 
-/// Parses scene text that must be valid.
-pub fn scene(text: &str) -> Scene {
-    try_scene(text).unwrap_or_else(|e| panic!("test scene should load: {e}"))
+/// Parses scene text that must be valid, and builds its structure.
+pub fn scene(text: &str) -> PreparedScene {
+    let loaded = try_scene(text).unwrap_or_else(|e| panic!("test scene should load: {e}"));
+    PreparedScene::new(loaded, None)
 }
 
-/// Loads a scene file of the repository's `scenes/` folder.
-pub fn seed_scene(name: &str) -> Scene {
-    scene::load(&repo(&format!("scenes/{name}.toml"))).unwrap_or_else(|e| panic!("{e}"))
+/// Loads a scene file of the repository's `scenes/` folder, with its structure.
+pub fn seed_scene(name: &str) -> PreparedScene {
+    load_scene(&repo(&format!("scenes/{name}.toml")), &Overrides::default()).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Renders `scene` at `width × height` with `spp` samples on `kind`.
-pub fn render(scene: &Scene, kind: BackendKind, width: u32, height: u32, spp: u32) -> RenderOutput {
+pub fn render(scene: &PreparedScene, kind: BackendKind, width: u32, height: u32, spp: u32) -> RenderOutput {
     let overrides = Overrides {
         spp: Some(spp),
         size: Some((width, height)),

@@ -1,8 +1,9 @@
-//! Bounding boxes of the primitives, padded so that a hit the intersection
-//! code reports can never fall outside its primitive's box through rounding.
+//! Bounding boxes of the device primitives, padded so that a hit the
+//! intersection code reports can never fall outside its primitive's box
+//! through rounding. They take one primitive each: the scene walks its own
+//! arrays (`scene::Geometry::bounds`) and hands the builders the results.
 
-use crate::scene::Geometry;
-use device::geometry::{Aabb, Parallelepiped, PrimKind, PrimRef};
+use device::geometry::{Aabb, Parallelepiped, Sphere, Triangle};
 use device::math::Vec3;
 
 /// Relative padding of every box (a few ulps of the largest coordinate).
@@ -35,31 +36,27 @@ pub fn box_corners(b: &Parallelepiped) -> [Vec3; 8] {
     out
 }
 
-/// The padded bounds of primitive `p`.
-pub fn of(g: &Geometry, p: PrimRef) -> Aabb {
-    let i = p.index() as usize;
-    let b = match p.kind() {
-        PrimKind::Sphere => {
-            let s = &g.spheres[i];
-            Aabb {
-                min: s.center - Vec3::splat(s.radius),
-                max: s.center + Vec3::splat(s.radius),
-            }
-        }
-        PrimKind::Parallelepiped => box_corners(&g.boxes[i]).iter().fold(Aabb::EMPTY, |b, &c| b.grow(c)),
-        PrimKind::Polygon => {
-            let poly = &g.polygons[i];
-            let first = poly.first_vertex as usize;
-            g.polygon_vertices[first..first + poly.vertex_count as usize]
-                .iter()
-                .fold(Aabb::EMPTY, |b, &v| b.grow(v))
-        }
-        PrimKind::Triangle => {
-            let t = &g.triangles[i];
-            Aabb::point(t.v0).grow(t.v0 + t.e1).grow(t.v0 + t.e2)
-        }
-    };
-    padded(b)
+/// The padded bounds of a sphere.
+pub fn sphere(s: &Sphere) -> Aabb {
+    padded(Aabb {
+        min: s.center - Vec3::splat(s.radius),
+        max: s.center + Vec3::splat(s.radius),
+    })
+}
+
+/// The padded bounds of a box.
+pub fn parallelepiped(b: &Parallelepiped) -> Aabb {
+    padded(box_corners(b).iter().fold(Aabb::EMPTY, |b, &c| b.grow(c)))
+}
+
+/// The padded bounds of a polygon with corners `vertices`.
+pub fn polygon(vertices: &[Vec3]) -> Aabb {
+    padded(vertices.iter().fold(Aabb::EMPTY, |b, &v| b.grow(v)))
+}
+
+/// The padded bounds of a triangle.
+pub fn triangle(t: &Triangle) -> Aabb {
+    padded(Aabb::point(t.v0).grow(t.v0 + t.e1).grow(t.v0 + t.e2))
 }
 
 #[cfg(test)]

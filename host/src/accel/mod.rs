@@ -1,17 +1,20 @@
 //! Acceleration-structure builders (host side). Traversal lives in
 //! `device::accel`, shared by every back end.
 //!
-//! [`build`] turns a scene's primitives into the flat arrays the device
-//! reads, and reports build time and memory ([`AccelStats`]).
+//! [`build`] turns a list of primitive references with their bounds into the
+//! flat arrays the device reads, and reports build time and memory
+//! ([`AccelStats`]). This module knows nothing of scenes: the scene lists
+//! its primitives (`scene::Geometry::primitives`, using [`bounds`]) and
+//! states what to build in this module's terms ([`AccelSettings`]);
+//! `prepared::PreparedScene` calls [`build`], once per loaded scene.
 
 pub mod bounds;
 pub mod bvh;
 pub mod bvh8;
 pub mod kdtree;
 
-use crate::scene::Geometry;
 use device::accel::{AccelKind, Bvh8Node, BvhNode, KdNode};
-use device::geometry::{Aabb, PrimKind, PrimRef};
+use device::geometry::{Aabb, PrimRef};
 use std::time::Instant;
 
 pub use bvh::BvhSettings;
@@ -169,34 +172,17 @@ impl BuiltAccel {
     }
 }
 
-/// Every primitive of `g` with its bounds, in a fixed order.
-pub fn primitives(g: &Geometry) -> Vec<(PrimRef, Aabb)> {
-    let mut out = Vec::with_capacity(g.primitive_count());
-    let kinds = [
-        (PrimKind::Sphere, g.spheres.len()),
-        (PrimKind::Parallelepiped, g.boxes.len()),
-        (PrimKind::Polygon, g.polygons.len()),
-        (PrimKind::Triangle, g.triangles.len()),
-    ];
-    for (kind, count) in kinds {
-        for i in 0..count {
-            let p = PrimRef::new(kind, i as u32);
-            out.push((p, bounds::of(g, p)));
-        }
-    }
-    out
-}
-
-/// Builds the structure `settings` asks for over `g`.
-pub fn build(g: &Geometry, settings: &AccelSettings) -> BuiltAccel {
+/// Builds the structure `settings` asks for over `prims`, each primitive
+/// with its padded bounds ([`bounds`]). The build time covers the whole
+/// build from that list.
+pub fn build(prims: &[(PrimRef, Aabb)], settings: &AccelSettings) -> BuiltAccel {
     let start = Instant::now();
-    let prims = primitives(g);
     let bounds = prims.iter().fold(Aabb::EMPTY, |b, (_, pb)| b.union(*pb));
     let mut built = match settings.choice.resolve(prims.len()) {
         AccelKind::None => BuiltAccel::empty(AccelKind::None),
-        AccelKind::Bvh => bvh::build(&prims, &settings.bvh),
-        AccelKind::KdTree => kdtree::build(&prims, bounds, &settings.kd),
-        AccelKind::Bvh8 => bvh8::build(&prims, &settings.bvh),
+        AccelKind::Bvh => bvh::build(prims, &settings.bvh),
+        AccelKind::KdTree => kdtree::build(prims, bounds, &settings.kd),
+        AccelKind::Bvh8 => bvh8::build(prims, &settings.bvh),
     };
     built.bounds = bounds;
     built.stats.build_ms = start.elapsed().as_secs_f64() * 1e3;

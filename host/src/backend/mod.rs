@@ -18,7 +18,7 @@ pub mod wavefront;
 
 pub use sized_by::SizedBy;
 
-use crate::scene::Scene;
+use crate::prepared::PreparedScene;
 use device::camera::Camera;
 use device::film::FixedRgb;
 use device::scene::RenderParams;
@@ -84,7 +84,7 @@ pub struct BackendOptions {
 #[derive(Clone, Copy)]
 pub struct RenderJob<'a> {
     /// The scene.
-    pub scene: &'a Scene,
+    pub scene: &'a PreparedScene,
     /// Size, depth, seed, roulette and view.
     pub params: RenderParams,
     /// The camera for this image size.

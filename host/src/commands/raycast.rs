@@ -17,7 +17,7 @@ pub fn run(args: &RaycastArgs) -> anyhow::Result<ExitCode> {
     let overrides = args.scene.overrides();
     let scene = render::load_scene(&args.scene.scene, &overrides)?;
     if let Some(path) = &args.csv {
-        atomic_file::check(path, &scene.files)?;
+        atomic_file::check(path, &scene.scene.files)?;
     }
     memory::check_available(
         &format!("{} rays", args.count),

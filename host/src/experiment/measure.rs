@@ -15,8 +15,8 @@ use crate::backend::RenderOutput;
 use crate::backend::gpu::GpuError;
 use crate::backend::gpu::buffers::DeviceScene;
 use crate::backend::gpu::profile::GpuProfile;
+use crate::prepared::PreparedScene;
 use crate::render::{Renderer, params_for};
-use crate::scene::Scene;
 use anyhow::Context;
 use device::scene::{RenderParams, RenderView};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -81,7 +81,7 @@ struct Job<'s> {
     study: &'s Study,
     run: &'s PlannedRun,
     renderer: Renderer,
-    scene: &'s Scene,
+    scene: &'s PreparedScene,
     uploaded: Option<&'s DeviceScene>,
     params: RenderParams,
     /// Samples per pixel rendered.

@@ -80,7 +80,7 @@ pub fn run_row(origin: &Origin, r: &Rendered, out: &RenderOutput) -> RunRow {
         scene: spec.scene.display().to_string(),
         scene_name: scene_stem(&spec.scene),
         scene_overrides: describe_fields(&spec.scene_fields),
-        primitives: r.scene.geometry.primitive_count() as u64,
+        primitives: r.scene.scene.geometry.primitive_count() as u64,
         backend: spec.backend.label().into(),
         width: r.params.width,
         height: r.params.height,
@@ -196,8 +196,8 @@ pub struct Rendered<'a> {
     pub run: &'a PlannedRun,
     /// Repetition from 0.
     pub repetition: u32,
-    /// The scene as loaded.
-    pub scene: &'a crate::scene::Scene,
+    /// The scene as loaded, with its structure.
+    pub scene: &'a crate::prepared::PreparedScene,
     /// Size, depth and seed.
     pub params: device::scene::RenderParams,
     /// Samples per pixel rendered.

@@ -6,9 +6,10 @@
 //! own lines.
 
 use super::params::{PathStep, scene_path};
-use crate::accel::{AccelChoice, AccelSettings};
+use crate::accel::AccelChoice;
 use crate::backend::gpu::Gpu;
 use crate::backend::gpu::buffers::DeviceScene;
+use crate::prepared::PreparedScene;
 use crate::scene::{self, Scene};
 use anyhow::Context;
 use std::collections::HashMap;
@@ -16,10 +17,11 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use toml_edit::{DocumentMut, Item, TableLike};
 
-/// A loaded scene and, once a GPU run needed it, its device copy.
+/// A loaded scene with its structure and, once a GPU run needed it, its
+/// device copy.
 pub struct LoadedScene {
-    /// The scene.
-    pub scene: Scene,
+    /// The scene with its structure.
+    pub scene: PreparedScene,
     /// Its arrays on the GPU.
     pub device: Option<DeviceScene>,
 }
@@ -49,7 +51,7 @@ pub fn describe_fields(fields: &[(String, toml::Value)]) -> String {
 
 impl SceneCache {
     /// The scene `file` with `fields` replaced and structure `accel`, loaded
-    /// on first use.
+    /// and built on first use.
     pub fn get(
         &mut self,
         file: &Path,
@@ -64,13 +66,7 @@ impl SceneCache {
         if let Some(s) = self.scenes.get(&key) {
             return Ok(s.clone());
         }
-        let mut scene = load_with_fields(file, fields)?;
-        if let Some(choice) = accel {
-            scene.set_accel(AccelSettings {
-                choice,
-                ..scene.accel_settings
-            });
-        }
+        let scene = PreparedScene::new(load_with_fields(file, fields)?, accel);
         let loaded = Rc::new(std::cell::RefCell::new(LoadedScene { scene, device: None }));
         self.scenes.insert(key, loaded.clone());
         Ok(loaded)

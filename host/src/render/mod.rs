@@ -5,14 +5,15 @@ pub mod raycast;
 pub mod tone;
 pub mod verify;
 
-use crate::accel::{AccelChoice, AccelSettings};
+use crate::accel::AccelChoice;
 use crate::backend::cpu::{self, Threads};
 use crate::backend::gpu::buffers::DeviceScene;
 use crate::backend::gpu::{Gpu, megakernel, wavefront};
 use crate::backend::wavefront::emulated;
 use crate::backend::{BackendKind, BackendOptions, RenderJob, RenderOutput};
 use crate::io::{atomic_file, image as image_out};
-use crate::scene::{self, Scene};
+use crate::prepared::PreparedScene;
+use crate::scene;
 use anyhow::Context;
 use device::scene::{RenderParams, RenderView};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -43,17 +44,11 @@ pub struct Overrides {
     pub accel: Option<AccelChoice>,
 }
 
-/// Loads `path` and applies the overrides that change the scene itself
-/// (the acceleration structure); the others apply per render via [`params_for`].
-pub fn load_scene(path: &Path, overrides: &Overrides) -> anyhow::Result<Scene> {
-    let mut scene = scene::load(path)?;
-    if let Some(choice) = overrides.accel {
-        scene.set_accel(AccelSettings {
-            choice,
-            ..scene.accel_settings
-        });
-    }
-    Ok(scene)
+/// Loads `path` and builds its acceleration structure once, with the
+/// override that changes the scene itself (`accel`) applied; the others
+/// apply per render via [`params_for`].
+pub fn load_scene(path: &Path, overrides: &Overrides) -> anyhow::Result<PreparedScene> {
+    Ok(PreparedScene::new(scene::load(path)?, overrides.accel))
 }
 
 /// Everything `wavepath render` needs.
@@ -138,8 +133,8 @@ impl RenderSummary {
 }
 
 /// The render settings for `scene` after `overrides`.
-pub fn params_for(scene: &Scene, overrides: &Overrides, view: RenderView) -> (RenderParams, u32) {
-    let s = &scene.settings;
+pub fn params_for(scene: &PreparedScene, overrides: &Overrides, view: RenderView) -> (RenderParams, u32) {
+    let s = &scene.scene.settings;
     let (width, height) = overrides.size.unwrap_or((s.width, s.height));
     let params = RenderParams {
         width,
@@ -236,7 +231,7 @@ impl Renderer {
     /// Renders `scene` with `params` and `spp`, reporting progress in pixel-samples.
     pub fn render(
         &self,
-        scene: &Scene,
+        scene: &PreparedScene,
         params: RenderParams,
         spp: u32,
         progress: &(dyn Fn(u64) + Sync),
@@ -248,7 +243,7 @@ impl Renderer {
     /// back ends; `None` uploads it for this render).
     pub fn render_uploaded(
         &self,
-        scene: &Scene,
+        scene: &PreparedScene,
         uploaded: Option<&DeviceScene>,
         params: RenderParams,
         spp: u32,
@@ -257,7 +252,7 @@ impl Renderer {
         let job = RenderJob {
             scene,
             params,
-            camera: scene.camera_for(params.width, params.height),
+            camera: scene.scene.camera_for(params.width, params.height),
             spp,
             uploaded,
             stop: self.stop,
@@ -299,7 +294,7 @@ impl Renderer {
 /// Renders `scene` once with a freshly prepared `kind` (convenience for tests
 /// and one-off renders).
 pub fn render_scene(
-    scene: &Scene,
+    scene: &PreparedScene,
     kind: BackendKind,
     params: RenderParams,
     spp: u32,
@@ -345,7 +340,7 @@ pub fn run(req: &RenderRequest) -> anyhow::Result<RenderSummary> {
     let out = req.out.clone().unwrap_or_else(|| default_output(&req.scene));
     image_out::format_for(&out)?;
     let scene = load_scene(&req.scene, &req.overrides)?;
-    let inputs = &scene.files;
+    let inputs = &scene.scene.files;
     atomic_file::check(&out, inputs)?;
     if let Some(log) = &req.launch_log {
         if log == &out {
@@ -377,7 +372,7 @@ pub fn run(req: &RenderRequest) -> anyhow::Result<RenderSummary> {
     if let (Some(path), Some(profile)) = (&req.launch_log, &output.gpu) {
         profile.write_launch_csv(path)?;
     }
-    let image = tone::to_image(&output.film, output.spp, &params, &scene.settings.tone)?;
+    let image = tone::to_image(&output.film, output.spp, &params, &scene.scene.settings.tone)?;
     image_out::write_image(&out, &image)?;
     Ok(RenderSummary {
         scene: req.scene.clone(),

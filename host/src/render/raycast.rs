@@ -9,7 +9,7 @@
 
 use crate::backend::gpu::Gpu;
 use crate::backend::gpu::raycast::cast;
-use crate::scene::Scene;
+use crate::prepared::PreparedScene;
 use crate::system::provenance::Provenance;
 use anyhow::bail;
 use device::accel::{Dispatch, closest_hit};
@@ -44,8 +44,8 @@ pub enum RayKind {
 
 /// `count` rays of `kind` from renders of `scene` with `params`, pixel by
 /// pixel in scanline order and sample after sample.
-pub fn make_rays(scene: &Scene, params: &RenderParams, kind: RayKind, count: usize) -> Vec<Ray> {
-    let view = scene.view(scene.camera_for(params.width, params.height));
+pub fn make_rays(scene: &PreparedScene, params: &RenderParams, kind: RayKind, count: usize) -> Vec<Ray> {
+    let view = scene.view(scene.scene.camera_for(params.width, params.height));
     let pixels = params.width * params.height;
     let mut rays = Vec::with_capacity(count);
     let mut sample = 0;
@@ -79,8 +79,8 @@ pub fn make_rays(scene: &Scene, params: &RenderParams, kind: RayKind, count: usi
 }
 
 /// The CPU's hits for `rays`.
-pub fn cpu_hits(scene: &Scene, rays: &[Ray]) -> Vec<RayHit> {
-    let view = scene.view(scene.camera_for(1, 1));
+pub fn cpu_hits(scene: &PreparedScene, rays: &[Ray]) -> Vec<RayHit> {
+    let view = scene.view(scene.scene.camera_for(1, 1));
     rays.par_iter()
         .map(|r| RayHit::from_hit(closest_hit(&view.primitives, &view.accel, r, Interval::POSITIVE).as_ref()))
         .collect()
@@ -131,7 +131,7 @@ pub struct CastRow {
 /// hits equal the CPU's exactly.
 pub fn gpu_rows(
     gpu: &Gpu,
-    scene: &Scene,
+    scene: &PreparedScene,
     kind: RayKind,
     rays: &[Ray],
     blocks: &[u32],
@@ -145,7 +145,7 @@ pub fn gpu_rows(
         if let Some(i) = (0..rays.len()).find(|&i| timing.hits[i] != reference[i]) {
             bail!(
                 "{}: ray {i} {:?}: GPU hit {:?} differs from the CPU's {:?}",
-                scene.path.display(),
+                scene.scene.path.display(),
                 rays[i],
                 timing.hits[i],
                 reference[i]
@@ -153,11 +153,11 @@ pub fn gpu_rows(
         }
         for (repetition, ms) in timing.ms.iter().enumerate() {
             rows.push(CastRow {
-                scene: scene.path.display().to_string(),
+                scene: scene.scene.path.display().to_string(),
                 accel: scene.accel_settings.choice.label_built(scene.accel.kind),
                 accel_build_ms: scene.accel.stats.build_ms,
                 accel_bytes: scene.accel.stats.bytes,
-                primitives: scene.geometry.primitive_count(),
+                primitives: scene.scene.geometry.primitive_count(),
                 rays: kind,
                 count: rays.len(),
                 hit_count: reference.iter().filter(|h| h.prim != RayHit::MISS).count(),

@@ -10,8 +10,8 @@ use crate::backend::gpu::megakernel::render_launches;
 use crate::backend::gpu::wavefront::render_items;
 use crate::backend::wavefront::emulated;
 use crate::backend::{BackendKind, BackendOptions, RenderJob};
+use crate::prepared::PreparedScene;
 use crate::render::{Overrides, Renderer, load_scene, params_for};
-use crate::scene::Scene;
 use anyhow::Context;
 use device::accel::Dispatch;
 use device::film::{FixedRgb, is_invalid_sample};
@@ -158,8 +158,8 @@ impl VerifyReport {
 }
 
 /// The CPU's path for one radiance sample, segment by segment, through the same stages.
-pub fn trace_steps(scene: &Scene, params: &RenderParams, pixel: u32, sample: u32) -> Vec<PathStep> {
-    let view = scene.view(scene.camera_for(params.width, params.height));
+pub fn trace_steps(scene: &PreparedScene, params: &RenderParams, pixel: u32, sample: u32) -> Vec<PathStep> {
+    let view = scene.view(scene.scene.camera_for(params.width, params.height));
     let mut path = generate(&view, params, pixel, sample);
     let mut steps = Vec::new();
     finish_path::<Dispatch>(&view, params, &mut path, &Unobserved, |p, hit| {
@@ -222,7 +222,7 @@ pub fn verify(
 fn first_differing_sample(
     checked: &Renderer,
     options: &BackendOptions,
-    scene: &Scene,
+    scene: &PreparedScene,
     params: RenderParams,
     spp: u32,
     x: u32,
@@ -232,7 +232,7 @@ fn first_differing_sample(
     let job = RenderJob {
         scene,
         params,
-        camera: scene.camera_for(params.width, params.height),
+        camera: scene.scene.camera_for(params.width, params.height),
         spp,
         uploaded: None,
         stop: None,

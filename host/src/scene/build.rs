@@ -1,124 +1,25 @@
-//! Validation of a parsed scene file and its conversion to device types.
+//! Validation of a parsed scene file and its conversion to device types:
+//! the materials, generators and objects in file order, each entry's errors
+//! placed on its own lines.
 
-use super::error::{SceneError, line_col};
-use super::schema::AccelDef;
-use super::schema::{BackgroundDef, FresnelDef, GeneratorDef, MaterialDef, ObjectDef, SceneFile, Triple};
-use super::{Geometry, Scene, SceneSettings, ToneMapping, generators, mesh, meshgen};
+use super::error::SceneError;
+use super::fields::{FieldResult, MAX_COORDINATE, field_error, finite, length, point};
+use super::geometry::KINDS;
+use super::locate::Locator;
+use super::schema::{GeneratorDef, ObjectDef, SceneFile, Triple};
+use super::{Geometry, Scene, generators, mesh, meshgen, sections};
 use crate::accel::AccelSettings;
-use device::camera::CameraSpec;
-use device::geometry::{Parallelepiped, Polygon, PrimKind, PrimRef, Sphere, Triangle};
-use device::material::{FresnelModel, Material, MaterialKind};
+use device::geometry::{Parallelepiped, Polygon, PrimRef, Sphere, Triangle};
+use device::material::Material;
 use device::math::{Rgb, Vec3};
 use device::scene::Background;
-use serde::de::DeserializeOwned;
-use serde_spanned::Spanned;
 use std::collections::HashMap;
-use std::ops::Range;
 use std::path::{Path, PathBuf};
-
-/// The largest image side accepted, in pixels (the film of the largest
-/// image is 24 GiB; the memory check before a render refuses what does not
-/// fit).
-pub const MAX_IMAGE_SIDE: u32 = 32_768;
-
-/// The most samples per pixel accepted: the most the fixed-point film sums
-/// exactly.
-pub const MAX_SPP: u32 = device::film::MAX_SAMPLES_PER_PIXEL;
-
-/// The most ray segments per path accepted (far beyond any converged
-/// render; it bounds the work of one path).
-pub const MAX_DEPTH: u32 = 65_536;
-
-/// The largest coordinate accepted anywhere in a scene, after transforms.
-/// Beyond it `f32` keeps fewer than 64 steps per unit, and the squared
-/// distances of box and sphere tests approach the overflow at 3.4e38.
-pub const MAX_COORDINATE: f32 = 1.0e9;
 
 /// Host memory a primitive needs with its share of the acceleration
 /// structure and its build (a generous estimate, for the check before a
 /// generator runs).
 const BYTES_PER_PRIMITIVE: u64 = 256;
-
-/// A problem found in one field, before it is placed in the file.
-pub struct FieldError {
-    field: String,
-    message: String,
-}
-
-/// Shorthand for a field check.
-pub type FieldResult<T> = Result<T, FieldError>;
-
-fn field_error(field: &str, message: impl Into<String>) -> FieldError {
-    FieldError {
-        field: field.to_string(),
-        message: message.into(),
-    }
-}
-
-/// A finite number.
-pub fn finite(field: &str, v: f32) -> FieldResult<f32> {
-    if v.is_finite() {
-        Ok(v)
-    } else {
-        Err(field_error(field, format!("expected a finite number, got {v}")))
-    }
-}
-
-/// A finite, strictly positive number.
-pub fn positive(field: &str, v: f32) -> FieldResult<f32> {
-    if finite(field, v)? > 0.0 {
-        Ok(v)
-    } else {
-        Err(field_error(field, format!("must be positive, got {v}")))
-    }
-}
-
-/// A point in the scene: finite and within [`MAX_COORDINATE`].
-pub fn point(field: &str, v: Triple) -> FieldResult<Vec3> {
-    let p = vec3(field, v)?;
-    if p.max_abs_component() > MAX_COORDINATE {
-        return Err(field_error(
-            field,
-            format!("coordinates must be within ±{MAX_COORDINATE:e}, got {v:?}"),
-        ));
-    }
-    Ok(p)
-}
-
-/// A length in the scene: positive and at most [`MAX_COORDINATE`].
-pub fn length(field: &str, v: f32) -> FieldResult<f32> {
-    if positive(field, v)? > MAX_COORDINATE {
-        return Err(field_error(
-            field,
-            format!("must be at most {MAX_COORDINATE:e}, got {v}"),
-        ));
-    }
-    Ok(v)
-}
-
-/// A finite vector.
-pub fn vec3(field: &str, v: Triple) -> FieldResult<Vec3> {
-    for c in v {
-        if !c.is_finite() {
-            return Err(field_error(field, format!("expected three finite numbers, got {v:?}")));
-        }
-    }
-    Ok(Vec3::new(v[0], v[1], v[2]))
-}
-
-/// A colour with finite, non-negative channels, at most `max` each.
-fn rgb(field: &str, v: Triple, max: f32) -> FieldResult<Rgb> {
-    vec3(field, v)?;
-    if v.iter().any(|&c| !(0.0..=max).contains(&c)) {
-        let range = if max.is_finite() {
-            format!("in [0, {max}]")
-        } else {
-            "non-negative".to_string()
-        };
-        return Err(field_error(field, format!("channels must be {range}, got {v:?}")));
-    }
-    Ok(Rgb::new(v[0], v[1], v[2]))
-}
 
 /// Collects validated content: materials by name, and primitives.
 pub struct SceneBuilder {
@@ -180,26 +81,14 @@ impl SceneBuilder {
             .map_err(|e| field_error(field, e.to_string()))
     }
 
-    /// How many primitives of each kind there are so far.
-    fn counts(&self) -> [usize; 4] {
-        let g = &self.geometry;
-        [g.spheres.len(), g.boxes.len(), g.polygons.len(), g.triangles.len()]
-    }
-
     /// Checks that every primitive added since `before` lies within
     /// [`MAX_COORDINATE`] (after transforms and generation); the error
     /// names `field`.
     fn check_extent(&self, before: [usize; 4], field: &str) -> FieldResult<()> {
         let g = &self.geometry;
-        let kinds = [
-            PrimKind::Sphere,
-            PrimKind::Parallelepiped,
-            PrimKind::Polygon,
-            PrimKind::Triangle,
-        ];
-        for ((kind, from), to) in kinds.into_iter().zip(before).zip(self.counts()) {
+        for ((kind, from), to) in KINDS.into_iter().zip(before).zip(g.counts()) {
             for i in from..to {
-                let b = crate::accel::bounds::of(g, PrimRef::new(kind, i as u32));
+                let b = g.bounds(PrimRef::new(kind, i as u32));
                 let extent = b.min.max_abs_component().max(b.max.max_abs_component());
                 if !extent.is_finite() || extent > MAX_COORDINATE {
                     return Err(field_error(
@@ -232,163 +121,29 @@ impl SceneBuilder {
     }
 }
 
-/// Where in the file an entry is, for error messages.
-struct Locator<'a> {
-    path: &'a Path,
-    text: &'a str,
-}
-
-impl Locator<'_> {
-    /// An error in field `e.field` of the entry spanning `span`, placed on
-    /// the field's own line when the entry writes it as `field = ...`, else on
-    /// the entry's first line.
-    fn error(&self, span: Range<usize>, entry: &str, e: FieldError) -> SceneError {
-        let key = e.field.split('.').next().unwrap_or_default();
-        // A table's span covers only its header; its fields run to the next header.
-        let span = span.start..entry_end(self.text, span.end);
-        let entry_text = self.text.get(span.clone()).unwrap_or_default();
-        let mut offset = span.start;
-        for l in entry_text.split_inclusive('\n') {
-            let rest = l.trim_start();
-            if rest.strip_prefix(key).is_some_and(|r| r.trim_start().starts_with('=')) {
-                offset += l.len() - rest.len();
-                break;
-            }
-            offset += l.len();
-        }
-        let at = if offset >= span.end { span.start } else { offset };
-        let (line, _) = line_col(self.text, at);
-        SceneError::Invalid {
-            path: self.path.to_path_buf(),
-            line,
-            item: if e.field.is_empty() {
-                entry.to_string()
-            } else {
-                format!("{entry}, field `{}`", e.field)
-            },
-            message: e.message,
-        }
-    }
-
-    /// Deserialises entry `index` of the array of tables `array` on its
-    /// own, so that an error names the entry and its line (TOML's own
-    /// positions inside arrays of tables point at the first entry).
-    fn entry<T: DeserializeOwned>(
-        &self,
-        array: &str,
-        index: usize,
-        table: &Spanned<toml::Table>,
-    ) -> Result<(T, String), SceneError> {
-        let kind = table
-            .get_ref()
-            .get("kind")
-            .and_then(|k| k.as_str())
-            .unwrap_or("no kind");
-        let name = format!("{array}[{index}] ({kind})");
-        match toml::Value::Table(table.get_ref().clone()).try_into::<T>() {
-            Ok(def) => Ok((def, name)),
-            Err(e) => {
-                let message = e.message().trim().to_string();
-                let field = culprit::<T>(table.get_ref(), &message).unwrap_or_default();
-                Err(self.error(table.span(), &name, FieldError { field, message }))
-            }
-        }
-    }
-}
-
-/// The key of `table` that `message` (its deserialisation error) is about:
-/// named in the message, or else the one key whose removal changes the
-/// error.
-fn culprit<T: DeserializeOwned>(table: &toml::Table, message: &str) -> Option<String> {
-    let quoted = |prefix: &str| {
-        let rest = message.strip_prefix(prefix)?;
-        Some(rest.split('`').nth(1)?.to_string())
-    };
-    if message.starts_with("unknown variant") {
-        return Some("kind".into());
-    }
-    if let Some(k) = quoted("unknown field").or_else(|| quoted("missing field")) {
-        return Some(k);
-    }
-    table.keys().filter(|k| *k != "kind").find_map(|k| {
-        let mut without = table.clone();
-        without.remove(k);
-        let changed = match toml::Value::Table(without).try_into::<T>() {
-            Ok(_) => true,
-            Err(e) => e.message().trim() != message,
-        };
-        changed.then(|| k.clone())
-    })
-}
-
-/// Where the entry whose header or inline table ends at `from` ends: at the
-/// next `[table]` or `[[array]]` header line, or the end of the text.
-fn entry_end(text: &str, from: usize) -> usize {
-    let mut at = from;
-    for (i, line) in text.get(from..).unwrap_or_default().split_inclusive('\n').enumerate() {
-        let l = line.split('#').next().unwrap_or_default().trim();
-        let is_header = l.starts_with('[')
-            && l.ends_with(']')
-            && l.trim_matches(['[', ']'])
-                .chars()
-                .all(|c| c.is_alphanumeric() || "_-.\"".contains(c));
-        if i > 0 && is_header {
-            return at;
-        }
-        at += line.len();
-    }
-    text.len()
-}
-
-/// Validates `file` (parsed from `text` at `path`) into a [`Scene`].
+/// Validates `file` (parsed from `text` at `path`) into a [`Scene`]. The
+/// steps follow the file's sections in a fixed order, so a file with several
+/// faults always reports the same one.
 pub fn build(path: &Path, text: &str, file: SceneFile) -> Result<Scene, SceneError> {
     let at = Locator { path, text };
     let render_span = file.render.span();
-    let settings = settings(file.render.get_ref()).map_err(|e| at.error(render_span, "[render]", e))?;
+    let settings = sections::settings(file.render.get_ref()).map_err(|e| at.error(render_span, "[render]", e))?;
     let camera_span = file.camera.span();
-    let camera = camera(file.camera.get_ref(), &settings).map_err(|e| at.error(camera_span, "[camera]", e))?;
+    let camera =
+        sections::camera(file.camera.get_ref(), &settings).map_err(|e| at.error(camera_span, "[camera]", e))?;
     let background = match &file.background {
         None => Background::Constant(Rgb::BLACK),
-        Some(b) => background(b.get_ref()).map_err(|e| at.error(b.span(), "[background]", e))?,
+        Some(b) => sections::background(b.get_ref()).map_err(|e| at.error(b.span(), "[background]", e))?,
     };
-
     let mut builder = SceneBuilder::new();
-    for (name, def) in &file.materials {
-        let m = material(def.get_ref()).map_err(|e| at.error(def.span(), &format!("[materials.{name}]"), e))?;
-        builder.add_material(name, m);
-    }
-    for (i, g) in file.generators.iter().enumerate() {
-        let (def, entry) = at.entry::<GeneratorDef>("generators", i, g)?;
-        let before = builder.counts();
-        generate(&mut builder, &def)
-            .and_then(|()| builder.check_extent(before, "center"))
-            .map_err(|e| at.error(g.span(), &entry, e))?;
-    }
-    let scene_dir = path.parent().unwrap_or(Path::new("."));
-    let mut files = vec![path.to_path_buf()];
-    for (i, o) in file.objects.iter().enumerate() {
-        let (def, entry) = at.entry::<ObjectDef>("objects", i, o)?;
-        let before = builder.counts();
-        object(&mut builder, scene_dir, &def, &mut files)
-            .and_then(|()| builder.check_extent(before, extent_field(&def)))
-            .map_err(|e| at.error(o.span(), &entry, e))?;
-    }
-    let accel_settings = match &file.accel {
+    add_materials(&at, &file, &mut builder)?;
+    add_generated(&at, &file, &mut builder)?;
+    let files = add_objects(&at, &file, &mut builder)?;
+    let declared_accel = match &file.accel {
         None => AccelSettings::default(),
-        Some(a) => accel(a.get_ref()).map_err(|e| at.error(a.span(), "[accel]", e))?,
+        Some(a) => sections::accel(a.get_ref()).map_err(|e| at.error(a.span(), "[accel]", e))?,
     };
-    if builder.geometry.primitive_count() == 0 {
-        return Err(at.error(0..0, "scene", field_error("objects", "the scene has no objects")));
-    }
-    if builder.geometry.primitive_count() > PrimRef::MAX_INDEX as usize {
-        let msg = format!(
-            "{} primitives exceed the limit of {}",
-            builder.geometry.primitive_count(),
-            PrimRef::MAX_INDEX
-        );
-        return Err(at.error(0..0, "scene", field_error("objects", msg)));
-    }
-    let accel = crate::accel::build(&builder.geometry, &accel_settings);
+    check_primitive_count(&at, &builder.geometry)?;
     Ok(Scene {
         path: path.to_path_buf(),
         files,
@@ -398,215 +153,59 @@ pub fn build(path: &Path, text: &str, file: SceneFile) -> Result<Scene, SceneErr
         materials: builder.materials,
         material_names: builder.material_names,
         geometry: builder.geometry,
-        accel_settings,
-        accel,
+        declared_accel,
     })
 }
 
-fn accel(a: &AccelDef) -> FieldResult<AccelSettings> {
-    let mut out = AccelSettings {
-        choice: a.kind,
-        ..AccelSettings::default()
-    };
-    if let Some(b) = a.bvh_bins {
-        if !(2..=256).contains(&b) {
-            return Err(field_error("bvh_bins", format!("must be between 2 and 256, got {b}")));
-        }
-        out.bvh.bins = b as usize;
+/// Adds every `[materials.*]` table under its name.
+fn add_materials(at: &Locator, file: &SceneFile, builder: &mut SceneBuilder) -> Result<(), SceneError> {
+    for (name, def) in &file.materials {
+        let m =
+            sections::material(def.get_ref()).map_err(|e| at.error(def.span(), &format!("[materials.{name}]"), e))?;
+        builder.add_material(name, m);
     }
-    if let Some(m) = a.bvh_max_leaf {
-        if !(1..=64).contains(&m) {
-            return Err(field_error(
-                "bvh_max_leaf",
-                format!("must be between 1 and 64, got {m}"),
-            ));
-        }
-        out.bvh.max_leaf = m as usize;
-    }
-    if let Some(c) = a.bvh_traversal_cost {
-        out.bvh.traversal_cost = positive("bvh_traversal_cost", c)?;
-    }
-    if let Some(c) = a.kd_traversal_cost {
-        out.kd.traversal_cost = positive("kd_traversal_cost", c)?;
-    }
-    if let Some(c) = a.kd_intersection_cost {
-        out.kd.intersection_cost = positive("kd_intersection_cost", c)?;
-    }
-    if let Some(b) = a.kd_empty_bonus {
-        if !(0.0..=1.0).contains(&finite("kd_empty_bonus", b)?) {
-            return Err(field_error(
-                "kd_empty_bonus",
-                format!("must be between 0 and 1, got {b}"),
-            ));
-        }
-        out.kd.empty_bonus = b;
-    }
-    if let Some(m) = a.kd_max_leaf {
-        if m == 0 {
-            return Err(field_error("kd_max_leaf", "must be at least 1"));
-        }
-        out.kd.max_leaf = m as usize;
-    }
-    if let Some(d) = a.kd_max_depth {
-        let limit = device::accel::kdtree::MAX_DEPTH as u32 - 1;
-        if d == 0 || d > limit {
-            return Err(field_error(
-                "kd_max_depth",
-                format!("must be between 1 and {limit}, got {d}"),
-            ));
-        }
-        out.kd.max_depth = Some(d as usize);
-    }
-    Ok(out)
+    Ok(())
 }
 
-fn settings(r: &super::schema::RenderDef) -> FieldResult<SceneSettings> {
-    for (field, v) in [("width", r.width), ("height", r.height)] {
-        if v == 0 || v > MAX_IMAGE_SIDE {
-            return Err(field_error(
-                field,
-                format!("must be between 1 and {MAX_IMAGE_SIDE} pixels, got {v}"),
-            ));
-        }
+/// Runs every `[[generators]]` entry, checking the extent of what it made.
+fn add_generated(at: &Locator, file: &SceneFile, builder: &mut SceneBuilder) -> Result<(), SceneError> {
+    for (i, g) in file.generators.iter().enumerate() {
+        let (def, entry) = at.entry::<GeneratorDef>("generators", i, g)?;
+        let before = builder.geometry.counts();
+        generate(builder, &def)
+            .and_then(|()| builder.check_extent(before, "center"))
+            .map_err(|e| at.error(g.span(), &entry, e))?;
     }
-    if !(1..=MAX_SPP).contains(&r.spp) {
-        return Err(field_error(
-            "spp",
-            format!(
-                "must be between 1 and {MAX_SPP} (the most the film sums exactly), got {}",
-                r.spp
-            ),
-        ));
-    }
-    if !(1..=MAX_DEPTH).contains(&r.max_depth) {
-        return Err(field_error(
-            "max_depth",
-            format!(
-                "must be between 1 (the camera ray) and {MAX_DEPTH}, got {}",
-                r.max_depth
-            ),
-        ));
-    }
-    Ok(SceneSettings {
-        width: r.width,
-        height: r.height,
-        spp: r.spp,
-        max_depth: r.max_depth,
-        seed: r.seed,
-        roulette_start: r.roulette_start,
-        tone: ToneMapping {
-            exposure: positive("exposure", r.exposure)?,
-            curve: r.tone_curve,
-            gamma: positive("gamma", r.gamma)?,
-        },
-    })
+    Ok(())
 }
 
-fn camera(c: &super::schema::CameraDef, s: &SceneSettings) -> FieldResult<CameraSpec> {
-    let look_from = point("look_from", c.look_from)?;
-    let look_at = point("look_at", c.look_at)?;
-    let up = vec3("up", c.up)?;
-    let view = look_at - look_from;
-    if view.length() == 0.0 {
-        return Err(field_error("look_at", "must differ from look_from"));
+/// Adds every `[[objects]]` entry, checking its extent; returns the files
+/// the scene was read from (the scene file, then each mesh).
+fn add_objects(at: &Locator, file: &SceneFile, builder: &mut SceneBuilder) -> Result<Vec<PathBuf>, SceneError> {
+    let scene_dir = at.path.parent().unwrap_or(Path::new("."));
+    let mut files = vec![at.path.to_path_buf()];
+    for (i, o) in file.objects.iter().enumerate() {
+        let (def, entry) = at.entry::<ObjectDef>("objects", i, o)?;
+        let before = builder.geometry.counts();
+        object(builder, scene_dir, &def, &mut files)
+            .and_then(|()| builder.check_extent(before, extent_field(&def)))
+            .map_err(|e| at.error(o.span(), &entry, e))?;
     }
-    if up.cross(view).length() <= 1e-6 * up.length() * view.length() {
-        return Err(field_error("up", "must not be parallel to the viewing direction"));
-    }
-    let vfov = finite("vfov", c.vfov)?;
-    if !(vfov > 0.0 && vfov < 180.0) {
-        return Err(field_error(
-            "vfov",
-            format!("must be between 0 and 180 degrees, got {vfov}"),
-        ));
-    }
-    if finite("aperture", c.aperture)? < 0.0 {
-        return Err(field_error(
-            "aperture",
-            format!("must not be negative, got {}", c.aperture),
-        ));
-    }
-    let focus_distance = match c.focus_distance {
-        Some(d) => positive("focus_distance", d)?,
-        None => view.length(),
-    };
-    Ok(CameraSpec {
-        look_from,
-        look_at,
-        up,
-        vfov_degrees: vfov,
-        aspect: s.width as f32 / s.height as f32,
-        aperture: c.aperture,
-        focus_distance,
-    })
+    Ok(files)
 }
 
-fn background(b: &BackgroundDef) -> FieldResult<Background> {
-    Ok(match b {
-        BackgroundDef::Constant { color } => Background::Constant(rgb("color", *color, f32::INFINITY)?),
-        BackgroundDef::Sky { horizon, zenith } => Background::Sky {
-            horizon: rgb("horizon", *horizon, f32::INFINITY)?,
-            zenith: rgb("zenith", *zenith, f32::INFINITY)?,
-        },
-    })
-}
-
-/// A material with every field zeroed but the class.
-pub fn blank_material(kind: MaterialKind) -> Material {
-    Material {
-        kind,
-        albedo: Rgb::BLACK,
-        emission: Rgb::BLACK,
-        roughness: 0.0,
-        ior: 1.0,
-        fresnel: FresnelModel::Exact,
-        transmittance: Rgb::WHITE,
+/// Checks that the scene has at least one primitive and no more than a
+/// primitive reference can index.
+fn check_primitive_count(at: &Locator, g: &Geometry) -> Result<(), SceneError> {
+    let count = g.primitive_count();
+    if count == 0 {
+        return Err(at.error(0..0, "scene", field_error("objects", "the scene has no objects")));
     }
-}
-
-fn material(def: &MaterialDef) -> FieldResult<Material> {
-    Ok(match def {
-        MaterialDef::Diffuse { albedo, emission } => Material {
-            albedo: rgb("albedo", *albedo, 1.0)?,
-            emission: rgb("emission", *emission, f32::INFINITY)?,
-            ..blank_material(MaterialKind::Diffuse)
-        },
-        MaterialDef::Metal {
-            albedo,
-            roughness,
-            emission,
-        } => {
-            if finite("roughness", *roughness)? < 0.0 {
-                return Err(field_error(
-                    "roughness",
-                    format!("must not be negative, got {roughness}"),
-                ));
-            }
-            Material {
-                albedo: rgb("albedo", *albedo, 1.0)?,
-                emission: rgb("emission", *emission, f32::INFINITY)?,
-                roughness: *roughness,
-                ..blank_material(MaterialKind::Metal)
-            }
-        }
-        MaterialDef::Dielectric {
-            ior,
-            fresnel,
-            transmittance,
-        } => Material {
-            ior: positive("ior", *ior)?,
-            fresnel: match fresnel {
-                FresnelDef::Exact => FresnelModel::Exact,
-                FresnelDef::Schlick => FresnelModel::Schlick,
-            },
-            transmittance: rgb("transmittance", *transmittance, 1.0)?,
-            ..blank_material(MaterialKind::Dielectric)
-        },
-        MaterialDef::Emissive { emission } => Material {
-            emission: rgb("emission", *emission, f32::INFINITY)?,
-            ..blank_material(MaterialKind::Emissive)
-        },
-    })
+    if count > PrimRef::MAX_INDEX as usize {
+        let msg = format!("{count} primitives exceed the limit of {}", PrimRef::MAX_INDEX);
+        return Err(at.error(0..0, "scene", field_error("objects", msg)));
+    }
+    Ok(())
 }
 
 fn generate(b: &mut SceneBuilder, g: &GeneratorDef) -> FieldResult<()> {
@@ -683,20 +282,7 @@ fn object(b: &mut SceneBuilder, scene_dir: &Path, o: &ObjectDef, files: &mut Vec
             material,
         } => {
             let m = b.material(material)?;
-            let corner = point("corner", *corner)?;
-            let e = [
-                point("edges", edges[0])?,
-                point("edges", edges[1])?,
-                point("edges", edges[2])?,
-            ];
-            let volume = e[0].dot(e[1].cross(e[2])).abs();
-            if volume <= 1e-9 * e[0].length() * e[1].length() * e[2].length() || volume == 0.0 {
-                return Err(field_error(
-                    "edges",
-                    "the three edges must span a volume (they are coplanar or zero)",
-                ));
-            }
-            b.geometry.boxes.push(Parallelepiped::new(corner, e, m));
+            b.geometry.boxes.push(parallelepiped(*corner, edges, m)?);
         }
         ObjectDef::Polygon { vertices, material } => {
             let m = b.material(material)?;
@@ -727,16 +313,42 @@ fn object(b: &mut SceneBuilder, scene_dir: &Path, o: &ObjectDef, files: &mut Vec
             let m = b.material(material)?;
             let transform = mesh::Transform::from_def(transform)?;
             let obj_path = scene_dir.join(file);
-            let loaded = mesh::load_obj(&obj_path, &transform).map_err(|e| field_error("file", e))?;
+            add_mesh(b, &obj_path, &transform, m)?;
             files.push(obj_path);
-            b.degenerate_triangles += loaded.degenerate;
-            b.geometry
-                .triangles
-                .extend(loaded.triangles.iter().map(|t| Triangle::new(t[0], t[1], t[2], m)));
-            b.make_room(0, "file")?;
         }
     }
     Ok(())
+}
+
+/// A box from its corner and three edges, which must span a volume.
+fn parallelepiped(corner: Triple, edges: &[Triple; 3], material: u32) -> FieldResult<Parallelepiped> {
+    let corner = point("corner", corner)?;
+    let e = [
+        point("edges", edges[0])?,
+        point("edges", edges[1])?,
+        point("edges", edges[2])?,
+    ];
+    let volume = e[0].dot(e[1].cross(e[2])).abs();
+    if volume <= 1e-9 * e[0].length() * e[1].length() * e[2].length() || volume == 0.0 {
+        return Err(field_error(
+            "edges",
+            "the three edges must span a volume (they are coplanar or zero)",
+        ));
+    }
+    Ok(Parallelepiped::new(corner, e, material))
+}
+
+/// Adds the triangles of the OBJ file at `path`, placed by `transform`.
+fn add_mesh(b: &mut SceneBuilder, path: &Path, transform: &mesh::Transform, material: u32) -> FieldResult<()> {
+    let loaded = mesh::load_obj(path, transform).map_err(|e| field_error("file", e))?;
+    b.degenerate_triangles += loaded.degenerate;
+    b.geometry.triangles.extend(
+        loaded
+            .triangles
+            .iter()
+            .map(|t| Triangle::new(t[0], t[1], t[2], material)),
+    );
+    b.make_room(0, "file")
 }
 
 /// Checks that `v` is a planar, convex polygon with at least three corners.

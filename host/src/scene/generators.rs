@@ -1,6 +1,7 @@
 //! Procedural scene content: RTIOW's final scene and smallpt's Cornell box.
 
-use super::build::{SceneBuilder, blank_material};
+use super::build::SceneBuilder;
+use super::sections::blank_material;
 use device::material::{FresnelModel, Material, MaterialKind};
 use device::math::{Rgb, Vec3};
 use device::rng::pcg_hash;

@@ -1,6 +1,6 @@
 //! OBJ meshes, through `tobj`, placed by a transform.
 
-use super::build::{FieldResult, point, positive, vec3};
+use super::fields::{FieldResult, point, positive, vec3};
 use super::schema::TransformDef;
 use device::math::{Vec3, scalar};
 use std::io::{BufRead, Read};

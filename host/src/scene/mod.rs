@@ -2,29 +2,35 @@
 //! flat arrays of device primitives.
 //!
 //! [`load`] reads and validates a file; every error names the file, the line
-//! and the field at fault ([`SceneError`]).
+//! and the field at fault ([`SceneError`]). A [`Scene`] holds the geometry
+//! and the acceleration structure its file declares, as settings only: this
+//! module uses `accel`'s vocabulary ([`AccelSettings`], and
+//! `accel::bounds` for the primitives' boxes) but never builds a structure.
+//! `prepared::PreparedScene` builds it once, with any override known.
 
 mod build;
 mod error;
+mod fields;
 mod generators;
+mod geometry;
+mod locate;
 mod mesh;
 pub mod meshgen;
 mod schema;
+mod sections;
 
-pub use build::{MAX_COORDINATE, MAX_DEPTH, MAX_IMAGE_SIDE, MAX_SPP};
 pub use error::{SceneError, line_col};
+pub use fields::MAX_COORDINATE;
+pub use geometry::Geometry;
 pub use mesh::LoadedMesh;
 pub use mesh::MAX_OBJ_FILE_BYTES;
 pub use schema::ToneCurve;
+pub use sections::{MAX_DEPTH, MAX_IMAGE_SIDE, MAX_SPP};
 
-use crate::accel::{AccelSettings, BuiltAccel};
-use device::accel::AccelView;
+use crate::accel::AccelSettings;
 use device::camera::{Camera, CameraSpec};
-use device::geometry::{Parallelepiped, Polygon, Primitives, Sphere, Triangle};
 use device::material::Material;
-use device::math::Vec3;
-use device::scene::{Background, SceneView};
-use device::slice::DeviceSlice;
+use device::scene::Background;
 use std::path::{Path, PathBuf};
 
 /// The largest scene file accepted (scenes are short; meshes live in OBJ
@@ -61,28 +67,6 @@ pub struct SceneSettings {
     pub tone: ToneMapping,
 }
 
-/// The flat primitive arrays of a scene.
-#[derive(Clone, Debug, Default)]
-pub struct Geometry {
-    /// Spheres.
-    pub spheres: Vec<Sphere>,
-    /// Boxes.
-    pub boxes: Vec<Parallelepiped>,
-    /// Convex polygons.
-    pub polygons: Vec<Polygon>,
-    /// The polygons' vertices, each polygon a contiguous run.
-    pub polygon_vertices: Vec<Vec3>,
-    /// Triangles from meshes and triangle objects.
-    pub triangles: Vec<Triangle>,
-}
-
-impl Geometry {
-    /// Total number of primitives of all types.
-    pub fn primitive_count(&self) -> usize {
-        self.spheres.len() + self.boxes.len() + self.polygons.len() + self.triangles.len()
-    }
-}
-
 /// A loaded, validated scene.
 #[derive(Clone, Debug)]
 pub struct Scene {
@@ -102,10 +86,10 @@ pub struct Scene {
     pub material_names: Vec<String>,
     /// All primitives.
     pub geometry: Geometry,
-    /// How the acceleration structure was (or is to be) built.
-    pub accel_settings: AccelSettings,
-    /// The acceleration structure over `geometry`.
-    pub accel: BuiltAccel,
+    /// The acceleration structure the file's `[accel]` table asks for
+    /// (the defaults without one). Nothing is built here: see
+    /// `prepared::PreparedScene`.
+    pub declared_accel: AccelSettings,
 }
 
 impl Scene {
@@ -124,45 +108,6 @@ impl Scene {
             ..self.camera
         })
     }
-
-    /// Rebuilds the acceleration structure with other settings.
-    pub fn set_accel(&mut self, settings: AccelSettings) {
-        if settings != self.accel_settings {
-            self.accel = crate::accel::build(&self.geometry, &settings);
-            self.accel_settings = settings;
-        }
-    }
-
-    /// A device view of this scene's host arrays, with the given camera.
-    pub fn view(&self, camera: Camera) -> SceneView<'_> {
-        let g = &self.geometry;
-        SceneView {
-            primitives: Primitives {
-                spheres: host_slice(&g.spheres),
-                boxes: host_slice(&g.boxes),
-                polygons: host_slice(&g.polygons),
-                polygon_vertices: host_slice(&g.polygon_vertices),
-                triangles: host_slice(&g.triangles),
-            },
-            materials: host_slice(&self.materials),
-            camera,
-            background: self.background,
-            accel: AccelView {
-                kind: self.accel.kind,
-                bvh_nodes: host_slice(&self.accel.bvh_nodes),
-                kd_nodes: host_slice(&self.accel.kd_nodes),
-                bvh8_nodes: host_slice(&self.accel.bvh8_nodes),
-                prims: host_slice(&self.accel.prims),
-                bounds: self.accel.bounds,
-            },
-        }
-    }
-}
-
-/// Borrows a scene array for the device stages.
-fn host_slice<T>(v: &[T]) -> DeviceSlice<'_, T> {
-    // Loading caps every array far below u32::MAX elements.
-    DeviceSlice::from_slice(v).expect("scene array lengths are checked at load")
 }
 
 /// Reads, parses and validates the scene file at `path`.

@@ -6,7 +6,7 @@
 use super::device::Gpu;
 use super::error::GpuError;
 use crate::backend::{RenderJob, SizedBy};
-use crate::scene::Scene;
+use crate::prepared::PreparedScene;
 use cudarc::driver::sys::cudaError_enum as Code;
 use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr, ValidAsZeroBits};
 use device::accel::AccelView;
@@ -226,15 +226,15 @@ pub struct DeviceScene {
 
 impl DeviceScene {
     /// Uploads `scene`'s arrays.
-    pub fn upload(gpu: &Gpu, scene: &Scene) -> Result<Self, GpuError> {
-        let g = &scene.geometry;
+    pub fn upload(gpu: &Gpu, scene: &PreparedScene) -> Result<Self, GpuError> {
+        let g = &scene.scene.geometry;
         Ok(DeviceScene {
             spheres: DeviceArray::upload(gpu, "spheres", SizedBy::Scene, &g.spheres)?,
             boxes: DeviceArray::upload(gpu, "boxes", SizedBy::Scene, &g.boxes)?,
             polygons: DeviceArray::upload(gpu, "polygons", SizedBy::Scene, &g.polygons)?,
             polygon_vertices: DeviceArray::upload(gpu, "polygon vertices", SizedBy::Scene, &g.polygon_vertices)?,
             triangles: DeviceArray::upload(gpu, "triangles", SizedBy::Scene, &g.triangles)?,
-            materials: DeviceArray::upload(gpu, "materials", SizedBy::Scene, &scene.materials)?,
+            materials: DeviceArray::upload(gpu, "materials", SizedBy::Scene, &scene.scene.materials)?,
             bvh_nodes: DeviceArray::upload(gpu, "BVH nodes", SizedBy::Scene, &scene.accel.bvh_nodes)?,
             kd_nodes: DeviceArray::upload(gpu, "kd-tree nodes", SizedBy::Scene, &scene.accel.kd_nodes)?,
             bvh8_nodes: DeviceArray::upload(gpu, "8-wide BVH nodes", SizedBy::Scene, &scene.accel.bvh8_nodes)?,
@@ -266,7 +266,7 @@ impl DeviceScene {
     }
 
     /// The kernel-side view (device pointers) with `camera` and `scene`'s background.
-    pub fn view(&self, gpu: &Gpu, scene: &Scene, camera: Camera) -> SceneView<'_> {
+    pub fn view(&self, gpu: &Gpu, scene: &PreparedScene, camera: Camera) -> SceneView<'_> {
         SceneView {
             primitives: Primitives {
                 spheres: self.spheres.device_slice(gpu),
@@ -277,7 +277,7 @@ impl DeviceScene {
             },
             materials: self.materials.device_slice(gpu),
             camera,
-            background: scene.background,
+            background: scene.scene.background,
             accel: AccelView {
                 kind: scene.accel.kind,
                 bvh_nodes: self.bvh_nodes.device_slice(gpu),

@@ -6,7 +6,7 @@ use super::device::{Gpu, KernelInfo};
 use super::error::GpuError;
 use super::profile::{LaunchRecord, Timeline, linear};
 use crate::backend::SizedBy;
-use crate::scene::Scene;
+use crate::prepared::PreparedScene;
 use device::kernel::EntryPoint;
 use device::kernels::raycast::RaycastArgs;
 use device::kernels::{AccelKernels, AccelVisitor, visit_accel};
@@ -25,7 +25,7 @@ pub struct CastTiming {
 }
 
 /// Casts `rays` against `scene` `repeat` times with `block` threads per block.
-pub fn cast(gpu: &Gpu, scene: &Scene, rays: &[Ray], block: u32, repeat: u32) -> Result<CastTiming, GpuError> {
+pub fn cast(gpu: &Gpu, scene: &PreparedScene, rays: &[Ray], block: u32, repeat: u32) -> Result<CastTiming, GpuError> {
     visit_accel(
         scene.accel.kind,
         Cast {
@@ -41,7 +41,7 @@ pub fn cast(gpu: &Gpu, scene: &Scene, rays: &[Ray], block: u32, repeat: u32) -> 
 /// The cast, once the structure's kernel is known.
 struct Cast<'a> {
     gpu: &'a Gpu,
-    scene: &'a Scene,
+    scene: &'a PreparedScene,
     rays: &'a [Ray],
     block: u32,
     repeat: u32,
@@ -67,7 +67,7 @@ impl AccelVisitor for Cast<'_> {
         let count = rays.len() as u32;
         let args = RaycastArgs {
             // SAFETY: the scene stays uploaded until the launches are done.
-            scene: unsafe { device_scene.view(gpu, scene, scene.camera_for(1, 1)).detached() },
+            scene: unsafe { device_scene.view(gpu, scene, scene.scene.camera_for(1, 1)).detached() },
             rays: device_rays.device_ptr(gpu),
             count,
             hits: hits.ptr(gpu),

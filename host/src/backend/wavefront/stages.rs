@@ -132,7 +132,7 @@ pub fn render<M: Machine>(
 /// queue order.
 fn shade_classes(job: &RenderJob) -> Vec<ShadeClass> {
     let mut classes = vec![ShadeClass::Escaped];
-    for m in &job.scene.materials {
+    for m in &job.scene.scene.materials {
         if !classes.contains(&m.kind.class()) {
             classes.push(m.kind.class());
         }

@@ -1,0 +1,81 @@
+//! A scene ready to render: a loaded [`Scene`] paired with the acceleration
+//! structure built over its geometry.
+//!
+//! This is the one place that builds a scene's structure. `scene` loads the
+//! geometry and the `[accel]` settings its file declares, as plain data;
+//! `accel` builds from primitives and their bounds and knows nothing of
+//! scenes; [`PreparedScene::new`] joins the two with the choice the command
+//! line or an experiment's sweep puts in place of the declared one. That
+//! choice is known when the scene is loaded, so the structure is built
+//! exactly once.
+
+use crate::accel::{self, AccelChoice, AccelSettings, BuiltAccel};
+use crate::scene::Scene;
+use device::accel::AccelView;
+use device::camera::Camera;
+use device::geometry::Primitives;
+use device::scene::SceneView;
+use device::slice::DeviceSlice;
+
+/// A scene with the acceleration structure over its geometry.
+#[derive(Clone, Debug)]
+pub struct PreparedScene {
+    /// The loaded scene.
+    pub scene: Scene,
+    /// What was built: the scene's declared settings, with the overriding
+    /// choice if there was one.
+    pub accel_settings: AccelSettings,
+    /// The structure over `scene.geometry`.
+    pub accel: BuiltAccel,
+}
+
+impl PreparedScene {
+    /// Builds the structure `scene` declares, with `choice` (when given) in
+    /// place of the declared choice; the declared build parameters stay.
+    pub fn new(scene: Scene, choice: Option<AccelChoice>) -> Self {
+        let declared = scene.declared_accel;
+        let accel_settings = AccelSettings {
+            choice: choice.unwrap_or(declared.choice),
+            ..declared
+        };
+        let accel = accel::build(&scene.geometry.primitives(), &accel_settings);
+        PreparedScene {
+            scene,
+            accel_settings,
+            accel,
+        }
+    }
+
+    /// A device view of the scene's and the structure's host arrays, with
+    /// the given camera.
+    pub fn view(&self, camera: Camera) -> SceneView<'_> {
+        let s = &self.scene;
+        let g = &s.geometry;
+        SceneView {
+            primitives: Primitives {
+                spheres: host_slice(&g.spheres),
+                boxes: host_slice(&g.boxes),
+                polygons: host_slice(&g.polygons),
+                polygon_vertices: host_slice(&g.polygon_vertices),
+                triangles: host_slice(&g.triangles),
+            },
+            materials: host_slice(&s.materials),
+            camera,
+            background: s.background,
+            accel: AccelView {
+                kind: self.accel.kind,
+                bvh_nodes: host_slice(&self.accel.bvh_nodes),
+                kd_nodes: host_slice(&self.accel.kd_nodes),
+                bvh8_nodes: host_slice(&self.accel.bvh8_nodes),
+                prims: host_slice(&self.accel.prims),
+                bounds: self.accel.bounds,
+            },
+        }
+    }
+}
+
+/// Borrows a scene array for the device stages.
+fn host_slice<T>(v: &[T]) -> DeviceSlice<'_, T> {
+    // Loading caps every array far below u32::MAX elements.
+    DeviceSlice::from_slice(v).expect("scene array lengths are checked at load")
+}

@@ -1,0 +1,236 @@
+//! The scene file's single tables (`[render]`, `[camera]`, `[background]`,
+//! each `[materials.*]`, `[accel]`), validated into their host and device
+//! types.
+
+use super::fields::{FieldResult, field_error, finite, point, positive, rgb, vec3};
+use super::schema::{AccelDef, BackgroundDef, CameraDef, FresnelDef, MaterialDef, RenderDef};
+use super::{SceneSettings, ToneMapping};
+use crate::accel::AccelSettings;
+use device::camera::CameraSpec;
+use device::material::{FresnelModel, Material, MaterialKind};
+use device::math::Rgb;
+use device::scene::Background;
+
+/// The largest image side accepted, in pixels (the film of the largest
+/// image is 24 GiB; the memory check before a render refuses what does not
+/// fit).
+pub const MAX_IMAGE_SIDE: u32 = 32_768;
+
+/// The most samples per pixel accepted: the most the fixed-point film sums
+/// exactly.
+pub const MAX_SPP: u32 = device::film::MAX_SAMPLES_PER_PIXEL;
+
+/// The most ray segments per path accepted (far beyond any converged
+/// render; it bounds the work of one path).
+pub const MAX_DEPTH: u32 = 65_536;
+
+/// The `[accel]` table: which structure, and build parameters in range.
+pub fn accel(a: &AccelDef) -> FieldResult<AccelSettings> {
+    let mut out = AccelSettings {
+        choice: a.kind,
+        ..AccelSettings::default()
+    };
+    if let Some(b) = a.bvh_bins {
+        if !(2..=256).contains(&b) {
+            return Err(field_error("bvh_bins", format!("must be between 2 and 256, got {b}")));
+        }
+        out.bvh.bins = b as usize;
+    }
+    if let Some(m) = a.bvh_max_leaf {
+        if !(1..=64).contains(&m) {
+            return Err(field_error(
+                "bvh_max_leaf",
+                format!("must be between 1 and 64, got {m}"),
+            ));
+        }
+        out.bvh.max_leaf = m as usize;
+    }
+    if let Some(c) = a.bvh_traversal_cost {
+        out.bvh.traversal_cost = positive("bvh_traversal_cost", c)?;
+    }
+    if let Some(c) = a.kd_traversal_cost {
+        out.kd.traversal_cost = positive("kd_traversal_cost", c)?;
+    }
+    if let Some(c) = a.kd_intersection_cost {
+        out.kd.intersection_cost = positive("kd_intersection_cost", c)?;
+    }
+    if let Some(b) = a.kd_empty_bonus {
+        if !(0.0..=1.0).contains(&finite("kd_empty_bonus", b)?) {
+            return Err(field_error(
+                "kd_empty_bonus",
+                format!("must be between 0 and 1, got {b}"),
+            ));
+        }
+        out.kd.empty_bonus = b;
+    }
+    if let Some(m) = a.kd_max_leaf {
+        if m == 0 {
+            return Err(field_error("kd_max_leaf", "must be at least 1"));
+        }
+        out.kd.max_leaf = m as usize;
+    }
+    if let Some(d) = a.kd_max_depth {
+        let limit = device::accel::kdtree::MAX_DEPTH as u32 - 1;
+        if d == 0 || d > limit {
+            return Err(field_error(
+                "kd_max_depth",
+                format!("must be between 1 and {limit}, got {d}"),
+            ));
+        }
+        out.kd.max_depth = Some(d as usize);
+    }
+    Ok(out)
+}
+
+/// The `[render]` table: image size, samples and depth within the limits.
+pub fn settings(r: &RenderDef) -> FieldResult<SceneSettings> {
+    for (field, v) in [("width", r.width), ("height", r.height)] {
+        if v == 0 || v > MAX_IMAGE_SIDE {
+            return Err(field_error(
+                field,
+                format!("must be between 1 and {MAX_IMAGE_SIDE} pixels, got {v}"),
+            ));
+        }
+    }
+    if !(1..=MAX_SPP).contains(&r.spp) {
+        return Err(field_error(
+            "spp",
+            format!(
+                "must be between 1 and {MAX_SPP} (the most the film sums exactly), got {}",
+                r.spp
+            ),
+        ));
+    }
+    if !(1..=MAX_DEPTH).contains(&r.max_depth) {
+        return Err(field_error(
+            "max_depth",
+            format!(
+                "must be between 1 (the camera ray) and {MAX_DEPTH}, got {}",
+                r.max_depth
+            ),
+        ));
+    }
+    Ok(SceneSettings {
+        width: r.width,
+        height: r.height,
+        spp: r.spp,
+        max_depth: r.max_depth,
+        seed: r.seed,
+        roulette_start: r.roulette_start,
+        tone: ToneMapping {
+            exposure: positive("exposure", r.exposure)?,
+            curve: r.tone_curve,
+            gamma: positive("gamma", r.gamma)?,
+        },
+    })
+}
+
+/// The `[camera]` table, for an image of the size `s` gives.
+pub fn camera(c: &CameraDef, s: &SceneSettings) -> FieldResult<CameraSpec> {
+    let look_from = point("look_from", c.look_from)?;
+    let look_at = point("look_at", c.look_at)?;
+    let up = vec3("up", c.up)?;
+    let view = look_at - look_from;
+    if view.length() == 0.0 {
+        return Err(field_error("look_at", "must differ from look_from"));
+    }
+    if up.cross(view).length() <= 1e-6 * up.length() * view.length() {
+        return Err(field_error("up", "must not be parallel to the viewing direction"));
+    }
+    let vfov = finite("vfov", c.vfov)?;
+    if !(vfov > 0.0 && vfov < 180.0) {
+        return Err(field_error(
+            "vfov",
+            format!("must be between 0 and 180 degrees, got {vfov}"),
+        ));
+    }
+    if finite("aperture", c.aperture)? < 0.0 {
+        return Err(field_error(
+            "aperture",
+            format!("must not be negative, got {}", c.aperture),
+        ));
+    }
+    let focus_distance = match c.focus_distance {
+        Some(d) => positive("focus_distance", d)?,
+        None => view.length(),
+    };
+    Ok(CameraSpec {
+        look_from,
+        look_at,
+        up,
+        vfov_degrees: vfov,
+        aspect: s.width as f32 / s.height as f32,
+        aperture: c.aperture,
+        focus_distance,
+    })
+}
+
+/// The `[background]` table.
+pub fn background(b: &BackgroundDef) -> FieldResult<Background> {
+    Ok(match b {
+        BackgroundDef::Constant { color } => Background::Constant(rgb("color", *color, f32::INFINITY)?),
+        BackgroundDef::Sky { horizon, zenith } => Background::Sky {
+            horizon: rgb("horizon", *horizon, f32::INFINITY)?,
+            zenith: rgb("zenith", *zenith, f32::INFINITY)?,
+        },
+    })
+}
+
+/// A material with every field zeroed but the class.
+pub fn blank_material(kind: MaterialKind) -> Material {
+    Material {
+        kind,
+        albedo: Rgb::BLACK,
+        emission: Rgb::BLACK,
+        roughness: 0.0,
+        ior: 1.0,
+        fresnel: FresnelModel::Exact,
+        transmittance: Rgb::WHITE,
+    }
+}
+
+/// One `[materials.*]` table.
+pub fn material(def: &MaterialDef) -> FieldResult<Material> {
+    Ok(match def {
+        MaterialDef::Diffuse { albedo, emission } => Material {
+            albedo: rgb("albedo", *albedo, 1.0)?,
+            emission: rgb("emission", *emission, f32::INFINITY)?,
+            ..blank_material(MaterialKind::Diffuse)
+        },
+        MaterialDef::Metal {
+            albedo,
+            roughness,
+            emission,
+        } => {
+            if finite("roughness", *roughness)? < 0.0 {
+                return Err(field_error(
+                    "roughness",
+                    format!("must not be negative, got {roughness}"),
+                ));
+            }
+            Material {
+                albedo: rgb("albedo", *albedo, 1.0)?,
+                emission: rgb("emission", *emission, f32::INFINITY)?,
+                roughness: *roughness,
+                ..blank_material(MaterialKind::Metal)
+            }
+        }
+        MaterialDef::Dielectric {
+            ior,
+            fresnel,
+            transmittance,
+        } => Material {
+            ior: positive("ior", *ior)?,
+            fresnel: match fresnel {
+                FresnelDef::Exact => FresnelModel::Exact,
+                FresnelDef::Schlick => FresnelModel::Schlick,
+            },
+            transmittance: rgb("transmittance", *transmittance, 1.0)?,
+            ..blank_material(MaterialKind::Dielectric)
+        },
+        MaterialDef::Emissive { emission } => Material {
+            emission: rgb("emission", *emission, f32::INFINITY)?,
+            ..blank_material(MaterialKind::Emissive)
+        },
+    })
+}
