@@ -1,9 +1,9 @@
 //! A hook that provokes a kernel fault, for the tests of fault handling:
-//! it launches through a [`Timeline`], so it sits above the launch records.
+//! it launches through a [`Timeline`], so it sits above the launch wrapper.
 
 use super::device::Gpu;
 use super::error::GpuError;
-use super::profile::{Timeline, linear};
+use super::timeline::{Timeline, linear};
 use device::kernels::fault::{FaultArgs, FaultTrap};
 
 /// Launches the kernel that traps on purpose ([`FaultTrap`]) and waits for

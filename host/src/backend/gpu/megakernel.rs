@@ -9,7 +9,8 @@
 use super::buffers::{DeviceBuffer, DeviceScene};
 use super::device::Gpu;
 use super::error::GpuError;
-use super::profile::{GpuProfile, LaunchRecord, Timeline};
+use super::profile::{GpuProfile, LaunchRecord};
+use super::timeline::Timeline;
 use crate::backend::{Progress, RenderJob, RenderOutput, SizedBy};
 use cudarc::driver::LaunchConfig;
 use device::film::FixedRgb;

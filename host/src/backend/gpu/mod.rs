@@ -11,10 +11,12 @@
 //!   names its kernel;
 //! * [`device`]: opening a GPU, loading the embedded PTX that fits it, and
 //!   the calls that wait for it;
+//! * [`profile`]: per-launch timing records, kernel resource figures and
+//!   the profile computed from them;
 //! * [`buffers`]: the scene in device memory (every allocation, checked
 //!   against free memory first);
-//! * [`profile`]: the one place kernels are launched ([`profile::Timeline`]),
-//!   per-launch timing records and kernel resource figures;
+//! * [`timeline`]: the one place kernels are launched
+//!   ([`timeline::Timeline`]), each timed and recorded;
 //! * [`fault`]: a test hook that provokes a kernel fault;
 //! * [`megakernel`]: the `gpu-mega` back end (one thread per pixel, whole paths);
 //! * [`raycast`]: the traversal-only kernel over a ray buffer;
@@ -34,6 +36,7 @@ pub mod launch_site;
 pub mod megakernel;
 pub mod profile;
 pub mod raycast;
+pub mod timeline;
 pub mod wavefront;
 
 pub use device::{Gpu, GpuInfo};

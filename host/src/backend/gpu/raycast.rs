@@ -4,7 +4,8 @@
 use super::buffers::{DeviceArray, DeviceBuffer, DeviceScene};
 use super::device::{Gpu, KernelInfo};
 use super::error::GpuError;
-use super::profile::{LaunchRecord, Timeline, linear};
+use super::profile::LaunchRecord;
+use super::timeline::{Timeline, linear};
 use crate::backend::SizedBy;
 use crate::prepared::PreparedScene;
 use device::kernel::EntryPoint;

@@ -7,7 +7,8 @@
 use super::buffers::{DeviceBuffer, DeviceScene};
 use super::device::{Gpu, KernelInfo};
 use super::error::GpuError;
-use super::profile::{GpuProfile, LaunchRecord, Timeline, linear};
+use super::profile::{GpuProfile, LaunchRecord};
+use super::timeline::{Timeline, linear};
 use crate::backend::wavefront::stages::{self, WavefrontOutput};
 use crate::backend::wavefront::{Grid, Machine, WavefrontConfig, WavefrontError, pool_capacity};
 use crate::backend::{Progress, RenderJob, RenderOutput, SizedBy};
