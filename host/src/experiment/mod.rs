@@ -22,7 +22,7 @@ pub mod config;
 pub mod films;
 mod manifest;
 mod measure;
-mod output;
+pub mod output;
 pub mod params;
 pub mod plan;
 mod progress;

@@ -9,15 +9,32 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use std::path::Path;
 
-/// Reads `runs.csv`; it must exist.
-pub fn read_runs(path: &Path) -> anyhow::Result<Vec<RunRow>> {
+/// Reads `runs.csv`; it must exist, and every row must belong to a study
+/// of `manifest`.
+pub fn read_runs(path: &Path, manifest: &Manifest) -> anyhow::Result<Vec<RunRow>> {
     let text = std::fs::read_to_string(path).with_context(|| {
         format!(
             "{}: cannot read the runs file (expected a CSV of timed runs)",
             path.display()
         )
     })?;
-    parse_csv(path, &text)
+    let rows: Vec<(u64, RunRow)> = parse_csv(path, &text)?;
+    for (line, row) in &rows {
+        if !manifest.study.iter().any(|s| s.name == row.study) {
+            bail!(
+                "{}: line {line}: study `{}` is not one of the manifest's studies ({})",
+                path.display(),
+                row.study,
+                manifest
+                    .study
+                    .iter()
+                    .map(|s| s.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+    }
+    Ok(rows.into_iter().map(|(_, r)| r).collect())
 }
 
 /// Reads `kernels.csv`; an absent or empty file means no kernel profiles.
@@ -26,7 +43,7 @@ pub fn read_kernels(path: &Path) -> anyhow::Result<Vec<KernelRow>> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
         Err(e) => Err(e).with_context(|| format!("{}: cannot read the kernel profiles", path.display())),
         Ok(text) if text.trim().is_empty() => Ok(Vec::new()),
-        Ok(text) => parse_csv(path, &text),
+        Ok(text) => Ok(parse_csv(path, &text)?.into_iter().map(|(_, r)| r).collect()),
     }
 }
 
@@ -46,9 +63,13 @@ pub fn read_manifest(path: &Path) -> anyhow::Result<Manifest> {
 /// them (the rows then read them as empty).
 const ADDED_LATER: [&str; 2] = ["refill", "max_registers"];
 
-/// Parses CSV `text` (from `path`) into rows of `T`, by header name, after
-/// checking that every column of `T` is present (but [`ADDED_LATER`]).
-fn parse_csv<T: DeserializeOwned + Serialize + Default>(path: &Path, text: &str) -> anyhow::Result<Vec<T>> {
+/// Parses CSV `text` (from `path`) into rows of `T` with their line
+/// numbers, by header name, after checking that every column of `T` is
+/// present (but [`ADDED_LATER`]) and every measured value in range.
+fn parse_csv<T: DeserializeOwned + Serialize + Default + Measured>(
+    path: &Path,
+    text: &str,
+) -> anyhow::Result<Vec<(u64, T)>> {
     let mut reader = csv::ReaderBuilder::new()
         .trim(csv::Trim::Headers)
         .from_reader(text.as_bytes());
@@ -72,9 +93,76 @@ fn parse_csv<T: DeserializeOwned + Serialize + Default>(path: &Path, text: &str)
         );
     }
     reader
-        .deserialize()
-        .map(|row| row.with_context(|| format!("{}: bad row", path.display())))
+        .records()
+        .map(|record| {
+            let record = record.with_context(|| format!("{}: bad row", path.display()))?;
+            let line = record.position().map_or(0, |p| p.line());
+            let row: T = record
+                .deserialize(Some(&headers))
+                .with_context(|| format!("{}: line {line}: bad row", path.display()))?;
+            if let Err((column, problem)) = row.check() {
+                bail!(
+                    "{}: line {line}, column `{column}`: {problem}; this is not a file `wavepath experiment` wrote",
+                    path.display()
+                );
+            }
+            Ok((line, row))
+        })
         .collect()
+}
+
+/// A row whose measured values have a range: times are finite and not
+/// negative (NaN where the run did not measure them), a render's own time
+/// is more than zero.
+pub trait Measured {
+    /// The first value out of range: its column and what is wrong.
+    fn check(&self) -> Result<(), (&'static str, String)>;
+}
+
+/// `value` of `column` as a time: finite and at least `min` (`> 0` when
+/// `positive`), or NaN where `unmeasured` allows it.
+fn time(column: &'static str, value: f64, positive: bool, unmeasured: bool) -> Result<(), (&'static str, String)> {
+    let ok = if value.is_nan() {
+        unmeasured
+    } else {
+        value.is_finite() && if positive { value > 0.0 } else { value >= 0.0 }
+    };
+    let expected = match (positive, unmeasured) {
+        (true, _) => "a finite value above 0",
+        (false, true) => "a finite value of at least 0, or NaN (not measured)",
+        (false, false) => "a finite value of at least 0",
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err((column, format!("{value} is out of range (expected {expected})")))
+    }
+}
+
+impl Measured for RunRow {
+    fn check(&self) -> Result<(), (&'static str, String)> {
+        time("wall_ms", self.wall_ms, true, false)?;
+        time("scaled_wall_ms", self.scaled_wall_ms, true, false)?;
+        time("total_ms", self.total_ms, true, false)?;
+        time("kernel_ms", self.kernel_ms, false, true)?;
+        time("overhead_ms", self.overhead_ms, false, true)?;
+        time("accel_build_ms", self.accel_build_ms, false, false)?;
+        time("upload_ms", self.upload_ms, false, false)?;
+        time("readback_ms", self.readback_ms, false, false)?;
+        time("runner_ms", self.runner_ms, false, false)?;
+        time("rays_per_s", self.rays_per_s, false, false)?;
+        time("samples_per_s", self.samples_per_s, false, false)
+    }
+}
+
+impl Measured for KernelRow {
+    fn check(&self) -> Result<(), (&'static str, String)> {
+        time("total_ms", self.total_ms, false, true)?;
+        time("mean_ms", self.mean_ms, false, true)?;
+        time("min_ms", self.min_ms, false, true)?;
+        time("max_ms", self.max_ms, false, true)?;
+        time("items_per_s", self.items_per_s, false, true)
+    }
 }
 
 /// The columns a CSV of `T` has: the header line the runner writes.
@@ -128,8 +216,9 @@ mod tests {
         let text = lines.join("\n");
         let rows = parse_csv::<KernelRow>(Path::new("k.csv"), &text).unwrap();
         assert_eq!(rows.len(), 1);
-        assert_eq!(rows[0].active_lanes, None);
-        assert_eq!(rows[0].total_ms, 2.5);
-        assert_eq!(rows[0], row);
+        assert_eq!(rows[0].0, 2);
+        assert_eq!(rows[0].1.active_lanes, None);
+        assert_eq!(rows[0].1.total_ms, 2.5);
+        assert_eq!(rows[0].1, row);
     }
 }

@@ -34,7 +34,7 @@ pub struct ReportOutput {
 /// .png.
 pub fn write_report(dir: &Path) -> anyhow::Result<ReportOutput> {
     let manifest = input::read_manifest(&dir.join("manifest.toml"))?;
-    let runs = input::read_runs(&dir.join("runs.csv"))?;
+    let runs = input::read_runs(&dir.join("runs.csv"), &manifest)?;
     let kernels = input::read_kernels(&dir.join("kernels.csv"))?;
     let configs = stats::group_configs(&runs);
     let figure_dir = dir.join("figures");

@@ -1,0 +1,254 @@
+//! The experiment layer under hostile input (issue 19): resumes that repair
+//! or refuse damaged records, one writer per output folder, the runner's
+//! own files checked before the first run, a report that validates every
+//! value it reads, and problems found before the work rather than after.
+
+mod util;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+use util::repo;
+use wavepath::experiment::records::{RunRow, recover_rows};
+
+fn wavepath() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_wavepath"))
+}
+
+/// A small CPU experiment: two configurations, two repetitions each.
+const SMALL: &str = r#"
+[experiment]
+name = "small"
+description = "two tiny CPU configurations"
+
+[[study]]
+name = "s"
+scenes = ["SCENES/cornell_diffuse.toml"]
+backends = ["cpu-serial", "cpu"]
+warmup = 0
+repeat = 2
+fixed = { size = "8x6", spp = 1, depth = 2 }
+"#;
+
+/// Writes `text` as `NAME.toml` in `dir` (SCENES: the repository's scenes).
+fn write_config(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(&path, text.replace("SCENES", &repo("scenes").display().to_string())).unwrap();
+    path
+}
+
+fn run(config: &Path, out: &Path, extra: &[&str]) -> Output {
+    wavepath()
+        .arg("experiment")
+        .arg(config)
+        .arg("--out")
+        .arg(out)
+        .arg("--quiet")
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// The finished small experiment in `dir/out`, and its config.
+fn finished(dir: &Path) -> (PathBuf, PathBuf) {
+    let config = write_config(dir, "small", SMALL);
+    let out = dir.join("out");
+    let o = run(&config, &out, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    (config, out)
+}
+
+/// (study, run, repetition) of every row, sorted.
+fn keys(out: &Path) -> Vec<(String, u32, u32)> {
+    let mut k: Vec<_> = recover_rows::<RunRow>(&out.join("runs.csv"))
+        .unwrap()
+        .rows
+        .into_iter()
+        .map(|r| (r.study, r.run, r.repetition))
+        .collect();
+    k.sort();
+    k
+}
+
+#[test]
+fn a_record_cut_short_is_dropped_and_made_again_on_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let (config, out) = finished(dir.path());
+    let want = keys(&out);
+    let runs = out.join("runs.csv");
+    let text = std::fs::read_to_string(&runs).unwrap();
+    // Cut the last record in the middle, as a crash mid-write would.
+    std::fs::write(&runs, &text[..text.len() - 40]).unwrap();
+    let o = run(&config, &out, &["--resume"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("dropped an incomplete final record (line 5"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(keys(&out), want);
+    let again = std::fs::read_to_string(&runs).unwrap();
+    assert!(again.ends_with('\n') && again.lines().count() == 5, "{again}");
+}
+
+#[test]
+fn damaged_records_are_refused_with_the_file_and_line() {
+    for (what, damage, expect) in [
+        (
+            "a header of another version",
+            ("experiment,study,run", "experiment,study,runs"),
+            "runs.csv: line 1: the header is not this version's",
+        ),
+        (
+            "a record with a field missing",
+            (",cpu-serial,", ",,cpu-serial,"),
+            "runs.csv: line 2:",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let (config, out) = finished(dir.path());
+        let runs = out.join("runs.csv");
+        let text = std::fs::read_to_string(&runs).unwrap();
+        let broken = text.replacen(damage.0, damage.1, 1);
+        assert_ne!(broken, text, "{what}: the damage applies");
+        std::fs::write(&runs, &broken).unwrap();
+        let o = run(&config, &out, &["--resume"]);
+        assert!(!o.status.success(), "{what}: resumed");
+        assert!(stderr(&o).contains(expect), "{what}: {}", stderr(&o));
+        assert_eq!(
+            std::fs::read_to_string(&runs).unwrap(),
+            broken,
+            "{what}: the file is untouched"
+        );
+    }
+}
+
+#[test]
+fn kernel_rows_of_an_unfinished_repetition_are_dropped_on_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let (config, out) = finished(dir.path());
+    // A repetition whose kernel row was written but whose run row was not
+    // (the run row commits it): resume drops the orphan and makes the
+    // repetition again.
+    let runs = out.join("runs.csv");
+    let text = std::fs::read_to_string(&runs).unwrap();
+    let last = text.trim_end().rfind('\n').unwrap() + 1;
+    std::fs::write(&runs, &text[..last]).unwrap();
+    let kernels = out.join("kernels.csv");
+    let mut k = std::fs::read_to_string(&kernels).unwrap();
+    k.push_str("small,s,1,cpu,1,cpu,cornell_diffuse,orphan,1,1,1,1,1,1,1,,,,\n");
+    std::fs::write(&kernels, k).unwrap();
+    let o = run(&config, &out, &["--resume"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("dropped 1 kernel rows"), "{}", stderr(&o));
+    assert!(!std::fs::read_to_string(&kernels).unwrap().contains("orphan"));
+    assert_eq!(keys(&out).len(), 4);
+}
+
+#[test]
+fn a_second_writer_is_refused_while_the_first_holds_the_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), "small", SMALL);
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let held = wavepath::experiment::output::FolderLock::take(&out).unwrap();
+    for extra in [&[][..], &["--resume"][..]] {
+        let o = run(&config, &out, extra);
+        assert!(!o.status.success());
+        assert!(
+            stderr(&o).contains("another wavepath experiment is writing to this folder"),
+            "{}",
+            stderr(&o)
+        );
+        assert!(!out.join("runs.csv").exists(), "nothing written");
+    }
+    drop(held);
+    let o = run(&config, &out, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn the_runners_own_files_are_checked_before_the_first_run() {
+    for name in ["runs.csv", "kernels.csv", "manifest.toml"] {
+        for (what, make, expect) in [
+            ("a FIFO", "fifo", "is a FIFO"),
+            ("a link to /dev/null", "null", "is a device"),
+            ("a folder", "folder", "is a folder"),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let config = write_config(dir.path(), "small", SMALL);
+            let out = dir.path().join("out");
+            std::fs::create_dir(&out).unwrap();
+            let path = out.join(name);
+            match make {
+                "fifo" => assert!(Command::new("mkfifo").arg(&path).status().unwrap().success()),
+                "null" => std::os::unix::fs::symlink("/dev/null", &path).unwrap(),
+                _ => std::fs::create_dir(&path).unwrap(),
+            }
+            let start = Instant::now();
+            let o = run(&config, &out, &[]);
+            assert!(!o.status.success(), "{name} as {what}: ran");
+            assert!(
+                stderr(&o).contains(name) && stderr(&o).contains(expect),
+                "{name} as {what}: {}",
+                stderr(&o)
+            );
+            assert!(start.elapsed() < Duration::from_secs(20), "{name} as {what}: slow");
+            let left: Vec<_> = std::fs::read_dir(&out)
+                .unwrap()
+                .map(|e| e.unwrap().file_name())
+                .collect();
+            assert!(left.len() <= 2, "{name} as {what}: wrote {left:?}");
+        }
+    }
+}
+
+#[test]
+fn report_refuses_values_out_of_range_naming_file_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, out) = finished(dir.path());
+    let runs = out.join("runs.csv");
+    let text = std::fs::read_to_string(&runs).unwrap();
+    let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+    let column = header.iter().position(|c| *c == "wall_ms").unwrap();
+    for bad in ["0", "-1.5", "NaN", "inf"] {
+        let mut lines: Vec<String> = text.lines().map(String::from).collect();
+        let mut fields: Vec<String> = lines[2].split(',').map(String::from).collect();
+        fields[column] = bad.into();
+        lines[2] = fields.join(",");
+        std::fs::write(&runs, lines.join("\n") + "\n").unwrap();
+        let start = Instant::now();
+        let o = wavepath().arg("report").arg(&out).output().unwrap();
+        assert!(!o.status.success(), "wall_ms = {bad}: reported");
+        assert!(
+            stderr(&o).contains("runs.csv: line 3, column `wall_ms`"),
+            "wall_ms = {bad}: {}",
+            stderr(&o)
+        );
+        assert!(start.elapsed() < Duration::from_secs(20));
+    }
+}
+
+#[test]
+fn report_refuses_rows_of_unknown_studies_and_a_missing_manifest() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, out) = finished(dir.path());
+    let runs = out.join("runs.csv");
+    let text = std::fs::read_to_string(&runs).unwrap();
+    std::fs::write(&runs, text.replacen("small,s,", "small,ghost,", 1)).unwrap();
+    let o = wavepath().arg("report").arg(&out).output().unwrap();
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("runs.csv: line 2: study `ghost` is not one of the manifest's studies"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::remove_file(out.join("manifest.toml")).unwrap();
+    let o = wavepath().arg("report").arg(&out).output().unwrap();
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("manifest.toml: cannot read"), "{}", stderr(&o));
+}
