@@ -1,7 +1,8 @@
 //! Ctrl-C during a render: the first one finishes the samples in flight and
 //! writes the image of the whole samples per pixel done (the same bits as a
 //! render asked for that many), the second one stops at once; no temporary
-//! file outlives the process.
+//! file outlives the process. `gen-mesh` stops within milliseconds and
+//! writes nothing.
 
 mod util;
 
@@ -160,5 +161,28 @@ fn a_second_ctrl_c_stops_at_once_and_leaves_nothing() {
     assert_eq!(output.status.code(), Some(130), "{stderr}");
     assert!(stderr.contains("Ctrl-C again to stop at once"), "{stderr}");
     assert!(!out.exists(), "no image of an unfinished sample");
+    assert!(temporaries(dir.path()).is_empty());
+}
+
+#[test]
+fn gen_mesh_stopped_mid_way_writes_nothing_and_stops_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("m.obj");
+    // Five million triangles: seconds of work, stopped well before the end.
+    let child = wavepath()
+        .args(["gen-mesh", "--subdivisions", "9", "--out"])
+        .arg(&out)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(400));
+    let sent = Instant::now();
+    signal(&child);
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(sent.elapsed() < Duration::from_secs(1), "{:?} to stop", sent.elapsed());
+    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("m.obj was not written"), "{stderr}");
+    assert!(!out.exists());
     assert!(temporaries(dir.path()).is_empty());
 }

@@ -1,10 +1,15 @@
-//! `wavepath gen-mesh`: a subdivided, displaced icosphere as OBJ.
+//! `wavepath gen-mesh`: a subdivided, displaced icosphere as OBJ. A first
+//! Ctrl-C or SIGTERM stops it within milliseconds with nothing written; the
+//! file appears whole or not at all.
 
 use super::outln;
 use crate::cli::GenMeshArgs;
 use crate::io::atomic_file;
 use crate::scene::meshgen::DisplacedSphere;
+use crate::system::interrupt;
+use std::path::Path;
 use std::process::ExitCode;
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 /// Generates the mesh and writes it atomically.
@@ -12,13 +17,17 @@ pub fn run(args: &GenMeshArgs) -> anyhow::Result<ExitCode> {
     if !(0.0..0.5).contains(&args.amplitude) {
         anyhow::bail!("--amplitude must be in [0, 0.5), got {}", args.amplitude);
     }
-    atomic_file::check::<&std::path::Path>(&args.out, &[])?;
+    atomic_file::check::<&Path>(&args.out, &[])?;
+    let stop = interrupt::graceful("stopping; no mesh file is written unless it is already whole");
+    let stopped = || stop.load(Ordering::SeqCst);
     let start = Instant::now();
     let sphere = DisplacedSphere {
         subdivisions: args.subdivisions,
         amplitude: args.amplitude,
     };
-    let mesh = sphere.mesh();
+    let Some(mesh) = sphere.mesh_unless(&stopped) else {
+        return Ok(nothing_written(&args.out));
+    };
     let header = format!(
         "wavepath gen-mesh --subdivisions {} --amplitude {}\n{} vertices, {} triangles",
         args.subdivisions,
@@ -26,7 +35,14 @@ pub fn run(args: &GenMeshArgs) -> anyhow::Result<ExitCode> {
         mesh.positions.len(),
         mesh.faces.len()
     );
-    atomic_file::write(&args.out, mesh.to_obj(&header).as_bytes())?;
+    let Some(text) = mesh.to_obj_unless(&header, &stopped) else {
+        return Ok(nothing_written(&args.out));
+    };
+    if stopped() {
+        return Ok(nothing_written(&args.out));
+    }
+    // A signal from here on finds the file written whole (or not at all).
+    atomic_file::write(&args.out, text.as_bytes())?;
     outln!(
         "{}: {} vertices, {} triangles in {:.2} s",
         args.out.display(),
@@ -35,4 +51,13 @@ pub fn run(args: &GenMeshArgs) -> anyhow::Result<ExitCode> {
         start.elapsed().as_secs_f64()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Says that a signal stopped the command before `out` was written.
+fn nothing_written(out: &Path) -> ExitCode {
+    eprintln!(
+        "wavepath: gen-mesh stopped by a signal; {} was not written",
+        out.display()
+    );
+    ExitCode::from(interrupt::EXIT_STATUS)
 }

@@ -3,8 +3,9 @@
 
 use super::{out, outln};
 use crate::cli::RenderArgs;
+use crate::render::RenderSummary;
 use crate::system::interrupt;
-use anyhow::anyhow;
+use anyhow::{Context, anyhow};
 use std::process::ExitCode;
 
 /// Renders, prints the summary and the GPU profile.
@@ -14,10 +15,12 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
         "stopping after the samples in flight; the image of the finished samples will be written",
     ));
     let summary = crate::render::run(&request)?;
-    outln!("{}", summary.line());
-    if let Some(profile) = &summary.output.gpu {
-        out!("{}", profile.table());
-    }
+    print_summary(&summary).with_context(|| {
+        format!(
+            "{} was written, but printing the summary to standard output failed",
+            summary.image.display()
+        )
+    })?;
     if interrupt::requested() {
         eprintln!(
             "wavepath: stopped by Ctrl-C after {} of {} samples per pixel; {} holds them",
@@ -28,4 +31,13 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(interrupt::EXIT_STATUS));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The summary line and, for a GPU back end, the per-kernel profile.
+fn print_summary(summary: &RenderSummary) -> anyhow::Result<()> {
+    outln!("{}", summary.line());
+    if let Some(profile) = &summary.output.gpu {
+        out!("{}", profile.table());
+    }
+    Ok(())
 }

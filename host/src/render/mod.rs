@@ -334,6 +334,21 @@ pub fn host_bytes(params: &RenderParams) -> u64 {
     pixels * (size_of::<device::film::FixedRgb>() as u64 + 2 * image_out::BYTES_PER_PIXEL)
 }
 
+/// Checks, before anything is allocated, that `films` films of `params`'
+/// size (with their images) fit in the host memory available: every command
+/// that renders goes through here.
+pub fn check_memory(params: &RenderParams, films: u64) -> anyhow::Result<()> {
+    let what = match films {
+        1 => format!("a {}x{} render", params.width, params.height),
+        n => format!("{n} renders of {}x{}", params.width, params.height),
+    };
+    crate::system::memory::check_available(
+        &what,
+        films.saturating_mul(host_bytes(params)),
+        "render a smaller image (--size)",
+    )
+}
+
 /// Runs a whole render request. Everything that can be checked is checked
 /// before the first sample: the output paths, the back end, the memory.
 pub fn run(req: &RenderRequest) -> anyhow::Result<RenderSummary> {
@@ -349,11 +364,7 @@ pub fn run(req: &RenderRequest) -> anyhow::Result<RenderSummary> {
         atomic_file::check(log, inputs)?;
     }
     let (params, spp) = params_for(&scene, &req.overrides, req.view);
-    crate::system::memory::check_available(
-        &format!("a {}x{} render", params.width, params.height),
-        host_bytes(&params),
-        "render a smaller image (--size)",
-    )?;
+    check_memory(&params, 1)?;
     let (renderer, note) =
         Renderer::choose(req.backend, req.options).context("`--backend cpu` renders without a GPU")?;
     if req.launch_log.is_some() && !renderer.kind().is_gpu() {

@@ -11,7 +11,7 @@ use crate::backend::gpu::wavefront::render_items;
 use crate::backend::wavefront::emulated;
 use crate::backend::{BackendKind, BackendOptions, RenderJob};
 use crate::prepared::PreparedScene;
-use crate::render::{Overrides, Renderer, load_scene, params_for};
+use crate::render::{Overrides, Renderer, check_memory, load_scene, params_for};
 use anyhow::Context;
 use device::accel::Dispatch;
 use device::film::{FixedRgb, is_invalid_sample};
@@ -182,6 +182,8 @@ pub fn verify(
 ) -> anyhow::Result<VerifyReport> {
     let scene = load_scene(scene_path, overrides)?;
     let (params, spp) = params_for(&scene, overrides, RenderView::Radiance);
+    // The back end's film and the CPU's.
+    check_memory(&params, 2)?;
     let checked = Renderer::new(backend, options).context("verify compares a GPU back end with the CPU")?;
     let reference = Renderer::new(BackendKind::Cpu, options)?;
     let gpu_out = checked.render(&scene, params, spp, &|_| {})?;

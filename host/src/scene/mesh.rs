@@ -70,8 +70,11 @@ pub fn load_obj(path: &Path, transform: &Transform) -> Result<LoadedMesh, String
 /// model, placed by `transform`. `path` only names the text in errors.
 /// `mtllib` statements are ignored (materials come from the scene file), so
 /// nothing but `bytes` is read, and so are texture coordinates and normals
-/// (see [`WithoutVtVn`]).
+/// (see [`WithoutVtVn`]). A UTF-8 byte-order mark at the start is skipped.
 pub fn parse_obj(path: &Path, bytes: &[u8], transform: &Transform) -> Result<LoadedMesh, String> {
+    // A UTF-8 byte-order mark (as some editors write) would glue itself to
+    // the first statement and turn its first vertex into an unknown one.
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let reader = &mut WithoutVtVn {
         inner: bytes,
         line: Vec::new(),
@@ -184,6 +187,14 @@ mod tests {
         // (1,0,0) → scaled (2,0,0) → 90° about y → (0,0,-2) → translated (0,0,3).
         let p = t.apply(Vec3::new(1.0, 0.0, 0.0));
         assert!((p - Vec3::new(0.0, 0.0, 3.0)).length() < 1e-5, "{p:?}");
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_skipped() {
+        let text = "\u{FEFF}v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n";
+        let mesh = parse_obj(Path::new("t.obj"), text.as_bytes(), &Transform::IDENTITY).unwrap();
+        assert_eq!(mesh.triangles.len(), 1);
+        assert_eq!(mesh.triangles[0][0], Vec3::new(0.0, 0.0, 0.0));
     }
 
     #[test]

@@ -46,6 +46,12 @@ fn bumps(d: Vec3, amplitude: f32) -> f32 {
 impl DisplacedSphere {
     /// Builds the mesh (unit radius before displacement, centred at the origin).
     pub fn mesh(&self) -> Mesh {
+        self.mesh_unless(&|| false).expect("an unstoppable build finishes")
+    }
+
+    /// Builds the mesh as [`Self::mesh`] does, asking `stop` every
+    /// [`STOP_POLL`] faces; `None` once it says yes.
+    pub fn mesh_unless(&self, stop: &dyn Fn() -> bool) -> Option<Mesh> {
         let t = (1.0 + 5f32.sqrt()) / 2.0;
         let mut positions: Vec<Vec3> = [
             (-1.0, t, 0.0),
@@ -95,7 +101,10 @@ impl DisplacedSphere {
                 })
             };
             let mut next = Vec::with_capacity(faces.len() * 4);
-            for [a, b, c] in faces {
+            for (i, [a, b, c]) in faces.into_iter().enumerate() {
+                if i % STOP_POLL == 0 && stop() {
+                    return None;
+                }
                 let ab = midpoint(a, b, &mut positions);
                 let bc = midpoint(b, c, &mut positions);
                 let ca = midpoint(c, a, &mut positions);
@@ -106,24 +115,41 @@ impl DisplacedSphere {
         for p in &mut positions {
             *p = *p * bumps(*p, self.amplitude);
         }
-        Mesh { positions, faces }
+        Some(Mesh { positions, faces })
     }
 }
+
+/// How many faces or lines pass between two polls of a stop request: a
+/// few milliseconds of work.
+pub const STOP_POLL: usize = 1 << 16;
 
 impl Mesh {
     /// The mesh as OBJ text (`v` and 1-based `f` lines), with a comment header.
     pub fn to_obj(&self, header: &str) -> String {
+        self.to_obj_unless(header, &|| false)
+            .expect("an unstoppable write finishes")
+    }
+
+    /// The OBJ text as [`Self::to_obj`] makes it, asking `stop` every
+    /// [`STOP_POLL`] lines; `None` once it says yes.
+    pub fn to_obj_unless(&self, header: &str, stop: &dyn Fn() -> bool) -> Option<String> {
         let mut s = String::with_capacity(self.positions.len() * 32 + self.faces.len() * 24);
         for line in header.lines() {
             let _ = writeln!(s, "# {line}");
         }
-        for p in &self.positions {
+        for (i, p) in self.positions.iter().enumerate() {
+            if i % STOP_POLL == 0 && stop() {
+                return None;
+            }
             let _ = writeln!(s, "v {} {} {}", p.x, p.y, p.z);
         }
-        for [a, b, c] in &self.faces {
+        for (i, [a, b, c]) in self.faces.iter().enumerate() {
+            if i % STOP_POLL == 0 && stop() {
+                return None;
+            }
             let _ = writeln!(s, "f {} {} {}", a + 1, b + 1, c + 1);
         }
-        s
+        Some(s)
     }
 }
 
