@@ -31,4 +31,5 @@ pub mod experiment;
 pub mod io;
 pub mod render;
 pub mod scene;
+pub mod settings;
 pub mod system;

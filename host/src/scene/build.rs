@@ -16,18 +16,7 @@ use std::collections::HashMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-/// The largest image side accepted, in pixels (the film of the largest
-/// image is 24 GiB; the memory check before a render refuses what does not
-/// fit).
-pub const MAX_IMAGE_SIDE: u32 = 32_768;
-
-/// The most samples per pixel accepted: the most the fixed-point film sums
-/// exactly.
-pub const MAX_SPP: u32 = device::film::MAX_SAMPLES_PER_PIXEL;
-
-/// The most ray segments per path accepted (far beyond any converged
-/// render; it bounds the work of one path).
-pub const MAX_DEPTH: u32 = 65_536;
+pub use crate::settings::size::{MAX_DEPTH, MAX_IMAGE_SIDE, MAX_SPP};
 
 /// The largest coordinate accepted anywhere in a scene, after transforms.
 /// Beyond it `f32` keeps fewer than 64 steps per unit, and the squared
