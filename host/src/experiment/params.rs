@@ -238,11 +238,17 @@ impl RunSpec {
             // `Param::parse` gives a scene field only `Value::Scene`.
             Param::SceneField(path) => {
                 if let Value::Scene(v) = &s.value {
-                    self.scene_fields.retain(|(p, _)| p != path);
-                    self.scene_fields.push((path.clone(), v.clone()));
+                    self.set_scene_field(path, v.clone());
                 }
             }
         }
+    }
+
+    /// Replaces the scene file's field at `path` (e.g. `render.seed`) with
+    /// `value` before the scene loads; the last setting of a path wins.
+    pub(crate) fn set_scene_field(&mut self, path: &str, value: toml::Value) {
+        self.scene_fields.retain(|(p, _)| p != path);
+        self.scene_fields.push((path.to_string(), value));
     }
 
     /// Checks the launch configurations (block shapes, capacities).
