@@ -465,6 +465,10 @@ settings! {
         r.options.megakernel.max_registers = cap;
         r.options.wavefront.max_registers = cap;
     };
+    /// First bounce at which Russian roulette may end a path (0: never): the
+    /// scene's `render.roulette_start`, so film groups and `scene_overrides` show it.
+    ROULETTE = "roulette", Count(count::<0, { u32::MAX }>), for every,
+        |r, n| r.set_scene_field("render.roulette_start", toml::Value::Integer(n.into()));
     /// Render at most this many spp and scale the time linearly to the spp
     /// asked for (for serial runs that would take too long at full settings).
     SPP_CAP = "spp_cap", Count(count::<1, MAX_SPP>), for every, |r, n| r.spp_cap = Some(n);
