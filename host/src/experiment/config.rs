@@ -26,10 +26,11 @@
 //! ```
 //!
 //! Every setting is one [`Param`] (see `params`), its values the types of
-//! [`crate::settings`]; a setting that does not apply to a back
-//! end (a block shape for the CPU) is left at its default there, and runs that
-//! end up identical are made once. Errors name the file, the line, the field
-//! and what was expected, like scene errors.
+//! [`crate::settings`]; a setting that does not apply to a back end (a block
+//! shape for the CPU) is left at its default there, and runs that end up
+//! identical are made once. Errors name the file, the line, the field and
+//! what was expected, like scene errors. Reading a study is a series of
+//! named checks (`StudySource`), one per field.
 
 use super::films::fnv1a;
 use super::params::{Param, RunSpec, Setting, Sweep, describe, plain_names, scene_path};
