@@ -9,11 +9,11 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use util::repo;
-use wavepath::backend::cpu::CpuSchedule;
 use wavepath::backend::{BackendKind, BackendOptions};
 use wavepath::experiment::config::{self, ConfigError};
 use wavepath::experiment::records::{KernelRow, Manifest, RunRow, recover_rows};
 use wavepath::render::{Overrides, params_for, render_scene};
+use wavepath::settings::cpu::CpuSchedule;
 
 fn wavepath() -> Command {
     Command::new(env!("CARGO_BIN_EXE_wavepath"))

@@ -378,7 +378,7 @@ fn raycast_kernel_hits_equal_the_cpu_for_every_structure() {
 #[test]
 fn wavefront_matches_the_cpu_bit_for_bit_in_every_schedule_and_compaction() {
     use device::launch::Compaction;
-    use wavepath::backend::wavefront::{Capacity, Schedule, WavefrontConfig};
+    use wavepath::backend::wavefront::{Capacity, WaveSchedule, WavefrontConfig};
     let Some(_gpu) = gpu_or_skip("wavefront parity") else {
         return;
     };
@@ -394,9 +394,9 @@ fn wavefront_matches_the_cpu_bit_for_bit_in_every_schedule_and_compaction() {
             ..Overrides::default()
         };
         let modes = [
-            (Schedule::Regenerate, 1.0),
-            (Schedule::Regenerate, 0.5),
-            (Schedule::BounceSync, 0.0),
+            (WaveSchedule::Regenerate, 1.0),
+            (WaveSchedule::Regenerate, 0.5),
+            (WaveSchedule::BounceSync, 0.0),
         ]
         .into_iter()
         .flat_map(|s| [Compaction::AtomicAppend, Compaction::PrefixSum].map(|c| (s, c)))

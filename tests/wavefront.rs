@@ -9,7 +9,7 @@ mod util;
 use device::launch::Compaction;
 use device::scene::RenderParams;
 use util::{SEED_SCENES, repo, seed_scene};
-use wavepath::backend::wavefront::{Capacity, Schedule, WavefrontConfig};
+use wavepath::backend::wavefront::{Capacity, WaveSchedule, WavefrontConfig};
 use wavepath::backend::{BackendKind, BackendOptions};
 use wavepath::render::verify::verify;
 use wavepath::render::{Overrides, Renderer};
@@ -18,9 +18,9 @@ use wavepath::render::{Overrides, Renderer};
 /// without a drain.
 fn configurations() -> Vec<WavefrontConfig> {
     let schedules = [
-        (Schedule::BounceSync, 0.0),
-        (Schedule::Regenerate, 0.5),
-        (Schedule::Regenerate, 1.0),
+        (WaveSchedule::BounceSync, 0.0),
+        (WaveSchedule::Regenerate, 0.5),
+        (WaveSchedule::Regenerate, 1.0),
     ];
     let mut out = Vec::new();
     for (schedule, refill) in schedules {

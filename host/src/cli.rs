@@ -1,17 +1,35 @@
-//! The `wavepath` command line (clap), converted once into validated requests.
+//! The `wavepath` command line (clap): each argument declared here and
+//! mapped onto the value types of [`crate::settings`], which hold the
+//! parsers, the limits and every default; converted once into validated
+//! requests.
 
 use crate::accel::AccelChoice;
-use crate::backend::cpu::CpuSchedule;
+use crate::backend::BackendOptions;
 use crate::backend::gpu::megakernel::MegakernelConfig;
-use crate::backend::wavefront::{Capacity, Schedule, WavefrontConfig};
-use crate::backend::{BackendKind, BackendOptions};
+use crate::backend::wavefront::WavefrontConfig;
 use crate::experiment::bench::BenchPlan;
 use crate::render::raycast::RayKind;
-use crate::render::{BackendChoice, Overrides, RenderRequest};
+use crate::render::{Overrides, RenderRequest};
+use crate::settings::backend::{BackendArg, concrete_backend};
+use crate::settings::capacity::{Capacity, parse_capacity};
+use crate::settings::cpu::{CpuSchedule, DEFAULT_THREADS, parse_threads};
+use crate::settings::megakernel::{DEFAULT_BLOCK, DEFAULT_SAMPLES_PER_LAUNCH};
+use crate::settings::repetitions::{BENCH_REPEAT, BENCH_WARMUP, MAX_REPEAT, MAX_WARMUP};
+use crate::settings::size::{MAX_DEPTH, MAX_SPP, parse_size, size_label};
+use crate::settings::wavefront::{
+    CompactionArg, DEFAULT_CAPACITY, DEFAULT_COMPACTION, DEFAULT_DRAIN_BELOW, DEFAULT_REFILL, DEFAULT_SCHEDULE,
+    DEFAULT_WAVE_BLOCK, WaveSchedule, parse_fraction,
+};
 use clap::{Parser, Subcommand, ValueEnum};
-use device::launch::Compaction;
 use device::scene::RenderView;
 use std::path::PathBuf;
+
+/// A default shown as text, for the arguments whose type has no `Display`
+/// (a size, a capacity). Clap keeps defaults as `&'static str`; the few
+/// bytes are leaked once per parse, as clap's own `default_value_t` does.
+fn shown(text: String) -> &'static str {
+    Box::leak(text.into_boxed_str())
+}
 
 /// wavepath: megakernel versus wavefront path tracing, measured.
 #[derive(Debug, Parser)]
@@ -59,7 +77,7 @@ pub struct RaycastArgs {
     #[arg(long, value_delimiter = ',', default_value = "64,128,256", value_parser = clap::value_parser!(u32).range(32..=1024))]
     pub blocks: Vec<u32>,
     /// Timed repetitions per block size (at most 1000).
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=MAX_REPEAT as i64))]
     pub repeat: u32,
     /// Write one row per repetition to this CSV file.
     #[arg(long)]
@@ -123,36 +141,6 @@ pub struct GenMeshArgs {
     pub out: PathBuf,
 }
 
-/// A back end, or `auto`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum BackendArg {
-    /// `gpu-mega` when a GPU is usable, otherwise `cpu` (and it says so).
-    Auto,
-    /// One CPU thread.
-    CpuSerial,
-    /// All CPU cores.
-    Cpu,
-    /// The GPU megakernel.
-    GpuMega,
-    /// The GPU wavefront.
-    GpuWave,
-    /// The wavefront's kernels emulated on the host (slow; a correctness tool).
-    CpuWave,
-}
-
-impl BackendArg {
-    fn choice(self) -> BackendChoice {
-        match self {
-            BackendArg::Auto => BackendChoice::Auto,
-            BackendArg::CpuSerial => BackendChoice::Exactly(BackendKind::CpuSerial),
-            BackendArg::Cpu => BackendChoice::Exactly(BackendKind::Cpu),
-            BackendArg::GpuMega => BackendChoice::Exactly(BackendKind::GpuMega),
-            BackendArg::GpuWave => BackendChoice::Exactly(BackendKind::GpuWave),
-            BackendArg::CpuWave => BackendChoice::Exactly(BackendKind::CpuWave),
-        }
-    }
-}
-
 /// The image a render produces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ViewArg {
@@ -173,10 +161,10 @@ pub struct SceneArgs {
     pub scene: PathBuf,
     /// Samples per pixel (default: the scene's; at most 2^28 - 1, the most
     /// the film sums exactly).
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=crate::scene::MAX_SPP as i64))]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=MAX_SPP as i64))]
     pub spp: Option<u32>,
     /// Maximum ray segments per path (default: the scene's; at most 65536).
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=crate::scene::MAX_DEPTH as i64))]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=MAX_DEPTH as i64))]
     pub depth: Option<u32>,
     /// Image size as WIDTHxHEIGHT (default: the scene's).
     #[arg(long, value_parser = parse_size)]
@@ -206,19 +194,19 @@ impl SceneArgs {
 #[derive(Debug, clap::Args)]
 pub struct LaunchArgs {
     /// Megakernel block shape as XxY threads (at most 1024; best a multiple of 32).
-    #[arg(long, value_parser = parse_size, default_value = "8x8")]
+    #[arg(long, value_parser = parse_size, default_value = shown(size_label(DEFAULT_BLOCK)))]
     pub block: (u32, u32),
     /// Megakernel tile size in pixels (default: the whole image per launch).
     #[arg(long, value_parser = parse_size)]
     pub tile: Option<(u32, u32)>,
     /// Samples per pixel per megakernel launch.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..), default_value_t = 16)]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..), default_value_t = DEFAULT_SAMPLES_PER_LAUNCH)]
     pub samples_per_launch: u32,
     /// CPU threads for the `cpu` back end (0: one per core; at most 1024).
-    #[arg(long, default_value_t = 0, value_parser = parse_threads)]
+    #[arg(long, default_value_t = DEFAULT_THREADS, value_parser = parse_threads)]
     pub threads: usize,
     /// How the `cpu` back end divides the image between its threads.
-    #[arg(long, value_enum, default_value_t = CpuSchedule::DynamicRows)]
+    #[arg(long, value_enum, default_value_t)]
     pub cpu_schedule: CpuSchedule,
     /// Count active lanes per warp at the material branch (a diagnosis run:
     /// the counting atomics cost time).
@@ -226,23 +214,24 @@ pub struct LaunchArgs {
     pub count_divergence: bool,
     /// Cap every GPU kernel at this many registers per thread (16 to 255;
     /// the driver's JIT spills what does not fit to local memory). Without
-    /// it the megakernel is capped at 80 and the wavefront is not capped.
+    /// it the megakernel keeps its tuned default cap and the wavefront is
+    /// not capped.
     #[arg(long)]
     pub max_registers: Option<u32>,
     /// Wavefront: when new camera paths enter the pool.
-    #[arg(long, value_enum, default_value_t = Schedule::Regenerate)]
-    pub schedule: Schedule,
+    #[arg(long, value_enum, default_value_t = DEFAULT_SCHEDULE)]
+    pub schedule: WaveSchedule,
     /// Wavefront, regenerate: refill the pool once at most this fraction of
     /// its slots hold paths (1: every iteration).
-    #[arg(long, value_parser = parse_fraction, default_value_t = 0.5)]
+    #[arg(long, value_parser = parse_fraction, default_value_t = DEFAULT_REFILL)]
     pub refill: f32,
     /// Wavefront: how survivors are gathered into the next ray queue.
-    #[arg(long, value_enum, default_value_t = CompactionArg::PrefixSum)]
+    #[arg(long, value_enum, default_value_t = DEFAULT_COMPACTION)]
     pub compaction: CompactionArg,
     /// Wavefront: paths in flight: a power of two (e.g. 2097152 or 2^21),
     /// a memory budget for path state and queues (e.g. 512MiB, 2GiB), or
     /// `auto` (every path of the render at once, as far as memory allows).
-    #[arg(long, value_parser = parse_capacity, default_value = "512MiB")]
+    #[arg(long, value_parser = parse_capacity, default_value = shown(DEFAULT_CAPACITY.label()))]
     pub capacity: Capacity,
     /// Wavefront: do not time each launch with CUDA events (the events
     /// cost GPU time between the many small launches; only the wall time
@@ -250,86 +239,13 @@ pub struct LaunchArgs {
     #[arg(long)]
     pub untimed_launches: bool,
     /// Wavefront: threads per block of the per-path kernels.
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, default_value_t = DEFAULT_WAVE_BLOCK)]
     pub wave_block: u32,
     /// Wavefront: when no new path joins (all samples issued, or a
     /// bounce-synchronous wave running down) and at most this many paths
     /// remain, finish them in one drain launch (0: never).
-    #[arg(long, default_value_t = 1 << 18)]
+    #[arg(long, default_value_t = DEFAULT_DRAIN_BELOW)]
     pub drain_below: u32,
-}
-
-/// How the wavefront gathers survivors.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum CompactionArg {
-    /// Warp-aggregated atomic appends inside the shading kernels.
-    AtomicAppend,
-    /// Alive flags and a three-kernel prefix sum (order-preserving).
-    PrefixSum,
-}
-
-impl CompactionArg {
-    /// The device's compaction mode.
-    pub fn mode(self) -> Compaction {
-        match self {
-            CompactionArg::AtomicAppend => Compaction::AtomicAppend,
-            CompactionArg::PrefixSum => Compaction::PrefixSum,
-        }
-    }
-}
-
-/// Parses a CPU thread count (0: one per core).
-pub fn parse_threads(s: &str) -> Result<usize, String> {
-    let n = s
-        .parse::<usize>()
-        .map_err(|_| format!("expected a whole number of threads, got `{s}`"))?;
-    crate::backend::cpu::check_threads(n)?;
-    Ok(n)
-}
-
-/// Parses a fraction from 0 to 1.
-pub fn parse_fraction(s: &str) -> Result<f32, String> {
-    s.parse::<f32>()
-        .ok()
-        .filter(|f| (0.0..=1.0).contains(f))
-        .ok_or_else(|| format!("expected a fraction from 0 to 1, got `{s}`"))
-}
-
-/// Parses a pool capacity: `auto`, a budget in MiB or GiB, `2^K` or a
-/// number (a power of two).
-pub fn parse_capacity(s: &str) -> Result<Capacity, String> {
-    let bad = || {
-        format!(
-            "expected a power of two such as 2^21 or 2097152, a budget such as 512MiB or 2GiB, or `auto`; got `{s}`"
-        )
-    };
-    if s.eq_ignore_ascii_case("auto") {
-        return Ok(Capacity::Auto);
-    }
-    for (unit, shift) in [("MiB", 20), ("GiB", 30)] {
-        if let Some(n) = s.strip_suffix(unit) {
-            let n = n.parse::<u64>().map_err(|_| bad())?;
-            let c = Capacity::Budget(n.checked_mul(1 << shift).filter(|&b| b <= 1 << 40).ok_or_else(bad)?);
-            WavefrontConfig {
-                capacity: c,
-                ..WavefrontConfig::default()
-            }
-            .validate()?;
-            return Ok(c);
-        }
-    }
-    let n = match s.strip_prefix("2^") {
-        Some(k) => 1u64.checked_shl(k.parse::<u32>().map_err(|_| bad())?).ok_or_else(bad)?,
-        None => s.parse::<u64>().map_err(|_| bad())?,
-    };
-    let n = u32::try_from(n).map_err(|_| bad())?;
-    let c = Capacity::Slots(n);
-    WavefrontConfig {
-        capacity: c,
-        ..WavefrontConfig::default()
-    }
-    .validate()?;
-    Ok(c)
 }
 
 impl LaunchArgs {
@@ -415,38 +331,38 @@ pub struct BenchArgs {
     #[arg(long, value_enum, value_delimiter = ',', default_value = "gpu-mega")]
     pub backends: Vec<BackendArg>,
     /// Megakernel block shapes to try, comma-separated.
-    #[arg(long, value_delimiter = ',', value_parser = parse_size, default_value = "8x8")]
+    #[arg(long, value_delimiter = ',', value_parser = parse_size, default_value = shown(size_label(DEFAULT_BLOCK)))]
     pub blocks: Vec<(u32, u32)>,
     /// Megakernel samples per launch to try, comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "16")]
+    #[arg(long, value_delimiter = ',', default_values_t = [DEFAULT_SAMPLES_PER_LAUNCH])]
     pub samples_per_launch: Vec<u32>,
     /// Megakernel tile size (default: whole image).
     #[arg(long, value_parser = parse_size)]
     pub tile: Option<(u32, u32)>,
     /// Wavefront schedules to try (regenerate at the default refill).
-    #[arg(long, value_enum, value_delimiter = ',', default_value = "regenerate")]
-    pub schedules: Vec<Schedule>,
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [DEFAULT_SCHEDULE])]
+    pub schedules: Vec<WaveSchedule>,
     /// Wavefront compaction modes to try.
-    #[arg(long, value_enum, value_delimiter = ',', default_value = "prefix-sum")]
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [DEFAULT_COMPACTION])]
     pub compactions: Vec<CompactionArg>,
     /// Wavefront pool capacities to try (powers of two, budgets such as
     /// 512MiB, or auto).
-    #[arg(long, value_delimiter = ',', value_parser = parse_capacity, default_value = "512MiB")]
+    #[arg(long, value_delimiter = ',', value_parser = parse_capacity, default_value = shown(DEFAULT_CAPACITY.label()))]
     pub capacities: Vec<Capacity>,
     /// Wavefront threads per block to try.
-    #[arg(long, value_delimiter = ',', default_value = "64")]
+    #[arg(long, value_delimiter = ',', default_values_t = [DEFAULT_WAVE_BLOCK])]
     pub wave_blocks: Vec<u32>,
     /// Wavefront tail-drain thresholds to try (0: never drain).
-    #[arg(long, value_delimiter = ',', default_value = "262144")]
+    #[arg(long, value_delimiter = ',', default_values_t = [DEFAULT_DRAIN_BELOW])]
     pub drains: Vec<u32>,
     /// Timed repetitions per configuration (at most 1000).
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=crate::experiment::config::MAX_REPEAT as i64))]
+    #[arg(long, default_value_t = BENCH_REPEAT, value_parser = clap::value_parser!(u32).range(1..=MAX_REPEAT as i64))]
     pub repeat: u32,
     /// Untimed warm-up renders per configuration (at most 100).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=crate::experiment::config::MAX_WARMUP as i64))]
+    #[arg(long, default_value_t = BENCH_WARMUP, value_parser = clap::value_parser!(u32).range(0..=MAX_WARMUP as i64))]
     pub warmup: u32,
     /// CPU threads for the `cpu` back end (0: one per core; at most 1024).
-    #[arg(long, default_value_t = 0, value_parser = parse_threads)]
+    #[arg(long, default_value_t = DEFAULT_THREADS, value_parser = parse_threads)]
     pub threads: usize,
     /// Write one row per repetition to this CSV file.
     #[arg(long)]
@@ -484,16 +400,6 @@ impl BenchArgs {
     }
 }
 
-/// Parses `WIDTHxHEIGHT`.
-pub fn parse_size(s: &str) -> Result<(u32, u32), String> {
-    let bad = || format!("expected WIDTHxHEIGHT with sides from 1 to 32768, e.g. 1200x800; got `{s}`");
-    let (w, h) = s.split_once(['x', 'X']).ok_or_else(bad)?;
-    let w: u32 = w.trim().parse().map_err(|_| bad())?;
-    let h: u32 = h.trim().parse().map_err(|_| bad())?;
-    let ok = |v: u32| (1..=crate::scene::MAX_IMAGE_SIDE).contains(&v);
-    if ok(w) && ok(h) { Ok((w, h)) } else { Err(bad()) }
-}
-
 impl RenderArgs {
     /// The validated request.
     pub fn to_request(&self) -> Result<RenderRequest, String> {
@@ -516,27 +422,9 @@ impl RenderArgs {
     }
 }
 
-/// The concrete back end of a `verify` or `bench` argument (`auto` is not a
-/// back end to measure).
-pub fn concrete_backend(arg: BackendArg) -> Result<BackendKind, String> {
-    match arg.choice() {
-        BackendChoice::Exactly(kind) => Ok(kind),
-        BackendChoice::Auto => Err("name a back end (cpu, cpu-serial, gpu-mega, gpu-wave), not auto".into()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn size_parses_and_rejects() {
-        assert_eq!(parse_size("1200x800"), Ok((1200, 800)));
-        assert_eq!(parse_size("64X32"), Ok((64, 32)));
-        for bad in ["1200", "0x10", "axb", "10x", "40000x10"] {
-            assert!(parse_size(bad).is_err(), "{bad}");
-        }
-    }
 
     #[test]
     fn launch_arguments_are_validated() {
@@ -550,10 +438,23 @@ mod tests {
         let cli = Cli::try_parse_from(["wavepath", "bench", "s.toml", "--blocks", "8x8,32x4,256x1"]).unwrap();
         let Command::Bench(args) = cli.command else { panic!() };
         assert_eq!(args.blocks, [(8, 8), (32, 4), (256, 1)]);
-        assert_eq!(parse_capacity("2^21"), Ok(Capacity::Slots(1 << 21)));
-        assert_eq!(parse_capacity("auto"), Ok(Capacity::Auto));
-        assert!(parse_capacity("3000").is_err());
-        assert!(parse_capacity("2^40").is_err());
-        assert!(parse_capacity("2^29").is_err());
+    }
+
+    #[test]
+    fn the_command_line_defaults_are_the_back_ends_defaults() {
+        let cli = Cli::try_parse_from(["wavepath", "render", "s.toml"]).unwrap();
+        let Command::Render(args) = cli.command else { panic!() };
+        assert_eq!(args.launch.options(), Ok(BackendOptions::default()));
+        let cli = Cli::try_parse_from(["wavepath", "bench", "s.toml"]).unwrap();
+        let Command::Bench(args) = cli.command else { panic!() };
+        let (mega, wave) = (MegakernelConfig::default(), WavefrontConfig::default());
+        let plan = args.plan().unwrap();
+        assert_eq!(plan.blocks, [mega.block]);
+        assert_eq!(plan.samples_per_launch, [mega.samples_per_launch]);
+        assert_eq!(plan.schedules, [wave.schedule]);
+        assert_eq!(plan.compactions, [wave.compaction]);
+        assert_eq!(plan.capacities, [wave.capacity]);
+        assert_eq!(plan.wave_blocks, [wave.block]);
+        assert_eq!(plan.drains, [wave.drain_below]);
     }
 }

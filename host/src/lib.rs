@@ -34,4 +34,5 @@ pub mod io;
 pub mod prepared;
 pub mod render;
 pub mod scene;
+pub mod settings;
 pub mod system;

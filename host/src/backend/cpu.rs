@@ -8,6 +8,7 @@
 //! in passes over the image, so that Ctrl-C can stop at a whole sample.
 
 use super::{Progress, RenderJob, RenderOutput};
+use crate::settings::cpu::CpuSchedule;
 use device::accel::Traversal;
 use device::film::FixedRgb;
 use device::integrator::{SampleRange, render_pixel};
@@ -15,19 +16,6 @@ use device::kernels::{AccelKernels, AccelVisitor, visit_accel};
 use device::observe::Unobserved;
 use rayon::prelude::*;
 use std::time::{Duration, Instant};
-
-/// The most threads the `cpu` back end starts (more than any machine's
-/// cores; each thread costs a stack and a share of the image).
-pub const MAX_THREADS: usize = 1024;
-
-/// Checks a thread count (0: one per core).
-pub fn check_threads(n: usize) -> Result<(), String> {
-    if n <= MAX_THREADS {
-        Ok(())
-    } else {
-        Err(format!("threads: at most {MAX_THREADS}, got {n}"))
-    }
-}
 
 /// How many threads render.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,44 +33,6 @@ impl Threads {
             Threads::Serial => 1,
             Threads::Pool(0) => std::thread::available_parallelism().map_or(1, |n| n.get()),
             Threads::Pool(n) => n,
-        }
-    }
-}
-
-/// How the `cpu` back end divides the image between its threads (OpenMP's
-/// names in brackets).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "kebab-case")]
-pub enum CpuSchedule {
-    /// The pixel loop collapsed into one index space, cut into one
-    /// contiguous run per thread (`collapse(2) schedule(static)`).
-    Collapsed,
-    /// Rows in one contiguous block per thread (`schedule(static)`).
-    StaticRows,
-    /// Row `i` to thread `i mod T` (`schedule(static, 1)`).
-    CyclicRows,
-    /// Rows taken by whichever thread is free: rayon's work stealing
-    /// (`schedule(dynamic)`).
-    #[default]
-    DynamicRows,
-}
-
-impl CpuSchedule {
-    /// Every distribution, in the order reports list them.
-    pub const ALL: [CpuSchedule; 4] = [
-        CpuSchedule::Collapsed,
-        CpuSchedule::StaticRows,
-        CpuSchedule::CyclicRows,
-        CpuSchedule::DynamicRows,
-    ];
-
-    /// The name on the command line and in reports.
-    pub fn label(self) -> &'static str {
-        match self {
-            CpuSchedule::Collapsed => "collapsed",
-            CpuSchedule::StaticRows => "static-rows",
-            CpuSchedule::CyclicRows => "cyclic-rows",
-            CpuSchedule::DynamicRows => "dynamic-rows",
         }
     }
 }

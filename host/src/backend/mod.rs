@@ -19,6 +19,8 @@ pub mod wavefront;
 pub use sized_by::SizedBy;
 
 use crate::prepared::PreparedScene;
+pub use crate::settings::backend::BackendKind;
+use crate::settings::cpu::CpuSchedule;
 use device::camera::Camera;
 use device::film::FixedRgb;
 use device::scene::RenderParams;
@@ -28,52 +30,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use wavefront::WavefrontConfig;
 
-/// Which back end renders.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum BackendKind {
-    /// One CPU thread.
-    CpuSerial,
-    /// Every CPU core.
-    Cpu,
-    /// The GPU megakernel.
-    GpuMega,
-    /// The GPU wavefront.
-    GpuWave,
-    /// The wavefront's kernels emulated on the host (a correctness tool).
-    CpuWave,
-}
-
-impl BackendKind {
-    /// The name used on the command line and in reports.
-    pub fn label(self) -> &'static str {
-        match self {
-            BackendKind::CpuSerial => "cpu-serial",
-            BackendKind::Cpu => "cpu",
-            BackendKind::GpuMega => "gpu-mega",
-            BackendKind::GpuWave => "gpu-wave",
-            BackendKind::CpuWave => "cpu-wave",
-        }
-    }
-
-    /// True for the back ends that need a GPU.
-    pub fn is_gpu(self) -> bool {
-        matches!(self, BackendKind::GpuMega | BackendKind::GpuWave)
-    }
-
-    /// True for the wavefront back ends (which take the wavefront's settings).
-    pub fn is_wavefront(self) -> bool {
-        matches!(self, BackendKind::GpuWave | BackendKind::CpuWave)
-    }
-}
-
 /// Tuning knobs of the back ends; each uses its own.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct BackendOptions {
     /// CPU threads for `cpu` (0: one per core).
     pub threads: usize,
     /// How `cpu` divides the image between its threads.
-    pub cpu_schedule: cpu::CpuSchedule,
+    pub cpu_schedule: CpuSchedule,
     /// Launch configuration for `gpu-mega`.
     pub megakernel: MegakernelConfig,
     /// Configuration for `gpu-wave` and `cpu-wave`.

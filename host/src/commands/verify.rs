@@ -1,8 +1,9 @@
 //! `wavepath verify`: a GPU back end against the CPU, bit for bit.
 
 use super::outln;
-use crate::cli::{VerifyArgs, concrete_backend};
+use crate::cli::VerifyArgs;
 use crate::render::verify;
+use crate::settings::backend::concrete_backend;
 use anyhow::anyhow;
 use std::process::ExitCode;
 

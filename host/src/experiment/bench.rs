@@ -6,15 +6,18 @@
 //! configuration of each back end, their speedup, and the per-kernel profile
 //! of each best.
 
-use crate::accel::AccelChoice;
-use crate::backend::BackendKind;
-use crate::backend::wavefront::{Capacity, Schedule};
 use crate::experiment::config::{Config, Study};
-use crate::experiment::params::{Param, Setting, Sweep, Value};
+use crate::experiment::params::{
+    ACCEL, BLOCK, CAPACITY, COMPACTION, DEPTH, DRAIN_BELOW, Param, SAMPLES_PER_LAUNCH, SCHEDULE, SEED, SIZE, SPP,
+    Setting, SettingDecl, Sweep, THREADS, TILE, Value, WAVE_BLOCK,
+};
 use crate::experiment::records::RunRow;
 use crate::experiment::report::stats;
 use crate::experiment::runner::Outcome;
 use crate::render::Overrides;
+use crate::settings::backend::BackendKind;
+use crate::settings::capacity::Capacity;
+use crate::settings::wavefront::WaveSchedule;
 use device::launch::Compaction;
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -36,7 +39,7 @@ pub struct BenchPlan {
     /// Megakernel tile (all configurations).
     pub tile: Option<(u32, u32)>,
     /// Wavefront schedules.
-    pub schedules: Vec<Schedule>,
+    pub schedules: Vec<WaveSchedule>,
     /// Wavefront compaction modes.
     pub compactions: Vec<Compaction>,
     /// Wavefront pool capacities.
@@ -58,45 +61,29 @@ impl BenchPlan {
     pub fn config(&self, command: &str) -> Config {
         let o = &self.overrides;
         let fixed: Vec<Setting> = [
-            o.size.map(|s| (Param::Size, Value::Size(s))),
-            o.spp.map(|n| (Param::Spp, Value::Count(n))),
-            o.max_depth.map(|n| (Param::Depth, Value::Count(n))),
-            o.seed.map(|n| (Param::Seed, Value::Count(n))),
-            o.accel.map(|a: AccelChoice| (Param::Accel, Value::Accel(a))),
-            Some((Param::Tile, Value::Tile(self.tile))),
-            Some((Param::Threads, Value::Count(self.threads as u32))),
+            o.size.map(|s| (&SIZE, Value::Size(s))),
+            o.spp.map(|n| (&SPP, Value::Count(n))),
+            o.max_depth.map(|n| (&DEPTH, Value::Count(n))),
+            o.seed.map(|n| (&SEED, Value::Count(n))),
+            o.accel.map(|a| (&ACCEL, Value::Accel(a))),
+            Some((&TILE, Value::Tile(self.tile))),
+            Some((&THREADS, Value::Count(self.threads as u32))),
         ]
         .into_iter()
         .flatten()
-        .map(|(param, value)| Setting { param, value })
+        .map(|(decl, value)| Setting {
+            param: Param::Plain(decl),
+            value,
+        })
         .collect();
-        let sweep = |param, values: Vec<Value>| Sweep { param, values };
-        let sweep = vec![
-            sweep(Param::Block, self.blocks.iter().map(|&b| Value::Size(b)).collect()),
-            sweep(
-                Param::SamplesPerLaunch,
-                self.samples_per_launch.iter().map(|&n| Value::Count(n)).collect(),
-            ),
-            sweep(
-                Param::Schedule,
-                self.schedules.iter().map(|&s| Value::Schedule(s)).collect(),
-            ),
-            sweep(
-                Param::Compaction,
-                self.compactions.iter().map(|&c| Value::Compaction(c)).collect(),
-            ),
-            sweep(
-                Param::Capacity,
-                self.capacities.iter().map(|&c| Value::Capacity(c)).collect(),
-            ),
-            sweep(
-                Param::WaveBlock,
-                self.wave_blocks.iter().map(|&n| Value::Count(n)).collect(),
-            ),
-            sweep(
-                Param::DrainBelow,
-                self.drains.iter().map(|&n| Value::Count(n)).collect(),
-            ),
+        let sweeps = vec![
+            sweep(&BLOCK, &self.blocks, Value::Size),
+            sweep(&SAMPLES_PER_LAUNCH, &self.samples_per_launch, Value::Count),
+            sweep(&SCHEDULE, &self.schedules, Value::WaveSchedule),
+            sweep(&COMPACTION, &self.compactions, Value::Compaction),
+            sweep(&CAPACITY, &self.capacities, Value::Capacity),
+            sweep(&WAVE_BLOCK, &self.wave_blocks, Value::Count),
+            sweep(&DRAIN_BELOW, &self.drains, Value::Count),
         ];
         Config {
             path: self.scene.clone(),
@@ -114,10 +101,18 @@ impl BenchPlan {
                 repeat: self.repeat,
                 fixed,
                 per_backend: Vec::new(),
-                sweep,
+                sweep: sweeps,
                 published: Vec::new(),
             }],
         }
+    }
+}
+
+/// A sweep of `decl` over `values`, each made a [`Value`] by `value`.
+fn sweep<T: Copy>(decl: &'static SettingDecl, values: &[T], value: fn(T) -> Value) -> Sweep {
+    Sweep {
+        param: Param::Plain(decl),
+        values: values.iter().map(|&v| value(v)).collect(),
     }
 }
 
@@ -264,7 +259,7 @@ mod tests {
             blocks: vec![(8, 8), (32, 4)],
             samples_per_launch: vec![1, 16],
             tile: None,
-            schedules: vec![Schedule::BounceSync, Schedule::Regenerate],
+            schedules: vec![WaveSchedule::BounceSync, WaveSchedule::Regenerate],
             compactions: vec![Compaction::PrefixSum],
             capacities: vec![Capacity::Slots(1 << 20), Capacity::Auto],
             wave_blocks: vec![64],

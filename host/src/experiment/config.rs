@@ -25,25 +25,23 @@
 //! backend = "gpu-mega"
 //! ```
 //!
-//! Every setting is one [`Param`] (see `params`); a setting that does not apply to a back
-//! end (a block shape for the CPU) is left at its default there, and runs that
-//! end up identical are made once. Errors name the file, the line, the field
-//! and what was expected, like scene errors.
+//! Every setting is one [`Param`] (see `params`), its values the types of
+//! [`crate::settings`]; a setting that does not apply to a back end (a block
+//! shape for the CPU) is left at its default there, and runs that end up
+//! identical are made once. Errors name the file, the line, the field and
+//! what was expected, like scene errors. Reading a study is a series of
+//! named checks (`StudySource`), one per field.
 
 use super::films::fnv1a;
-use super::params::{Param, RunSpec, Setting, Sweep, choice, describe, scene_path};
-use crate::backend::BackendKind;
+use super::params::{Param, RunSpec, Setting, Sweep, describe, plain_names, scene_path};
 use crate::scene::line_col;
+use crate::settings::backend::{BackendArg, BackendKind, concrete_backend};
+use crate::settings::choice::choice;
+use crate::settings::repetitions::{MAX_REPEAT, MAX_WARMUP, STUDY_REPEAT, STUDY_WARMUP};
 use indexmap::IndexMap;
 use serde::Deserialize;
 use serde_spanned::Spanned;
 use std::path::{Component, Path, PathBuf};
-
-/// The most timed repetitions of one configuration (`repeat`, `--repeat`).
-pub const MAX_REPEAT: u32 = 1000;
-
-/// The most untimed warm-up renders of one configuration.
-pub const MAX_WARMUP: u32 = 100;
 
 /// Why a config could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -252,9 +250,9 @@ struct StudyDef {
     backends: Spanned<Vec<Spanned<String>>>,
     #[serde(default)]
     baseline: Option<Spanned<String>>,
-    #[serde(default = "one")]
+    #[serde(default = "study_warmup")]
     warmup: Spanned<u32>,
-    #[serde(default = "three")]
+    #[serde(default = "study_repeat")]
     repeat: Spanned<u32>,
     #[serde(default)]
     fixed: Settings,
@@ -266,12 +264,12 @@ struct StudyDef {
     published: Vec<Spanned<Published>>,
 }
 
-fn one() -> Spanned<u32> {
-    Spanned::new(0..0, 1)
+fn study_warmup() -> Spanned<u32> {
+    Spanned::new(0..0, STUDY_WARMUP)
 }
 
-fn three() -> Spanned<u32> {
-    Spanned::new(0..0, 3)
+fn study_repeat() -> Spanned<u32> {
+    Spanned::new(0..0, STUDY_REPEAT)
 }
 
 /// Reads and validates the config at `path`.
@@ -297,173 +295,80 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
             message: e.message().trim().to_string(),
         }
     })?;
-    let at = |span: std::ops::Range<usize>, item: &str, message: String| ConfigError::Invalid {
-        path: path.to_path_buf(),
-        line: line_col(text, span.start).0,
-        item: item.to_string(),
-        message,
-    };
+    let source = Source { path, text };
     if file.study.is_empty() {
-        return Err(at(
+        return Err(source.at(
             file.experiment.span(),
             "experiment",
             "no studies: add at least one [[study]] with scenes and backends".into(),
         ));
     }
-    let folder = path.parent().unwrap_or(Path::new(""));
     let mut studies: Vec<Study> = Vec::new();
     for def in &file.study {
+        let study = source.study(def, &studies)?;
+        studies.push(study);
+    }
+    Ok(Config {
+        path: path.to_path_buf(),
+        text: text.to_string(),
+        name: file.experiment.get_ref().name.clone(),
+        description: file.experiment.get_ref().description.clone(),
+        studies,
+    })
+}
+
+/// The config being read: where errors point.
+struct Source<'a> {
+    path: &'a Path,
+    text: &'a str,
+}
+
+/// One study's definition being read: errors name the study.
+struct StudySource<'a> {
+    source: &'a Source<'a>,
+    name: &'a str,
+}
+
+impl Source<'_> {
+    /// An error at `span`, about `item`.
+    fn at(&self, span: std::ops::Range<usize>, item: &str, message: String) -> ConfigError {
+        ConfigError::Invalid {
+            path: self.path.to_path_buf(),
+            line: line_col(self.text, span.start).0,
+            item: item.to_string(),
+            message,
+        }
+    }
+
+    /// Validates one study; `earlier` are the studies before it.
+    fn study(&self, def: &Spanned<StudyDef>, earlier: &[Study]) -> Result<Study, ConfigError> {
         let s = def.get_ref();
         let name = s.name.get_ref().clone();
-        let item = |field: &str| format!("study `{name}`, {field}");
-        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
-            return Err(at(
-                s.name.span(),
-                &item("field `name`"),
-                "expected letters, digits, `_` and `-` only".into(),
-            ));
-        }
-        if studies.iter().any(|o| o.name == name) {
-            return Err(at(
-                s.name.span(),
-                &item("field `name`"),
-                "a study of this name exists already".into(),
-            ));
-        }
-        if s.scenes.get_ref().is_empty() {
-            return Err(at(
-                s.scenes.span(),
-                &item("field `scenes`"),
-                "expected at least one scene file".into(),
-            ));
-        }
-        let mut scenes = Vec::new();
-        for scene in s.scenes.get_ref() {
-            let file = normalize(&folder.join(scene.get_ref()));
-            if !file.is_file() {
-                return Err(at(
-                    scene.span(),
-                    &item("field `scenes`"),
-                    format!(
-                        "no scene file {} (paths are relative to the config's folder)",
-                        file.display()
-                    ),
-                ));
-            }
-            scenes.push(file);
-        }
-        let backend = |v: &Spanned<String>, field: &str| {
-            choice::<crate::cli::BackendArg>(v.get_ref())
-                .and_then(crate::cli::concrete_backend)
-                .map_err(|m| at(v.span(), &item(field), m))
+        let st = StudySource {
+            source: self,
+            name: &name,
         };
-        if s.backends.get_ref().is_empty() {
-            return Err(at(
-                s.backends.span(),
-                &item("field `backends`"),
-                "expected at least one back end".into(),
-            ));
-        }
-        let backends = s
-            .backends
-            .get_ref()
-            .iter()
-            .map(|b| backend(b, "field `backends`"))
-            .collect::<Result<Vec<_>, _>>()?;
-        let baseline = match &s.baseline {
-            None => None,
-            Some(b) => {
-                let kind = backend(b, "field `baseline`")?;
-                if !backends.contains(&kind) {
-                    return Err(at(
-                        b.span(),
-                        &item("field `baseline`"),
-                        format!("`{}` is not one of the study's backends", kind.label()),
-                    ));
-                }
-                Some(kind)
-            }
-        };
-        if !(1..=MAX_REPEAT).contains(s.repeat.get_ref()) {
-            return Err(at(
-                s.repeat.span(),
-                &item("field `repeat`"),
-                format!("expected 1 to {MAX_REPEAT}, got {}", s.repeat.get_ref()),
-            ));
-        }
-        if *s.warmup.get_ref() > MAX_WARMUP {
-            return Err(at(
-                s.warmup.span(),
-                &item("field `warmup`"),
-                format!("expected 0 to {MAX_WARMUP}, got {}", s.warmup.get_ref()),
-            ));
-        }
-        let setting = |key: &Spanned<String>, value: &Spanned<toml::Value>, table: &str| {
-            let param =
-                param_named(key).map_err(|m| at(key.span(), &item(&format!("{table} `{}`", key.get_ref())), m))?;
-            let value = param
-                .parse(value.get_ref())
-                .map_err(|m| at(value.span(), &item(&format!("{table} `{}`", key.get_ref())), m))?;
-            Ok(Setting { param, value })
-        };
-        let fixed = s
-            .fixed
-            .iter()
-            .map(|(k, v)| setting(k, v, "fixed"))
-            .collect::<Result<Vec<_>, ConfigError>>()?;
+        st.check_name(&s.name, earlier)?;
+        let scenes = st.scenes(&s.scenes, self.path.parent().unwrap_or(Path::new("")))?;
+        let backends = st.backends(&s.backends)?;
+        let baseline = s.baseline.as_ref().map(|b| st.baseline(b, &backends)).transpose()?;
+        st.check_repetitions(&s.repeat, &s.warmup)?;
+        let fixed = st.settings(&s.fixed, "fixed")?;
         let mut per_backend = Vec::new();
         for (b, table) in &s.per_backend {
-            let kind = backend(b, "per_backend")?;
-            let settings = table
-                .iter()
-                .map(|(k, v)| setting(k, v, &format!("per_backend.{}", b.get_ref())))
-                .collect::<Result<Vec<_>, ConfigError>>()?;
-            per_backend.push((kind, settings));
+            let kind = st.backend(b, "per_backend")?;
+            per_backend.push((kind, st.settings(table, &format!("per_backend.{}", b.get_ref()))?));
         }
-        let mut sweep = Vec::new();
-        for (key, values) in &s.sweep {
-            let field = format!("sweep `{}`", key.get_ref());
-            let param = param_named(key).map_err(|m| at(key.span(), &item(&field), m))?;
-            if values.get_ref().is_empty() {
-                return Err(at(
-                    values.span(),
-                    &item(&field),
-                    "empty sweep: list at least one value".into(),
-                ));
-            }
-            let values = values
-                .get_ref()
-                .iter()
-                .map(|v| param.parse(v.get_ref()).map_err(|m| at(v.span(), &item(&field), m)))
-                .collect::<Result<Vec<_>, _>>()?;
-            sweep.push(Sweep { param, values });
-        }
-        let mut published = Vec::new();
-        for p in &s.published {
-            let f = p.get_ref();
-            if !PUBLISHED_UNITS.contains(&f.unit.as_str()) {
-                return Err(at(
-                    p.span(),
-                    &item("published figure, field `unit`"),
-                    format!("expected one of {}; got `{}`", PUBLISHED_UNITS.join(", "), f.unit),
-                ));
-            }
-            if !backends.contains(&f.backend) {
-                return Err(at(
-                    p.span(),
-                    &item("published figure, field `backend`"),
-                    format!("`{}` is not one of the study's backends", f.backend.label()),
-                ));
-            }
-            if f.unit == "x" && baseline.is_none() {
-                return Err(at(
-                    p.span(),
-                    &item("published figure, field `unit`"),
-                    "a speedup (`x`) needs the study's `baseline`".into(),
-                ));
-            }
-            published.push(f.clone());
-        }
+        let sweep = s
+            .sweep
+            .iter()
+            .map(|(key, values)| st.sweep(key, values))
+            .collect::<Result<Vec<_>, _>>()?;
+        let published = s
+            .published
+            .iter()
+            .map(|p| st.published(p, &backends, baseline))
+            .collect::<Result<Vec<_>, _>>()?;
         let study = Study {
             name: name.clone(),
             description: s.description.clone(),
@@ -481,17 +386,186 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
         for run in study.runs() {
             run.spec
                 .validate()
-                .map_err(|m| at(def.span(), &item(&format!("run `{}`", run.label)), m))?;
+                .map_err(|m| st.at(def.span(), &format!("run `{}`", run.label), m))?;
         }
-        studies.push(study);
+        Ok(study)
     }
-    Ok(Config {
-        path: path.to_path_buf(),
-        text: text.to_string(),
-        name: file.experiment.get_ref().name.clone(),
-        description: file.experiment.get_ref().description.clone(),
-        studies,
-    })
+}
+
+impl StudySource<'_> {
+    /// An error at `span`, about `field` of this study.
+    fn at(&self, span: std::ops::Range<usize>, field: &str, message: String) -> ConfigError {
+        self.source
+            .at(span, &format!("study `{}`, {field}", self.name), message)
+    }
+
+    /// Checks the study's name: a plain word, unique in the config.
+    fn check_name(&self, name: &Spanned<String>, earlier: &[Study]) -> Result<(), ConfigError> {
+        let n = name.get_ref();
+        if n.is_empty() || !n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+            return Err(self.at(
+                name.span(),
+                "field `name`",
+                "expected letters, digits, `_` and `-` only".into(),
+            ));
+        }
+        if earlier.iter().any(|o| &o.name == n) {
+            return Err(self.at(
+                name.span(),
+                "field `name`",
+                "a study of this name exists already".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The scene files, resolved against `folder`; each must exist.
+    fn scenes(&self, scenes: &Spanned<Vec<Spanned<String>>>, folder: &Path) -> Result<Vec<PathBuf>, ConfigError> {
+        if scenes.get_ref().is_empty() {
+            return Err(self.at(
+                scenes.span(),
+                "field `scenes`",
+                "expected at least one scene file".into(),
+            ));
+        }
+        scenes
+            .get_ref()
+            .iter()
+            .map(|scene| {
+                let file = normalize(&folder.join(scene.get_ref()));
+                if file.is_file() {
+                    Ok(file)
+                } else {
+                    Err(self.at(
+                        scene.span(),
+                        "field `scenes`",
+                        format!(
+                            "no scene file {} (paths are relative to the config's folder)",
+                            file.display()
+                        ),
+                    ))
+                }
+            })
+            .collect()
+    }
+
+    /// A concrete back end named in `field`.
+    fn backend(&self, v: &Spanned<String>, field: &str) -> Result<BackendKind, ConfigError> {
+        choice::<BackendArg>(v.get_ref())
+            .and_then(concrete_backend)
+            .map_err(|m| self.at(v.span(), field, m))
+    }
+
+    /// The study's back ends, at least one.
+    fn backends(&self, backends: &Spanned<Vec<Spanned<String>>>) -> Result<Vec<BackendKind>, ConfigError> {
+        if backends.get_ref().is_empty() {
+            return Err(self.at(
+                backends.span(),
+                "field `backends`",
+                "expected at least one back end".into(),
+            ));
+        }
+        backends
+            .get_ref()
+            .iter()
+            .map(|b| self.backend(b, "field `backends`"))
+            .collect()
+    }
+
+    /// The baseline: one of the study's back ends.
+    fn baseline(&self, b: &Spanned<String>, backends: &[BackendKind]) -> Result<BackendKind, ConfigError> {
+        let kind = self.backend(b, "field `baseline`")?;
+        if !backends.contains(&kind) {
+            return Err(self.at(
+                b.span(),
+                "field `baseline`",
+                format!("`{}` is not one of the study's backends", kind.label()),
+            ));
+        }
+        Ok(kind)
+    }
+
+    /// Checks `repeat` and `warmup` against their limits.
+    fn check_repetitions(&self, repeat: &Spanned<u32>, warmup: &Spanned<u32>) -> Result<(), ConfigError> {
+        if !(1..=MAX_REPEAT).contains(repeat.get_ref()) {
+            return Err(self.at(
+                repeat.span(),
+                "field `repeat`",
+                format!("expected 1 to {MAX_REPEAT}, got {}", repeat.get_ref()),
+            ));
+        }
+        if *warmup.get_ref() > MAX_WARMUP {
+            return Err(self.at(
+                warmup.span(),
+                "field `warmup`",
+                format!("expected 0 to {MAX_WARMUP}, got {}", warmup.get_ref()),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The settings of a table (`fixed` or a `per_backend` entry).
+    fn settings(&self, table: &Settings, name: &str) -> Result<Vec<Setting>, ConfigError> {
+        table
+            .iter()
+            .map(|(key, value)| {
+                let field = format!("{name} `{}`", key.get_ref());
+                let param = param_named(key).map_err(|m| self.at(key.span(), &field, m))?;
+                let value = param
+                    .parse(value.get_ref())
+                    .map_err(|m| self.at(value.span(), &field, m))?;
+                Ok(Setting { param, value })
+            })
+            .collect()
+    }
+
+    /// One swept parameter and its values, at least one.
+    fn sweep(&self, key: &Spanned<String>, values: &Spanned<Vec<Spanned<toml::Value>>>) -> Result<Sweep, ConfigError> {
+        let field = format!("sweep `{}`", key.get_ref());
+        let param = param_named(key).map_err(|m| self.at(key.span(), &field, m))?;
+        if values.get_ref().is_empty() {
+            return Err(self.at(values.span(), &field, "empty sweep: list at least one value".into()));
+        }
+        let values = values
+            .get_ref()
+            .iter()
+            .map(|v| param.parse(v.get_ref()).map_err(|m| self.at(v.span(), &field, m)))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Sweep { param, values })
+    }
+
+    /// A published figure: a known unit, one of the study's back ends, and
+    /// a baseline for a speedup.
+    fn published(
+        &self,
+        p: &Spanned<Published>,
+        backends: &[BackendKind],
+        baseline: Option<BackendKind>,
+    ) -> Result<Published, ConfigError> {
+        let f = p.get_ref();
+        if !PUBLISHED_UNITS.contains(&f.unit.as_str()) {
+            return Err(self.at(
+                p.span(),
+                "published figure, field `unit`",
+                format!("expected one of {}; got `{}`", PUBLISHED_UNITS.join(", "), f.unit),
+            ));
+        }
+        if !backends.contains(&f.backend) {
+            return Err(self.at(
+                p.span(),
+                "published figure, field `backend`",
+                format!("`{}` is not one of the study's backends", f.backend.label()),
+            ));
+        }
+        if f.unit == "x" && baseline.is_none() {
+            return Err(self.at(
+                p.span(),
+                "published figure, field `unit`",
+                "a speedup (`x`) needs the study's `baseline`".into(),
+            ));
+        }
+        Ok(f.clone())
+    }
 }
 
 /// The parameter a config key names, or what the known names are.
@@ -506,7 +580,7 @@ fn param_named(key: &Spanned<String>) -> Result<Param, String> {
     Param::named(name).ok_or_else(|| {
         format!(
             "unknown parameter; expected one of {} or a scene field as `scene.PATH`",
-            super::params::plain_names().join(", ")
+            plain_names().join(", ")
         )
     })
 }

@@ -1,93 +1,69 @@
-//! The settings a run can fix or sweep, declared once ([`Param`]): their
-//! names, the values they take, the back ends they concern and where each
-//! goes in a run ([`RunSpec`]).
+//! The settings a run can fix or sweep, each declared once, as one entry of
+//! the table at the end of this file ([`SETTINGS`]). An entry carries the
+//! setting's name in configs and reports, the kind of [`Value`] it takes and
+//! the parser of that value, the back ends it concerns and the field of a
+//! run ([`RunSpec`]) it sets. Its default is the value [`RunSpec::new`]
+//! starts from, which comes from the constants in [`crate::settings`]; how
+//! it prints is its kind's ([`describe`]). Adding a sweepable setting is one
+//! entry (and the field it sets).
+//!
+//! Scene fields (`scene.PATH`) are the one open-ended kind of setting: any
+//! path into the scene file, checked when the scene loads.
 
 use crate::accel::AccelChoice;
-use crate::backend::cpu::CpuSchedule;
-use crate::backend::wavefront::{Capacity, Schedule, compaction_label};
 use crate::backend::{BackendKind, BackendOptions};
 use crate::render::Overrides;
+use crate::settings::capacity::{Capacity, parse_capacity};
+use crate::settings::choice::choice;
+use crate::settings::cpu::{CpuSchedule, MAX_THREADS, check_threads};
+use crate::settings::megakernel::check_register_cap;
+use crate::settings::size::{MAX_DEPTH, MAX_SPP, parse_size, size_label};
+use crate::settings::wavefront::{CompactionArg, WaveSchedule, compaction_label};
 use clap::ValueEnum;
 use device::launch::Compaction;
 use std::path::PathBuf;
 
-/// A setting that runs can fix or sweep. Each is declared here once: its
-/// name, the values it takes, the back ends it applies to and where it goes.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// One setting that runs can fix or sweep (an entry of [`SETTINGS`]).
+pub struct SettingDecl {
+    /// The name in configs and reports.
+    pub name: &'static str,
+    /// True where the setting changes what a back end does (elsewhere it is
+    /// left at its default, and it does not label the run).
+    pub applies: fn(BackendKind) -> bool,
+    /// Parses a config value.
+    pub parse: fn(&toml::Value) -> Result<Value, String>,
+    /// Puts a value that `parse` gave into a run.
+    pub apply: fn(&mut RunSpec, Value),
+}
+
+impl std::fmt::Debug for SettingDecl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+// Names are unique in the table, so they identify a setting (comparing the
+// function pointers would not be reliable).
+impl PartialEq for SettingDecl {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}
+
+impl Eq for SettingDecl {}
+
+/// A setting that runs can fix or sweep.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Param {
-    /// Image size, `"WxH"`.
-    Size,
-    /// Samples per pixel.
-    Spp,
-    /// Maximum ray segments per path.
-    Depth,
-    /// RNG seed.
-    Seed,
-    /// Acceleration structure: none, bvh or kdtree.
-    Accel,
-    /// Megakernel block shape, `"XxY"`.
-    Block,
-    /// Megakernel samples per launch.
-    SamplesPerLaunch,
-    /// Megakernel tile, `"WxH"` or `"full"`.
-    Tile,
-    /// Wavefront schedule.
-    Schedule,
-    /// Wavefront refill threshold, a fraction of the slots.
-    Refill,
-    /// Wavefront compaction.
-    Compaction,
-    /// Wavefront pool capacity: `"auto"`, `"2^K"` or a power of two.
-    Capacity,
-    /// Wavefront threads per block.
-    WaveBlock,
-    /// Wavefront tail-drain threshold (0: never).
-    DrainBelow,
-    /// CPU threads of the `cpu` back end (0: one per core).
-    Threads,
-    /// How `cpu` divides the image.
-    CpuSchedule,
-    /// Count active lanes per warp (GPU back ends; a diagnosis setting).
-    CountDivergence,
-    /// Time each wavefront launch with CUDA events (off: wall time only).
-    TimeLaunches,
-    /// Registers per thread every GPU kernel may use, or `"none"`.
-    MaxRegisters,
-    /// Render at most this many spp and scale the time linearly to the spp
-    /// asked for (for serial runs that would take too long at full settings).
-    SppCap,
+    /// One of [`SETTINGS`].
+    Plain(&'static SettingDecl),
     /// A field of the scene file by its path, e.g. `scene.generators[0].grid`.
     SceneField(String),
 }
 
-/// The plain parameters and their names in configs and reports, in the
-/// order reports list them.
-pub const PLAIN_PARAMS: [(&str, Param); 20] = [
-    ("size", Param::Size),
-    ("spp", Param::Spp),
-    ("depth", Param::Depth),
-    ("seed", Param::Seed),
-    ("accel", Param::Accel),
-    ("block", Param::Block),
-    ("samples_per_launch", Param::SamplesPerLaunch),
-    ("tile", Param::Tile),
-    ("schedule", Param::Schedule),
-    ("refill", Param::Refill),
-    ("compaction", Param::Compaction),
-    ("capacity", Param::Capacity),
-    ("wave_block", Param::WaveBlock),
-    ("drain_below", Param::DrainBelow),
-    ("threads", Param::Threads),
-    ("cpu_schedule", Param::CpuSchedule),
-    ("count_divergence", Param::CountDivergence),
-    ("time_launches", Param::TimeLaunches),
-    ("max_registers", Param::MaxRegisters),
-    ("spp_cap", Param::SppCap),
-];
-
-/// The plain parameters' names, for messages.
+/// The plain settings' names, for messages.
 pub fn plain_names() -> Vec<&'static str> {
-    PLAIN_PARAMS.iter().map(|(n, _)| *n).collect()
+    SETTINGS.iter().map(|d| d.name).collect()
 }
 
 /// A parameter's value, parsed and checked.
@@ -106,7 +82,7 @@ pub enum Value {
     /// An acceleration structure.
     Accel(AccelChoice),
     /// A wavefront schedule.
-    Schedule(Schedule),
+    WaveSchedule(WaveSchedule),
     /// A compaction mode.
     Compaction(Compaction),
     /// A pool capacity.
@@ -122,8 +98,8 @@ pub enum Value {
 impl Param {
     /// The parameter called `name`, if there is one.
     pub fn named(name: &str) -> Option<Param> {
-        if let Some((_, p)) = PLAIN_PARAMS.iter().find(|(n, _)| *n == name) {
-            return Some(p.clone());
+        if let Some(&decl) = SETTINGS.iter().find(|d| d.name == name) {
+            return Some(Param::Plain(decl));
         }
         let path = name.strip_prefix("scene.")?;
         scene_path(path).ok()?;
@@ -133,103 +109,26 @@ impl Param {
     /// The name in configs and reports.
     pub fn name(&self) -> String {
         match self {
+            Param::Plain(decl) => decl.name.to_string(),
             Param::SceneField(path) => format!("scene.{path}"),
-            p => PLAIN_PARAMS
-                .iter()
-                .find(|(_, q)| q == p)
-                .map_or_else(String::new, |(n, _)| n.to_string()),
         }
     }
 
     /// True where the parameter changes what `backend` does.
     pub fn applies_to(&self, backend: BackendKind) -> bool {
-        use BackendKind::*;
         match self {
-            Param::Block | Param::SamplesPerLaunch | Param::Tile => backend == GpuMega,
-            Param::Schedule
-            | Param::Refill
-            | Param::Compaction
-            | Param::Capacity
-            | Param::WaveBlock
-            | Param::DrainBelow => backend.is_wavefront(),
-            Param::Threads | Param::CpuSchedule => backend == Cpu,
-            Param::CountDivergence => backend.is_gpu(),
-            Param::TimeLaunches => backend == BackendKind::GpuWave,
-            Param::MaxRegisters => backend.is_gpu(),
-            _ => true,
+            Param::Plain(decl) => (decl.applies)(backend),
+            Param::SceneField(_) => true,
         }
     }
 
     /// Parses a config value for this parameter.
     pub fn parse(&self, v: &toml::Value) -> Result<Value, String> {
-        let text = || {
-            v.as_str()
-                .ok_or_else(|| format!("expected a string, got {}", type_of(v)))
-        };
-        let count_in = |range: std::ops::RangeInclusive<u32>| -> Result<u32, String> {
-            let n = v
-                .as_integer()
-                .ok_or_else(|| format!("expected a whole number, got {}", type_of(v)))?;
-            u32::try_from(n).ok().filter(|n| range.contains(n)).ok_or_else(|| {
-                format!(
-                    "expected a whole number from {} to {}, got {n}",
-                    range.start(),
-                    range.end()
-                )
-            })
-        };
-        let count = |min: u32| count_in(min..=u32::MAX);
-        Ok(match self {
-            Param::Size | Param::Block => Value::Size(crate::cli::parse_size(text()?)?),
-            Param::Tile => Value::Tile(match text()? {
-                "full" => None,
-                s => Some(crate::cli::parse_size(s)?),
-            }),
-            Param::Spp | Param::SppCap => Value::Count(count_in(1..=crate::scene::MAX_SPP)?),
-            Param::Depth => Value::Count(count_in(1..=crate::scene::MAX_DEPTH)?),
-            Param::SamplesPerLaunch | Param::WaveBlock => Value::Count(count(1)?),
-            Param::Threads => Value::Count(count_in(0..=crate::backend::cpu::MAX_THREADS as u32)?),
-            Param::Seed | Param::DrainBelow => Value::Count(count(0)?),
-            Param::Accel => Value::Accel(choice(text()?)?),
-            Param::Schedule => Value::Schedule(choice(text()?)?),
-            Param::MaxRegisters => Value::RegisterCap(match v {
-                toml::Value::String(s) if s == "none" => None,
-                _ => {
-                    let cap = count(1)?;
-                    crate::backend::gpu::megakernel::check_register_cap(Some(cap))?;
-                    Some(cap)
-                }
-            }),
-            Param::Refill => Value::Fraction(
-                v.as_float()
-                    .or_else(|| v.as_integer().map(|n| n as f64))
-                    .filter(|f| (0.0..=1.0).contains(f))
-                    .ok_or_else(|| format!("expected a fraction from 0 to 1, got {v}"))? as f32,
-            ),
-            Param::Compaction => Value::Compaction(choice::<crate::cli::CompactionArg>(text()?)?.mode()),
-            Param::Capacity => Value::Capacity(match v {
-                toml::Value::Integer(n) => crate::cli::parse_capacity(&n.to_string())?,
-                _ => crate::cli::parse_capacity(text()?)?,
-            }),
-            Param::CpuSchedule => Value::CpuSchedule(choice(text()?)?),
-            Param::CountDivergence | Param::TimeLaunches => Value::Flag(
-                v.as_bool()
-                    .ok_or_else(|| format!("expected true or false, got {}", type_of(v)))?,
-            ),
-            Param::SceneField(_) => Value::Scene(v.clone()),
-        })
+        match self {
+            Param::Plain(decl) => (decl.parse)(v),
+            Param::SceneField(_) => Ok(Value::Scene(v.clone())),
+        }
     }
-}
-
-/// One of a `clap::ValueEnum`'s names.
-pub fn choice<T: ValueEnum>(s: &str) -> Result<T, String> {
-    T::from_str(s, false).map_err(|_| {
-        let names: Vec<String> = T::value_variants()
-            .iter()
-            .filter_map(|v| v.to_possible_value().map(|p| p.get_name().to_string()))
-            .collect();
-        format!("expected one of {}; got `{s}`", names.join(", "))
-    })
 }
 
 /// A TOML value's kind, for error messages.
@@ -334,44 +233,22 @@ impl RunSpec {
         if !s.param.applies_to(self.backend) {
             return;
         }
-        let (o, m, w) = (
-            &mut self.overrides,
-            &mut self.options.megakernel,
-            &mut self.options.wavefront,
-        );
-        match (&s.param, s.value.clone()) {
-            (Param::Size, Value::Size(v)) => o.size = Some(v),
-            (Param::Spp, Value::Count(n)) => o.spp = Some(n),
-            (Param::Depth, Value::Count(n)) => o.max_depth = Some(n),
-            (Param::Seed, Value::Count(n)) => o.seed = Some(n),
-            (Param::Accel, Value::Accel(a)) => o.accel = Some(a),
-            (Param::Block, Value::Size(b)) => m.block = b,
-            (Param::SamplesPerLaunch, Value::Count(n)) => m.samples_per_launch = n,
-            (Param::Tile, Value::Tile(t)) => m.tile = t,
-            (Param::Schedule, Value::Schedule(v)) => w.schedule = v,
-            (Param::Refill, Value::Fraction(f)) => w.refill = f,
-            (Param::MaxRegisters, Value::RegisterCap(cap)) => {
-                m.max_registers = cap;
-                w.max_registers = cap;
+        match &s.param {
+            Param::Plain(decl) => (decl.apply)(self, s.value.clone()),
+            // `Param::parse` gives a scene field only `Value::Scene`.
+            Param::SceneField(path) => {
+                if let Value::Scene(v) = &s.value {
+                    self.set_scene_field(path, v.clone());
+                }
             }
-            (Param::Compaction, Value::Compaction(v)) => w.compaction = v,
-            (Param::Capacity, Value::Capacity(v)) => w.capacity = v,
-            (Param::WaveBlock, Value::Count(n)) => w.block = n,
-            (Param::DrainBelow, Value::Count(n)) => w.drain_below = n,
-            (Param::Threads, Value::Count(n)) => self.options.threads = n as usize,
-            (Param::CpuSchedule, Value::CpuSchedule(v)) => self.options.cpu_schedule = v,
-            (Param::TimeLaunches, Value::Flag(f)) => w.time_launches = f,
-            (Param::CountDivergence, Value::Flag(f)) => {
-                m.count_divergence = f;
-                w.count_divergence = f;
-            }
-            (Param::SppCap, Value::Count(n)) => self.spp_cap = Some(n),
-            (Param::SceneField(path), Value::Scene(v)) => {
-                self.scene_fields.retain(|(p, _)| p != path);
-                self.scene_fields.push((path.clone(), v));
-            }
-            (p, v) => unreachable!("Param::parse gives {p:?} no {v:?}"),
         }
+    }
+
+    /// Replaces the scene file's field at `path` (e.g. `render.seed`) with
+    /// `value` before the scene loads; the last setting of a path wins.
+    pub(crate) fn set_scene_field(&mut self, path: &str, value: toml::Value) {
+        self.scene_fields.retain(|(p, _)| p != path);
+        self.scene_fields.push((path.to_string(), value));
     }
 
     /// Checks the launch configurations (block shapes, capacities).
@@ -379,7 +256,7 @@ impl RunSpec {
         match self.backend {
             BackendKind::GpuMega => self.options.megakernel.validate(),
             BackendKind::GpuWave | BackendKind::CpuWave => self.options.wavefront.validate(),
-            BackendKind::Cpu => crate::backend::cpu::check_threads(self.options.threads),
+            BackendKind::Cpu => check_threads(self.options.threads),
             BackendKind::CpuSerial => Ok(()),
         }
     }
@@ -392,17 +269,209 @@ pub fn describe(v: &Value) -> String {
         Value::Fraction(f) => f.to_string(),
         Value::RegisterCap(None) => "none".into(),
         Value::RegisterCap(Some(r)) => r.to_string(),
-        Value::Size((w, h)) => format!("{w}x{h}"),
+        Value::Size(s) | Value::Tile(Some(s)) => size_label(*s),
         Value::Tile(None) => "full".into(),
-        Value::Tile(Some((w, h))) => format!("{w}x{h}"),
         Value::Accel(a) => a.label().into(),
-        Value::Schedule(s) => s.label().into(),
+        Value::WaveSchedule(s) => s.label().into(),
         Value::Compaction(c) => compaction_label(*c).into(),
         Value::Capacity(c) => c.label(),
         Value::CpuSchedule(s) => s.label().into(),
         Value::Flag(f) => f.to_string(),
         Value::Scene(v) => v.to_string(),
     }
+}
+
+// ---- the parsers the table's entries name ----
+
+/// A string value.
+fn text(v: &toml::Value) -> Result<&str, String> {
+    v.as_str()
+        .ok_or_else(|| format!("expected a string, got {}", type_of(v)))
+}
+
+/// A whole number from `MIN` to `MAX`.
+fn count<const MIN: u32, const MAX: u32>(v: &toml::Value) -> Result<u32, String> {
+    let n = v
+        .as_integer()
+        .ok_or_else(|| format!("expected a whole number, got {}", type_of(v)))?;
+    u32::try_from(n)
+        .ok()
+        .filter(|n| (MIN..=MAX).contains(n))
+        .ok_or_else(|| format!("expected a whole number from {MIN} to {MAX}, got {n}"))
+}
+
+/// `"WxH"`.
+fn size(v: &toml::Value) -> Result<(u32, u32), String> {
+    parse_size(text(v)?)
+}
+
+/// `"WxH"` or `"full"`.
+fn tile(v: &toml::Value) -> Result<Option<(u32, u32)>, String> {
+    match text(v)? {
+        "full" => Ok(None),
+        s => parse_size(s).map(Some),
+    }
+}
+
+/// One of a value enum's names.
+fn named<T: ValueEnum>(v: &toml::Value) -> Result<T, String> {
+    choice(text(v)?)
+}
+
+/// A compaction mode by name.
+fn compaction(v: &toml::Value) -> Result<Compaction, String> {
+    named::<CompactionArg>(v).map(CompactionArg::mode)
+}
+
+/// A fraction from 0 to 1 (an integer 0 or 1 too).
+fn fraction(v: &toml::Value) -> Result<f32, String> {
+    v.as_float()
+        .or_else(|| v.as_integer().map(|n| n as f64))
+        .filter(|f| (0.0..=1.0).contains(f))
+        .map(|f| f as f32)
+        .ok_or_else(|| format!("expected a fraction from 0 to 1, got {v}"))
+}
+
+/// A pool capacity, as a string or a plain number of slots.
+fn capacity(v: &toml::Value) -> Result<Capacity, String> {
+    match v {
+        toml::Value::Integer(n) => parse_capacity(&n.to_string()),
+        _ => parse_capacity(text(v)?),
+    }
+}
+
+/// A register cap, or `"none"`.
+fn register_cap(v: &toml::Value) -> Result<Option<u32>, String> {
+    match v {
+        toml::Value::String(s) if s == "none" => Ok(None),
+        _ => {
+            let cap = count::<1, { u32::MAX }>(v)?;
+            check_register_cap(Some(cap))?;
+            Ok(Some(cap))
+        }
+    }
+}
+
+/// `true` or `false`.
+fn flag(v: &toml::Value) -> Result<bool, String> {
+    v.as_bool()
+        .ok_or_else(|| format!("expected true or false, got {}", type_of(v)))
+}
+
+// ---- which back ends a setting concerns ----
+
+fn every(_: BackendKind) -> bool {
+    true
+}
+
+fn megakernel(b: BackendKind) -> bool {
+    b == BackendKind::GpuMega
+}
+
+fn wavefront(b: BackendKind) -> bool {
+    b.is_wavefront()
+}
+
+fn gpu(b: BackendKind) -> bool {
+    b.is_gpu()
+}
+
+fn gpu_wave(b: BackendKind) -> bool {
+    b == BackendKind::GpuWave
+}
+
+fn cpu(b: BackendKind) -> bool {
+    b == BackendKind::Cpu
+}
+
+/// Declares the settings, each once: `ID = "name", Kind(parser), for
+/// back ends, |run, value| where it goes;` makes a [`SettingDecl`] `ID`
+/// whose parser gives `Value::Kind` and whose `apply` takes the same kind,
+/// and lists every one in [`SETTINGS`] in table order.
+macro_rules! settings {
+    ($(
+        $(#[$doc:meta])*
+        $id:ident = $name:literal, $kind:ident($parse:expr), for $applies:expr,
+            |$run:ident, $v:ident| $apply:expr;
+    )*) => {
+        $(
+            $(#[$doc])*
+            pub static $id: SettingDecl = SettingDecl {
+                name: $name,
+                applies: $applies,
+                parse: |t| $parse(t).map(Value::$kind),
+                // `parse` gives only `Value::$kind`, so the pattern matches
+                // every value this setting holds.
+                apply: |$run, value| {
+                    if let Value::$kind($v) = value {
+                        $apply
+                    }
+                },
+            };
+        )*
+
+        /// Every plain setting, in the order reports and messages list them.
+        pub static SETTINGS: &[&SettingDecl] = &[$(&$id),*];
+    };
+}
+
+settings! {
+    /// Image size, `"WxH"`.
+    SIZE = "size", Size(size), for every, |r, v| r.overrides.size = Some(v);
+    /// Samples per pixel.
+    SPP = "spp", Count(count::<1, MAX_SPP>), for every, |r, n| r.overrides.spp = Some(n);
+    /// Maximum ray segments per path.
+    DEPTH = "depth", Count(count::<1, MAX_DEPTH>), for every, |r, n| r.overrides.max_depth = Some(n);
+    /// RNG seed.
+    SEED = "seed", Count(count::<0, { u32::MAX }>), for every, |r, n| r.overrides.seed = Some(n);
+    /// Acceleration structure: none, bvh or kdtree.
+    ACCEL = "accel", Accel(named), for every, |r, a| r.overrides.accel = Some(a);
+    /// Megakernel block shape, `"XxY"`.
+    BLOCK = "block", Size(size), for megakernel, |r, b| r.options.megakernel.block = b;
+    /// Megakernel samples per launch.
+    SAMPLES_PER_LAUNCH = "samples_per_launch", Count(count::<1, { u32::MAX }>), for megakernel,
+        |r, n| r.options.megakernel.samples_per_launch = n;
+    /// Megakernel tile, `"WxH"` or `"full"`.
+    TILE = "tile", Tile(tile), for megakernel, |r, t| r.options.megakernel.tile = t;
+    /// Wavefront schedule.
+    SCHEDULE = "schedule", WaveSchedule(named), for wavefront, |r, s| r.options.wavefront.schedule = s;
+    /// Wavefront refill threshold, a fraction of the slots.
+    REFILL = "refill", Fraction(fraction), for wavefront, |r, f| r.options.wavefront.refill = f;
+    /// Wavefront compaction.
+    COMPACTION = "compaction", Compaction(compaction), for wavefront,
+        |r, c| r.options.wavefront.compaction = c;
+    /// Wavefront pool capacity: `"auto"`, `"2^K"`, a budget or a power of two.
+    CAPACITY = "capacity", Capacity(capacity), for wavefront, |r, c| r.options.wavefront.capacity = c;
+    /// Wavefront threads per block.
+    WAVE_BLOCK = "wave_block", Count(count::<1, { u32::MAX }>), for wavefront,
+        |r, n| r.options.wavefront.block = n;
+    /// Wavefront tail-drain threshold (0: never).
+    DRAIN_BELOW = "drain_below", Count(count::<0, { u32::MAX }>), for wavefront,
+        |r, n| r.options.wavefront.drain_below = n;
+    /// CPU threads of the `cpu` back end (0: one per core).
+    THREADS = "threads", Count(count::<0, { MAX_THREADS as u32 }>), for cpu,
+        |r, n| r.options.threads = n as usize;
+    /// How `cpu` divides the image.
+    CPU_SCHEDULE = "cpu_schedule", CpuSchedule(named), for cpu, |r, s| r.options.cpu_schedule = s;
+    /// Count active lanes per warp (GPU back ends; a diagnosis setting).
+    COUNT_DIVERGENCE = "count_divergence", Flag(flag), for gpu, |r, f| {
+        r.options.megakernel.count_divergence = f;
+        r.options.wavefront.count_divergence = f;
+    };
+    /// Time each wavefront launch with CUDA events (off: wall time only).
+    TIME_LAUNCHES = "time_launches", Flag(flag), for gpu_wave, |r, f| r.options.wavefront.time_launches = f;
+    /// Registers per thread every GPU kernel may use, or `"none"`.
+    MAX_REGISTERS = "max_registers", RegisterCap(register_cap), for gpu, |r, cap| {
+        r.options.megakernel.max_registers = cap;
+        r.options.wavefront.max_registers = cap;
+    };
+    /// First bounce at which Russian roulette may end a path (0: never): the
+    /// scene's `render.roulette_start`, so film groups and `scene_overrides` show it.
+    ROULETTE = "roulette", Count(count::<0, { u32::MAX }>), for every,
+        |r, n| r.set_scene_field("render.roulette_start", toml::Value::Integer(n.into()));
+    /// Render at most this many spp and scale the time linearly to the spp
+    /// asked for (for serial runs that would take too long at full settings).
+    SPP_CAP = "spp_cap", Count(count::<1, MAX_SPP>), for every, |r, n| r.spp_cap = Some(n);
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use super::records::{KernelRow, Overhead, RunRow};
 use super::scenes::describe_fields;
 use crate::backend::gpu::Gpu;
 use crate::backend::gpu::profile::GpuProfile;
-use crate::backend::wavefront::{Schedule, compaction_label};
+use crate::backend::wavefront::{WaveSchedule, compaction_label};
 use crate::backend::{BackendKind, RenderOutput};
 use crate::system::provenance::{Provenance, now};
 
@@ -113,7 +113,7 @@ fn with_settings(spec: &RunSpec, row: RunRow) -> RunRow {
         samples_per_launch: is(BackendKind::GpuMega).then_some(mega.samples_per_launch),
         tile: is(BackendKind::GpuMega).then(|| describe(&Value::Tile(mega.tile))),
         schedule: waves.then(|| wave.schedule.label().into()),
-        refill: (waves && wave.schedule == Schedule::Regenerate).then_some(wave.refill),
+        refill: (waves && wave.schedule == WaveSchedule::Regenerate).then_some(wave.refill),
         compaction: waves.then(|| compaction_label(wave.compaction).into()),
         capacity: waves.then(|| wave.capacity.label()),
         wave_block: waves.then_some(wave.block),

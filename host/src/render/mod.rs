@@ -14,20 +14,12 @@ use crate::backend::{BackendKind, BackendOptions, RenderJob, RenderOutput};
 use crate::io::{atomic_file, image as image_out};
 use crate::prepared::PreparedScene;
 use crate::scene;
+use crate::settings::backend::BackendChoice;
 use anyhow::Context;
 use device::scene::{RenderParams, RenderView};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
-
-/// Which back end a render asks for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BackendChoice {
-    /// The fastest available: a GPU when there is one, else `cpu`.
-    Auto,
-    /// Exactly this one.
-    Exactly(BackendKind),
-}
 
 /// Command-line settings that replace the scene file's.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -25,7 +25,6 @@ pub use geometry::Geometry;
 pub use mesh::LoadedMesh;
 pub use mesh::MAX_OBJ_FILE_BYTES;
 pub use schema::ToneCurve;
-pub use sections::{MAX_DEPTH, MAX_IMAGE_SIDE, MAX_SPP};
 
 use crate::accel::AccelSettings;
 use device::camera::{Camera, CameraSpec};

@@ -6,23 +6,11 @@ use super::fields::{FieldResult, field_error, finite, point, positive, rgb, vec3
 use super::schema::{AccelDef, BackgroundDef, CameraDef, FresnelDef, MaterialDef, RenderDef};
 use super::{SceneSettings, ToneMapping};
 use crate::accel::AccelSettings;
+use crate::settings::size::{MAX_DEPTH, MAX_IMAGE_SIDE, MAX_SPP};
 use device::camera::CameraSpec;
 use device::material::{FresnelModel, Material, MaterialKind};
 use device::math::Rgb;
 use device::scene::Background;
-
-/// The largest image side accepted, in pixels (the film of the largest
-/// image is 24 GiB; the memory check before a render refuses what does not
-/// fit).
-pub const MAX_IMAGE_SIDE: u32 = 32_768;
-
-/// The most samples per pixel accepted: the most the fixed-point film sums
-/// exactly.
-pub const MAX_SPP: u32 = device::film::MAX_SAMPLES_PER_PIXEL;
-
-/// The most ray segments per path accepted (far beyond any converged
-/// render; it bounds the work of one path).
-pub const MAX_DEPTH: u32 = 65_536;
 
 /// The `[accel]` table: which structure, and build parameters in range.
 pub fn accel(a: &AccelDef) -> FieldResult<AccelSettings> {

@@ -12,6 +12,9 @@ use super::error::GpuError;
 use super::profile::{GpuProfile, LaunchRecord};
 use super::timeline::Timeline;
 use crate::backend::{Progress, RenderJob, RenderOutput, SizedBy};
+use crate::settings::megakernel::{
+    DEFAULT_BLOCK, DEFAULT_MAX_REGISTERS, DEFAULT_SAMPLES_PER_LAUNCH, check_register_cap,
+};
 use cudarc::driver::LaunchConfig;
 use device::film::FixedRgb;
 use device::integrator::SampleRange;
@@ -40,23 +43,15 @@ pub struct MegakernelConfig {
 
 impl Default for MegakernelConfig {
     fn default() -> Self {
-        // The best shape measured for RTIOW's final scene on an H200
-        // (results/megakernel/README.md), in passes of 16 samples.
         MegakernelConfig {
-            block: (8, 8),
+            block: DEFAULT_BLOCK,
             tile: None,
-            samples_per_launch: 16,
+            samples_per_launch: DEFAULT_SAMPLES_PER_LAUNCH,
             count_divergence: false,
             max_registers: Some(DEFAULT_MAX_REGISTERS),
         }
     }
 }
-
-/// The megakernel's register cap unless a run sets one. On an H100 it is
-/// within 8% of the best cap measured on every seed scene, where no cap is
-/// up to 56% slower (CS500: 547 against 792 ms;
-/// `results/traversal/`, study `register_caps`, and `results/register_cap/`).
-pub const DEFAULT_MAX_REGISTERS: u32 = 80;
 
 impl MegakernelConfig {
     /// A short description for reports, e.g. "8x8/spl16" or "8x8/spl16/reg64".
@@ -84,17 +79,6 @@ impl MegakernelConfig {
             return Err(format!("tile {tw}x{th}: sides must be positive"));
         }
         Ok(())
-    }
-}
-
-/// Checks a register cap against what `ptxas` accepts.
-pub fn check_register_cap(cap: Option<u32>) -> Result<(), String> {
-    use crate::system::ptx::{MAX_REGISTER_CAP, MIN_REGISTER_CAP};
-    match cap {
-        Some(r) if !(MIN_REGISTER_CAP..=MAX_REGISTER_CAP).contains(&r) => Err(format!(
-            "max registers {r}: must be from {MIN_REGISTER_CAP} to {MAX_REGISTER_CAP}"
-        )),
-        _ => Ok(()),
     }
 }
 

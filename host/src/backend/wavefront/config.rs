@@ -1,58 +1,19 @@
-//! The wavefront's settings: pool capacity, schedule, compaction, block
-//! size and drain, with their labels for reports.
+//! The wavefront's launch configuration ([`WavefrontConfig`]), built from
+//! the value types and defaults in [`crate::settings`], and how a
+//! [`Capacity`] becomes a slot count for one render.
 
+pub use crate::settings::capacity::{Capacity, state_bytes};
+use crate::settings::capacity::{MAX_CAPACITY, MIN_CAPACITY};
+use crate::settings::megakernel::check_register_cap;
+use crate::settings::wavefront::{
+    DEFAULT_CAPACITY, DEFAULT_COMPACTION, DEFAULT_DRAIN_BELOW, DEFAULT_REFILL, DEFAULT_SCHEDULE, DEFAULT_WAVE_BLOCK,
+};
+pub use crate::settings::wavefront::{WaveSchedule, compaction_label};
 use device::launch::Compaction;
-use device::queue::{PathPool, Queues};
 
-/// When new camera paths enter the pool.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Schedule {
-    /// All paths advance one bounce per iteration; new paths start only when
-    /// the queue has drained.
-    BounceSync,
-    /// Freed slots are refilled with new camera paths once the paths in
-    /// flight fall to the refill threshold (Laine et al. 2013; Cycles).
-    Regenerate,
-}
-
-impl Schedule {
-    /// The name on the command line and in reports.
-    pub fn label(self) -> &'static str {
-        match self {
-            Schedule::BounceSync => "bounce-sync",
-            Schedule::Regenerate => "regenerate",
-        }
-    }
-}
-
-/// How many paths are in flight.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Capacity {
-    /// Exactly this many slots (a power of two).
-    Slots(u32),
-    /// The largest power of two whose state and queues fit in this many
-    /// bytes, no larger than the render needs.
-    Budget(u64),
-    /// The largest power of two whose state fits in 80% of free memory, no
-    /// larger than the render needs.
-    Auto,
-}
-
+// The capacity is a setting (`crate::settings`); resolving it against a
+// render's work and the GPU's free memory belongs to the back end.
 impl Capacity {
-    /// The default: path state and queues within 512 MiB (2^22 paths),
-    /// what a 12 GB GPU can spare beside a large scene.
-    pub const DEFAULT: Capacity = Capacity::Budget(512 << 20);
-
-    /// The name in reports: `2^K`, `512MiB` or `auto`.
-    pub fn label(self) -> String {
-        match self {
-            Capacity::Slots(n) => format!("2^{}", n.trailing_zeros()),
-            Capacity::Budget(b) => format!("{}MiB", b >> 20),
-            Capacity::Auto => "auto".into(),
-        }
-    }
-
     /// The slots for a render of `work` items, given the free memory
     /// (asked only for `Auto`).
     pub fn resolve<E>(self, work: u64, free_bytes: impl FnOnce() -> Result<usize, E>) -> Result<u32, E> {
@@ -75,22 +36,14 @@ impl Capacity {
     }
 }
 
-/// A compaction mode's name on the command line and in reports.
-pub fn compaction_label(c: Compaction) -> &'static str {
-    match c {
-        Compaction::AtomicAppend => "atomic-append",
-        Compaction::PrefixSum => "prefix-sum",
-    }
-}
-
 /// The wavefront's launch configuration.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct WavefrontConfig {
     /// Path-pool capacity.
     pub capacity: Capacity,
     /// When new paths enter.
-    pub schedule: Schedule,
-    /// With [`Schedule::Regenerate`]: refill once at most this fraction of
+    pub schedule: WaveSchedule,
+    /// With [`WaveSchedule::Regenerate`]: refill once at most this fraction of
     /// the slots hold paths (1 refills every iteration).
     pub refill: f32,
     /// How survivors are gathered.
@@ -114,51 +67,28 @@ pub struct WavefrontConfig {
 
 impl Default for WavefrontConfig {
     fn default() -> Self {
-        // Bounded memory (results/wavefront_tuning/, results/mega_vs_wave/):
-        // 2^22 paths, refilled in contiguous slots once half of them are
-        // free, survivors kept in order by the prefix sum, and the last
-        // 2^18 paths finished in one drain launch.
         WavefrontConfig {
-            capacity: Capacity::DEFAULT,
-            schedule: Schedule::Regenerate,
-            refill: 0.5,
-            compaction: Compaction::PrefixSum,
-            block: 64,
+            capacity: DEFAULT_CAPACITY,
+            schedule: DEFAULT_SCHEDULE,
+            refill: DEFAULT_REFILL,
+            compaction: DEFAULT_COMPACTION.mode(),
+            block: DEFAULT_WAVE_BLOCK,
             count_divergence: false,
             time_launches: true,
             max_registers: None,
-            drain_below: 1 << 18,
+            drain_below: DEFAULT_DRAIN_BELOW,
         }
     }
 }
 
-/// The smallest capacity accepted (one prefix-sum block).
-pub const MIN_CAPACITY: u32 = 1 << 10;
-/// The largest capacity accepted (2^28 slots, 33 GB of state).
-pub const MAX_CAPACITY: u32 = 1 << 28;
-
 impl WavefrontConfig {
     /// Checks the configuration.
     pub fn validate(&self) -> Result<(), String> {
-        if let Capacity::Slots(n) = self.capacity
-            && (!n.is_power_of_two() || !(MIN_CAPACITY..=MAX_CAPACITY).contains(&n))
-        {
-            return Err(format!(
-                "capacity {n}: must be a power of two from {MIN_CAPACITY} to {MAX_CAPACITY}"
-            ));
-        }
-        if let Capacity::Budget(b) = self.capacity
-            && b < state_bytes(MIN_CAPACITY as usize) as u64
-        {
-            return Err(format!(
-                "memory budget {b} bytes: {MIN_CAPACITY} paths, the fewest, need {}",
-                state_bytes(MIN_CAPACITY as usize)
-            ));
-        }
+        self.capacity.check()?;
         if self.block == 0 || self.block > 1024 || !self.block.is_multiple_of(32) {
             return Err(format!("block {}: must be a multiple of 32 up to 1024", self.block));
         }
-        crate::backend::gpu::megakernel::check_register_cap(self.max_registers)?;
+        check_register_cap(self.max_registers)?;
         if !(0.0..=1.0).contains(&self.refill) {
             return Err(format!("refill {}: must be a fraction from 0 to 1", self.refill));
         }
@@ -168,16 +98,16 @@ impl WavefrontConfig {
     /// The schedule's refill threshold for `capacity` slots.
     pub fn refill_below(&self, capacity: u32) -> u32 {
         match self.schedule {
-            Schedule::BounceSync => 0,
-            Schedule::Regenerate => (self.refill as f64 * capacity as f64) as u32,
+            WaveSchedule::BounceSync => 0,
+            WaveSchedule::Regenerate => (self.refill as f64 * capacity as f64) as u32,
         }
     }
 
     /// A short description for reports, e.g. "regenerate0.5/prefix-sum/512MiB/64/drain262144".
     pub fn label(&self) -> String {
         let schedule = match self.schedule {
-            Schedule::BounceSync => self.schedule.label().to_string(),
-            Schedule::Regenerate => format!("{}{}", self.schedule.label(), self.refill),
+            WaveSchedule::BounceSync => self.schedule.label().to_string(),
+            WaveSchedule::Regenerate => format!("{}{}", self.schedule.label(), self.refill),
         };
         let drain = if self.drain_below > 0 {
             format!("/drain{}", self.drain_below)
@@ -192,11 +122,6 @@ impl WavefrontConfig {
             self.block
         )
     }
-}
-
-/// Total bytes of path state and queues for `capacity` slots.
-pub fn state_bytes(capacity: usize) -> usize {
-    PathPool::bytes(capacity) + Queues::bytes(capacity)
 }
 
 #[cfg(test)]
@@ -236,22 +161,6 @@ mod tests {
         assert_eq!(
             Capacity::Slots(1024).resolve::<()>(1 << 30, || unreachable!()).unwrap(),
             1024
-        );
-    }
-
-    #[test]
-    fn state_bytes_are_the_per_path_sizes_times_the_capacity() {
-        // 11 pool fields: 5 of 12 bytes and 6 of 4 bytes; 4 queue lists of 4
-        // (rays in and out, alive flags, warp counts) and one per class.
-        assert_eq!(PathPool::BYTES_PER_PATH, 5 * 12 + 6 * 4);
-        assert_eq!(Queues::BYTES_PER_PATH, 4 * (4 + device::shading::ShadeClass::COUNT));
-        let c = 1 << 20;
-        let per_path = state_bytes(c) as f64 / c as f64;
-        let expected = (PathPool::BYTES_PER_PATH + Queues::BYTES_PER_PATH) as f64;
-        // The prefix-sum block totals and alignment add well under 1%.
-        assert!(
-            per_path >= expected && per_path < expected * 1.01,
-            "{per_path} vs {expected}"
         );
     }
 }

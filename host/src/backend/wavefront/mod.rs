@@ -27,7 +27,7 @@ pub mod config;
 pub mod emulated;
 pub mod stages;
 
-pub use config::{Capacity, Schedule, WavefrontConfig, compaction_label, state_bytes};
+pub use config::{Capacity, WaveSchedule, WavefrontConfig, compaction_label, state_bytes};
 
 use crate::backend::SizedBy;
 use device::kernel::EntryPoint;

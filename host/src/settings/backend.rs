@@ -1,0 +1,92 @@
+//! Which back end renders: a concrete one ([`BackendKind`]), or `auto`
+//! ([`BackendChoice`]), and the names both go by ([`BackendArg`]).
+
+use clap::ValueEnum;
+
+/// Which back end renders.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BackendKind {
+    /// One CPU thread.
+    CpuSerial,
+    /// Every CPU core.
+    Cpu,
+    /// The GPU megakernel.
+    GpuMega,
+    /// The GPU wavefront.
+    GpuWave,
+    /// The wavefront's kernels emulated on the host (a correctness tool).
+    CpuWave,
+}
+
+impl BackendKind {
+    /// The name used on the command line and in reports.
+    pub fn label(self) -> &'static str {
+        match self {
+            BackendKind::CpuSerial => "cpu-serial",
+            BackendKind::Cpu => "cpu",
+            BackendKind::GpuMega => "gpu-mega",
+            BackendKind::GpuWave => "gpu-wave",
+            BackendKind::CpuWave => "cpu-wave",
+        }
+    }
+
+    /// True for the back ends that need a GPU.
+    pub fn is_gpu(self) -> bool {
+        matches!(self, BackendKind::GpuMega | BackendKind::GpuWave)
+    }
+
+    /// True for the wavefront back ends (which take the wavefront's settings).
+    pub fn is_wavefront(self) -> bool {
+        matches!(self, BackendKind::GpuWave | BackendKind::CpuWave)
+    }
+}
+
+/// Which back end a render asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BackendChoice {
+    /// The fastest available: a GPU when there is one, else `cpu`.
+    Auto,
+    /// Exactly this one.
+    Exactly(BackendKind),
+}
+
+/// A back end, or `auto`, by the names the command line and configs use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum BackendArg {
+    /// `gpu-mega` when a GPU is usable, otherwise `cpu` (and it says so).
+    Auto,
+    /// One CPU thread.
+    CpuSerial,
+    /// All CPU cores.
+    Cpu,
+    /// The GPU megakernel.
+    GpuMega,
+    /// The GPU wavefront.
+    GpuWave,
+    /// The wavefront's kernels emulated on the host (slow; a correctness tool).
+    CpuWave,
+}
+
+impl BackendArg {
+    /// The choice this name stands for.
+    pub fn choice(self) -> BackendChoice {
+        match self {
+            BackendArg::Auto => BackendChoice::Auto,
+            BackendArg::CpuSerial => BackendChoice::Exactly(BackendKind::CpuSerial),
+            BackendArg::Cpu => BackendChoice::Exactly(BackendKind::Cpu),
+            BackendArg::GpuMega => BackendChoice::Exactly(BackendKind::GpuMega),
+            BackendArg::GpuWave => BackendChoice::Exactly(BackendKind::GpuWave),
+            BackendArg::CpuWave => BackendChoice::Exactly(BackendKind::CpuWave),
+        }
+    }
+}
+
+/// The concrete back end of a `verify`, `bench` or config argument (`auto`
+/// is not a back end to measure).
+pub fn concrete_backend(arg: BackendArg) -> Result<BackendKind, String> {
+    match arg.choice() {
+        BackendChoice::Exactly(kind) => Ok(kind),
+        BackendChoice::Auto => Err("name a back end (cpu, cpu-serial, gpu-mega, gpu-wave), not auto".into()),
+    }
+}

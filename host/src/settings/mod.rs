@@ -1,0 +1,29 @@
+//! The domain's value types, their parsers and every default, declared once.
+//!
+//! What a run can be told (which back end, an image or block size, a pool
+//! capacity, a schedule, a thread count, how often to repeat) is a value
+//! here, with the parser that reads it from text (`Result<_, String>`, the
+//! message saying what was expected) and the constant that is its default.
+//! The command line (`cli`) only maps clap arguments onto these;
+//! experiment configs (`experiment`) parse the same values from TOML; the
+//! back ends take their `Default`s from the constants here. This module
+//! uses only [`crate::system`] and the `device` crate, never a layer above
+//! it.
+//!
+//! - [`backend`]: which back end, or `auto`;
+//! - [`size`]: `WIDTHxHEIGHT` values and the render limits;
+//! - [`megakernel`]: the megakernel's defaults and the register cap;
+//! - [`wavefront`]: the wavefront's schedule, compaction, refill and defaults;
+//! - [`capacity`]: the wavefront's pool capacity;
+//! - [`cpu`]: the `cpu` back end's threads and work distribution;
+//! - [`repetitions`]: warm-ups and timed repetitions;
+//! - [`choice`]: one of a value enum's names.
+
+pub mod backend;
+pub mod capacity;
+pub mod choice;
+pub mod cpu;
+pub mod megakernel;
+pub mod repetitions;
+pub mod size;
+pub mod wavefront;
