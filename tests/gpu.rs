@@ -9,11 +9,11 @@ mod util;
 use std::sync::{Mutex, MutexGuard};
 use util::{SEED_SCENES, repo, seed_scene};
 use wavepath::backend::gpu::buffers::alloc_zeros;
-use wavepath::backend::gpu::megakernel::MegakernelConfig;
 use wavepath::backend::gpu::{Gpu, GpuError};
 use wavepath::backend::{BackendKind, BackendOptions, RenderOutput, SizedBy};
 use wavepath::render::verify::verify;
 use wavepath::render::{Overrides, Renderer, params_for};
+use wavepath::settings::megakernel::MegakernelConfig;
 
 /// One GPU test at a time: they share the device (and one of them fills
 /// its memory on purpose).

@@ -19,7 +19,16 @@ use std::path::{Path, PathBuf};
 /// Device circles that are the honest shape of the code, each with where
 /// its justification is written. A circle not listed here fails the test,
 /// and so does a listed one that no longer exists (keep the list true).
-const ALLOWED_DEVICE_CIRCLES: &[(&[&str], &str)] = &[];
+const ALLOWED_DEVICE_CIRCLES: &[(&[&str], &str)] = &[(
+    &[
+        "material/dielectric.rs",
+        "material/diffuse.rs",
+        "material/metal.rs",
+        "material/mod.rs",
+        "shading.rs",
+    ],
+    "shading.rs: the class table names each material's scatter function, and a Material names its MaterialKind, which only the table declares",
+)];
 
 #[test]
 fn the_host_has_no_import_circle() {

@@ -5,7 +5,6 @@
 
 use crate::accel::AccelChoice;
 use crate::backend::BackendOptions;
-use crate::backend::gpu::megakernel::MegakernelConfig;
 use crate::backend::wavefront::WavefrontConfig;
 use crate::experiment::bench::BenchPlan;
 use crate::render::raycast::RayKind;
@@ -13,6 +12,7 @@ use crate::render::{Overrides, RenderRequest};
 use crate::settings::backend::{BackendArg, concrete_backend};
 use crate::settings::capacity::{Capacity, parse_capacity};
 use crate::settings::cpu::{CpuSchedule, DEFAULT_THREADS, parse_threads};
+use crate::settings::megakernel::MegakernelConfig;
 use crate::settings::megakernel::{DEFAULT_BLOCK, DEFAULT_SAMPLES_PER_LAUNCH};
 use crate::settings::repetitions::{BENCH_REPEAT, BENCH_WARMUP, MAX_REPEAT, MAX_WARMUP};
 use crate::settings::size::{MAX_DEPTH, MAX_SPP, parse_size, size_label};

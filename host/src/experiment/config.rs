@@ -32,7 +32,7 @@
 //! what was expected, like scene errors. Reading a study is a series of
 //! named checks (`StudySource`), one per field.
 
-use super::films::fnv1a;
+use super::fingerprint::fingerprint;
 use super::params::{Param, RunSpec, Setting, Sweep, describe, plain_names, scene_path};
 use crate::scene::line_col;
 use crate::settings::backend::{BackendArg, BackendKind, concrete_backend};
@@ -141,7 +141,7 @@ impl Config {
     /// A short fingerprint of the config text (FNV-1a, hex): resumed runs
     /// must come from the same config.
     pub fn fingerprint(&self) -> String {
-        format!("{:016x}", fnv1a(self.text.bytes().map(u64::from)))
+        fingerprint(self.text.bytes().map(u64::from))
     }
 }
 

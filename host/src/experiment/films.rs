@@ -2,6 +2,7 @@
 //! (same scene and fields, size, spp, depth, seed and structure) must have the
 //! same film, compared through a hash of its fixed-point sums.
 
+use super::fingerprint::fingerprint;
 use super::records::RunRow;
 use device::film::FixedRgb;
 use std::collections::HashMap;
@@ -17,13 +18,7 @@ pub fn film_group(r: &RunRow) -> String {
 
 /// A film's fingerprint: FNV-1a over its 64-bit words.
 pub fn film_hash(film: &[FixedRgb]) -> String {
-    format!("{:016x}", fnv1a(film.iter().flat_map(|p| [p.r, p.g, p.b])))
-}
-
-/// 64-bit FNV-1a over a sequence of words (bytes widened to `u64` give the
-/// byte-wise FNV-1a, which fingerprints config text).
-pub fn fnv1a(words: impl Iterator<Item = u64>) -> u64 {
-    words.fold(0xcbf2_9ce4_8422_2325, |h, w| (h ^ w).wrapping_mul(0x0100_0000_01b3))
+    fingerprint(film.iter().flat_map(|p| [p.r, p.g, p.b]))
 }
 
 /// Film groups: the first hash of each, its label, and how many rows agreed.

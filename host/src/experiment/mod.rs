@@ -12,6 +12,7 @@
 //! - `progress`: the progress bar and each configuration's median line;
 //! - `measure`: the planned runs in turn: warm-up, timed repetitions, skips;
 //! - `films`: the identical-film check;
+//! - `fingerprint`: short hashes of films and config texts;
 //! - `rows`: from a finished render to its records;
 //! - `scenes`: scene fields replaced by path, scenes loaded once;
 //! - `records`: `runs.csv`, `kernels.csv` and `manifest.toml`;
@@ -20,6 +21,7 @@
 pub mod bench;
 pub mod config;
 pub mod films;
+mod fingerprint;
 mod manifest;
 mod measure;
 pub mod output;

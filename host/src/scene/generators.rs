@@ -1,6 +1,6 @@
 //! Procedural scene content: RTIOW's final scene and smallpt's Cornell box.
 
-use super::build::SceneBuilder;
+use super::builder::SceneBuilder;
 use super::sections::blank_material;
 use device::material::{FresnelModel, Material, MaterialKind};
 use device::math::{Rgb, Vec3};

@@ -9,6 +9,7 @@
 //! `prepared::PreparedScene` builds it once, with any override known.
 
 mod build;
+mod builder;
 mod error;
 mod fields;
 mod generators;

@@ -12,9 +12,7 @@ use super::error::GpuError;
 use super::profile::{GpuProfile, LaunchRecord};
 use super::timeline::Timeline;
 use crate::backend::{Progress, RenderJob, RenderOutput, SizedBy};
-use crate::settings::megakernel::{
-    DEFAULT_BLOCK, DEFAULT_MAX_REGISTERS, DEFAULT_SAMPLES_PER_LAUNCH, check_register_cap,
-};
+use crate::settings::megakernel::MegakernelConfig;
 use cudarc::driver::LaunchConfig;
 use device::film::FixedRgb;
 use device::integrator::SampleRange;
@@ -24,63 +22,6 @@ use device::kernels::{AccelKernels, AccelVisitor, visit_accel};
 use device::launch::{LaunchCounters, Tile};
 use device::observe::DivergenceCounters;
 use std::time::Instant;
-
-/// How the megakernel is launched.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct MegakernelConfig {
-    /// Block shape in threads (x, y), e.g. (16, 16) or (256, 1).
-    pub block: (u32, u32),
-    /// Tile size in pixels; `None` launches the whole image at once.
-    pub tile: Option<(u32, u32)>,
-    /// Samples per pixel per launch.
-    pub samples_per_launch: u32,
-    /// Count active lanes at the material branch (adds atomics: for
-    /// diagnosis runs, not for timing).
-    pub count_divergence: bool,
-    /// Registers per thread the kernels may use (`None`: as compiled).
-    pub max_registers: Option<u32>,
-}
-
-impl Default for MegakernelConfig {
-    fn default() -> Self {
-        MegakernelConfig {
-            block: DEFAULT_BLOCK,
-            tile: None,
-            samples_per_launch: DEFAULT_SAMPLES_PER_LAUNCH,
-            count_divergence: false,
-            max_registers: Some(DEFAULT_MAX_REGISTERS),
-        }
-    }
-}
-
-impl MegakernelConfig {
-    /// A short description for reports, e.g. "8x8/spl16" or "8x8/spl16/reg64".
-    pub fn label(&self) -> String {
-        let cap = self.max_registers.map(|r| format!("/reg{r}")).unwrap_or_default();
-        format!("{}x{}/spl{}{cap}", self.block.0, self.block.1, self.samples_per_launch)
-    }
-
-    /// Checks the block shape against CUDA's limits.
-    pub fn validate(&self) -> Result<(), String> {
-        let (bx, by) = self.block;
-        // NOTE: a block that is not a whole number of 32-thread warps is
-        // legal (its last warp runs with idle lanes); the parallel-RTIOW
-        // study measures 4x4 blocks, so only CUDA's own limit applies.
-        if bx == 0 || by == 0 || bx * by > 1024 {
-            return Err(format!("block {bx}x{by}: a block needs 1 to 1024 threads"));
-        }
-        check_register_cap(self.max_registers)?;
-        if self.samples_per_launch == 0 {
-            return Err("samples per launch must be at least 1".into());
-        }
-        if let Some((tw, th)) = self.tile
-            && (tw == 0 || th == 0)
-        {
-            return Err(format!("tile {tw}x{th}: sides must be positive"));
-        }
-        Ok(())
-    }
-}
 
 /// The tiles covering a `width × height` image, row by row.
 pub fn tiles(width: u32, height: u32, tile: Option<(u32, u32)>) -> Vec<Tile> {
