@@ -55,6 +55,13 @@ const fn without_gpu(mut c: Case) -> Case {
     c
 }
 
+/// An image name of 300 bytes: more than a file system takes (255).
+const LONG_NAME: &str = concat!(
+    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.png"
+);
+
 /// A valid scene; cases append to it or replace parts of it.
 macro_rules! scene {
     ($($extra:literal),*) => {
@@ -304,6 +311,10 @@ const CASES: &[Case] = &[
         &["render", "s.toml", "--max-registers", "300"], &["300"]),
     case("report of a missing folder", &[],
         &["report", "none"], &["none/manifest.toml", "cannot read"]),
+    case("verify at a size that does not fit", &[("s.toml", Entry::Text(OK))],
+        &["verify", "s.toml", "--backend", "cpu-wave", "--size", "32768x32768"], &["2 renders of 32768x32768 needs", "host memory"]),
+    case("output name too long for the file system", &[("s.toml", Entry::Text(OK))],
+        &["render", "s.toml", "--backend", "cpu", "--out", LONG_NAME], &["is too long for the file system"]),
     case("verify with auto", &[("s.toml", Entry::Text(OK))],
         &["verify", "s.toml", "--backend", "auto"], &["name a back end"]),
 ];

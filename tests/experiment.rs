@@ -543,7 +543,7 @@ fn the_four_cpu_distributions_render_identical_films() {
         spp: Some(2),
         ..Overrides::default()
     };
-    let (params, spp) = params_for(&scene, &overrides, device::scene::RenderView::Radiance);
+    let (params, spp) = params_for(&scene.scene, &overrides, device::scene::RenderView::Radiance);
     let serial = render_scene(
         &scene,
         BackendKind::CpuSerial,

@@ -252,3 +252,108 @@ fn report_refuses_rows_of_unknown_studies_and_a_missing_manifest() {
     assert!(!o.status.success());
     assert!(stderr(&o).contains("manifest.toml: cannot read"), "{}", stderr(&o));
 }
+
+/// `SMALL` with `extra` added to its study.
+fn small_with(extra: &str) -> String {
+    format!("{SMALL}{extra}\n")
+}
+
+/// Runs a config that must be refused, and returns its message.
+fn refused(text: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), "bad", text);
+    let out = dir.path().join("out");
+    let start = Instant::now();
+    let o = run(&config, &out, &[]);
+    assert!(!o.status.success(), "ran: {text}");
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "{:?} to refuse",
+        start.elapsed()
+    );
+    assert!(!out.join("runs.csv").exists(), "wrote rows");
+    stderr(&o)
+}
+
+#[test]
+fn a_sweep_past_the_limit_is_refused_at_once() {
+    // 2 back ends × 100 × 100 × 3 = 60 000 configurations.
+    let values = |n: u32| (1..=n).map(|v| v.to_string()).collect::<Vec<_>>().join(", ");
+    let text = small_with(&format!(
+        "sweep = {{ spp = [{}], seed = [{}], threads = [1, 2, 3] }}",
+        values(100),
+        values(100)
+    ));
+    let e = refused(&text);
+    assert!(
+        e.contains("bad.toml:")
+            && e.contains(
+                "the study plans 60000 configurations (scenes × back ends × each sweep's values: 1 × 2 × 100 × 100 × 3)"
+            )
+            && e.contains("the limit is 10000"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_large_sweep_within_the_limit_plans_in_linear_time() {
+    // 2 × 4 999 = 9 998 configurations, every one distinct: planned at once
+    // (the quadratic merge took minutes at this size).
+    let values: Vec<String> = (0..4999).map(|v| v.to_string()).collect();
+    let text = small_with(&format!("sweep = {{ seed = [{}] }}", values.join(", ")));
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_config(dir.path(), "big", &text);
+    let start = Instant::now();
+    let config = wavepath::experiment::config::load(&path).unwrap();
+    assert_eq!(config.studies[0].runs().len(), 9998);
+    assert!(start.elapsed() < Duration::from_secs(10), "{:?}", start.elapsed());
+}
+
+#[test]
+fn settings_for_a_back_end_the_study_does_not_run_are_refused() {
+    let e = refused(&small_with("per_backend.gpu-mega = { block = \"16x16\" }"));
+    assert!(
+        e.contains("bad.toml:") && e.contains("per_backend.gpu-mega") && e.contains("not one of the study's backends"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_published_value_that_is_not_a_number_is_refused() {
+    for value in ["nan", "inf", "-2.0", "0.0"] {
+        let e = refused(&small_with(&format!(
+            "published = [{{ source = \"a paper\", hardware = \"a GPU\", value = {value}, unit = \"ms\", backend = \"cpu\" }}]"
+        )));
+        assert!(
+            e.contains("field `value`") && e.contains("expected a finite value above 0"),
+            "{value}: {e}"
+        );
+    }
+}
+
+#[test]
+fn a_bad_scene_in_the_last_study_is_found_before_the_first_run() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("broken.toml"), "[render]\nwidth = 0\n").unwrap();
+    let text = format!(
+        "{SMALL}\n[[study]]\nname = \"late\"\nscenes = [\"broken.toml\"]\nbackends = [\"cpu\"]\nwarmup = 0\nrepeat = 1\n"
+    );
+    let config = write_config(dir.path(), "late", &text);
+    let out = dir.path().join("out");
+    let o = run(&config, &out, &[]);
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(
+        e.contains("study `late`, run 0") && e.contains("checked before the first run") && e.contains("broken.toml"),
+        "{e}"
+    );
+    assert!(!out.join("runs.csv").exists(), "the first study ran");
+}
+
+#[test]
+fn a_render_that_does_not_fit_is_found_before_the_first_run() {
+    let e = refused(&format!(
+        "{SMALL}\n[[study]]\nname = \"huge\"\nscenes = [\"SCENES/cornell_diffuse.toml\"]\nbackends = [\"cpu\"]\nwarmup = 0\nrepeat = 1\nfixed = {{ size = \"32768x32768\", spp = 1 }}\n"
+    ));
+    assert!(e.contains("study `huge`, run 0") && e.contains("host memory"), "{e}");
+}

@@ -95,7 +95,7 @@ fn launch_shape_never_changes_the_image() {
         size: Some((131, 77)),
         ..Overrides::default()
     };
-    let (params, spp) = params_for(&scene, &overrides, device::scene::RenderView::Radiance);
+    let (params, spp) = params_for(&scene.scene, &overrides, device::scene::RenderView::Radiance);
     let mut films = Vec::new();
     // A register cap changes how the kernel is compiled, never the image.
     for (block, tile, samples_per_launch, max_registers) in [
@@ -146,7 +146,7 @@ fn small_render(
         size: Some(size),
         ..Overrides::default()
     };
-    let (params, spp) = params_for(&scene, &overrides, device::scene::RenderView::Radiance);
+    let (params, spp) = params_for(&scene.scene, &overrides, device::scene::RenderView::Radiance);
     Renderer::on(kind, options, Some(gpu))
         .unwrap()
         .render(&scene, params, spp, &|_| {})
@@ -358,7 +358,7 @@ fn raycast_kernel_hits_equal_the_cpu_for_every_structure() {
             ..Overrides::default()
         };
         let scene = wavepath::render::load_scene(&repo("scenes/cs500.toml"), &overrides).unwrap();
-        let (params, _) = params_for(&scene, &overrides, device::scene::RenderView::Radiance);
+        let (params, _) = params_for(&scene.scene, &overrides, device::scene::RenderView::Radiance);
         let rays =
             wavepath::render::raycast::make_rays(&scene, &params, wavepath::render::raycast::RayKind::Bounce, 20_000);
         // gpu_rows fails unless every GPU hit equals the CPU's.
@@ -460,7 +460,7 @@ fn wavefront_profile_accounts_for_every_ray_and_counts_full_warps() {
         size: Some((200, 100)),
         ..Overrides::default()
     };
-    let (params, spp) = params_for(&scene, &overrides, device::scene::RenderView::Radiance);
+    let (params, spp) = params_for(&scene.scene, &overrides, device::scene::RenderView::Radiance);
     let render = |wavefront: WavefrontConfig| {
         let options = BackendOptions {
             wavefront,
@@ -540,7 +540,7 @@ fn a_stop_request_keeps_whole_samples_on_both_gpu_back_ends() {
         size: Some((64, 48)),
         ..Overrides::default()
     };
-    let (params, _) = params_for(&scene, &overrides, device::scene::RenderView::Radiance);
+    let (params, _) = params_for(&scene.scene, &overrides, device::scene::RenderView::Radiance);
     let spp = 4096;
     let mut options = BackendOptions::default();
     options.megakernel.samples_per_launch = 8;

@@ -69,7 +69,7 @@ fn the_emulated_wavefront_matches_the_cpu_bit_for_bit_in_every_schedule() {
         let params = RenderParams {
             width,
             height,
-            ..wavepath::render::params_for(&scene, &Overrides::default(), device::scene::RenderView::Radiance).0
+            ..wavepath::render::params_for(&scene.scene, &Overrides::default(), device::scene::RenderView::Radiance).0
         };
         let reference = render(BackendKind::Cpu, WavefrontConfig::default(), name, params, spp);
         assert!(
@@ -118,7 +118,7 @@ fn verify_checks_the_emulated_wavefront_against_the_cpu() {
 fn the_wavefront_refuses_debug_views_and_auto_capacity_without_a_gpu() {
     let scene = seed_scene("cornell_diffuse");
     let (params, spp) = wavepath::render::params_for(
-        &scene,
+        &scene.scene,
         &Overrides {
             size: Some((8, 8)),
             spp: Some(1),

@@ -43,7 +43,7 @@ pub fn render(scene: &PreparedScene, kind: BackendKind, width: u32, height: u32,
         size: Some((width, height)),
         ..Overrides::default()
     };
-    let (params, spp) = params_for(scene, &overrides, device::scene::RenderView::Radiance);
+    let (params, spp) = params_for(&scene.scene, &overrides, device::scene::RenderView::Radiance);
     render_scene(scene, kind, params, spp, &BackendOptions::default(), &|_| {}).expect("render")
 }
 

@@ -24,7 +24,7 @@ pub fn run(args: &RaycastArgs) -> anyhow::Result<ExitCode> {
         raycast::host_bytes(args.count),
         "cast fewer rays (--count)",
     )?;
-    let (params, _) = render::params_for(&scene, &overrides, RenderView::Radiance);
+    let (params, _) = render::params_for(&scene.scene, &overrides, RenderView::Radiance);
     let rays = raycast::make_rays(&scene, &params, args.rays, args.count as usize);
     let rows = raycast::gpu_rows(&gpu, &scene, args.rays, &rays, &args.blocks, args.repeat)?;
     for r in &rows {

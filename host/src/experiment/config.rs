@@ -90,6 +90,11 @@ pub struct Published {
     pub note: Option<String>,
 }
 
+/// The most configurations one study may plan (scenes × back ends × each
+/// sweep's values, before identical ones are merged): far more than a study
+/// can time, and few enough to plan in well under a second.
+pub const MAX_STUDY_RUNS: u64 = 10_000;
+
 /// The units a published figure may have.
 pub const PUBLISHED_UNITS: [&str; 4] = ["x", "ms", "s", "Mrays/s"];
 
@@ -177,6 +182,9 @@ impl Study {
                 .collect();
         }
         let mut runs: Vec<PlannedRun> = Vec::new();
+        // Settings that do not concern a back end leave some points equal:
+        // each distinct run once, found by its description in linear time.
+        let mut seen = std::collections::HashSet::new();
         for scene in &self.scenes {
             for &backend in &self.backends {
                 for point in &points {
@@ -184,7 +192,7 @@ impl Study {
                     let own = self.per_backend.iter().filter(|(b, _)| *b == backend);
                     let settings = self.fixed.iter().chain(own.flat_map(|(_, s)| s)).chain(point);
                     settings.for_each(|s| spec.apply(s));
-                    if runs.iter().any(|r| r.spec == spec) {
+                    if !seen.insert(format!("{spec:?}")) {
                         continue;
                     }
                     let mut label = backend.label().to_string();
@@ -357,6 +365,17 @@ impl Source<'_> {
         let mut per_backend = Vec::new();
         for (b, table) in &s.per_backend {
             let kind = st.backend(b, "per_backend")?;
+            if !backends.contains(&kind) {
+                return Err(st.at(
+                    b.span(),
+                    &format!("per_backend.{}", b.get_ref()),
+                    format!(
+                        "`{}` is not one of the study's backends ({}); its settings would apply to nothing",
+                        kind.label(),
+                        backends.iter().map(|b| b.label()).collect::<Vec<_>>().join(", ")
+                    ),
+                ));
+            }
             per_backend.push((kind, st.settings(table, &format!("per_backend.{}", b.get_ref()))?));
         }
         let sweep = s
@@ -364,6 +383,7 @@ impl Source<'_> {
             .iter()
             .map(|(key, values)| st.sweep(key, values))
             .collect::<Result<Vec<_>, _>>()?;
+        st.check_run_count(def.span(), scenes.len(), backends.len(), &sweep)?;
         let published = s
             .published
             .iter()
@@ -534,8 +554,40 @@ impl StudySource<'_> {
         Ok(Sweep { param, values })
     }
 
-    /// A published figure: a known unit, one of the study's back ends, and
-    /// a baseline for a speedup.
+    /// Refuses a study whose configurations (scenes × back ends × every
+    /// sweep's values) would pass [`MAX_STUDY_RUNS`], before any is made.
+    fn check_run_count(
+        &self,
+        span: std::ops::Range<usize>,
+        scenes: usize,
+        backends: usize,
+        sweep: &[Sweep],
+    ) -> Result<(), ConfigError> {
+        let factors: Vec<usize> = [scenes, backends]
+            .into_iter()
+            .chain(sweep.iter().map(|s| s.values.len()))
+            .collect();
+        let count = factors
+            .iter()
+            .try_fold(1u64, |n, &f| n.checked_mul(f as u64))
+            .unwrap_or(u64::MAX);
+        if count > MAX_STUDY_RUNS {
+            let product: Vec<String> = factors.iter().map(usize::to_string).collect();
+            return Err(self.at(
+                span,
+                "sweep",
+                format!(
+                    "the study plans {count} configurations (scenes × back ends × each sweep's values: {}); \
+                     the limit is {MAX_STUDY_RUNS}: split it into studies or sweep fewer values",
+                    product.join(" × ")
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// A published figure: a known unit, a finite value, one of the study's
+    /// back ends, and a baseline for a speedup.
     fn published(
         &self,
         p: &Spanned<Published>,
@@ -543,6 +595,13 @@ impl StudySource<'_> {
         baseline: Option<BackendKind>,
     ) -> Result<Published, ConfigError> {
         let f = p.get_ref();
+        if !(f.value.is_finite() && f.value > 0.0) {
+            return Err(self.at(
+                p.span(),
+                "published figure, field `value`",
+                format!("expected a finite value above 0, got {}", f.value),
+            ));
+        }
         if !PUBLISHED_UNITS.contains(&f.unit.as_str()) {
             return Err(self.at(
                 p.span(),

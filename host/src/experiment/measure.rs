@@ -150,7 +150,7 @@ impl Runs<'_> {
         if let (true, Some(gpu)) = (spec.backend.is_gpu(), self.origin.gpu) {
             loaded.upload(gpu).with_context(|| what(study, run))?;
         }
-        let (params, report_spp) = params_for(&loaded.scene, &spec.overrides, RenderView::Radiance);
+        let (params, report_spp) = params_for(&loaded.scene.scene, &spec.overrides, RenderView::Radiance);
         let job = Job {
             study,
             run,

@@ -11,6 +11,7 @@
 //! - `writer`: the thread that hashes films, checks them and appends rows;
 //! - `progress`: the progress bar and each configuration's median line;
 //! - `measure`: the planned runs in turn: warm-up, timed repetitions, skips;
+//! - `preflight`: every scene loads and every film fits, before the first run;
 //! - `films`: the identical-film check;
 //! - `fingerprint`: short hashes of films and config texts;
 //! - `rows`: from a finished render to its records;
@@ -27,6 +28,7 @@ mod measure;
 pub mod output;
 pub mod params;
 pub mod plan;
+mod preflight;
 mod progress;
 pub mod records;
 pub mod report;

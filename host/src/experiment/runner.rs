@@ -9,6 +9,7 @@ use super::config::{Config, PlannedRun, Study};
 use super::manifest::{self, INTERRUPTED};
 use super::measure::{Ending, Runs};
 use super::output::{self, OutFiles, ResumePolicy};
+use super::preflight;
 use super::progress::Progress;
 use super::records::{Manifest, RunRow};
 use super::rows::Origin;
@@ -71,6 +72,7 @@ impl Outcome {
 /// whatever ends the runs; an error that ended them is returned after it.
 pub fn run(config: &Config, opts: &RunOptions) -> anyhow::Result<Outcome> {
     let plan = plan(config, opts.only.as_deref())?;
+    preflight::check(&plan)?;
     let meta = Provenance::collect();
     let policy = ResumePolicy {
         resume: opts.resume,

@@ -103,10 +103,24 @@ pub fn check<P: AsRef<Path>>(path: &Path, inputs: &[P]) -> anyhow::Result<()> {
     if !dir.is_dir() {
         bail!("{}: the folder {} does not exist", shown(), dir.display());
     }
-    let probe = temp_builder()
+    // The probe's name is as long as the target's, so that a name the file
+    // system refuses (too long) is found now, not after the work.
+    let name_len = target.file_name().map_or(0, |n| n.len());
+    match temp_builder()
+        .rand_bytes(name_len.saturating_sub(TEMP_PREFIX.len()).max(6))
         .tempfile_in(dir)
-        .with_context(|| format!("{}: cannot create a file in the folder {}", shown(), dir.display()))?;
-    drop(probe);
+    {
+        Ok(probe) => drop(probe),
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidFilename => bail!(
+            "{}: the file name ({name_len} bytes) is too long for the file system in {}; choose a shorter name",
+            shown(),
+            dir.display()
+        ),
+        Err(e) => {
+            return Err(e)
+                .with_context(|| format!("{}: cannot create a file in the folder {}", shown(), dir.display()));
+        }
+    }
     Ok(())
 }
 

@@ -13,7 +13,7 @@ use crate::backend::wavefront::emulated;
 use crate::backend::{BackendKind, BackendOptions, RenderJob, RenderOutput};
 use crate::io::{atomic_file, image as image_out};
 use crate::prepared::PreparedScene;
-use crate::scene;
+use crate::scene::{self, Scene};
 use crate::settings::backend::BackendChoice;
 use anyhow::Context;
 use device::scene::{RenderParams, RenderView};
@@ -125,8 +125,8 @@ impl RenderSummary {
 }
 
 /// The render settings for `scene` after `overrides`.
-pub fn params_for(scene: &PreparedScene, overrides: &Overrides, view: RenderView) -> (RenderParams, u32) {
-    let s = &scene.scene.settings;
+pub fn params_for(scene: &Scene, overrides: &Overrides, view: RenderView) -> (RenderParams, u32) {
+    let s = &scene.settings;
     let (width, height) = overrides.size.unwrap_or((s.width, s.height));
     let params = RenderParams {
         width,
@@ -355,7 +355,7 @@ pub fn run(req: &RenderRequest) -> anyhow::Result<RenderSummary> {
         }
         atomic_file::check(log, inputs)?;
     }
-    let (params, spp) = params_for(&scene, &req.overrides, req.view);
+    let (params, spp) = params_for(&scene.scene, &req.overrides, req.view);
     check_memory(&params, 1)?;
     let (renderer, note) =
         Renderer::choose(req.backend, req.options).context("`--backend cpu` renders without a GPU")?;

@@ -181,7 +181,7 @@ pub fn verify(
     options: BackendOptions,
 ) -> anyhow::Result<VerifyReport> {
     let scene = load_scene(scene_path, overrides)?;
-    let (params, spp) = params_for(&scene, overrides, RenderView::Radiance);
+    let (params, spp) = params_for(&scene.scene, overrides, RenderView::Radiance);
     // The back end's film and the CPU's.
     check_memory(&params, 2)?;
     let checked = Renderer::new(backend, options).context("verify compares a GPU back end with the CPU")?;
