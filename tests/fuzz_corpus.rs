@@ -1,6 +1,7 @@
 //! Replays the kept fuzz corpus (`fuzz/corpus/`) through the fuzz targets'
 //! own per-input functions, so CI checks on every run that no input the
-//! fuzzer has kept panics. A real fuzz pass is `scripts/fuzz`.
+//! fuzzer has kept panics (scene files, OBJ files, experiment configs). A
+//! real fuzz pass is `scripts/fuzz`.
 
 #[path = "../fuzz/src/lib.rs"]
 mod harness;
@@ -87,4 +88,16 @@ fn generator_budget_counts_generated_primitives() {
         "over budget: skipped"
     );
     assert!(harness::scene_loader(b"\xff").is_none(), "not UTF-8: skipped");
+}
+
+#[test]
+fn experiment_config_corpus_never_panics() {
+    let outcomes = replay(&corpus("experiment_config"), |data| {
+        harness::experiment_config(data).map(|r| r.is_ok())
+    });
+    let ok = outcomes.iter().filter(|o| **o == Some(true)).count();
+    let err = outcomes.iter().filter(|o| **o == Some(false)).count();
+    eprintln!("{} config inputs: {ok} load, {err} are refused", outcomes.len());
+    assert!(ok >= 5, "only {ok} corpus configs load");
+    assert!(err >= 5, "only {err} corpus configs are refused");
 }

@@ -8,6 +8,7 @@
 //! read them.
 
 use std::path::Path;
+use wavepath::experiment::config::{self, Config, ConfigError, MAX_STUDY_RUNS};
 use wavepath::prepared::PreparedScene;
 use wavepath::scene::{self, LoadedMesh, Scene, SceneError};
 
@@ -84,4 +85,46 @@ pub fn obj_import(data: &[u8]) -> Result<LoadedMesh, String> {
         }
     }
     result
+}
+
+/// Where the experiment config target's text claims to live: scene paths
+/// in it resolve from `experiments/`, as the repository's own configs do
+/// (`../scenes/...` finds the scenes when run from the repository root).
+pub const CONFIG_PATH: &str = "experiments/fuzz.toml";
+
+/// The experiment config target: `data` as the text of an experiment
+/// config. On success every study plans at least one run and at most
+/// [`MAX_STUDY_RUNS`], each a valid configuration with a distinct label;
+/// on failure the message names the file. `None` when not UTF-8.
+pub fn experiment_config(data: &[u8]) -> Option<Result<Config, ConfigError>> {
+    let text = std::str::from_utf8(data).ok()?;
+    let result = config::parse(Path::new(CONFIG_PATH), text);
+    match &result {
+        Ok(config) => {
+            assert!(!config.studies.is_empty(), "a config without studies loaded");
+            for study in &config.studies {
+                let runs = study.runs();
+                assert!(!runs.is_empty(), "study `{}` plans no run", study.name);
+                assert!(
+                    runs.len() as u64 <= MAX_STUDY_RUNS,
+                    "study `{}` plans {}",
+                    study.name,
+                    runs.len()
+                );
+                let mut labels: Vec<&str> = runs.iter().map(|r| r.label.as_str()).collect();
+                labels.sort_unstable();
+                labels.dedup();
+                assert_eq!(labels.len(), runs.len(), "study `{}` repeats a run label", study.name);
+                for run in &runs {
+                    assert_eq!(run.spec.validate(), Ok(()), "{}", run.label);
+                }
+            }
+            assert_eq!(config.fingerprint().len(), 16);
+        }
+        Err(e) => {
+            let message = e.to_string();
+            assert!(message.starts_with(CONFIG_PATH), "{message}");
+        }
+    }
+    Some(result)
 }

@@ -1,5 +1,7 @@
-//! Runs an experiment, step by step: prepare the output folder (and what an
-//! interrupted run left there), open the GPU if a GPU run is planned, write
+//! Runs an experiment, step by step: check what every run needs (its scene
+//! loads, its film fits), prepare the output folder (its lock, its files
+//! checked, and what an interrupted run left there, repaired), open the GPU
+//! if a GPU run is planned, write
 //! the manifest, start the row writer, make the planned runs, and write the
 //! manifest again with how each study ended.
 
