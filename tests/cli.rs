@@ -250,3 +250,27 @@ fn the_version_names_the_commit() {
         "{text}"
     );
 }
+
+#[test]
+fn a_summary_that_cannot_be_printed_names_the_image_that_was_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = dir.path().join("tiny.toml");
+    std::fs::write(&scene, TINY).unwrap();
+    let out = dir.path().join("tiny.png");
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let o = wavepath()
+        .arg("render")
+        .arg(&scene)
+        .args(["--backend", "cpu", "--quiet", "--out"])
+        .arg(&out)
+        .stdout(full)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        stderr.contains("tiny.png was written, but printing the summary to standard output failed"),
+        "{stderr}"
+    );
+    assert!(out.is_file());
+}
