@@ -52,6 +52,9 @@ fn run_experiment(config: &Path, out: &Path, extra: &[&str]) -> std::process::Ou
         .arg("--out")
         .arg(out)
         .arg("--quiet")
+        // Tests run from working trees with uncommitted changes too; the
+        // refusal of a dirty build is tested on `runner::check_clean`.
+        .arg("--allow-dirty")
         .args(extra)
         .output()
         .unwrap()
@@ -212,6 +215,9 @@ fn start_part_way(config: &Path, out: &Path) -> std::process::Child {
         .arg("--out")
         .arg(out)
         .arg("--quiet")
+        // Tests run from working trees with uncommitted changes too; the
+        // refusal of a dirty build is tested on `runner::check_clean`.
+        .arg("--allow-dirty")
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -252,11 +258,14 @@ fn a_killed_run_resumes_to_the_same_rows_without_duplicates() {
     let manifest = Manifest::read(&cut.join("manifest.toml")).unwrap();
     assert_eq!(manifest.study[0].resumed_rows, kept);
     assert_eq!(
-        manifest.experiment.resumed.len(),
-        1,
-        "the first start is kept, the resumption listed"
+        manifest.session.len(),
+        2,
+        "the first session is kept, the resumption listed"
     );
-    assert!(manifest.experiment.started <= manifest.experiment.resumed[0]);
+    assert_eq!(manifest.experiment.started, manifest.session[0].started);
+    assert!(manifest.session[0].started <= manifest.session[1].started);
+    assert!(!manifest.session[1].finished.is_empty());
+    assert!(manifest.session.iter().all(|s| s.commit == manifest.build.commit));
     assert_eq!(manifest.study[0].rows, 24);
 }
 

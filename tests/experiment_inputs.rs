@@ -44,6 +44,9 @@ fn run(config: &Path, out: &Path, extra: &[&str]) -> Output {
         .arg("--out")
         .arg(out)
         .arg("--quiet")
+        // Tests run from working trees with uncommitted changes too; the
+        // refusal of a dirty build is tested on `runner::check_clean`.
+        .arg("--allow-dirty")
         .args(extra)
         .output()
         .unwrap()
@@ -356,4 +359,63 @@ fn a_render_that_does_not_fit_is_found_before_the_first_run() {
         "{SMALL}\n[[study]]\nname = \"huge\"\nscenes = [\"SCENES/cornell_diffuse.toml\"]\nbackends = [\"cpu\"]\nwarmup = 0\nrepeat = 1\nfixed = {{ size = \"32768x32768\", spp = 1 }}\n"
     ));
     assert!(e.contains("study `huge`, run 0") && e.contains("host memory"), "{e}");
+}
+
+#[test]
+fn a_dirty_build_is_refused_unless_allowed() {
+    use wavepath::experiment::runner::check_clean;
+    use wavepath::system::provenance::Provenance;
+    let mut meta = Provenance::collect();
+    meta.commit = "0123456789ab-dirty".into();
+    let e = check_clean(&meta, false).unwrap_err().to_string();
+    assert!(
+        e.contains("commit 0123456789ab with uncommitted changes") && e.contains("--allow-dirty"),
+        "{e}"
+    );
+    assert!(check_clean(&meta, true).is_ok());
+    meta.commit = "0123456789ab".into();
+    assert!(check_clean(&meta, false).is_ok());
+}
+
+#[test]
+fn the_manifest_and_report_show_sessions_and_the_dirty_flag_and_refuse_mixed_commits() {
+    let dir = tempfile::tempdir().unwrap();
+    let (config, out) = finished(dir.path());
+    let runs = out.join("runs.csv");
+    let text = std::fs::read_to_string(&runs).unwrap();
+    let last = text.trim_end().rfind('\n').unwrap() + 1;
+    std::fs::write(&runs, &text[..last]).unwrap();
+    let o = run(&config, &out, &["--resume"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let manifest = wavepath::experiment::records::Manifest::read(&out.join("manifest.toml")).unwrap();
+    assert_eq!(manifest.session.len(), 2);
+    assert!(manifest.build.allow_dirty);
+    let o = wavepath().arg("report").arg(&out).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    for session in &manifest.session {
+        assert!(
+            report.contains(&format!("| {} | {} |", session.started, session.finished)),
+            "{report}"
+        );
+    }
+    assert!(
+        report.contains("Sessions (the first run, then each `--resume`)"),
+        "{report}"
+    );
+    // Rows of another commit are refused unless --allow-mixed.
+    let text = std::fs::read_to_string(&runs).unwrap();
+    let commit = &manifest.build.commit;
+    let mixed = text.replacen(&format!(",{commit},"), ",abcdefabcdef,", 1);
+    assert_ne!(mixed, text);
+    std::fs::write(&runs, mixed).unwrap();
+    let o = wavepath().arg("report").arg(&out).output().unwrap();
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("rows from 2 builds") && stderr(&o).contains("--allow-mixed"),
+        "{}",
+        stderr(&o)
+    );
+    let o = wavepath().args(["report", "--allow-mixed"]).arg(&out).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
 }

@@ -30,7 +30,7 @@ fn line<'a>(markdown: &'a str, prefix: &str) -> &'a str {
 }
 
 fn report(dir: &Path) -> String {
-    let out = write_report(dir).unwrap();
+    let out = write_report(dir, false).unwrap();
     assert_eq!(out.markdown, dir.join("report.md"));
     fs::read_to_string(&out.markdown).unwrap()
 }
@@ -98,7 +98,7 @@ fn published_figures_sit_beside_ours_and_everything_is_captioned() {
             "no figure caption for {study}"
         );
     }
-    assert!(md.contains("commit `abc1234` (dirty)"));
+    assert!(md.contains("commit `abc1234` (**dirty**: uncommitted changes)"));
     assert!(md.contains(
         "| device | NVIDIA H200, driver CUDA 13.0, compute capability 9.0, 132 multiprocessors, 139.8 GiB |"
     ));
@@ -119,7 +119,7 @@ fn published_figures_sit_beside_ours_and_everything_is_captioned() {
 #[test]
 fn thread_scaling_and_kernel_figures_are_real_svg_and_png() {
     let dir = fixture();
-    let out = write_report(dir.path()).unwrap();
+    let out = write_report(dir.path(), false).unwrap();
     let figures = dir.path().join("figures");
     let expect = |name: &str| -> PathBuf {
         let path = figures.join(name);
@@ -160,7 +160,7 @@ fn spp_and_scene_sweeps_get_log_log_time_figures() {
         r#"swept = ["threads", "spp", "scene.generators[0].grid"]"#,
     );
     fs::write(&path, text).unwrap();
-    write_report(dir.path()).unwrap();
+    write_report(dir.path(), false).unwrap();
     for (stem, axis_label) in [
         ("cpu_scaling_spp", "samples per pixel"),
         ("cpu_scaling_primitives", "primitives"),
@@ -192,7 +192,9 @@ fn runs_csv_without_a_needed_column_is_an_error_naming_file_and_column() {
     fs::write(&path, text).unwrap();
     let err = format!(
         "{:#}",
-        write_report(dir.path()).err().expect("a missing column must fail")
+        write_report(dir.path(), false)
+            .err()
+            .expect("a missing column must fail")
     );
     assert!(err.contains("runs.csv") && err.contains("`scaled_wall_ms`"), "{err}");
 }
@@ -203,7 +205,9 @@ fn missing_manifest_is_an_error_naming_it() {
     fs::remove_file(dir.path().join("manifest.toml")).unwrap();
     let err = format!(
         "{:#}",
-        write_report(dir.path()).err().expect("a missing manifest must fail")
+        write_report(dir.path(), false)
+            .err()
+            .expect("a missing manifest must fail")
     );
     assert!(err.contains("manifest.toml"), "{err}");
 }

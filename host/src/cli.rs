@@ -105,6 +105,11 @@ pub struct ExperimentArgs {
     /// With --resume: accept rows from another config or commit.
     #[arg(long, requires = "resume")]
     pub allow_mixed: bool,
+    /// Run with a binary built from uncommitted changes (refused otherwise:
+    /// results must name the commit behind them); the manifest and report
+    /// say so.
+    #[arg(long)]
+    pub allow_dirty: bool,
     /// Hide the progress bar.
     #[arg(long)]
     pub quiet: bool,
@@ -125,6 +130,9 @@ impl ExperimentArgs {
 pub struct ReportArgs {
     /// An experiment's output folder (holding runs.csv and manifest.toml).
     pub dir: PathBuf,
+    /// Report rows from several commits together (refused otherwise).
+    #[arg(long)]
+    pub allow_mixed: bool,
 }
 
 /// `wavepath gen-mesh`.

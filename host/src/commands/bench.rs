@@ -20,6 +20,9 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
         command: command_line(),
         keep_profiles: true,
         require_gpu: true,
+        // A bench is a measurement at the command line, not a result set:
+        // its CSV rows carry the commit and the dirty flag.
+        allow_dirty: true,
         progress: false,
         ..RunOptions::default()
     };

@@ -23,6 +23,7 @@ pub fn run(args: &ExperimentArgs) -> anyhow::Result<ExitCode> {
         only: args.only.clone(),
         resume: args.resume,
         allow_mixed: args.allow_mixed,
+        allow_dirty: args.allow_dirty,
         progress: !args.quiet,
         command: command_line(),
         stop: Some(stop),

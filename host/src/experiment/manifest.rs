@@ -5,7 +5,7 @@
 use super::config::{Config, PlannedRun, Study};
 use super::measure::{Ending, Tally};
 use super::records::{
-    Manifest, ManifestBuild, ManifestDevice, ManifestExperiment, ManifestHost, ManifestStudy, RunRow,
+    Manifest, ManifestBuild, ManifestDevice, ManifestExperiment, ManifestHost, ManifestSession, ManifestStudy, RunRow,
 };
 use super::rows::{driver, overhead};
 use super::writer::Written;
@@ -16,7 +16,7 @@ use crate::system::provenance::{Provenance, now};
 pub const INTERRUPTED: &str = "interrupted";
 
 /// The manifest of a run starting now, on `gpu` if one opened; a resumed run
-/// keeps the `earlier` run's first start and lists each resumption.
+/// keeps the `earlier` run's first start and its sessions, and adds its own.
 pub fn begin(
     config: &Config,
     command: &str,
@@ -24,6 +24,7 @@ pub fn begin(
     gpu: Option<&Gpu>,
     plan: &[(&Study, Vec<PlannedRun>)],
     earlier: Option<Manifest>,
+    allow_dirty: bool,
 ) -> Manifest {
     let mut manifest = Manifest {
         experiment: ManifestExperiment {
@@ -33,7 +34,6 @@ pub fn begin(
             config_hash: config.fingerprint(),
             command: command.to_string(),
             started: now(),
-            resumed: Vec::new(),
             finished: String::new(),
         },
         host: ManifestHost {
@@ -45,16 +45,23 @@ pub fn begin(
             version: meta.version.clone(),
             commit: meta.commit_hash().to_string(),
             dirty: meta.dirty(),
+            allow_dirty,
         },
         study: plan.iter().map(|(s, runs)| planned(s, runs)).collect(),
         config_text: config.text.clone(),
         ..Default::default()
     };
+    let this = ManifestSession {
+        started: manifest.experiment.started.clone(),
+        finished: String::new(),
+        commit: meta.commit_hash().to_string(),
+        dirty: meta.dirty(),
+    };
     if let Some(previous) = earlier {
-        manifest.experiment.resumed = previous.experiment.resumed;
-        manifest.experiment.resumed.push(manifest.experiment.started.clone());
+        manifest.session = previous.session;
         manifest.experiment.started = previous.experiment.started;
     }
+    manifest.session.push(this);
     manifest
 }
 
@@ -126,4 +133,7 @@ pub fn finish(
     manifest.skipped = tally.skipped.clone();
     manifest.overhead = overhead(&written.rows);
     manifest.experiment.finished = now();
+    if let Some(this) = manifest.session.last_mut() {
+        this.finished = manifest.experiment.finished.clone();
+    }
 }

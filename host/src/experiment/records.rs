@@ -329,6 +329,23 @@ pub struct Manifest {
     pub overhead: Option<Overhead>,
     /// The config file's text as run.
     pub config_text: String,
+    /// Each start of the experiment: the first, then every `--resume`.
+    #[serde(default)]
+    pub session: Vec<ManifestSession>,
+}
+
+/// One `[[session]]` of the manifest: a start of the experiment (the first
+/// or a `--resume`), when it ended and the build that ran it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ManifestSession {
+    /// When it started (UTC).
+    pub started: String,
+    /// When it ended (empty while running, or if it was killed).
+    pub finished: String,
+    /// The commit its binary was built from.
+    pub commit: String,
+    /// Its binary had uncommitted changes (run with `--allow-dirty`).
+    pub dirty: bool,
 }
 
 /// `[experiment]` of the manifest.
@@ -346,9 +363,6 @@ pub struct ManifestExperiment {
     pub command: String,
     /// When it first started (UTC).
     pub started: String,
-    /// When it was resumed, if it was.
-    #[serde(default)]
-    pub resumed: Vec<String>,
     /// When it finished (empty while running).
     pub finished: String,
 }
@@ -386,6 +400,9 @@ pub struct ManifestBuild {
     pub commit: String,
     /// Uncommitted changes in the build.
     pub dirty: bool,
+    /// The run was told to accept a dirty build (`--allow-dirty`).
+    #[serde(default)]
+    pub allow_dirty: bool,
 }
 
 /// One `[[study]]` of the manifest.

@@ -33,6 +33,9 @@ pub struct RunOptions {
     pub resume: bool,
     /// Let a resumed run mix rows from another config or commit.
     pub allow_mixed: bool,
+    /// Run with a binary built from uncommitted changes (the manifest and
+    /// report say so); otherwise such a binary is refused.
+    pub allow_dirty: bool,
     /// Show a progress bar.
     pub progress: bool,
     /// The command line, for the manifest.
@@ -81,10 +84,19 @@ pub fn run(config: &Config, opts: &RunOptions) -> anyhow::Result<Outcome> {
         allow_mixed: opts.allow_mixed,
     };
     let mut resumed = output::prepare(opts.out.as_deref(), policy, config, &meta)?;
+    check_clean(&meta, opts.allow_dirty)?;
     let (gpu, no_gpu) = open_gpu(&plan, opts.require_gpu)?;
     let files = opts.out.as_deref().map(OutFiles::in_folder);
     let earlier = resumed.manifest.take();
-    let mut manifest = manifest::begin(config, &opts.command, &meta, gpu.as_ref(), &plan, earlier);
+    let mut manifest = manifest::begin(
+        config,
+        &opts.command,
+        &meta,
+        gpu.as_ref(),
+        &plan,
+        earlier,
+        opts.allow_dirty,
+    );
     write_manifest(&manifest, files.as_ref())?;
 
     let writer = RowWriter::start(files.as_ref(), &resumed.rows)?;
@@ -150,4 +162,17 @@ fn write_manifest(manifest: &Manifest, files: Option<&OutFiles>) -> anyhow::Resu
         Some(f) => manifest.write(&f.manifest),
         None => Ok(()),
     }
+}
+
+/// Refuses a binary built from uncommitted changes unless `allow_dirty`:
+/// results must name the commit that produced them.
+pub fn check_clean(meta: &Provenance, allow_dirty: bool) -> anyhow::Result<()> {
+    if meta.dirty() && !allow_dirty {
+        anyhow::bail!(
+            "this binary was built from commit {} with uncommitted changes, so its results could not be \
+             traced to a commit: commit first, or pass --allow-dirty (the manifest and report then say so)",
+            meta.commit_hash()
+        );
+    }
+    Ok(())
 }

@@ -32,9 +32,12 @@ pub struct ReportOutput {
 /// Reads DIR/runs.csv, DIR/kernels.csv (may be absent or empty) and
 /// DIR/manifest.toml; writes DIR/report.md and DIR/figures/<name>.svg and
 /// .png.
-pub fn write_report(dir: &Path) -> anyhow::Result<ReportOutput> {
+pub fn write_report(dir: &Path, allow_mixed: bool) -> anyhow::Result<ReportOutput> {
     let manifest = input::read_manifest(&dir.join("manifest.toml"))?;
     let runs = input::read_runs(&dir.join("runs.csv"), &manifest)?;
+    if !allow_mixed {
+        input::check_one_commit(&dir.join("runs.csv"), &runs)?;
+    }
     let kernels = input::read_kernels(&dir.join("kernels.csv"))?;
     let configs = stats::group_configs(&runs);
     let figure_dir = dir.join("figures");

@@ -27,7 +27,11 @@ pub fn header(m: &Manifest) -> String {
             d.name, d.driver, d.compute_capability, d.multiprocessors, d.memory_gib
         )
     });
-    let dirty = if m.build.dirty { " (dirty)" } else { "" };
+    let dirty = match (m.build.dirty, m.build.allow_dirty) {
+        (false, _) => "",
+        (true, true) => " (**dirty**: uncommitted changes, run with `--allow-dirty`)",
+        (true, false) => " (**dirty**: uncommitted changes)",
+    };
     let rows = [
         ("config", format!("`{}`", e.config)),
         ("command", format!("`{}`", e.command)),
@@ -43,6 +47,20 @@ pub fn header(m: &Manifest) -> String {
     out.push_str("| | |\n|---|---|\n");
     for (key, value) in rows {
         let _ = writeln!(out, "| {key} | {value} |");
+    }
+    if !m.session.is_empty() {
+        out.push_str(
+            "\nSessions (the first run, then each `--resume`):\n\n| started | ended | commit |\n|---|---|---|\n",
+        );
+        for session in &m.session {
+            let ended = if session.finished.is_empty() {
+                "did not end (stopped at once or killed)"
+            } else {
+                &session.finished
+            };
+            let dirty = if session.dirty { " (dirty)" } else { "" };
+            let _ = writeln!(out, "| {} | {ended} | `{}`{dirty} |", session.started, session.commit);
+        }
     }
     if let Some(o) = &m.overhead {
         let _ = writeln!(
