@@ -96,6 +96,7 @@ fn a_two_parameter_sweep_writes_every_column() {
         "drain_below",
         "threads",
         "cpu_schedule",
+        "time_launches",
         "wall_ms",
         "kernel_ms",
         "overhead_ms",

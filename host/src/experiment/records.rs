@@ -83,6 +83,11 @@ pub struct RunRow {
     pub max_registers: Option<u32>,
     /// Whether divergence was counted (timings then include the counting).
     pub count_divergence: bool,
+    /// GPU wavefront: whether each launch was timed with CUDA events (the
+    /// events cost time between small launches; off, only the wall time is
+    /// measured and the kernel times are NaN). Empty for other back ends.
+    #[serde(default)]
+    pub time_launches: Option<bool>,
     /// Render wall time (the launch loop for GPUs), ms.
     pub wall_ms: f64,
     /// `wall_ms × report_spp / spp`.

@@ -130,6 +130,7 @@ fn with_settings(spec: &RunSpec, row: RunRow) -> RunRow {
             _ => None,
         },
         count_divergence: spec.backend.is_gpu() && (mega.count_divergence || wave.count_divergence),
+        time_launches: is(BackendKind::GpuWave).then_some(wave.time_launches),
         ..row
     }
 }
