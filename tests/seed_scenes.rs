@@ -58,7 +58,27 @@ fn rtiow_grid_sweeps_the_object_count() {
 fn smallpt_cornell_has_its_light_and_two_special_spheres() {
     let s = seed_scene("cornell_smallpt").scene;
     let g = &s.geometry;
-    assert_eq!((g.polygons.len(), g.spheres.len()), (5, 3));
+    // Five walls, smallpt's black front wall at z = 170 among them.
+    assert_eq!((g.polygons.len(), g.spheres.len()), (6, 3));
+    let front = g
+        .polygons
+        .iter()
+        .find(|p| (0..p.vertex_count).all(|i| g.polygon_vertices[(p.first_vertex + i) as usize].z == 170.0))
+        .expect("a front wall at z = 170");
+    assert_eq!(s.materials[front.material as usize].albedo, device::math::Rgb::BLACK);
+    // smallpt's camera rays start 140 units forward, inside the box.
+    let camera = s.camera_for(s.settings.width, s.settings.height);
+    for (u, v) in [(0.0, 0.0), (1.0, 0.0), (0.0, 1.0), (1.0, 1.0), (0.5, 0.5)] {
+        let ray = camera.ray(u, v, 0.5, 0.5);
+        assert!(ray.origin.z < 170.0 && ray.origin.z > 150.0, "{:?}", ray.origin);
+    }
+    let glass = g
+        .spheres
+        .iter()
+        .map(|sp| &s.materials[sp.material as usize])
+        .find(|m| m.kind == MaterialKind::Dielectric)
+        .unwrap();
+    assert_eq!(glass.albedo, device::math::Rgb::new(0.999, 0.999, 0.999));
     let light = g.spheres.iter().find(|s| s.radius == 600.0).unwrap();
     assert_eq!(s.materials[light.material as usize].emission.r, 12.0);
     let kinds: Vec<_> = g

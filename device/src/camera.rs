@@ -20,6 +20,10 @@ pub struct CameraSpec {
     pub aperture: f32,
     /// Distance to the plane in perfect focus.
     pub focus_distance: f32,
+    /// Camera rays start on the plane this far in front of the eye, along
+    /// the viewing direction (0: at the eye). smallpt starts its rays 140
+    /// units forward, past its scene's front wall.
+    pub near: f32,
 }
 
 /// The camera in the form the path stages use (precomputed image plane).
@@ -35,6 +39,8 @@ pub struct Camera {
     right: Vec3,
     up: Vec3,
     lens_radius: f32,
+    /// Distance of the near plane along the viewing direction (0: none).
+    near: f32,
 }
 
 impl Camera {
@@ -56,18 +62,28 @@ impl Camera {
             right,
             up,
             lens_radius: spec.aperture * 0.5,
+            near: spec.near,
         }
     }
 
     /// The ray through image coordinates `(s, t)` (0..1, `t` up) from lens
-    /// sample `(lens_u, lens_v)` in `[0, 1)²`.
+    /// sample `(lens_u, lens_v)` in `[0, 1)²`, starting on the near plane
+    /// when the camera has one.
     #[inline(always)]
     pub fn ray(&self, s: f32, t: f32, lens_u: f32, lens_v: f32) -> Ray {
         let (dx, dy) = concentric_disk(lens_u, lens_v);
         let offset = self.right * (dx * self.lens_radius) + self.up * (dy * self.lens_radius);
         let origin = self.origin + offset;
         let target = self.lower_left + self.horizontal * s + self.vertical * t;
-        Ray::new(origin, (target - origin).normalized())
+        let dir = (target - origin).normalized();
+        if self.near > 0.0 {
+            // The viewing direction is `up × right` (the camera looks down
+            // its −back axis); the ray meets the near plane at this length.
+            let forward = self.up.cross(self.right);
+            Ray::new(origin + dir * (self.near / dir.dot(forward)), dir)
+        } else {
+            Ray::new(origin, dir)
+        }
     }
 }
 
@@ -84,6 +100,7 @@ mod tests {
             aspect: 2.0,
             aperture: 0.0,
             focus_distance: 5.0,
+            near: 0.0,
         }
     }
 
@@ -112,5 +129,23 @@ mod tests {
         let pa = a.at((0.0 - a.origin.z) / a.dir.z);
         let pb = b.at((0.0 - b.origin.z) / b.dir.z);
         assert!((pa - pb).length() < 1e-4, "{pa:?} vs {pb:?}");
+    }
+
+    #[test]
+    fn a_near_plane_moves_the_start_along_the_ray_and_changes_no_direction() {
+        let far = Camera::new(&spec());
+        let near = Camera::new(&CameraSpec { near: 2.0, ..spec() });
+        for (s, t) in [(0.5, 0.5), (0.0, 0.0), (1.0, 0.3)] {
+            let (a, b) = (far.ray(s, t, 0.5, 0.5), near.ray(s, t, 0.5, 0.5));
+            assert_eq!(a.dir, b.dir);
+            // The eye is at z = 5 looking down −z: the start is on z = 3.
+            assert!((b.origin.z - 3.0).abs() < 1e-5, "{:?}", b.origin);
+            let along = (b.origin - a.origin).dot(a.dir);
+            assert!(((b.origin - a.origin).length() - along).abs() < 1e-5, "on the ray");
+        }
+        assert_eq!(
+            far.ray(0.2, 0.7, 0.1, 0.9),
+            Camera::new(&spec()).ray(0.2, 0.7, 0.1, 0.9)
+        );
     }
 }

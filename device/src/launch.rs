@@ -42,10 +42,10 @@ const _: () = {
     assert!(size_of::<Tile>() == 16);
     assert!(size_of::<SampleRange>() == 8);
     assert!(size_of::<RenderParams>() == 24);
-    assert!(size_of::<Camera>() == 76);
+    assert!(size_of::<Camera>() == 80);
     assert!(size_of::<Background>() == 28);
     assert!(size_of::<AccelView<'static>>() == 96);
-    assert!(size_of::<SceneView<'static>>() == 296);
+    assert!(size_of::<SceneView<'static>>() == 304);
     assert!(size_of::<FixedRgb>() == 24);
     assert!(size_of::<LaunchCounters>() == 16);
 };

@@ -3,13 +3,14 @@
 
 use super::fresnel::{self, Refraction};
 use super::{Material, Scatter, ScatterInput, offset_origin};
-use crate::math::{Ray, Rgb};
+use crate::math::Ray;
 use crate::rng::Dim;
 
 /// Picks reflection with probability equal to the Fresnel reflectance and
-/// refraction otherwise, so the weight stays 1 (up to absorption). A hit on
-/// the back face means the segment that just ended ran inside the medium, so
-/// its length is charged to the throughput as `transmittance^t`.
+/// refraction otherwise, so the weight is the surface's tint (`albedo`,
+/// white for clear glass; smallpt's glass is 0.999) up to absorption. A hit
+/// on the back face means the segment that just ended ran inside the medium,
+/// so its length is charged to the throughput as `transmittance^t`.
 #[inline(always)]
 pub fn scatter(material: &Material, input: &ScatterInput) -> Scatter {
     let ray = input.ray;
@@ -23,9 +24,9 @@ pub fn scatter(material: &Material, input: &ScatterInput) -> Scatter {
     };
     let cos_i = (-ray.dir.dot(n)).min(1.0);
     let weight = if entering {
-        Rgb::WHITE
+        material.albedo
     } else {
-        material.transmittance.powf(hit.t)
+        material.albedo * material.transmittance.powf(hit.t)
     };
     let reflect_p = fresnel::reflectance(material.fresnel, cos_i, eta_i, eta_t);
     let refraction = fresnel::refraction(cos_i, eta_i, eta_t);

@@ -41,8 +41,9 @@ fn metal(albedo: Rgb, roughness: f32) -> Material {
     }
 }
 
-fn glass(fresnel: FresnelModel) -> Material {
+fn glass(fresnel: FresnelModel, tint: f32) -> Material {
     Material {
+        albedo: Rgb::new(tint, tint, tint),
         ior: 1.5,
         fresnel,
         ..blank_material(MaterialKind::Dielectric)
@@ -60,7 +61,7 @@ pub fn rtiow_final(b: &mut SceneBuilder, grid: u32, seed: u32) {
     };
     let ground = b.add_material("rtiow.ground", diffuse(Rgb::new(0.5, 0.5, 0.5)));
     b.add_sphere(Vec3::new(0.0, -1000.0, 0.0), 1000.0, ground);
-    let glass_m = b.add_material("rtiow.glass", glass(FresnelModel::Schlick));
+    let glass_m = b.add_material("rtiow.glass", glass(FresnelModel::Schlick, 1.0));
     let g = grid as i32;
     for a in -g..g {
         for c in -g..g {
@@ -95,20 +96,24 @@ pub fn rtiow_final(b: &mut SceneBuilder, grid: u32, seed: u32) {
 }
 
 /// smallpt's Cornell box (Beason, 2008): red and blue side walls, a mirror
-/// sphere, a glass sphere and a spherical light of radius 600 sunk into the
-/// ceiling (emission 12). smallpt builds its walls from spheres of radius
-/// 1e5, which single precision cannot intersect accurately; here they are the
-/// planes those spheres approximate. smallpt's black front wall is left out:
-/// a black wall and an open side both return no light, and smallpt's camera
-/// starts its rays 140 units forward, past that wall.
+/// sphere, a glass sphere (tint 0.999) and a spherical light of radius 600
+/// sunk into the ceiling (emission 12). smallpt builds its walls from spheres
+/// of radius 1e5, which single precision cannot intersect accurately; here
+/// they are the planes those spheres approximate, the black front wall at
+/// z = 170 included. That wall matters: the light sphere bulges below the
+/// ceiling's height in front of the box, so paths leaving through an open
+/// front would hit it and bring its light back. smallpt's camera starts its
+/// rays 140 units forward, past that wall: the scene's camera has
+/// `near = 140`.
 pub fn smallpt_cornell(b: &mut SceneBuilder) {
     let (x0, x1, y0, y1, z0, z1) = (1.0, 99.0, 0.0, 81.6, 0.0, 170.0);
     let p = Vec3::new;
     let red = b.add_material("smallpt.left", diffuse(Rgb::new(0.75, 0.25, 0.25)));
     let blue = b.add_material("smallpt.right", diffuse(Rgb::new(0.25, 0.25, 0.75)));
     let grey = b.add_material("smallpt.grey", diffuse(Rgb::new(0.75, 0.75, 0.75)));
+    let black = b.add_material("smallpt.front", diffuse(Rgb::BLACK));
     let mirror = b.add_material("smallpt.mirror", metal(Rgb::new(0.999, 0.999, 0.999), 0.0));
-    let glass_m = b.add_material("smallpt.glass", glass(FresnelModel::Schlick));
+    let glass_m = b.add_material("smallpt.glass", glass(FresnelModel::Schlick, 0.999));
     let light = b.add_material(
         "smallpt.light",
         Material {
@@ -122,6 +127,7 @@ pub fn smallpt_cornell(b: &mut SceneBuilder) {
     b.add_polygon(&[p(x0, y0, z0), p(x1, y0, z0), p(x1, y1, z0), p(x0, y1, z0)], grey);
     b.add_polygon(&[p(x0, y0, z0), p(x0, y0, z1), p(x1, y0, z1), p(x1, y0, z0)], grey);
     b.add_polygon(&[p(x0, y1, z0), p(x1, y1, z0), p(x1, y1, z1), p(x0, y1, z1)], grey);
+    b.add_polygon(&[p(x0, y0, z1), p(x0, y1, z1), p(x1, y1, z1), p(x1, y0, z1)], black);
     b.add_sphere(p(27.0, 16.5, 47.0), 16.5, mirror);
     b.add_sphere(p(73.0, 16.5, 78.0), 16.5, glass_m);
     b.add_sphere(p(50.0, 681.6 - 0.27, 81.6), 600.0, light);

@@ -109,6 +109,10 @@ pub struct CameraDef {
     /// Defaults to the distance from `look_from` to `look_at`.
     #[serde(default)]
     pub focus_distance: Option<f32>,
+    /// Camera rays start on the plane this far in front of the eye (0: at
+    /// the eye); smallpt's start 140 units forward.
+    #[serde(default)]
+    pub near: f32,
 }
 
 fn y_up() -> Triple {
@@ -161,6 +165,10 @@ pub enum MaterialDef {
         /// Beer–Lambert transmittance per unit distance.
         #[serde(default = "white")]
         transmittance: Triple,
+        /// The colour every reflection and refraction multiplies by
+        /// (white: clear glass; smallpt's glass is 0.999).
+        #[serde(default = "white")]
+        tint: Triple,
     },
     Emissive {
         emission: Triple,

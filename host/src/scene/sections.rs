@@ -142,6 +142,10 @@ pub fn camera(c: &CameraDef, s: &SceneSettings) -> FieldResult<CameraSpec> {
         Some(d) => positive("focus_distance", d)?,
         None => view.length(),
     };
+    let near = finite("near", c.near)?;
+    if near < 0.0 {
+        return Err(field_error("near", format!("must not be negative, got {near}")));
+    }
     Ok(CameraSpec {
         look_from,
         look_at,
@@ -150,6 +154,7 @@ pub fn camera(c: &CameraDef, s: &SceneSettings) -> FieldResult<CameraSpec> {
         aspect: s.width as f32 / s.height as f32,
         aperture: c.aperture,
         focus_distance,
+        near,
     })
 }
 
@@ -207,7 +212,9 @@ pub fn material(def: &MaterialDef) -> FieldResult<Material> {
             ior,
             fresnel,
             transmittance,
+            tint,
         } => Material {
+            albedo: rgb("tint", *tint, 1.0)?,
             ior: positive("ior", *ior)?,
             fresnel: match fresnel {
                 FresnelDef::Exact => FresnelModel::Exact,
