@@ -300,7 +300,8 @@ pub struct RenderArgs {
     /// Launch configuration.
     #[command(flatten)]
     pub launch: LaunchArgs,
-    /// Output image (.png, .ppm or .bmp); default `<scene name>.png`.
+    /// Output image (.png, .ppm or .bmp; .pfm for linear radiance as floats);
+    /// default `<scene name>.png`.
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Render a debug view instead of radiance.

@@ -375,8 +375,16 @@ pub fn run(req: &RenderRequest) -> anyhow::Result<RenderSummary> {
     if let (Some(path), Some(profile)) = (&req.launch_log, &output.gpu) {
         profile.write_launch_csv(path)?;
     }
-    let image = tone::to_image(&output.film, output.spp, &params, &scene.scene.settings.tone)?;
-    image_out::write_image(&out, &image)?;
+    match image_out::format_for(&out)? {
+        image_out::OutputFormat::LinearPfm => {
+            let linear = tone::linear(&output.film, output.spp)?;
+            image_out::write_pfm(&out, params.width, &linear)?;
+        }
+        image_out::OutputFormat::Display(_) => {
+            let image = tone::to_image(&output.film, output.spp, &params, &scene.scene.settings.tone)?;
+            image_out::write_image(&out, &image)?;
+        }
+    }
     Ok(RenderSummary {
         scene: req.scene.clone(),
         backend: renderer.kind(),

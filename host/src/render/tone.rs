@@ -1,5 +1,6 @@
-//! From a fixed-point film to an 8-bit image: the scene's tone mapping for
-//! radiance, linear for the debug views, depth scaled to the farthest hit.
+//! From a fixed-point film to an 8-bit image (the scene's tone mapping for
+//! radiance, linear for the debug views, depth scaled to the farthest hit),
+//! or to linear floats for a float map.
 
 use crate::io::image::BYTES_PER_PIXEL;
 use crate::scene::{ToneCurve, ToneMapping};
@@ -46,6 +47,16 @@ pub fn to_image(film: &[FixedRgb], spp: u32, params: &RenderParams, tone: &ToneM
         px.copy_from_slice(&[c.r, c.g, c.b].map(|c| display_byte(c * scale, &tone)));
     }
     RgbImage::from_raw(width, height, bytes).context("internal: the film does not match the image size")
+}
+
+/// The film's mean radiance per pixel, linear (for float outputs).
+pub fn linear(film: &[FixedRgb], spp: u32) -> anyhow::Result<Vec<[f32; 3]>> {
+    let mut out = crate::system::memory::zeroed_vec::<[f32; 3]>("the float image", film.len())?;
+    for (o, p) in out.iter_mut().zip(film) {
+        let c = p.mean(spp);
+        *o = [c.r, c.g, c.b];
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
