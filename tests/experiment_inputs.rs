@@ -419,3 +419,31 @@ fn the_manifest_and_report_show_sessions_and_the_dirty_flag_and_refuse_mixed_com
     let o = wavepath().args(["report", "--allow-mixed"]).arg(&out).output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+#[test]
+fn every_configuration_not_the_cpus_own_is_checked_against_the_cpu_before_timing() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = SMALL
+        .replace(
+            "backends = [\"cpu-serial\", \"cpu\"]",
+            "backends = [\"cpu\", \"cpu-wave\"]",
+        )
+        .replace(
+            "fixed = { size = \"8x6\", spp = 1, depth = 2 }",
+            "fixed = { size = \"8x6\", spp = 3, depth = 2 }\nsweep = { wave_block = [32, 64] }",
+        );
+    let config = write_config(dir.path(), "parity", &text);
+    let out = dir.path().join("out");
+    let o = run(&config, &out, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let manifest = wavepath::experiment::records::Manifest::read(&out.join("manifest.toml")).unwrap();
+    assert_eq!(
+        manifest.study[0].parity,
+        "2 configuration(s) rendered the CPU's film bit for bit at 2 spp before they were timed"
+    );
+    assert_eq!(manifest.study[0].status, "complete");
+    let o = wavepath().arg("report").arg(&out).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(report.contains("parity with the CPU: 2 configuration(s)"), "{report}");
+}

@@ -112,9 +112,15 @@ pub fn finish(
         s.rows = written.rows.iter().filter(|r| r.study == s.name).count();
         s.resumed_rows = resumed.iter().filter(|r| r.study == s.name).count();
         s.film_check = checks.outcome(&s.name);
+        let parity = tally.parity.iter().find(|p| p.study == s.name);
+        s.parity = parity.map_or(
+            "no configuration needed it (CPU back ends only, or none made)".into(),
+            |p| p.outcome(),
+        );
         let skipped = tally.skipped.iter().any(|k| k.study == s.name);
         s.status = match (ending, checks.mismatches.get(&s.name)) {
             (_, Some(m)) => format!("failed: film check: {m}"),
+            _ if let Some(m) = parity.and_then(|p| p.mismatch.as_ref()) => format!("failed: parity: {m}"),
             (Ending::Failed(e), _) => format!("not finished: {e:#}"),
             _ if stopped_at.is_some_and(|at| i >= at) => {
                 format!("{INTERRUPTED} by a stop request; --resume continues it")

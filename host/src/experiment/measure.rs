@@ -11,13 +11,14 @@ use super::records::Skipped;
 use super::rows::{Origin, Rendered, run_row};
 use super::scenes::SceneCache;
 use super::writer::{Finished, RowWriter};
-use crate::backend::RenderOutput;
 use crate::backend::gpu::GpuError;
 use crate::backend::gpu::buffers::DeviceScene;
 use crate::backend::gpu::profile::GpuProfile;
+use crate::backend::{BackendKind, RenderOutput};
 use crate::prepared::PreparedScene;
 use crate::render::{Renderer, params_for};
 use anyhow::Context;
+use device::film::FixedRgb;
 use device::scene::{RenderParams, RenderView};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -37,10 +38,46 @@ pub enum Ending {
 pub struct Tally {
     /// The configurations not made, and why.
     pub skipped: Vec<Skipped>,
+    /// Per study: the configurations checked against the CPU before they
+    /// were timed, and the first that differed.
+    pub parity: Vec<Parity>,
+    /// The last CPU reference film of the parity step, by what it renders
+    /// (the configurations of one scene and size follow each other).
+    reference: Option<(String, Vec<FixedRgb>)>,
     /// The last GPU profile of each configuration, as (study, run, profile),
     /// when kept.
     pub profiles: Vec<(String, u32, GpuProfile)>,
 }
+
+/// The parity step of one study: every configuration that is not the CPU's
+/// own renders, at [`PARITY_SPP`] samples per pixel, the CPU's film bit for
+/// bit before it is timed.
+#[derive(Clone, Debug, Default)]
+pub struct Parity {
+    /// The study.
+    pub study: String,
+    /// Configurations checked and found identical.
+    pub identical: usize,
+    /// The first configuration that differed, and where.
+    pub mismatch: Option<String>,
+}
+
+impl Parity {
+    /// What the manifest and report say of it.
+    pub fn outcome(&self) -> String {
+        match &self.mismatch {
+            None => format!(
+                "{} configuration(s) rendered the CPU's film bit for bit at {PARITY_SPP} spp before they were timed",
+                self.identical
+            ),
+            Some(m) => format!("MISMATCH before timing: {m}"),
+        }
+    }
+}
+
+/// Samples per pixel of the parity step: enough to take every branch of a
+/// path, few enough to cost little beside the timed renders.
+pub const PARITY_SPP: u32 = 2;
 
 /// Why a configuration ended before its last repetition.
 enum RunError {
@@ -162,6 +199,7 @@ impl Runs<'_> {
             report_spp,
             estimate_ms: (estimate_s(spec) * 1e3) as u64,
         };
+        self.parity(&job, tally)?;
         self.warm_up(&job)?;
         let times = self.time(&job, reps, tally)?;
         if let Some(median) = super::report::stats::median(&times) {
@@ -184,6 +222,61 @@ impl Runs<'_> {
         match self.no_gpu {
             Some(note) if run.spec.backend.is_gpu() => Err(RunError::Skip(note.to_string())),
             _ => Ok(()),
+        }
+    }
+
+    /// Renders `job` at [`PARITY_SPP`] on its back end and on the CPU and
+    /// compares the films, for every back end but the CPU's own (whose
+    /// agreement the film check of the timed rows covers). A mismatch skips
+    /// the configuration and fails the study.
+    fn parity(&self, job: &Job, tally: &mut Tally) -> Result<(), RunError> {
+        let kind = job.renderer.kind();
+        if matches!(kind, BackendKind::Cpu | BackendKind::CpuSerial) {
+            return Ok(());
+        }
+        let spp = job.spp.min(PARITY_SPP);
+        let checked = job
+            .renderer
+            .render_uploaded(job.scene, job.uploaded, job.params, spp, &|_| {})
+            .map_err(|e| self.render_error(job, e))?;
+        let spec = &job.run.spec;
+        let key = format!(
+            "{:?} {:?} {:?} {:?} {spp}",
+            spec.scene, spec.scene_fields, spec.overrides, job.params
+        );
+        if tally.reference.as_ref().is_none_or(|(k, _)| *k != key) {
+            let cpu = Renderer::on(BackendKind::Cpu, job.renderer.options(), None)?;
+            let film = cpu
+                .render(job.scene, job.params, spp, &|_| {})
+                .map_err(|e| RunError::Abort(e.context(what(job.study, job.run))))?
+                .film;
+            tally.reference = Some((key, film));
+        }
+        let reference = &tally.reference.as_ref().expect("made above").1;
+        let entry = match tally.parity.iter_mut().position(|p| p.study == job.study.name) {
+            Some(i) => &mut tally.parity[i],
+            None => {
+                tally.parity.push(Parity {
+                    study: job.study.name.clone(),
+                    ..Parity::default()
+                });
+                tally.parity.last_mut().expect("just pushed")
+            }
+        };
+        match reference.iter().zip(&checked.film).position(|(a, b)| a != b) {
+            None => {
+                entry.identical += 1;
+                Ok(())
+            }
+            Some(i) => {
+                let (x, y) = (i as u32 % job.params.width, i as u32 / job.params.width);
+                let m = format!(
+                    "{}: the film at {spp} spp differs from the CPU's, first at pixel ({x}, {y}); `wavepath verify` says where",
+                    job.run.label
+                );
+                entry.mismatch.get_or_insert(m.clone());
+                Err(RunError::Skip(format!("parity: {m}")))
+            }
         }
     }
 
@@ -248,9 +341,15 @@ impl Runs<'_> {
     fn render(&self, job: &Job) -> Result<RenderOutput, RunError> {
         job.renderer
             .render_uploaded(job.scene, job.uploaded, job.params, job.spp, &|_| {})
-            .map_err(|e| match e.downcast_ref::<GpuError>() {
-                Some(GpuError::Config { .. } | GpuError::OutOfMemory { .. }) => RunError::Skip(e.to_string()),
-                _ => RunError::Abort(e.context(what(job.study, job.run))),
-            })
+            .map_err(|e| self.render_error(job, e))
+    }
+
+    /// A failed render as the runner treats it: a configuration the GPU
+    /// cannot launch or hold is skipped; anything else ends the experiment.
+    fn render_error(&self, job: &Job, e: anyhow::Error) -> RunError {
+        match e.downcast_ref::<GpuError>() {
+            Some(GpuError::Config { .. } | GpuError::OutOfMemory { .. }) => RunError::Skip(e.to_string()),
+            _ => RunError::Abort(e.context(what(job.study, job.run))),
+        }
     }
 }

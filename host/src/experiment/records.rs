@@ -439,6 +439,10 @@ pub struct ManifestStudy {
     pub status: String,
     /// `identical: N groups`, `MISMATCH: …` or `not checked`.
     pub film_check: String,
+    /// The parity step: how many configurations rendered the CPU's film
+    /// before they were timed, or the first that did not.
+    #[serde(default)]
+    pub parity: String,
     /// Published figures.
     #[serde(default)]
     pub published: Vec<Published>,

@@ -210,6 +210,11 @@ impl Renderer {
         Renderer { stop: flag, ..self }
     }
 
+    /// The back end's options.
+    pub fn options(&self) -> BackendOptions {
+        self.options
+    }
+
     /// The back end this renderer runs.
     pub fn kind(&self) -> BackendKind {
         self.kind

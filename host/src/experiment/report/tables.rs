@@ -113,6 +113,9 @@ pub fn study_section(study: &StudyData, m: &Manifest, figures: &[Figure], report
 fn status_list(study: &StudyData, m: &Manifest) -> String {
     let info = study.info;
     let mut items = vec![format!("status: {}", info.status)];
+    if !info.parity.is_empty() {
+        items.push(format!("parity with the CPU: {}", info.parity));
+    }
     if !info.film_check.is_empty() {
         items.push(format!("film check: {}", info.film_check));
     }
