@@ -103,8 +103,7 @@ pub fn rtiow_final(b: &mut SceneBuilder, grid: u32, seed: u32) {
 /// z = 170 included. That wall matters: the light sphere bulges below the
 /// ceiling's height in front of the box, so paths leaving through an open
 /// front would hit it and bring its light back. smallpt's camera starts its
-/// rays 140 units forward, past that wall: the scene's camera has
-/// `near = 140`.
+/// rays 140 units out, past that wall: the scene's camera has `near = 140`.
 pub fn smallpt_cornell(b: &mut SceneBuilder) {
     let (x0, x1, y0, y1, z0, z1) = (1.0, 99.0, 0.0, 81.6, 0.0, 170.0);
     let p = Vec3::new;

@@ -109,8 +109,8 @@ pub struct CameraDef {
     /// Defaults to the distance from `look_from` to `look_at`.
     #[serde(default)]
     pub focus_distance: Option<f32>,
-    /// Camera rays start on the plane this far in front of the eye (0: at
-    /// the eye); smallpt's start 140 units forward.
+    /// Camera rays start this far from the eye along each ray (0: at the
+    /// eye); smallpt's start 140 units out.
     #[serde(default)]
     pub near: f32,
 }
