@@ -315,6 +315,8 @@ const CASES: &[Case] = &[
         &["render", "s.toml", "--backend", "cpu"], &["s.toml:", "[camera], field `near`", "must not be negative"]),
     case("glass tint above one", &[("s.toml", Entry::Text(scene!("[materials.glass]\nkind = \"dielectric\"\nior = 1.5\ntint = [1.0, 2.0, 1.0]\n\n[[objects]]\nkind = \"sphere\"\ncenter = [0.0, 0.0, 0.0]\nradius = 1.0\nmaterial = \"glass\"\n")))],
         &["render", "s.toml", "--backend", "cpu"], &["s.toml:", "field `tint`"]),
+    case("a CPU profile of a GPU back end", &[("s.toml", Entry::Text(OK))],
+        &["render", "s.toml", "--backend", "gpu-mega", "--profile", "p.svg"], &["--profile samples the CPU back ends"]),
     case("verify at a size that does not fit", &[("s.toml", Entry::Text(OK))],
         &["verify", "s.toml", "--backend", "cpu-wave", "--size", "32768x32768"], &["2 renders of 32768x32768 needs", "host memory"]),
     case("output name too long for the file system", &[("s.toml", Entry::Text(OK))],

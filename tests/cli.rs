@@ -274,3 +274,52 @@ fn a_summary_that_cannot_be_printed_names_the_image_that_was_written() {
     );
     assert!(out.is_file());
 }
+
+#[test]
+fn a_cpu_profile_charges_the_render_to_the_path_tracer_and_draws_a_flame_graph() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("profile.svg");
+    let o = wavepath()
+        .arg("render")
+        .arg(repo("scenes/rtiow_final.toml"))
+        .args([
+            "--backend",
+            "cpu-serial",
+            "--size",
+            "400x225",
+            "--spp",
+            "16",
+            "--quiet",
+            "--out",
+        ])
+        .arg(dir.path().join("r.png"))
+        .arg("--profile")
+        .arg(&svg)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let table: Vec<&str> = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("CPU profile:"))
+        .skip(2)
+        .collect();
+    assert!(table.len() >= 10, "{stdout}");
+    // Every sample of the render is inside the path tracer. (Which of its
+    // inlined functions a sample lands in depends on the debug information
+    // of optimised, inlined code, and is not asserted.)
+    let share = |name: &str| -> f64 {
+        table
+            .iter()
+            .find(|l| l.contains(name))
+            .and_then(|l| l.split_whitespace().next())
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0.0)
+    };
+    assert!(share("device::integrator::trace_path") > 90.0, "{stdout}");
+    let svg = std::fs::read_to_string(&svg).unwrap();
+    assert!(
+        svg.contains("<svg") && svg.contains("trace_path"),
+        "a flame graph of the render"
+    );
+}

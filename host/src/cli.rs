@@ -310,6 +310,10 @@ pub struct RenderArgs {
     /// Write one CSV row per GPU kernel launch to this file.
     #[arg(long)]
     pub launch_log: Option<PathBuf>,
+    /// Sample the CPU back ends while they render: print the functions that
+    /// took the time and write a flame graph (SVG) to this file.
+    #[arg(long)]
+    pub profile: Option<PathBuf>,
     /// Hide the progress bar.
     #[arg(long)]
     pub quiet: bool,

@@ -3,9 +3,13 @@
 
 use super::{out, outln};
 use crate::cli::RenderArgs;
+use crate::io::atomic_file;
 use crate::render::RenderSummary;
+use crate::settings::backend::BackendArg;
+use crate::system::cpu_profile::CpuProfiler;
 use crate::system::interrupt;
 use anyhow::{Context, anyhow};
+use std::path::Path;
 use std::process::ExitCode;
 
 /// Renders, prints the summary and the GPU profile.
@@ -14,6 +18,10 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
     request.stop = Some(interrupt::graceful(
         "stopping after the samples in flight; the image of the finished samples will be written",
     ));
+    let profiler = match &args.profile {
+        Some(path) => Some(start_profile(args, path)?),
+        None => None,
+    };
     let summary = crate::render::run(&request)?;
     print_summary(&summary).with_context(|| {
         format!(
@@ -21,6 +29,9 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
             summary.image.display()
         )
     })?;
+    if let (Some(profiler), Some(path)) = (profiler, &args.profile) {
+        finish_profile(profiler, path)?;
+    }
     if interrupt::requested() {
         eprintln!(
             "wavepath: stopped by Ctrl-C after {} of {} samples per pixel; {} holds them",
@@ -32,6 +43,33 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
     }
     Ok(ExitCode::SUCCESS)
 }
+
+/// Checks that `--profile FILE` can be honoured and starts sampling.
+fn start_profile(args: &RenderArgs, path: &Path) -> anyhow::Result<CpuProfiler> {
+    if !matches!(
+        args.backend,
+        BackendArg::Cpu | BackendArg::CpuSerial | BackendArg::CpuWave
+    ) {
+        anyhow::bail!(
+            "--profile samples the CPU back ends: name one (--backend cpu, cpu-serial or cpu-wave); \
+             the GPU back ends print their per-kernel profile"
+        );
+    }
+    atomic_file::check(path, &[&args.scene.scene])?;
+    CpuProfiler::start()
+}
+
+/// Ends the profile: prints its table and writes the flame graph.
+fn finish_profile(profiler: CpuProfiler, path: &Path) -> anyhow::Result<()> {
+    let profile = profiler.finish()?;
+    out!("{}", profile.table(PROFILE_ROWS));
+    atomic_file::write(path, &profile.flamegraph()?)?;
+    outln!("flame graph: {}", path.display());
+    Ok(())
+}
+
+/// Functions the profile table lists.
+const PROFILE_ROWS: usize = 15;
 
 /// The summary line and, for a GPU back end, the per-kernel profile.
 fn print_summary(summary: &RenderSummary) -> anyhow::Result<()> {

@@ -1,10 +1,11 @@
 //! The machine a run happens on: host memory, provenance (commit, CPU,
-//! time), the embedded PTX modules, Ctrl-C/SIGTERM handling and the
+//! time), a sampling profile of the CPU, the embedded PTX modules, Ctrl-C/SIGTERM handling and the
 //! temporary files an immediate exit must remove.
 //!
 //! Nothing here knows about scenes or back ends; every layer above may use
 //! it.
 
+pub mod cpu_profile;
 pub mod interrupt;
 pub mod memory;
 pub mod provenance;
