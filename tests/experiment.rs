@@ -6,9 +6,9 @@
 mod util;
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-use util::repo;
+use util::{repo, run_experiment, write_config};
 use wavepath::backend::{BackendKind, BackendOptions};
 use wavepath::experiment::config::{self, ConfigError};
 use wavepath::experiment::records::{KernelRow, Manifest, RunRow, recover_rows};
@@ -17,15 +17,6 @@ use wavepath::settings::cpu::CpuSchedule;
 
 fn wavepath() -> Command {
     Command::new(env!("CARGO_BIN_EXE_wavepath"))
-}
-
-/// Writes `text` as `NAME.toml` in `dir`, with `SCENES` replaced by the
-/// repository's scene folder.
-fn write_config(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let path = dir.join(format!("{name}.toml"));
-    let scenes = repo("scenes").display().to_string();
-    std::fs::write(&path, text.replace("SCENES", &scenes)).unwrap();
-    path
 }
 
 /// A two-parameter sweep over tiny renders of two back ends.
@@ -44,21 +35,6 @@ repeat = 2
 fixed = { size = "12x8", spp = 2, depth = 3 }
 sweep = { threads = [1, 2], cpu_schedule = ["collapsed", "cyclic-rows"] }
 "#;
-
-fn run_experiment(config: &Path, out: &Path, extra: &[&str]) -> std::process::Output {
-    wavepath()
-        .arg("experiment")
-        .arg(config)
-        .arg("--out")
-        .arg(out)
-        .arg("--quiet")
-        // Tests run from working trees with uncommitted changes too; the
-        // refusal of a dirty build is tested on `runner::check_clean`.
-        .arg("--allow-dirty")
-        .args(extra)
-        .output()
-        .unwrap()
-}
 
 fn header(path: &Path) -> Vec<String> {
     let text = std::fs::read_to_string(path).unwrap();

@@ -8,7 +8,7 @@ mod util;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
-use util::repo;
+use util::{run_experiment as run, write_config};
 use wavepath::experiment::records::{RunRow, recover_rows};
 
 fn wavepath() -> Command {
@@ -29,28 +29,6 @@ warmup = 0
 repeat = 2
 fixed = { size = "8x6", spp = 1, depth = 2 }
 "#;
-
-/// Writes `text` as `NAME.toml` in `dir` (SCENES: the repository's scenes).
-fn write_config(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let path = dir.join(format!("{name}.toml"));
-    std::fs::write(&path, text.replace("SCENES", &repo("scenes").display().to_string())).unwrap();
-    path
-}
-
-fn run(config: &Path, out: &Path, extra: &[&str]) -> Output {
-    wavepath()
-        .arg("experiment")
-        .arg(config)
-        .arg("--out")
-        .arg(out)
-        .arg("--quiet")
-        // Tests run from working trees with uncommitted changes too; the
-        // refusal of a dirty build is tested on `runner::check_clean`.
-        .arg("--allow-dirty")
-        .args(extra)
-        .output()
-        .unwrap()
-}
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()

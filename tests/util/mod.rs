@@ -57,3 +57,27 @@ pub fn line_of(text: &str, needle: &str) -> usize {
 
 /// The seed scenes every back end must agree on.
 pub const SEED_SCENES: [&str; 4] = ["cornell_smallpt", "cornell_diffuse", "rtiow_final", "cs500"];
+
+/// Writes `text` as `NAME.toml` in `dir`, with `SCENES` replaced by the
+/// repository's scene folder.
+pub fn write_config(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(&path, text.replace("SCENES", &repo("scenes").display().to_string())).unwrap();
+    path
+}
+
+/// Runs `wavepath experiment CONFIG --out OUT --quiet` with `extra`.
+pub fn run_experiment(config: &Path, out: &Path, extra: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_wavepath"))
+        .arg("experiment")
+        .arg(config)
+        .arg("--out")
+        .arg(out)
+        .arg("--quiet")
+        // Tests run from working trees with uncommitted changes too; the
+        // refusal of a dirty build is tested on `runner::check_clean`.
+        .arg("--allow-dirty")
+        .args(extra)
+        .output()
+        .unwrap()
+}
