@@ -63,6 +63,12 @@ impl Config {
         rays / self.median_ms / 1e3
     }
 
+    /// Whether its time was measured at the spp it reports (not scaled
+    /// from fewer with `spp_cap`).
+    pub fn is_measured(&self) -> bool {
+        self.row.spp >= self.row.report_spp
+    }
+
     /// Whether this is a GPU configuration.
     pub fn is_gpu(&self) -> bool {
         self.row.backend.starts_with("gpu")
@@ -187,6 +193,18 @@ impl<'a> StudyData<'a> {
     /// Speedup of `c` over its baseline.
     pub fn speedup(&self, c: &Config) -> Option<f64> {
         self.baseline_ms(c).map(|b| b / c.median_ms)
+    }
+
+    /// Speedup of a measured `c` over a measured baseline: neither time
+    /// scaled from fewer spp. `None` where either is scaled.
+    pub fn measured_speedup(&self, c: &Config) -> Option<f64> {
+        let baseline = self.info.baseline.as_deref()?;
+        let base = fastest(
+            self.configs
+                .iter()
+                .filter(|b| b.row.backend == baseline && b.comparable(c) && b.is_measured()),
+        )?;
+        c.is_measured().then(|| base / c.median_ms)
     }
 
     /// Speedup of a CPU configuration over the study baseline or, without

@@ -154,6 +154,7 @@ fn config_table(study: &StudyData, m: &Manifest) -> String {
         "back end",
         "runs",
         "median ms",
+        "scaled from",
         "min–max ms",
         "spread",
         "Mrays/s",
@@ -198,6 +199,13 @@ fn config_cells(c: &Config) -> Vec<String> {
         r.backend.clone(),
         c.runs.to_string(),
         format!("{:.2}", c.median_ms),
+        // A time rendered at fewer spp and scaled linearly (`spp_cap`) is
+        // an estimate, never a measurement: say so beside it.
+        if !c.is_measured() {
+            format!("{} spp", r.spp)
+        } else {
+            "–".into()
+        },
         format!("{:.2}–{:.2}", c.spread.min, c.spread.max),
         format!("{:.1}%", c.spread.relative * 100.0),
         format!("{:.2}", c.mrays_per_s()),
@@ -221,7 +229,9 @@ fn published_table(study: &StudyData, m: &Manifest) -> String {
         "our hardware",
     ]);
     for p in &study.info.published {
-        let ours = our_value(study, p).map_or("– (no matching runs)".into(), |v| fmt_value(v, &p.unit));
+        let ours = our_value(study, p).map_or("– (no measured run: scaled times never stand here)".into(), |v| {
+            fmt_value(v, &p.unit)
+        });
         let backend = match &p.scene {
             Some(scene) => format!("{} on {scene}", p.backend.label()),
             None => p.backend.label().to_string(),
@@ -239,15 +249,15 @@ fn published_table(study: &StudyData, m: &Manifest) -> String {
     out + &caption("Table", &study.info.name, m)
 }
 
-/// Our best value in the unit of published figure `p`: the largest speedup
-/// (`x`) or Mrays/s, or the smallest time (`ms`, `s`).
+/// Our best measured value in the unit of published figure `p`: the
+/// largest speedup (`x`) or Mrays/s, or the smallest time (`ms`, `s`). A
+/// time scaled from fewer spp never stands beside a published figure.
 fn our_value(study: &StudyData, p: &Published) -> Option<f64> {
-    let configs = study
-        .configs
-        .iter()
-        .filter(|c| c.row.backend == p.backend.label() && p.scene.as_ref().is_none_or(|s| *s == c.row.scene_name));
+    let configs = study.configs.iter().filter(|c| {
+        c.is_measured() && c.row.backend == p.backend.label() && p.scene.as_ref().is_none_or(|s| *s == c.row.scene_name)
+    });
     let (values, largest): (Vec<f64>, bool) = match p.unit.as_str() {
-        "x" => (configs.filter_map(|c| study.speedup(c)).collect(), true),
+        "x" => (configs.filter_map(|c| study.measured_speedup(c)).collect(), true),
         "Mrays/s" => (configs.map(Config::mrays_per_s).collect(), true),
         "ms" => (configs.map(|c| c.median_ms).collect(), false),
         "s" => (configs.map(|c| c.median_ms / 1e3).collect(), false),
