@@ -88,6 +88,9 @@ fn register_font() -> anyhow::Result<()> {
 struct Series {
     name: String,
     points: Vec<(f64, f64)>,
+    /// Per point: an estimate from a time scaled from fewer spp (drawn
+    /// hollow), not a measurement.
+    scaled: Vec<bool>,
 }
 
 /// Which of two y values at the same x a line keeps.
@@ -98,15 +101,17 @@ enum Keep {
 }
 
 /// Lines from configurations: `line` names a configuration's line (or skips
-/// it), `point` gives its point; at equal x the `keep` value stays. Lines
-/// and points are in order of first appearance and of x.
+/// it), `point` gives its point and `scaled` whether that point rests on a
+/// time scaled from fewer spp; at equal x the `keep` value stays. Lines and
+/// points are in order of first appearance and of x.
 fn lines<'c>(
     configs: impl Iterator<Item = &'c Config>,
     line: impl Fn(&Config) -> Option<String>,
     point: impl Fn(&Config) -> Option<(f64, f64)>,
+    scaled: impl Fn(&Config) -> bool,
     keep: Keep,
 ) -> Vec<Series> {
-    let mut map: IndexMap<String, Vec<(f64, f64)>> = IndexMap::new();
+    let mut map: IndexMap<String, Vec<(f64, f64, bool)>> = IndexMap::new();
     for c in configs {
         let (Some(name), Some((x, y))) = (line(c), point(c)) else {
             continue;
@@ -114,18 +119,25 @@ fn lines<'c>(
         let points = map.entry(name).or_default();
         match points.iter_mut().find(|p| p.0 == x) {
             Some(p) => {
-                p.1 = match keep {
-                    Keep::Largest => p.1.max(y),
-                    Keep::Smallest => p.1.min(y),
+                let better = match keep {
+                    Keep::Largest => y > p.1,
+                    Keep::Smallest => y < p.1,
+                };
+                if better {
+                    *p = (x, y, scaled(c));
                 }
             }
-            None => points.push((x, y)),
+            None => points.push((x, y, scaled(c))),
         }
     }
     map.into_iter()
         .map(|(name, mut points)| {
             points.sort_by(|a, b| a.0.total_cmp(&b.0));
-            Series { name, points }
+            Series {
+                name,
+                scaled: points.iter().map(|p| p.2).collect(),
+                points: points.into_iter().map(|(x, y, _)| (x, y)).collect(),
+            }
         })
         .collect()
 }
@@ -152,6 +164,7 @@ fn speedup_plot(study: &StudyData) -> Option<Plot> {
             })
         },
         |c| Some((c.param(param)?, study.speedup(c)?)),
+        |c| study.measured_speedup(c).is_none(),
         Keep::Largest,
     );
     let chart = LineChart::new(
@@ -193,6 +206,7 @@ fn spp_plot(study: &StudyData) -> Option<Plot> {
         study.configs.iter(),
         |c| Some(c.row.backend.clone()),
         |c| Some((f64::from(c.row.report_spp), c.median_ms)),
+        |c| !c.is_measured(),
         Keep::Smallest,
     );
     let title = format!("Time against samples per pixel (study {})", study.info.name);
@@ -210,6 +224,7 @@ fn primitives_plot(study: &StudyData) -> Option<Plot> {
         study.configs.iter(),
         |c| Some(format!("{} {}", c.row.backend, c.row.accel)),
         |c| Some((c.row.primitives as f64, c.median_ms)),
+        |c| !c.is_measured(),
         Keep::Smallest,
     );
     let title = format!("Time against primitive count (study {})", study.info.name);
@@ -226,6 +241,7 @@ fn thread_plot(study: &StudyData) -> Option<Plot> {
         study.configs.iter().filter(|c| c.row.backend == "cpu"),
         |c| Some(c.row.cpu_schedule.clone().unwrap_or_else(|| "cpu".into())),
         |c| Some((c.row.threads? as f64, study.thread_speedup(c)?)),
+        |c| !c.is_measured(),
         Keep::Largest,
     );
     let reference = study.info.baseline.as_deref().unwrap_or("1 thread");
@@ -568,7 +584,16 @@ impl LineChart {
                 .draw_series(LineSeries::new(s.points.iter().copied(), style))?
                 .label(s.name.as_str())
                 .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], style));
-            chart.draw_series(s.points.iter().map(|&p| Circle::new(p, 4, color(i).filled())))?;
+            // Measured points are filled; estimates scaled from fewer spp
+            // are hollow.
+            chart.draw_series(s.points.iter().zip(&s.scaled).map(|(&p, &scaled)| {
+                let style = if scaled {
+                    color(i).stroke_width(2)
+                } else {
+                    color(i).filled()
+                };
+                Circle::new(p, 4, style)
+            }))?;
         }
         if self.ideal {
             let style = BLACK.stroke_width(2);
@@ -777,11 +802,42 @@ mod tests {
     }
 
     #[test]
+    fn points_scaled_from_fewer_spp_are_marked_and_follow_the_kept_value() {
+        let measured = |run, ms| RunRow {
+            spp: 16,
+            report_spp: 16,
+            ..row(run, "a", "cpu", None, ms)
+        };
+        // Run 1 is scaled from 4 spp; at x = 1 it is the faster of two.
+        let rows = [
+            measured(0, 30.0),
+            RunRow {
+                spp: 4,
+                report_spp: 16,
+                ..row(1, "a", "cpu", None, 20.0)
+            },
+            measured(2, 50.0),
+        ];
+        let configs = group_configs(&rows);
+        let x = |c: &Config| if c.row.run == 2 { 2.0 } else { 1.0 };
+        let series = lines(
+            configs.iter(),
+            |c| Some(c.row.backend.clone()),
+            |c| Some((x(c), c.median_ms)),
+            |c| !c.is_measured(),
+            Keep::Smallest,
+        );
+        assert_eq!(series[0].points, [(1.0, 20.0), (2.0, 50.0)]);
+        assert_eq!(series[0].scaled, [true, false]);
+    }
+
+    #[test]
     fn x_is_log_past_a_span_of_a_hundred_base_two_for_powers_of_two() {
         let chart = |xs: &[f64]| {
-            let points = xs.iter().map(|&x| (x, 1.0)).collect();
+            let points: Vec<(f64, f64)> = xs.iter().map(|&x| (x, 1.0)).collect();
             let series = vec![Series {
                 name: "l".into(),
+                scaled: vec![false; points.len()],
                 points,
             }];
             LineChart::new(String::new(), String::new(), String::new(), series).unwrap()
