@@ -425,3 +425,48 @@ fn every_configuration_not_the_cpus_own_is_checked_against_the_cpu_before_timing
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(report.contains("parity with the CPU: 2 configuration(s)"), "{report}");
 }
+
+/// `SMALL` with a published speedup of `cpu` over `cpu-serial` added.
+fn small_published(study_extra: &str, entry_extra: &str) -> String {
+    format!(
+        "{SMALL}baseline = \"cpu-serial\"\n{study_extra}\n[[study.published]]\nsource = \"a paper\"\nhardware = \"a CPU\"\nvalue = 3.0\nunit = \"x\"\nbackend = \"cpu\"\n{entry_extra}\n"
+    )
+}
+
+#[test]
+fn a_published_figure_names_exactly_one_measured_run() {
+    let dir = tempfile::tempdir().unwrap();
+    // Exactly the study's one cpu run: it loads and keeps the run's label.
+    let ok = small_published("", "match = { size = \"8x6\", spp = 1 }");
+    let path = write_config(dir.path(), "ok", &ok);
+    let config = wavepath::experiment::config::load(&path).unwrap();
+    assert_eq!(config.studies[0].published[0].run.as_deref(), Some("cpu"));
+    for (what, text, expect) in [
+        (
+            "settings no run has",
+            small_published("", "match = { spp = 3 }"),
+            "no run of the study is cpu with {spp=3}",
+        ),
+        (
+            "settings several runs share",
+            small_published("sweep = { threads = [1, 2] }", ""),
+            "2 runs are cpu with {}",
+        ),
+        (
+            "a setting of another back end",
+            small_published("", "match = { block = \"8x8\" }"),
+            "`block` does not concern cpu",
+        ),
+        (
+            "a scaled baseline",
+            small_published("per_backend.cpu-serial = { spp_cap = 1 }", ""),
+            "no measured run of the baseline renders the work of `cpu`",
+        ),
+    ] {
+        let e = refused(&text);
+        assert!(
+            e.contains("published figure `3 x` of a paper") && e.contains(expect),
+            "{what}: {e}"
+        );
+    }
+}

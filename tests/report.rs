@@ -78,14 +78,22 @@ fn published_figures_sit_beside_ours_and_everything_is_captioned() {
     let dir = fixture();
     let md = report(dir.path());
     let cs500 = line(&md, "| CS500 report (2017) |");
-    // The only cpu-serial baseline is scaled from 4 spp: a scaled time never
-    // stands beside a published figure.
+    // An entry from before matching names no run, and the study's only
+    // cpu-serial baseline is scaled from 4 spp: nothing stands beside it.
     assert!(
-        cs500.contains("| 3.50x | cpu on cs500 | – (no measured run: scaled times never stand here) |"),
+        cs500.contains(
+            "| 3.50x | cpu on cs500 | – (the entry names no run: a config from before matching) | – \
+             | – (no measured run: scaled times never stand here) | AMD EPYC 9654 96-Core Processor |"
+        ),
         "{cs500}"
     );
+    // The Laine entry names its run (20 ms against the megakernel's 40 ms);
+    // the study's best (the same run) stands in its own column.
     let laine = line(&md, "| Laine et al. (2013) |");
-    assert!(laine.contains("| 1.80x | gpu-wave | 2.00x | NVIDIA H200 |"), "{laine}");
+    assert!(
+        laine.contains("| 1.80x | gpu-wave | 2.00x | `gpu-wave wave_block=64` | 2.00x | NVIDIA H200 |"),
+        "{laine}"
+    );
 
     for study in ["cpu_scaling", "wavefront"] {
         let caption = format!(

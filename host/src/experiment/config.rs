@@ -23,7 +23,14 @@
 //! value = 40
 //! unit = "x"
 //! backend = "gpu-mega"
+//! match = { size = "512x384", spp = 1024 }      # the seed's setup: one measured run
 //! ```
+//!
+//! A published figure stands beside exactly one run: of its back end (and
+//! scene), with every setting of its `match` table, measured rather than
+//! scaled from fewer spp, and, for a speedup, with a measured baseline run of
+//! the same work. An entry that names no such run, or several, is an error
+//! when the config loads.
 //!
 //! Every setting is one [`Param`] (see `params`), its values the types of
 //! [`crate::settings`]; a setting that does not apply to a back end (a block
@@ -88,6 +95,14 @@ pub struct Published {
     /// Anything a reader should know.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// The seed's setup: settings that, with `backend` and `scene`, pick
+    /// exactly one measured run of the study; our figure is that run's.
+    #[serde(default, rename = "match", skip_serializing_if = "IndexMap::is_empty")]
+    pub settings: Settings,
+    /// The label of that run, found when the config loads (a manifest
+    /// keeps it for the report).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<String>,
 }
 
 /// The most configurations one study may plan (scenes × back ends × each
@@ -244,7 +259,9 @@ struct ExperimentDef {
     description: String,
 }
 
-type Settings = IndexMap<Spanned<String>, Spanned<toml::Value>>;
+/// A table of settings as a config writes it, with the spans of its keys
+/// and values for errors.
+pub type Settings = IndexMap<Spanned<String>, Spanned<toml::Value>>;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -389,7 +406,7 @@ impl Source<'_> {
             .iter()
             .map(|p| st.published(p, &backends, baseline))
             .collect::<Result<Vec<_>, _>>()?;
-        let study = Study {
+        let mut study = Study {
             name: name.clone(),
             description: s.description.clone(),
             note: s.note.clone(),
@@ -403,10 +420,14 @@ impl Source<'_> {
             sweep,
             published,
         };
-        for run in study.runs() {
+        let runs = study.runs();
+        for run in &runs {
             run.spec
                 .validate()
                 .map_err(|m| st.at(def.span(), &format!("run `{}`", run.label), m))?;
+        }
+        for (p, def) in study.published.iter_mut().zip(&s.published) {
+            p.run = Some(st.matched_run(def, &runs, study.baseline)?);
         }
         Ok(study)
     }
@@ -584,6 +605,82 @@ impl StudySource<'_> {
             ));
         }
         Ok(())
+    }
+
+    /// The one run a published figure stands beside: of its back end (and
+    /// scene), with every setting of its `match` table, measured (not scaled
+    /// from fewer spp) and, for a speedup, with a measured baseline run of
+    /// the same work. Anything else is an error naming the entry.
+    fn matched_run(
+        &self,
+        def: &Spanned<Published>,
+        runs: &[PlannedRun],
+        baseline: Option<BackendKind>,
+    ) -> Result<String, ConfigError> {
+        let p = def.get_ref();
+        let entry = format!("published figure `{} {}` of {}", p.value, p.unit, p.source);
+        let at = |m: String| self.at(def.span(), &entry, m);
+        let settings = self.settings(&p.settings, "published figure, `match`")?;
+        if let Some(s) = settings.iter().find(|s| !s.param.applies_to(p.backend)) {
+            return Err(at(format!(
+                "`{}` does not concern {}",
+                s.param.name(),
+                p.backend.label()
+            )));
+        }
+        let asked = || {
+            let named: Vec<String> = settings
+                .iter()
+                .map(|s| format!("{}={}", s.param.name(), describe(&s.value)))
+                .collect();
+            let scene = p.scene.as_deref().map_or(String::new(), |s| format!(" on {s}"));
+            format!("{}{scene} with {{{}}}", p.backend.label(), named.join(", "))
+        };
+        let matching: Vec<&PlannedRun> = runs
+            .iter()
+            .filter(|r| {
+                let mut probe = r.spec.clone();
+                settings.iter().for_each(|s| probe.apply(s));
+                r.spec.backend == p.backend
+                    && p.scene.as_ref().is_none_or(|s| scene_stem(&r.spec.scene) == *s)
+                    && probe == r.spec
+            })
+            .collect();
+        let run = match matching.as_slice() {
+            [] => return Err(at(format!("no run of the study is {}", asked()))),
+            [one] => *one,
+            many => {
+                let labels: Vec<&str> = many.iter().take(4).map(|r| r.label.as_str()).collect();
+                return Err(at(format!(
+                    "{} runs are {} ({}, …): name the settings of the seed's setup in `match` until one is left",
+                    many.len(),
+                    asked(),
+                    labels.join("; ")
+                )));
+            }
+        };
+        if run.spec.spp_cap.is_some() {
+            return Err(at(format!(
+                "run `{}` is scaled from fewer spp (spp_cap); a seed's figure stands beside a measured run",
+                run.label
+            )));
+        }
+        let same_work = |b: &PlannedRun| {
+            b.spec.scene == run.spec.scene
+                && b.spec.scene_fields == run.spec.scene_fields
+                && b.spec.overrides == run.spec.overrides
+        };
+        if p.unit == "x"
+            && !runs
+                .iter()
+                .any(|b| Some(b.spec.backend) == baseline && b.spec.spp_cap.is_none() && same_work(b))
+        {
+            return Err(at(format!(
+                "no measured run of the baseline renders the work of `{}` (a scaled baseline never stands beside a seed's figure)",
+                run.label
+            )));
+        }
+        Ok(run.label.clone())
     }
 
     /// A published figure: a known unit, a finite value, one of the study's

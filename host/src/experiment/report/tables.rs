@@ -214,7 +214,9 @@ fn config_cells(c: &Config) -> Vec<String> {
     ]
 }
 
-/// Published figures beside ours, or nothing when the study has none.
+/// Published figures beside ours, or nothing when the study has none. Ours
+/// is the run the entry names (the seed's settings, measured, against a
+/// measured baseline); the study's best stands in a column of its own.
 fn published_table(study: &StudyData, m: &Manifest) -> String {
     if study.info.published.is_empty() {
         return String::new();
@@ -225,13 +227,23 @@ fn published_table(study: &StudyData, m: &Manifest) -> String {
         "their hardware",
         "published",
         "back end",
-        "ours",
+        "ours, at their settings",
+        "our run",
+        "best over the study (other settings)",
         "our hardware",
     ]);
     for p in &study.info.published {
-        let ours = our_value(study, p).map_or("– (no measured run: scaled times never stand here)".into(), |v| {
-            fmt_value(v, &p.unit)
-        });
+        let matched = p
+            .run
+            .as_ref()
+            .and_then(|run| study.configs.iter().find(|c| c.row.config == *run));
+        let ours = match (&p.run, matched) {
+            (None, _) => "– (the entry names no run: a config from before matching)".into(),
+            (Some(_), None) => "– (its run was not made)".into(),
+            (Some(_), Some(c)) => {
+                value_of(study, c, &p.unit).map_or("– (no measured baseline)".into(), |v| fmt_value(v, &p.unit))
+            }
+        };
         let backend = match &p.scene {
             Some(scene) => format!("{} on {scene}", p.backend.label()),
             None => p.backend.label().to_string(),
@@ -242,6 +254,10 @@ fn published_table(study: &StudyData, m: &Manifest) -> String {
             fmt_value(p.value, &p.unit),
             backend,
             ours,
+            p.run.as_ref().map_or("–".into(), |r| format!("`{r}`")),
+            our_value(study, p).map_or("– (no measured run: scaled times never stand here)".into(), |v| {
+                fmt_value(v, &p.unit)
+            }),
             our_hardware(p.backend, m),
         ]);
     }
@@ -249,22 +265,33 @@ fn published_table(study: &StudyData, m: &Manifest) -> String {
     out + &caption("Table", &study.info.name, m)
 }
 
-/// Our best measured value in the unit of published figure `p`: the
-/// largest speedup (`x`) or Mrays/s, or the smallest time (`ms`, `s`). A
-/// time scaled from fewer spp never stands beside a published figure.
+/// Configuration `c`'s measured value in `unit`: its speedup over a
+/// measured baseline (`x`), Mrays/s, or its median time.
+fn value_of(study: &StudyData, c: &Config, unit: &str) -> Option<f64> {
+    if !c.is_measured() {
+        return None;
+    }
+    match unit {
+        "x" => study.measured_speedup(c),
+        "Mrays/s" => Some(c.mrays_per_s()),
+        "ms" => Some(c.median_ms),
+        "s" => Some(c.median_ms / 1e3),
+        _ => None,
+    }
+}
+
+/// Our best measured value over the whole study in the unit of published
+/// figure `p`: the largest speedup (`x`) or Mrays/s, or the smallest time
+/// (`ms`, `s`). A time scaled from fewer spp never stands beside a
+/// published figure.
 fn our_value(study: &StudyData, p: &Published) -> Option<f64> {
-    let configs = study.configs.iter().filter(|c| {
-        c.is_measured() && c.row.backend == p.backend.label() && p.scene.as_ref().is_none_or(|s| *s == c.row.scene_name)
-    });
-    let (values, largest): (Vec<f64>, bool) = match p.unit.as_str() {
-        "x" => (configs.filter_map(|c| study.measured_speedup(c)).collect(), true),
-        "Mrays/s" => (configs.map(Config::mrays_per_s).collect(), true),
-        "ms" => (configs.map(|c| c.median_ms).collect(), false),
-        "s" => (configs.map(|c| c.median_ms / 1e3).collect(), false),
-        _ => return None,
-    };
-    let best = if largest { f64::max } else { f64::min };
-    values.into_iter().reduce(best)
+    let values = study
+        .configs
+        .iter()
+        .filter(|c| c.row.backend == p.backend.label() && p.scene.as_ref().is_none_or(|s| *s == c.row.scene_name))
+        .filter_map(|c| value_of(study, c, &p.unit));
+    let largest = matches!(p.unit.as_str(), "x" | "Mrays/s");
+    values.reduce(if largest { f64::max } else { f64::min })
 }
 
 /// The hardware our runs of `backend` used.
