@@ -67,7 +67,10 @@ pub const LOCK_FILE: &str = ".wavepath.lock";
 
 /// An advisory lock on an output folder, held while an experiment writes
 /// there; the system releases it when the process ends, however it ends.
-pub struct FolderLock(#[allow(dead_code)] std::fs::File);
+pub struct FolderLock {
+    /// The open lock file: the lock lasts as long as it is open.
+    _file: std::fs::File,
+}
 
 impl FolderLock {
     /// Takes the lock of `dir`, or says who holds it.
@@ -80,7 +83,7 @@ impl FolderLock {
             .open(&path)
             .with_context(|| format!("{}: cannot open the folder's lock file", path.display()))?;
         match file.try_lock() {
-            Ok(()) => Ok(FolderLock(file)),
+            Ok(()) => Ok(FolderLock { _file: file }),
             Err(std::fs::TryLockError::WouldBlock) => bail!(
                 "{}: another wavepath experiment is writing to this folder (it holds {LOCK_FILE}); \
                  wait for it to end, or choose another --out",
