@@ -8,16 +8,12 @@ mod util;
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
-use util::{repo, run_experiment, write_config};
+use util::{experiment_command, repo, run_experiment, write_config};
 use wavepath::backend::{BackendKind, BackendOptions};
 use wavepath::experiment::config::{self, ConfigError};
 use wavepath::experiment::records::{KernelRow, Manifest, RunRow, recover_rows};
 use wavepath::render::{Overrides, params_for, render_scene};
 use wavepath::settings::cpu::CpuSchedule;
-
-fn wavepath() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_wavepath"))
-}
 
 /// A two-parameter sweep over tiny renders of two back ends.
 const TWO_PARAMS: &str = r#"
@@ -186,15 +182,7 @@ fn csv_lines(path: &Path) -> usize {
 /// Starts `wavepath experiment` on `config` into `out` and returns once it
 /// has written at least three rows (or two minutes have passed).
 fn start_part_way(config: &Path, out: &Path) -> std::process::Child {
-    let child = wavepath()
-        .arg("experiment")
-        .arg(config)
-        .arg("--out")
-        .arg(out)
-        .arg("--quiet")
-        // Tests run from working trees with uncommitted changes too; the
-        // refusal of a dirty build is tested on `runner::check_clean`.
-        .arg("--allow-dirty")
+    let child = experiment_command(config, out)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()

@@ -8,12 +8,8 @@ mod util;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
-use util::{run_experiment as run, write_config};
+use util::{run_experiment as run, wavepath, write_config};
 use wavepath::experiment::records::{RunRow, recover_rows};
-
-fn wavepath() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_wavepath"))
-}
 
 /// A small CPU experiment: two configurations, two repetitions each.
 const SMALL: &str = r#"
@@ -41,6 +37,14 @@ fn finished(dir: &Path) -> (PathBuf, PathBuf) {
     let o = run(&config, &out, &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     (config, out)
+}
+
+/// Removes the last whole record of `runs`, as if its repetition had not
+/// finished.
+fn drop_last_record(runs: &Path) {
+    let text = std::fs::read_to_string(runs).unwrap();
+    let last = text.trim_end().rfind('\n').unwrap() + 1;
+    std::fs::write(runs, &text[..last]).unwrap();
 }
 
 /// (study, run, repetition) of every row, sorted.
@@ -116,9 +120,7 @@ fn kernel_rows_of_an_unfinished_repetition_are_dropped_on_resume() {
     // (the run row commits it): resume drops the orphan and makes the
     // repetition again.
     let runs = out.join("runs.csv");
-    let text = std::fs::read_to_string(&runs).unwrap();
-    let last = text.trim_end().rfind('\n').unwrap() + 1;
-    std::fs::write(&runs, &text[..last]).unwrap();
+    drop_last_record(&runs);
     let kernels = out.join("kernels.csv");
     let mut k = std::fs::read_to_string(&kernels).unwrap();
     k.push_str("small,s,1,cpu,1,cpu,cornell_diffuse,orphan,1,1,1,1,1,1,1,,,,\n");
@@ -360,9 +362,7 @@ fn the_manifest_and_report_show_sessions_and_the_dirty_flag_and_refuse_mixed_com
     let dir = tempfile::tempdir().unwrap();
     let (config, out) = finished(dir.path());
     let runs = out.join("runs.csv");
-    let text = std::fs::read_to_string(&runs).unwrap();
-    let last = text.trim_end().rfind('\n').unwrap() + 1;
-    std::fs::write(&runs, &text[..last]).unwrap();
+    drop_last_record(&runs);
     let o = run(&config, &out, &["--resume"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let manifest = wavepath::experiment::records::Manifest::read(&out.join("manifest.toml")).unwrap();

@@ -66,9 +66,15 @@ pub fn write_config(dir: &Path, name: &str, text: &str) -> PathBuf {
     path
 }
 
-/// Runs `wavepath experiment CONFIG --out OUT --quiet` with `extra`.
-pub fn run_experiment(config: &Path, out: &Path, extra: &[&str]) -> std::process::Output {
+/// The `wavepath` binary of this build.
+pub fn wavepath() -> std::process::Command {
     std::process::Command::new(env!("CARGO_BIN_EXE_wavepath"))
+}
+
+/// `wavepath experiment CONFIG --out OUT --quiet`, not yet started.
+pub fn experiment_command(config: &Path, out: &Path) -> std::process::Command {
+    let mut command = wavepath();
+    command
         .arg("experiment")
         .arg(config)
         .arg("--out")
@@ -76,8 +82,11 @@ pub fn run_experiment(config: &Path, out: &Path, extra: &[&str]) -> std::process
         .arg("--quiet")
         // Tests run from working trees with uncommitted changes too; the
         // refusal of a dirty build is tested on `runner::check_clean`.
-        .arg("--allow-dirty")
-        .args(extra)
-        .output()
-        .unwrap()
+        .arg("--allow-dirty");
+    command
+}
+
+/// Runs `wavepath experiment CONFIG --out OUT --quiet` with `extra`.
+pub fn run_experiment(config: &Path, out: &Path, extra: &[&str]) -> std::process::Output {
+    experiment_command(config, out).args(extra).output().unwrap()
 }

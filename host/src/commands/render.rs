@@ -18,10 +18,11 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
     request.stop = Some(interrupt::graceful(
         "stopping after the samples in flight; the image of the finished samples will be written",
     ));
-    let profiler = match &args.profile {
-        Some(path) => Some(start_profile(args, path)?),
-        None => None,
-    };
+    let profiler = args
+        .profile
+        .as_deref()
+        .map(|path| start_profile(args, path).map(|p| (p, path)))
+        .transpose()?;
     let summary = crate::render::run(&request)?;
     print_summary(&summary).with_context(|| {
         format!(
@@ -29,7 +30,7 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
             summary.image.display()
         )
     })?;
-    if let (Some(profiler), Some(path)) = (profiler, &args.profile) {
+    if let Some((profiler, path)) = profiler {
         finish_profile(profiler, path)?;
     }
     if interrupt::requested() {

@@ -3,7 +3,7 @@
 //! wrote them. A CSV must have every column of its row type; errors name the
 //! file and what was expected.
 
-use crate::experiment::records::{KernelRow, Manifest, RunRow};
+use crate::experiment::records::{KernelRow, Manifest, RunRow, header};
 use anyhow::{Context, bail};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -98,7 +98,7 @@ fn parse_csv<T: DeserializeOwned + Serialize + Default + Measured>(
         .headers()
         .with_context(|| format!("{}: cannot read the header line", path.display()))?
         .clone();
-    let needed = columns::<T>();
+    let needed = header::<T>()?;
     let missing: Vec<String> = needed
         .iter()
         .filter(|c| !headers.iter().any(|h| h == c.as_str()) && !ADDED_LATER.contains(&c.as_str()))
@@ -186,11 +186,6 @@ impl Measured for KernelRow {
     }
 }
 
-/// The columns a CSV of `T` has: the header line the runner writes.
-fn columns<T: Serialize + Default>() -> Vec<String> {
-    crate::experiment::records::header::<T>().expect("a row type serializes to CSV")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -204,11 +199,11 @@ mod tests {
 
     #[test]
     fn columns_are_the_record_fields_in_order() {
-        let kernel = columns::<KernelRow>();
+        let kernel = header::<KernelRow>().unwrap();
         assert_eq!(kernel.len(), 19, "{kernel:?}");
         assert_eq!(kernel[..3], ["experiment", "study", "run"]);
         assert_eq!(kernel.last().map(String::as_str), Some("active_lanes"));
-        assert!(columns::<RunRow>().iter().any(|c| c == "scaled_wall_ms"));
+        assert!(header::<RunRow>().unwrap().iter().any(|c| c == "scaled_wall_ms"));
     }
 
     #[test]
