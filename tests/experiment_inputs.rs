@@ -429,8 +429,43 @@ fn every_configuration_not_the_cpus_own_is_checked_against_the_cpu_before_timing
 /// `SMALL` with a published speedup of `cpu` over `cpu-serial` added.
 fn small_published(study_extra: &str, entry_extra: &str) -> String {
     format!(
-        "{SMALL}baseline = \"cpu-serial\"\n{study_extra}\n[[study.published]]\nsource = \"a paper\"\nhardware = \"a CPU\"\nvalue = 3.0\nunit = \"x\"\nbackend = \"cpu\"\n{entry_extra}\n"
+        "{SMALL}baseline = \"cpu-serial\"\n{study_extra}\n[[study.published]]\nsource = \"a paper\"\nhardware = \"a CPU\"\nvalue = 3.0\nunit = \"x\"\nbackend = \"cpu\"\ntime = \"total\"\n{entry_extra}\n"
     )
+}
+
+#[test]
+fn a_published_figure_states_the_seeds_time_and_may_be_a_gain_over_another_run() {
+    let dir = tempfile::tempdir().unwrap();
+    // A load-balancing gain: 2 threads over 1, not over the study baseline.
+    let gain = small_published(
+        "sweep = { threads = [1, 2] }",
+        "match = { threads = 2 }\nover = { threads = 1 }",
+    );
+    let path = write_config(dir.path(), "gain", &gain);
+    let config = wavepath::experiment::config::load(&path).unwrap();
+    let p = &config.studies[0].published[0];
+    assert_eq!(
+        (p.run.as_deref(), p.over_run.as_deref()),
+        (Some("cpu threads=2"), Some("cpu threads=1"))
+    );
+    let e = refused(&small_published("", "").replace("time = \"total\"\n", ""));
+    assert!(
+        e.contains("field `time`") && e.contains("`wall`") && e.contains("`total`"),
+        "{e}"
+    );
+    let e = refused(&small_published("", "").replace("time = \"total\"", "time = \"cpu\""));
+    assert!(e.contains("bad.toml:") && e.contains("unknown variant `cpu`"), "{e}");
+    let e = refused(
+        &small_published(
+            "sweep = { threads = [1, 2] }",
+            "match = { threads = 2 }\nover = { threads = 1 }",
+        )
+        .replace("unit = \"x\"", "unit = \"ms\""),
+    );
+    assert!(
+        e.contains("field `over`") && e.contains("this figure is in `ms`"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -461,6 +496,22 @@ fn a_published_figure_names_exactly_one_measured_run() {
             "a scaled baseline",
             small_published("per_backend.cpu-serial = { spp_cap = 1 }", ""),
             "no measured run of the baseline renders the work of `cpu`",
+        ),
+        (
+            "an `over` run that is its own run",
+            small_published(
+                "sweep = { threads = [1, 2] }",
+                "match = { threads = 2 }\nover = { threads = 2 }",
+            ),
+            "`over` names run `cpu threads=2` itself",
+        ),
+        (
+            "an `over` run the study does not make",
+            small_published(
+                "sweep = { threads = [1, 2] }",
+                "match = { threads = 2 }\nover = { threads = 4 }",
+            ),
+            "the run it is a speedup over (`over`): no run of the study is cpu with {threads=4}",
         ),
     ] {
         let e = refused(&text);

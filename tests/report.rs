@@ -43,34 +43,43 @@ fn configuration_rows_carry_hand_computed_medians_and_speedups() {
     // and marked as scaled.
     let serial = line(&md, "| 0 | `cpu-serial` |");
     assert!(
-        serial.contains("| 1000.00 | 4 spp | 990.00–1010.00 | 2.0% | 4.00 |"),
+        serial.contains("| 1000.00 | – | 4 spp | 990.00–1010.00 | 2.0% | 4.00 |"),
         "{serial}"
     );
-    assert!(serial.ends_with("| 1.00x |"), "{serial}");
+    // A scaled time has no whole-call time, so no speedup in total time.
+    assert!(serial.ends_with("| 1.00x | – |"), "{serial}");
     // 4 threads, dynamic rows: 250, 240, 260 ms; 1000 / 250 = 4.
     let four = line(&md, "| 6 | `cpu threads=4 schedule=dynamic-rows` |");
-    assert!(four.contains("| 250.00 | – | 240.00–260.00 | 8.0% | 16.00 |"), "{four}");
-    assert!(four.ends_with("| 4.00x |"), "{four}");
+    assert!(
+        four.contains("| 250.00 | 250.00 | – | 240.00–260.00 | 8.0% | 16.00 |"),
+        "{four}"
+    );
+    assert!(four.ends_with("| 4.00x | – |"), "{four}");
     let two = line(&md, "| 5 | `cpu threads=2 schedule=dynamic-rows` |");
     assert!(
-        two.contains("| 500.00 | – | 490.00–520.00 | 6.0% |") && two.ends_with("| 2.00x |"),
+        two.contains("| 500.00 | 500.00 | – | 490.00–520.00 | 6.0% |") && two.ends_with("| 2.00x | – |"),
         "{two}"
     );
     // 4 threads, static rows: 255 ms; 1000 / 255 = 3.92.
-    assert!(line(&md, "| 3 | `cpu threads=4 schedule=static-rows` |").ends_with("| 3.92x |"));
-    // Megakernel 40 ms (96 registers, occupancy 0.5); wavefronts 20 and 25 ms.
+    assert!(line(&md, "| 3 | `cpu threads=4 schedule=static-rows` |").ends_with("| 3.92x | – |"));
+    // Megakernel 40 ms (96 registers, occupancy 0.5), 40.5 ms whole calls;
+    // wavefronts 20 and 25 ms, 30.5 and 25.5 ms whole calls (the first
+    // allocates 10 ms more): 40.5 / 30.5 = 1.33, 40.5 / 25.5 = 1.59.
     let mega = line(&md, "| 0 | `gpu-mega block=8x8` |");
     assert!(
-        mega.contains("| 40.00 |") && mega.contains("| 96 | 50% | 1.00x |"),
+        mega.contains("| 40.00 | 40.50 |") && mega.contains("| 96 | 50% | 1.00x | 1.00x |"),
         "{mega}"
     );
     let wave = line(&md, "| 1 | `gpu-wave wave_block=64` |");
     assert!(
-        wave.contains("| 20.00 | – | 19.00–21.00 | 10.0% | 1000.00 | 40 | 100% | 2.00x |"),
+        wave.contains("| 20.00 | 30.50 | – | 19.00–21.00 | 10.0% | 1000.00 | 40 | 100% | 2.00x | 1.33x |"),
         "{wave}"
     );
-    assert!(line(&md, "| 2 | `gpu-wave wave_block=128` |").ends_with("| 1.60x |"));
-    assert!(md.contains("| speedup vs cpu-serial |") && md.contains("| speedup vs gpu-mega |"));
+    assert!(line(&md, "| 2 | `gpu-wave wave_block=128` |").ends_with("| 1.60x | 1.59x |"));
+    assert!(
+        md.contains("| speedup vs cpu-serial | speedup vs cpu-serial, total |")
+            && md.contains("| speedup vs gpu-mega | speedup vs gpu-mega, total |")
+    );
 }
 
 #[test]
@@ -82,16 +91,19 @@ fn published_figures_sit_beside_ours_and_everything_is_captioned() {
     // cpu-serial baseline is scaled from 4 spp: nothing stands beside it.
     assert!(
         cs500.contains(
-            "| 3.50x | cpu on cs500 | – (the entry names no run: a config from before matching) | – \
+            "| 3.50x | not stated | cpu on cs500 | – (the entry names no run: a config from before matching) | – | – \
              | – (no measured run: scaled times never stand here) | AMD EPYC 9654 96-Core Processor |"
         ),
         "{cs500}"
     );
-    // The Laine entry names its run (20 ms against the megakernel's 40 ms);
-    // the study's best (the same run) stands in its own column.
+    // The Laine entry names its run (20 ms against the megakernel's 40 ms,
+    // in the wall time it states; 1.33x in whole calls beside it); the
+    // study's best (the same run) stands in its own column.
     let laine = line(&md, "| Laine et al. (2013) |");
     assert!(
-        laine.contains("| 1.80x | gpu-wave | 2.00x | `gpu-wave wave_block=64` | 2.00x | NVIDIA H200 |"),
+        laine.contains(
+            "| 1.80x | wall (render loop) | gpu-wave | 2.00x | 1.33x (total time) | `gpu-wave wave_block=64` | 2.00x | NVIDIA H200 |"
+        ),
         "{laine}"
     );
 

@@ -128,11 +128,16 @@ impl ExperimentArgs {
 /// `wavepath report`.
 #[derive(Debug, clap::Args)]
 pub struct ReportArgs {
-    /// An experiment's output folder (holding runs.csv and manifest.toml).
+    /// An experiment's output folder (holding runs.csv and manifest.toml);
+    /// with --summary, the folder of experiment folders (results/).
     pub dir: PathBuf,
     /// Report rows from several commits together (refused otherwise).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "summary")]
     pub allow_mixed: bool,
+    /// Write DIR/SUMMARY.md, the headline figures of every experiment
+    /// folder in DIR, instead of one folder's report.
+    #[arg(long)]
+    pub summary: bool,
 }
 
 /// `wavepath gen-mesh`.

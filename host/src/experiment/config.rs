@@ -24,13 +24,18 @@
 //! unit = "x"
 //! backend = "gpu-mega"
 //! match = { size = "512x384", spp = 1024 }      # the seed's setup: one measured run
+//! time = "total"                                # the seed timed its whole program
 //! ```
 //!
 //! A published figure stands beside exactly one run: of its back end (and
 //! scene), with every setting of its `match` table, measured rather than
 //! scaled from fewer spp, and, for a speedup, with a measured baseline run of
-//! the same work. An entry that names no such run, or several, is an error
-//! when the config loads.
+//! the same work. `time` says which of our times the seed's corresponds to
+//! (`wall`, the render loop, or `total`, the whole render call). A speedup
+//! of one setting over another of the same back end (a load-balancing gain)
+//! names the other run with `over`, settings that replace the `match`
+//! table's. An entry that names no such run, or several, is an error when
+//! the config loads.
 //!
 //! Every setting is one [`Param`] (see `params`), its values the types of
 //! [`crate::settings`]; a setting that does not apply to a back end (a block
@@ -103,6 +108,55 @@ pub struct Published {
     /// keeps it for the report).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run: Option<String>,
+    /// Which of our times stands beside the seed's: required in a config
+    /// (manifests from before it was asked for lack it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time: Option<SeedTime>,
+    /// For a speedup of one setting over another (`x` only): the settings,
+    /// replacing those of `match`, of the run it is a speedup over, in
+    /// place of the study's baseline.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub over: Settings,
+    /// The label of that run, found when the config loads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub over_run: Option<String>,
+}
+
+/// Which time a seed measured, so that ours is the same one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SeedTime {
+    /// The render loop alone (`wall_ms`): launches and kernels on a GPU.
+    Wall,
+    /// The whole render call (`total_ms`): on a GPU also the state's
+    /// allocation, the scene's upload and the film's readback.
+    Total,
+}
+
+impl SeedTime {
+    /// Its name in a config: `wall` or `total`.
+    pub fn name(self) -> &'static str {
+        match self {
+            SeedTime::Wall => "wall",
+            SeedTime::Total => "total",
+        }
+    }
+
+    /// The other of the two.
+    pub fn other(self) -> SeedTime {
+        match self {
+            SeedTime::Wall => SeedTime::Total,
+            SeedTime::Total => SeedTime::Wall,
+        }
+    }
+
+    /// How a table names it.
+    pub fn label(self) -> &'static str {
+        match self {
+            SeedTime::Wall => "wall (render loop)",
+            SeedTime::Total => "total (whole render call)",
+        }
+    }
 }
 
 /// The most configurations one study may plan (scenes × back ends × each
@@ -427,7 +481,8 @@ impl Source<'_> {
                 .map_err(|m| st.at(def.span(), &format!("run `{}`", run.label), m))?;
         }
         for (p, def) in study.published.iter_mut().zip(&s.published) {
-            p.run = Some(st.matched_run(def, &runs, study.baseline)?);
+            let (run, over) = st.matched_runs(def, &runs, study.baseline)?;
+            (p.run, p.over_run) = (Some(run), over);
         }
         Ok(study)
     }
@@ -609,24 +664,67 @@ impl StudySource<'_> {
 
     /// The one run a published figure stands beside: of its back end (and
     /// scene), with every setting of its `match` table, measured (not scaled
-    /// from fewer spp) and, for a speedup, with a measured baseline run of
-    /// the same work. Anything else is an error naming the entry.
-    fn matched_run(
+    /// from fewer spp) and, for a speedup, with a measured run to divide by:
+    /// the one its `over` settings name, or else a baseline run of the same
+    /// work. Returns the run's label and that of its `over` run. Anything
+    /// else is an error naming the entry.
+    fn matched_runs(
         &self,
         def: &Spanned<Published>,
         runs: &[PlannedRun],
         baseline: Option<BackendKind>,
-    ) -> Result<String, ConfigError> {
+    ) -> Result<(String, Option<String>), ConfigError> {
         let p = def.get_ref();
         let entry = format!("published figure `{} {}` of {}", p.value, p.unit, p.source);
         let at = |m: String| self.at(def.span(), &entry, m);
         let settings = self.settings(&p.settings, "published figure, `match`")?;
-        if let Some(s) = settings.iter().find(|s| !s.param.applies_to(p.backend)) {
+        let run = self.one_run(p, runs, &settings, "its run").map_err(at)?;
+        if !p.over.is_empty() {
+            let mut over_settings = settings.clone();
+            for s in self.settings(&p.over, "published figure, `over`")? {
+                over_settings.retain(|o| o.param != s.param);
+                over_settings.push(s);
+            }
+            let over = self
+                .one_run(p, runs, &over_settings, "the run it is a speedup over (`over`)")
+                .map_err(at)?;
+            if over.label == run.label {
+                return Err(at(format!(
+                    "`over` names run `{}` itself: name settings that differ from `match`",
+                    run.label
+                )));
+            }
+            return Ok((run.label.clone(), Some(over.label.clone())));
+        }
+        let same_work = |b: &PlannedRun| {
+            b.spec.scene == run.spec.scene
+                && b.spec.scene_fields == run.spec.scene_fields
+                && b.spec.overrides == run.spec.overrides
+        };
+        if p.unit == "x"
+            && !runs
+                .iter()
+                .any(|b| Some(b.spec.backend) == baseline && b.spec.spp_cap.is_none() && same_work(b))
+        {
             return Err(at(format!(
-                "`{}` does not concern {}",
-                s.param.name(),
-                p.backend.label()
+                "no measured run of the baseline renders the work of `{}` (a scaled baseline never stands beside a seed's figure)",
+                run.label
             )));
+        }
+        Ok((run.label.clone(), None))
+    }
+
+    /// The one measured run of `p`'s back end (and scene) with `settings`;
+    /// `what` names it in errors.
+    fn one_run<'r>(
+        &self,
+        p: &Published,
+        runs: &'r [PlannedRun],
+        settings: &[Setting],
+        what: &str,
+    ) -> Result<&'r PlannedRun, String> {
+        if let Some(s) = settings.iter().find(|s| !s.param.applies_to(p.backend)) {
+            return Err(format!("`{}` does not concern {}", s.param.name(), p.backend.label()));
         }
         let asked = || {
             let named: Vec<String> = settings
@@ -647,40 +745,25 @@ impl StudySource<'_> {
             })
             .collect();
         let run = match matching.as_slice() {
-            [] => return Err(at(format!("no run of the study is {}", asked()))),
+            [] => return Err(format!("{what}: no run of the study is {}", asked())),
             [one] => *one,
             many => {
                 let labels: Vec<&str> = many.iter().take(4).map(|r| r.label.as_str()).collect();
-                return Err(at(format!(
-                    "{} runs are {} ({}, …): name the settings of the seed's setup in `match` until one is left",
+                return Err(format!(
+                    "{what}: {} runs are {} ({}, …): name the settings of the seed's setup until one is left",
                     many.len(),
                     asked(),
                     labels.join("; ")
-                )));
+                ));
             }
         };
         if run.spec.spp_cap.is_some() {
-            return Err(at(format!(
-                "run `{}` is scaled from fewer spp (spp_cap); a seed's figure stands beside a measured run",
+            return Err(format!(
+                "{what}: run `{}` is scaled from fewer spp (spp_cap); a seed's figure stands beside measured runs",
                 run.label
-            )));
+            ));
         }
-        let same_work = |b: &PlannedRun| {
-            b.spec.scene == run.spec.scene
-                && b.spec.scene_fields == run.spec.scene_fields
-                && b.spec.overrides == run.spec.overrides
-        };
-        if p.unit == "x"
-            && !runs
-                .iter()
-                .any(|b| Some(b.spec.backend) == baseline && b.spec.spp_cap.is_none() && same_work(b))
-        {
-            return Err(at(format!(
-                "no measured run of the baseline renders the work of `{}` (a scaled baseline never stands beside a seed's figure)",
-                run.label
-            )));
-        }
-        Ok(run.label.clone())
+        Ok(run)
     }
 
     /// A published figure: a known unit, a finite value, one of the study's
@@ -713,11 +796,25 @@ impl StudySource<'_> {
                 format!("`{}` is not one of the study's backends", f.backend.label()),
             ));
         }
-        if f.unit == "x" && baseline.is_none() {
+        if f.unit == "x" && baseline.is_none() && f.over.is_empty() {
             return Err(self.at(
                 p.span(),
                 "published figure, field `unit`",
-                "a speedup (`x`) needs the study's `baseline`".into(),
+                "a speedup (`x`) needs the study's `baseline`, or `over` naming the run it is a speedup over".into(),
+            ));
+        }
+        if f.unit != "x" && !f.over.is_empty() {
+            return Err(self.at(
+                p.span(),
+                "published figure, field `over`",
+                format!("`over` names the run a speedup is over; this figure is in `{}`", f.unit),
+            ));
+        }
+        if f.time.is_none() {
+            return Err(self.at(
+                p.span(),
+                "published figure, field `time`",
+                "missing: say which time the seed measured, `wall` (the render loop) or `total` (the whole render call, with allocation, upload and readback)".into(),
             ));
         }
         Ok(f.clone())

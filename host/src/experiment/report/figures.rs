@@ -4,6 +4,7 @@
 //! Every figure carries a footer naming config, study and command.
 
 use super::stats::{Config, StudyData, median};
+use crate::experiment::config::SeedTime;
 use crate::experiment::records::{KernelRow, Manifest};
 use crate::io::atomic_file;
 use anyhow::{Context, anyhow};
@@ -164,7 +165,7 @@ fn speedup_plot(study: &StudyData) -> Option<Plot> {
             })
         },
         |c| Some((c.param(param)?, study.speedup(c)?)),
-        |c| study.measured_speedup(c).is_none(),
+        |c| study.measured_speedup(c, SeedTime::Wall).is_none(),
         Keep::Largest,
     );
     let chart = LineChart::new(

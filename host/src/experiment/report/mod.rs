@@ -11,11 +11,13 @@
 //!   [`crate::experiment::records`] that wrote them;
 //! - `stats`: medians, spreads, configurations and baseline matching;
 //! - `tables`: the Markdown;
-//! - `figures`: the plotters charts.
+//! - `figures`: the plotters charts;
+//! - `summary`: `RESULTS/SUMMARY.md`, the headline figures of every folder.
 
 mod figures;
 mod input;
 pub mod stats;
+pub mod summary;
 mod tables;
 
 use anyhow::Context;

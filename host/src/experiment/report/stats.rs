@@ -1,6 +1,7 @@
 //! Statistics over timed runs: configurations (rows grouped by study and
 //! run), medians, spreads, swept parameter values and baseline matching.
 
+use crate::experiment::config::SeedTime;
 use crate::experiment::records::{KernelRow, ManifestStudy, RunRow};
 use indexmap::IndexMap;
 
@@ -47,6 +48,9 @@ pub struct Config {
     pub runs: usize,
     /// Median of `scaled_wall_ms`.
     pub median_ms: f64,
+    /// Median of `total_ms`, the whole render call (never scaled: see
+    /// [`Config::time`]).
+    pub median_total_ms: f64,
     /// Spread of `scaled_wall_ms`.
     pub spread: Spread,
 }
@@ -67,6 +71,16 @@ impl Config {
     /// from fewer with `spp_cap`).
     pub fn is_measured(&self) -> bool {
         self.row.spp >= self.row.report_spp
+    }
+
+    /// Its median time of kind `time`: the render loop (scaled to
+    /// `report_spp` where it was capped) or the whole render call, which is
+    /// `None` where capped, as its set-up does not scale with spp.
+    pub fn time(&self, time: SeedTime) -> Option<f64> {
+        match time {
+            SeedTime::Wall => Some(self.median_ms),
+            SeedTime::Total => self.is_measured().then_some(self.median_total_ms),
+        }
     }
 
     /// Whether this is a GPU configuration.
@@ -150,10 +164,12 @@ pub fn group_configs(rows: &[RunRow]) -> Vec<Config> {
         .into_values()
         .filter_map(|rows| {
             let times: Vec<f64> = rows.iter().map(|r| r.scaled_wall_ms).collect();
+            let totals: Vec<f64> = rows.iter().map(|r| r.total_ms).collect();
             Some(Config {
                 row: rows[0].clone(),
                 runs: rows.len(),
                 median_ms: median(&times)?,
+                median_total_ms: median(&totals)?,
                 spread: spread(&times)?,
             })
         })
@@ -195,16 +211,31 @@ impl<'a> StudyData<'a> {
         self.baseline_ms(c).map(|b| b / c.median_ms)
     }
 
-    /// Speedup of a measured `c` over a measured baseline: neither time
-    /// scaled from fewer spp. `None` where either is scaled.
-    pub fn measured_speedup(&self, c: &Config) -> Option<f64> {
+    /// Speedup of `c` over its baseline in whole render calls (`None`
+    /// where either is scaled from fewer spp).
+    pub fn total_speedup(&self, c: &Config) -> Option<f64> {
+        self.measured_speedup(c, SeedTime::Total)
+    }
+
+    /// Speedup of a measured `c` over a measured baseline in `time`:
+    /// neither scaled from fewer spp. `None` where either is scaled.
+    pub fn measured_speedup(&self, c: &Config, time: SeedTime) -> Option<f64> {
         let baseline = self.info.baseline.as_deref()?;
-        let base = fastest(
-            self.configs
-                .iter()
-                .filter(|b| b.row.backend == baseline && b.comparable(c) && b.is_measured()),
-        )?;
-        c.is_measured().then(|| base / c.median_ms)
+        let base = self
+            .configs
+            .iter()
+            .filter(|b| b.row.backend == baseline && b.comparable(c) && b.is_measured())
+            .filter_map(|b| b.time(time))
+            .min_by(f64::total_cmp)?;
+        if !c.is_measured() {
+            return None;
+        }
+        Some(base / c.time(time)?)
+    }
+
+    /// The measured configuration of run label `run`.
+    pub fn config_of_run(&self, run: &str) -> Option<&Config> {
+        self.configs.iter().find(|c| c.row.config == run && c.is_measured())
     }
 
     /// Speedup of a CPU configuration over the study baseline or, without

@@ -5,7 +5,7 @@
 use super::figures::Figure;
 use super::stats::{Config, StudyData};
 use crate::backend::BackendKind;
-use crate::experiment::config::Published;
+use crate::experiment::config::{Published, SeedTime};
 use crate::experiment::records::Manifest;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -154,6 +154,7 @@ fn config_table(study: &StudyData, m: &Manifest) -> String {
         "back end",
         "runs",
         "median ms",
+        "total ms",
         "scaled from",
         "min–max ms",
         "spread",
@@ -161,13 +162,14 @@ fn config_table(study: &StudyData, m: &Manifest) -> String {
         "registers",
         "occupancy",
     ];
-    let speedup_column = baseline.map(|b| format!("speedup vs {b}"));
-    columns.extend(speedup_column.as_deref());
+    let speedup_columns = baseline.map(|b| [format!("speedup vs {b}"), format!("speedup vs {b}, total")]);
+    columns.extend(speedup_columns.iter().flatten().map(String::as_str));
     let mut out = table_head(&columns);
     for c in &study.configs {
         let mut cells = config_cells(c);
         if baseline.is_some() {
             cells.push(study.speedup(c).map_or("–".into(), fmt_speedup));
+            cells.push(study.total_speedup(c).map_or("–".into(), fmt_speedup));
         }
         out.push_str(&table_row(&cells));
     }
@@ -199,6 +201,7 @@ fn config_cells(c: &Config) -> Vec<String> {
         r.backend.clone(),
         c.runs.to_string(),
         format!("{:.2}", c.median_ms),
+        c.time(SeedTime::Total).map_or("–".into(), |t| format!("{t:.2}")),
         // A time rendered at fewer spp and scaled linearly (`spp_cap`) is
         // an estimate, never a measurement: say so beside it.
         if !c.is_measured() {
@@ -226,36 +229,46 @@ fn published_table(study: &StudyData, m: &Manifest) -> String {
         "source",
         "their hardware",
         "published",
+        "their time",
         "back end",
         "ours, at their settings",
+        "ours, the other time",
         "our run",
         "best over the study (other settings)",
         "our hardware",
     ]);
     for p in &study.info.published {
-        let matched = p
-            .run
-            .as_ref()
-            .and_then(|run| study.configs.iter().find(|c| c.row.config == *run));
-        let ours = match (&p.run, matched) {
-            (None, _) => "– (the entry names no run: a config from before matching)".into(),
-            (Some(_), None) => "– (its run was not made)".into(),
-            (Some(_), Some(c)) => {
-                value_of(study, c, &p.unit).map_or("– (no measured baseline)".into(), |v| fmt_value(v, &p.unit))
-            }
+        let time = p.time.unwrap_or(SeedTime::Wall);
+        let other = time.other();
+        let ours = match &p.run {
+            None => "– (the entry names no run: a config from before matching)".into(),
+            Some(_) => published_value(study, p, time).map_or(
+                "– (its run, or a measured run to divide by, was not made)".into(),
+                |v| fmt_value(v, &p.unit),
+            ),
         };
+        let ours_other = published_value(study, p, other).map_or("–".into(), |v| {
+            format!("{} ({} time)", fmt_value(v, &p.unit), other.name())
+        });
         let backend = match &p.scene {
             Some(scene) => format!("{} on {scene}", p.backend.label()),
             None => p.backend.label().to_string(),
+        };
+        let run = match (&p.run, &p.over_run) {
+            (Some(r), Some(o)) => format!("`{r}` over `{o}`"),
+            (Some(r), None) => format!("`{r}`"),
+            _ => "–".into(),
         };
         out += &table_row(&[
             p.source.clone(),
             p.hardware.clone(),
             fmt_value(p.value, &p.unit),
+            p.time.map_or("not stated".into(), |t| t.label().to_string()),
             backend,
             ours,
-            p.run.as_ref().map_or("–".into(), |r| format!("`{r}`")),
-            our_value(study, p).map_or("– (no measured run: scaled times never stand here)".into(), |v| {
+            ours_other,
+            run,
+            our_value(study, p, time).map_or("– (no measured run: scaled times never stand here)".into(), |v| {
                 fmt_value(v, &p.unit)
             }),
             our_hardware(p.backend, m),
@@ -265,17 +278,27 @@ fn published_table(study: &StudyData, m: &Manifest) -> String {
     out + &caption("Table", &study.info.name, m)
 }
 
+/// Our value beside published figure `p`, in `time`: that of the run it
+/// names, over the run its `over` names where it has one.
+pub fn published_value(study: &StudyData, p: &Published, time: SeedTime) -> Option<f64> {
+    let c = study.config_of_run(p.run.as_deref()?)?;
+    match &p.over_run {
+        Some(over) => Some(study.config_of_run(over)?.time(time)? / c.time(time)?),
+        None => value_of(study, c, &p.unit, time),
+    }
+}
+
 /// Configuration `c`'s measured value in `unit`: its speedup over a
-/// measured baseline (`x`), Mrays/s, or its median time.
-fn value_of(study: &StudyData, c: &Config, unit: &str) -> Option<f64> {
+/// measured baseline (`x`), Mrays/s, or its median time, in `time`.
+fn value_of(study: &StudyData, c: &Config, unit: &str, time: SeedTime) -> Option<f64> {
     if !c.is_measured() {
         return None;
     }
     match unit {
-        "x" => study.measured_speedup(c),
+        "x" => study.measured_speedup(c, time),
         "Mrays/s" => Some(c.mrays_per_s()),
-        "ms" => Some(c.median_ms),
-        "s" => Some(c.median_ms / 1e3),
+        "ms" => c.time(time),
+        "s" => Some(c.time(time)? / 1e3),
         _ => None,
     }
 }
@@ -284,18 +307,22 @@ fn value_of(study: &StudyData, c: &Config, unit: &str) -> Option<f64> {
 /// figure `p`: the largest speedup (`x`) or Mrays/s, or the smallest time
 /// (`ms`, `s`). A time scaled from fewer spp never stands beside a
 /// published figure.
-fn our_value(study: &StudyData, p: &Published) -> Option<f64> {
+fn our_value(study: &StudyData, p: &Published, time: SeedTime) -> Option<f64> {
+    if p.over_run.is_some() {
+        // A gain of one setting over another has no "best" elsewhere.
+        return None;
+    }
     let values = study
         .configs
         .iter()
         .filter(|c| c.row.backend == p.backend.label() && p.scene.as_ref().is_none_or(|s| *s == c.row.scene_name))
-        .filter_map(|c| value_of(study, c, &p.unit));
+        .filter_map(|c| value_of(study, c, &p.unit, time));
     let largest = matches!(p.unit.as_str(), "x" | "Mrays/s");
     values.reduce(if largest { f64::max } else { f64::min })
 }
 
 /// The hardware our runs of `backend` used.
-fn our_hardware(backend: BackendKind, m: &Manifest) -> String {
+pub fn our_hardware(backend: BackendKind, m: &Manifest) -> String {
     match (&m.device, backend.is_gpu()) {
         (Some(d), true) => d.name.clone(),
         (None, true) => "no GPU".into(),
@@ -304,7 +331,7 @@ fn our_hardware(backend: BackendKind, m: &Manifest) -> String {
 }
 
 /// A value with its unit: `4.00x`, `12.50 ms`.
-fn fmt_value(v: f64, unit: &str) -> String {
+pub fn fmt_value(v: f64, unit: &str) -> String {
     if unit == "x" {
         fmt_speedup(v)
     } else {
@@ -313,18 +340,18 @@ fn fmt_value(v: f64, unit: &str) -> String {
 }
 
 /// A speedup: `4.00x`.
-fn fmt_speedup(v: f64) -> String {
+pub fn fmt_speedup(v: f64) -> String {
     format!("{v:.2}x")
 }
 
 /// A Markdown table's header and rule lines.
-fn table_head(columns: &[&str]) -> String {
+pub fn table_head(columns: &[&str]) -> String {
     let rule = vec!["---"; columns.len()];
     format!("| {} |\n|{}|\n", columns.join(" | "), rule.join("|"))
 }
 
 /// A Markdown table line (pipes in cells escaped).
-fn table_row(cells: &[String]) -> String {
+pub fn table_row(cells: &[String]) -> String {
     let cells: Vec<String> = cells.iter().map(|c| c.replace('|', "\\|")).collect();
     format!("| {} |\n", cells.join(" | "))
 }

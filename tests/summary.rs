@@ -1,0 +1,84 @@
+//! `results/SUMMARY.md` (issue 20): regenerated from the committed result
+//! folders it must equal the committed file, and on a fresh experiment it
+//! sets the published figure beside our value at the run the entry names,
+//! in the seed's time, and flags a config edited since the run.
+
+mod util;
+
+use std::path::Path;
+use util::{repo, run_experiment, wavepath, write_config};
+use wavepath::experiment::report::summary::{SUMMARY_FILE, summary};
+
+#[test]
+fn the_committed_summary_is_what_the_committed_results_give() {
+    let results = repo("results");
+    let committed = std::fs::read_to_string(results.join(SUMMARY_FILE)).unwrap();
+    let regenerated = summary(&results).unwrap();
+    assert!(
+        committed == regenerated,
+        "results/SUMMARY.md is out of date: run `wavepath report --summary results` and commit it"
+    );
+}
+
+/// A study whose published figure is a gain of two threads over one.
+const GAIN: &str = r#"
+[experiment]
+name = "gain"
+
+[[study]]
+name = "threads"
+scenes = ["SCENES/cornell_diffuse.toml"]
+backends = ["cpu"]
+warmup = 0
+repeat = 1
+fixed = { size = "16x12", spp = 2, depth = 2 }
+sweep = { threads = [1, 2] }
+
+[[study.published]]
+source = "a paper"
+hardware = "a CPU"
+value = 1.5
+unit = "x"
+backend = "cpu"
+time = "total"
+match = { threads = 2 }
+over = { threads = 1 }
+"#;
+
+/// The summary's line for `source`.
+fn line_of<'a>(text: &'a str, source: &str) -> &'a str {
+    text.lines()
+        .find(|l| l.starts_with(&format!("| {source} |")))
+        .unwrap_or_else(|| panic!("no line for {source} in:\n{text}"))
+}
+
+#[test]
+fn a_fresh_experiment_is_summarised_and_an_edited_config_is_flagged() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), "gain", GAIN);
+    let results = dir.path().join("results");
+    let o = run_experiment(&config, &results.join("gain"), &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = wavepath().args(["report", "--summary"]).arg(&results).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(results.join(SUMMARY_FILE)).unwrap();
+    let line = line_of(&text, "a paper");
+    let cells: Vec<&str> = line.split(" | ").collect();
+    // seed | figure | hardware | time | ours | other time | ratio | our hardware | study | current ...
+    assert_eq!(cells[1], "1.50x");
+    assert_eq!(cells[3], "total (whole render call)");
+    assert!(cells[4].ends_with("x (cpu)"), "{line}");
+    let ours: f64 = cells[4].split('x').next().unwrap().parse().unwrap();
+    let ratio: f64 = cells[6].parse().unwrap();
+    assert!((ratio - ours / 1.5).abs() < 0.01, "{line}");
+    assert_eq!(cells[8], "[`gain` / `threads`](gain/report.md)");
+    assert_eq!(cells[9], "yes");
+
+    std::fs::write(&config, std::fs::read_to_string(&config).unwrap() + "\n# edited\n").unwrap();
+    let text = summary(&results).unwrap();
+    assert!(
+        line_of(&text, "a paper").contains("its config has changed since; re-run it"),
+        "{text}"
+    );
+    assert!(Path::new(&results).join("gain/runs.csv").is_file());
+}
