@@ -2,8 +2,8 @@
 //! every committed experiment folder under `RESULTS`, written to
 //! `RESULTS/SUMMARY.md`.
 //!
-//! It holds two tables, each figure with its folder, study, commit, device
-//! and command:
+//! It holds two tables, each figure with its folder, study and commit, and
+//! a third naming each folder's config, device, host CPU, command and dates:
 //! - every published figure beside ours at the seed's settings, in the
 //!   seed's notion of time, with the other time beside it;
 //! - per scene, the fastest measured megakernel against the fastest
@@ -95,6 +95,7 @@ pub fn summary(results: &Path) -> anyhow::Result<String> {
     );
     out += &seed_table(&folders);
     out += &mega_wave_table(&folders);
+    out += &sources_table(&folders);
     Ok(out)
 }
 
@@ -161,6 +162,54 @@ impl Folder {
     fn command(&self) -> String {
         format!("`{}`", self.manifest.experiment.command)
     }
+
+    /// Whether a table above cites it: it has a published figure or a
+    /// study against the megakernel.
+    fn is_cited(&self) -> bool {
+        self.manifest
+            .study
+            .iter()
+            .any(|s| !s.published.is_empty() || s.baseline.as_deref() == Some(BackendKind::GpuMega.label()))
+    }
+}
+
+/// Where the figures above come from: per folder, its config and whether
+/// it still reads as run, the build, device, host CPU, command and dates.
+fn sources_table(folders: &[Folder]) -> String {
+    let mut out = String::from(
+        "
+## Where each figure comes from
+
+",
+    );
+    out += &table_head(&[
+        "folder",
+        "config",
+        "config as run?",
+        "commit",
+        "device",
+        "host CPU",
+        "command",
+        "ran",
+    ]);
+    for f in folders.iter().filter(|f| f.is_cited()) {
+        let e = &f.manifest.experiment;
+        let cpu = match f.manifest.host.cpu_threads {
+            0 => f.manifest.host.cpu.clone(),
+            t => format!("{} ({t} threads)", f.manifest.host.cpu),
+        };
+        out += &table_row(&[
+            format!("[`{}`]({}/report.md)", f.name, f.name),
+            format!("`{}`", e.config),
+            f.current.cell().to_string(),
+            f.commit(),
+            f.device(),
+            cpu,
+            f.command(),
+            format!("{} to {}", e.started, e.finished),
+        ]);
+    }
+    out
 }
 
 /// Every published figure beside ours.
@@ -184,8 +233,6 @@ fn seed_table(folders: &[Folder]) -> String {
         "study",
         "config as run?",
         "commit",
-        "device",
-        "command",
     ]);
     for f in folders {
         for info in &f.manifest.study {
@@ -213,8 +260,6 @@ fn seed_table(folders: &[Folder]) -> String {
                     f.source(&info.name),
                     f.current.cell().to_string(),
                     f.commit(),
-                    f.device(),
-                    f.command(),
                 ]);
             }
         }
@@ -241,8 +286,6 @@ fn mega_wave_table(folders: &[Folder]) -> String {
         "study",
         "config as run?",
         "commit",
-        "device",
-        "command",
     ]);
     let mega = BackendKind::GpuMega.label();
     let wave = BackendKind::GpuWave.label();
@@ -276,8 +319,6 @@ fn mega_wave_table(folders: &[Folder]) -> String {
                         f.source(&info.name),
                         f.current.cell().to_string(),
                         f.commit(),
-                        f.device(),
-                        f.command(),
                     ])
                 );
             }
