@@ -317,6 +317,14 @@ fn a_cpu_profile_charges_the_render_to_the_path_tracer_and_draws_a_flame_graph()
             .unwrap_or(0.0)
     };
     assert!(share("device::integrator::trace_path") > 90.0, "{stdout}");
+    // A path tracer of a few hundred spheres spends most of its time
+    // finding closest hits: the traversal is among the ten hottest
+    // functions, named by its module, and holds more than half the samples.
+    assert!(
+        table.iter().take(10).any(|l| l.ends_with("device::accel::bvh::closest_hit")),
+        "{stdout}"
+    );
+    assert!(share("device::accel::bvh::closest_hit") > 50.0, "{stdout}");
     let svg = std::fs::read_to_string(&svg).unwrap();
     assert!(
         svg.contains("<svg") && svg.contains("trace_path"),
