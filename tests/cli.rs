@@ -321,7 +321,10 @@ fn a_cpu_profile_charges_the_render_to_the_path_tracer_and_draws_a_flame_graph()
     // finding closest hits: the traversal is among the ten hottest
     // functions, named by its module, and holds more than half the samples.
     assert!(
-        table.iter().take(10).any(|l| l.ends_with("device::accel::bvh::closest_hit")),
+        table
+            .iter()
+            .take(10)
+            .any(|l| l.ends_with("device::accel::bvh::closest_hit")),
         "{stdout}"
     );
     assert!(share("device::accel::bvh::closest_hit") > 50.0, "{stdout}");

@@ -149,7 +149,8 @@ fn short_name(name: &str) -> String {
             false
         })
         .collect();
-    plain.rsplit("::").next().unwrap_or(&plain).to_string()
+    let plain = plain.trim_end_matches("::");
+    plain.rsplit("::").next().unwrap_or(plain).to_string()
 }
 
 /// A demangled name without the trailing `::h0123456789abcdef`.
@@ -197,6 +198,10 @@ mod tests {
             "trace_path"
         );
         assert_eq!(short_name("device::integrator::trace_path"), "trace_path");
+        assert_eq!(
+            short_name("device::integrator::trace_path::<device::accel::Bvh, device::observe::Unobserved>"),
+            "trace_path"
+        );
         assert_eq!(short_name("{closure#0}<device::accel::Bvh>"), "{closure#0}");
     }
 }
