@@ -334,3 +334,71 @@ fn a_cpu_profile_charges_the_render_to_the_path_tracer_and_draws_a_flame_graph()
         "a flame graph of the render"
     );
 }
+
+/// Renders `TINY` in `dir` at `spp` to `name`, which picks the format.
+fn render_tiny(dir: &std::path::Path, name: &str, spp: u32) -> std::path::PathBuf {
+    let scene = dir.join("tiny.toml");
+    std::fs::write(&scene, TINY).unwrap();
+    let out = dir.join(name);
+    let run = wavepath()
+        .arg("render")
+        .arg(&scene)
+        .args(["--backend", "cpu", "--quiet", "--spp", &spp.to_string(), "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    out
+}
+
+#[test]
+fn compare_measures_an_image_against_a_reference_and_draws_the_flip_heat_map() {
+    let dir = tempfile::tempdir().unwrap();
+    // The same render as OpenEXR and as PFM: the same floats, no error.
+    let exr = render_tiny(dir.path(), "a.exr", 4);
+    let pfm = render_tiny(dir.path(), "a.pfm", 4);
+    let same = wavepath().arg("compare").arg(&exr).arg(&pfm).output().unwrap();
+    let text = String::from_utf8_lossy(&same.stdout);
+    assert!(same.status.success(), "{}", String::from_utf8_lossy(&same.stderr));
+    for metric in [
+        "RMSE      0.000000e0",
+        "relMSE    0.000000e0",
+        "MAE       0.000000e0",
+        "FLIP      0.000000",
+    ] {
+        assert!(text.contains(metric), "{text}");
+    }
+    // Fewer samples against more: some error, and a heat map of the size.
+    let reference = render_tiny(dir.path(), "ref.exr", 64);
+    let heat = dir.path().join("heat.png");
+    let o = wavepath()
+        .arg("compare")
+        .arg(&exr)
+        .arg(&reference)
+        .arg("--heatmap")
+        .arg(&heat)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rmse: f64 = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("RMSE"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap();
+    assert!(rmse > 0.0 && rmse < 1.0, "{rmse}");
+    assert_eq!(image::open(&heat).unwrap().to_rgb8().dimensions(), (16, 8));
+
+    // Different kinds and damaged files are refused by name.
+    let png = render_tiny(dir.path(), "a.png", 4);
+    let e = wavepath().arg("compare").arg(&png).arg(&exr).output().unwrap();
+    let e = String::from_utf8_lossy(&e.stderr);
+    assert!(
+        e.contains("a.png holds 8-bit display values") && e.contains("compare like with like"),
+        "{e}"
+    );
+    let bad = dir.path().join("bad.pfm");
+    std::fs::write(&bad, "PF\n16 8\n-1.0\n").unwrap();
+    let e = wavepath().arg("compare").arg(&bad).arg(&pfm).output().unwrap();
+    assert!(!e.status.success());
+    assert!(String::from_utf8_lossy(&e.stderr).contains("bad.pfm: not a colour PFM file"));
+}

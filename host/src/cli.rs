@@ -53,6 +53,8 @@ pub enum Command {
     Experiment(ExperimentArgs),
     /// Write report.md and figures (SVG and PNG) from an experiment's folder.
     Report(ReportArgs),
+    /// Error metrics (RMSE, relative MSE, MAE, FLIP) of an image against a reference.
+    Compare(CompareArgs),
     /// Describe the GPU and the embedded PTX modules.
     GpuInfo,
     /// Write a generated mesh (a subdivided, displaced icosphere) as OBJ.
@@ -138,6 +140,18 @@ pub struct ReportArgs {
     /// folder in DIR, instead of one folder's report.
     #[arg(long)]
     pub summary: bool,
+}
+
+/// `wavepath compare`.
+#[derive(Debug, clap::Args)]
+pub struct CompareArgs {
+    /// The image under test (.pfm or .exr for linear radiance; .png, .ppm or .bmp).
+    pub test: PathBuf,
+    /// The reference image, of the same size and kind.
+    pub reference: PathBuf,
+    /// Write FLIP's per-pixel error as a heat map (.png, .ppm or .bmp).
+    #[arg(long)]
+    pub heatmap: Option<PathBuf>,
 }
 
 /// `wavepath gen-mesh`.

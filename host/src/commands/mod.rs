@@ -5,6 +5,7 @@
 //! write error (a closed pipe) instead of panicking as `print!` does.
 
 mod bench;
+mod compare;
 mod experiment;
 mod gen_mesh;
 mod gpu_info;
@@ -47,6 +48,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Bench(args) => bench::run(&args),
         Command::Experiment(args) => experiment::run(&args),
         Command::Report(args) => report::run(&args),
+        Command::Compare(args) => compare::run(&args),
         Command::GpuInfo => gpu_info::run(),
         Command::Raycast(args) => raycast::run(&args),
         Command::GenMesh(args) => gen_mesh::run(&args),

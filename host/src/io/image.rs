@@ -1,12 +1,13 @@
 //! Image files, written atomically (a temporary file renamed into place, so
 //! a failed render never leaves half a file): PNG, PPM or BMP of the
-//! tone-mapped image ([`crate::render::tone`]), or PFM of the linear
-//! radiance, by extension.
+//! tone-mapped image ([`crate::render::tone`]), or PFM or OpenEXR of the
+//! linear radiance, by extension; and images read back as floats for
+//! `compare`.
 
 use crate::io::atomic_file;
 use anyhow::{Context, bail};
 use image::codecs::pnm::{PnmEncoder, PnmSubtype, SampleEncoding};
-use image::{ExtendedColorType, ImageEncoder, ImageFormat, RgbImage};
+use image::{ExtendedColorType, ImageEncoder, ImageFormat, Rgb32FImage, RgbImage};
 use std::path::Path;
 
 /// Bytes per pixel of the 8-bit image (and at most of its encoding).
@@ -17,8 +18,17 @@ pub const BYTES_PER_PIXEL: u64 = 3;
 pub enum OutputFormat {
     /// The tone-mapped 8-bit image in this format.
     Display(ImageFormat),
-    /// Linear radiance (the film's mean per pixel) as a portable float map.
-    LinearPfm,
+    /// Linear radiance (the film's mean per pixel) as 32-bit floats.
+    Linear(LinearFormat),
+}
+
+/// A file format of linear radiance.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinearFormat {
+    /// Portable float map: a three-line header, then little-endian `f32`.
+    Pfm,
+    /// OpenEXR, 32-bit float RGB (through the `image` crate's `exr`).
+    Exr,
 }
 
 /// The output format implied by a file name.
@@ -28,18 +38,48 @@ pub fn format_for(path: &Path) -> anyhow::Result<OutputFormat> {
         Some("png") => OutputFormat::Display(ImageFormat::Png),
         Some("ppm") => OutputFormat::Display(ImageFormat::Pnm),
         Some("bmp") => OutputFormat::Display(ImageFormat::Bmp),
-        Some("pfm") => OutputFormat::LinearPfm,
+        Some("pfm") => OutputFormat::Linear(LinearFormat::Pfm),
+        Some("exr") => OutputFormat::Linear(LinearFormat::Exr),
         _ => bail!(
-            "{}: unknown image format (expected a .png, .ppm, .bmp or .pfm file name)",
+            "{}: unknown image format (expected a .png, .ppm, .bmp, .pfm or .exr file name)",
             path.display()
         ),
     })
 }
 
 /// Writes linear RGB `pixels` (rows top to bottom) of a `width`-wide image
-/// to `path` as a PFM file (little-endian `f32`, rows bottom to top, as the
-/// format has them), atomically.
-pub fn write_pfm(path: &Path, width: u32, pixels: &[[f32; 3]]) -> anyhow::Result<()> {
+/// to `path` in `format`, atomically.
+pub fn write_linear(path: &Path, format: LinearFormat, width: u32, pixels: &[[f32; 3]]) -> anyhow::Result<()> {
+    match format {
+        LinearFormat::Pfm => write_pfm(path, width, pixels),
+        LinearFormat::Exr => write_exr(path, width, pixels),
+    }
+}
+
+/// Writes `pixels` as 32-bit float RGB OpenEXR.
+fn write_exr(path: &Path, width: u32, pixels: &[[f32; 3]]) -> anyhow::Result<()> {
+    let height = (pixels.len() / width.max(1) as usize) as u32;
+    let mut raw = Vec::new();
+    raw.try_reserve_exact(pixels.len() * 3)
+        .map_err(|_| anyhow::anyhow!("{}: cannot allocate the float image", path.display()))?;
+    raw.extend(pixels.iter().flatten());
+    let image = Rgb32FImage::from_raw(width, height, raw).with_context(|| {
+        format!(
+            "{}: {} pixels are not a {width}-wide image",
+            path.display(),
+            pixels.len()
+        )
+    })?;
+    let mut encoded = std::io::Cursor::new(Vec::new());
+    image
+        .write_to(&mut encoded, ImageFormat::OpenExr)
+        .with_context(|| format!("{}: cannot encode the OpenEXR image", path.display()))?;
+    atomic_file::write(path, encoded.get_ref())
+}
+
+/// Writes `pixels` as a PFM file (little-endian `f32`, rows bottom to top,
+/// as the format has them).
+fn write_pfm(path: &Path, width: u32, pixels: &[[f32; 3]]) -> anyhow::Result<()> {
     let height = pixels.len() / width.max(1) as usize;
     let header = format!("PF\n{width} {height}\n-1.0\n");
     let mut bytes = Vec::new();
@@ -77,6 +117,120 @@ pub fn write_image(path: &Path, image: &RgbImage) -> anyhow::Result<()> {
     atomic_file::write(path, encoded.get_ref())
 }
 
+/// An image read back as floats: linear radiance from PFM or OpenEXR, or
+/// the display values (0 to 1) of an 8-bit image.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FloatImage {
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// RGB, rows top to bottom.
+    pub pixels: Vec<[f32; 3]>,
+    /// Whether the values are linear radiance (PFM, OpenEXR) rather than
+    /// display values.
+    pub linear: bool,
+}
+
+/// The largest image file `read` takes: a 32 768-pixel square of float RGB.
+const MAX_IMAGE_FILE: u64 = 13 << 30;
+
+/// Reads a PNG, PPM, BMP, PFM or OpenEXR file (by extension) as floats.
+/// Errors name the file and what was wrong.
+pub fn read(path: &Path) -> anyhow::Result<FloatImage> {
+    let format = format_for(path)?;
+    let bytes = crate::io::input_file::read_limited(path, MAX_IMAGE_FILE).map_err(|e| anyhow::anyhow!(e))?;
+    match format {
+        OutputFormat::Linear(LinearFormat::Pfm) => read_pfm(path, &bytes),
+        OutputFormat::Linear(LinearFormat::Exr) => decode(path, &bytes, ImageFormat::OpenExr, true),
+        OutputFormat::Display(format) => decode(path, &bytes, format, false),
+    }
+}
+
+/// Decodes `bytes` of `format` through the `image` crate.
+fn decode(path: &Path, bytes: &[u8], format: ImageFormat, linear: bool) -> anyhow::Result<FloatImage> {
+    let image = image::load_from_memory_with_format(bytes, format)
+        .with_context(|| format!("{}: not a readable {format:?} image", path.display()))?
+        .into_rgb32f();
+    let (width, height) = image.dimensions();
+    let pixels = image.pixels().map(|p| p.0).collect();
+    Ok(FloatImage {
+        width,
+        height,
+        pixels,
+        linear,
+    })
+}
+
+/// Parses a PFM file: `PF`, the size, a scale whose sign gives the byte
+/// order, then `f32` RGB rows bottom to top.
+fn read_pfm(path: &Path, bytes: &[u8]) -> anyhow::Result<FloatImage> {
+    let bad = |what: &str| anyhow::anyhow!("{}: not a colour PFM file: {what}", path.display());
+    let mut fields = Vec::new();
+    let mut at = 0;
+    while fields.len() < 4 {
+        while at < bytes.len() && bytes[at].is_ascii_whitespace() {
+            at += 1;
+        }
+        let start = at;
+        while at < bytes.len() && !bytes[at].is_ascii_whitespace() && at - start < 32 {
+            at += 1;
+        }
+        if start == at {
+            return Err(bad("the header ends early (expected PF, width, height and scale)"));
+        }
+        fields.push(std::str::from_utf8(&bytes[start..at]).map_err(|_| bad("the header is not text"))?);
+    }
+    at += 1; // the one whitespace byte before the data
+    if fields[0] != "PF" {
+        return Err(bad(&format!("it starts with `{}`, expected `PF`", fields[0])));
+    }
+    let side = |s: &str, name: &str| -> anyhow::Result<u32> {
+        s.parse::<u32>()
+            .ok()
+            .filter(|v| (1..=crate::settings::size::MAX_IMAGE_SIDE).contains(v))
+            .ok_or_else(|| {
+                bad(&format!(
+                    "{name} `{s}` (expected 1 to {})",
+                    crate::settings::size::MAX_IMAGE_SIDE
+                ))
+            })
+    };
+    let (width, height) = (side(fields[1], "width")?, side(fields[2], "height")?);
+    let scale: f32 = fields[3].parse().map_err(|_| bad(&format!("scale `{}`", fields[3])))?;
+    let little = scale < 0.0;
+    let expected = width as usize * height as usize * 12;
+    let data = bytes.get(at..).unwrap_or_default();
+    if data.len() != expected {
+        return Err(bad(&format!(
+            "{} bytes of pixels, expected {expected} for {width}x{height}",
+            data.len()
+        )));
+    }
+    let floats: Vec<f32> = data
+        .chunks_exact(4)
+        .map(|b| {
+            let b = [b[0], b[1], b[2], b[3]];
+            if little {
+                f32::from_le_bytes(b)
+            } else {
+                f32::from_be_bytes(b)
+            }
+        })
+        .collect();
+    let rows: Vec<&[f32]> = floats.chunks_exact(width as usize * 3).rev().collect();
+    let pixels = rows
+        .into_iter()
+        .flat_map(|row| row.chunks_exact(3).map(|c| [c[0], c[1], c[2]]))
+        .collect();
+    Ok(FloatImage {
+        width,
+        height,
+        pixels,
+        linear: true,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -109,6 +263,38 @@ mod tests {
             .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
             .collect();
         assert_eq!(floats, [7.5, 0.0, -1.0, 1e6, 0.25, 0.5, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    }
+
+    #[test]
+    fn linear_images_read_back_bit_for_bit_from_pfm_and_exr() {
+        let dir = tempfile::tempdir().unwrap();
+        let pixels = vec![[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.5, 0.0, 1e-7], [1e6, 0.25, 0.5]];
+        for (name, format) in [("x.pfm", LinearFormat::Pfm), ("x.exr", LinearFormat::Exr)] {
+            let path = dir.path().join(name);
+            write_linear(&path, format, 2, &pixels).unwrap();
+            let back = read(&path).unwrap();
+            assert_eq!((back.width, back.height, back.linear), (2, 2, true), "{name}");
+            assert_eq!(back.pixels, pixels, "{name}");
+        }
+    }
+
+    #[test]
+    fn a_damaged_pfm_is_refused_with_the_file_and_the_fault() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.pfm");
+        for (bytes, expect) in [
+            (&b"P6\n1 1\n255\n"[..], "expected `PF`"),
+            (
+                &b"PF\n2 2\n-1.0\n\0\0\0\0"[..],
+                "4 bytes of pixels, expected 48 for 2x2",
+            ),
+            (&b"PF\n0 2\n-1.0\n"[..], "width `0`"),
+            (&b"PF\n2"[..], "the header ends early"),
+        ] {
+            std::fs::write(&path, bytes).unwrap();
+            let e = read(&path).unwrap_err().to_string();
+            assert!(e.contains("x.pfm") && e.contains(expect), "{e}");
+        }
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! One render from start to finish: load the scene, apply overrides, pick a
 //! back end, render, write the image, summarise.
 
+pub mod compare;
 pub mod raycast;
 pub mod tone;
 pub mod verify;
@@ -381,9 +382,9 @@ pub fn run(req: &RenderRequest) -> anyhow::Result<RenderSummary> {
         profile.write_launch_csv(path)?;
     }
     match image_out::format_for(&out)? {
-        image_out::OutputFormat::LinearPfm => {
+        image_out::OutputFormat::Linear(format) => {
             let linear = tone::linear(&output.film, output.spp)?;
-            image_out::write_pfm(&out, params.width, &linear)?;
+            image_out::write_linear(&out, format, params.width, &linear)?;
         }
         image_out::OutputFormat::Display(_) => {
             let image = tone::to_image(&output.film, output.spp, &params, &scene.scene.settings.tone)?;
