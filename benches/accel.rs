@@ -6,7 +6,7 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 use device::accel::closest_hit;
 use device::geometry::{Aabb, Interval};
 use device::math::{Ray, Vec3};
-use device::rng::{Dim, PathRng};
+use device::rng::{Dim, PathRng, Sampler};
 use std::hint::black_box;
 use std::path::Path;
 use wavepath::accel::{AccelChoice, AccelSettings, build};
@@ -38,7 +38,7 @@ fn random_rays(s: &Scene, count: u32) -> Vec<Ray> {
     let e = b.extent();
     (0..count)
         .map(|i| {
-            let r = PathRng::new(7, i, 0);
+            let r = PathRng::new(Sampler::Hash, 7, i, 0);
             let u = |d| r.uniform(0, d);
             let origin = b.min + Vec3::new(e.x * u(Dim::PixelX), e.y * u(Dim::PixelY), e.z * u(Dim::LensU)) * 0.98;
             let z = 1.0 - 2.0 * u(Dim::ScatterU);

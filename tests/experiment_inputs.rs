@@ -521,3 +521,31 @@ fn a_published_figure_names_exactly_one_measured_run() {
         );
     }
 }
+
+#[test]
+fn the_sampler_is_a_setting_whose_runs_render_images_of_their_own() {
+    // Hash and Sobol runs of one back end render different images: the
+    // film check must group them apart, and each row names its sampler.
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(
+        dir.path(),
+        "samplers",
+        &small_with("sweep = { sampler = [\"hash\", \"sobol\"] }"),
+    );
+    let out = dir.path().join("out");
+    let o = run(&config, &out, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let manifest = wavepath::experiment::records::Manifest::read(&out.join("manifest.toml")).unwrap();
+    assert_eq!(manifest.study[0].status, "complete");
+    assert_eq!(
+        manifest.study[0].film_check,
+        "identical: 2 groups of runs that render the same image"
+    );
+    let text = std::fs::read_to_string(out.join("runs.csv")).unwrap();
+    let mut rows = csv::Reader::from_reader(text.as_bytes());
+    let samplers: Vec<String> = rows.deserialize::<RunRow>().map(|r| r.unwrap().sampler).collect();
+    assert_eq!(samplers.iter().filter(|s| *s == "sobol").count(), 4, "{samplers:?}");
+    assert_eq!(samplers.iter().filter(|s| *s == "hash").count(), 4, "{samplers:?}");
+    let e = refused(&small_with("sweep = { sampler = [\"halton\"] }"));
+    assert!(e.contains("sweep `sampler`") && e.contains("halton"), "{e}");
+}

@@ -176,6 +176,23 @@ fn bad_render_and_camera_settings_are_refused() {
 }
 
 #[test]
+fn an_unknown_sampler_is_refused_at_its_line_with_the_samplers_there_are() {
+    let text = format!(
+        "{}\n[[objects]]\nkind = \"sphere\"\ncenter = [0,0,0]\nradius = 1.0\nmaterial = \"white\"\n",
+        HEADER.replace("max_depth = 4", "max_depth = 4\nsampler = \"halton\"")
+    );
+    let msg = try_scene(&text).unwrap_err().to_string();
+    assert_mentions(
+        &msg,
+        &[
+            &format!("test.toml:{}:", line_of(&text, "sampler =")),
+            "`halton`",
+            "`hash` or `sobol`",
+        ],
+    );
+}
+
+#[test]
 fn an_error_in_a_later_entry_names_its_index_and_line() {
     let sphere = |radius: &str| {
         format!("\n[[objects]]\nkind = \"sphere\"\ncenter = [0.0, 0.0, 0.0]\nradius = {radius}\nmaterial = \"white\"\n")

@@ -41,7 +41,7 @@ const _: () = {
     use core::mem::size_of;
     assert!(size_of::<Tile>() == 16);
     assert!(size_of::<SampleRange>() == 8);
-    assert!(size_of::<RenderParams>() == 24);
+    assert!(size_of::<RenderParams>() == 32);
     assert!(size_of::<Camera>() == 80);
     assert!(size_of::<Background>() == 28);
     assert!(size_of::<AccelView<'static>>() == 96);

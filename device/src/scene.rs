@@ -7,6 +7,7 @@ use crate::camera::Camera;
 use crate::geometry::Primitives;
 use crate::material::Material;
 use crate::math::{Rgb, Vec3};
+use crate::rng::Sampler;
 use crate::slice::DeviceSlice;
 
 /// What a ray sees when it escapes the scene.
@@ -62,10 +63,15 @@ pub struct RenderParams {
     pub max_depth: u32,
     /// Seed of the counter-based RNG.
     pub seed: u32,
+    /// How the RNG computes its numbers.
+    pub sampler: Sampler,
     /// First bounce at which Russian roulette may end a path; 0 disables it.
     pub roulette_start: u32,
     /// Which image to produce.
     pub view: RenderView,
+    /// Padding to a multiple of 8 bytes, so the kernel arguments that hold
+    /// the parameters have no implicit padding.
+    pub _pad: u32,
 }
 
 /// Everything the stages read: geometry, materials, camera and background.

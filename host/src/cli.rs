@@ -15,6 +15,7 @@ use crate::settings::cpu::{CpuSchedule, DEFAULT_THREADS, parse_threads};
 use crate::settings::megakernel::MegakernelConfig;
 use crate::settings::megakernel::{DEFAULT_BLOCK, DEFAULT_SAMPLES_PER_LAUNCH};
 use crate::settings::repetitions::{BENCH_REPEAT, BENCH_WARMUP, MAX_REPEAT, MAX_WARMUP};
+use crate::settings::sampler::SamplerKind;
 use crate::settings::size::{MAX_DEPTH, MAX_SPP, parse_size, size_label};
 use crate::settings::wavefront::{
     CompactionArg, DEFAULT_CAPACITY, DEFAULT_COMPACTION, DEFAULT_DRAIN_BELOW, DEFAULT_REFILL, DEFAULT_SCHEDULE,
@@ -202,6 +203,9 @@ pub struct SceneArgs {
     /// Acceleration structure (default: the scene's `[accel]`, else auto).
     #[arg(long, value_enum)]
     pub accel: Option<AccelChoice>,
+    /// Random-number sampler (default: the scene's `render.sampler`, else hash).
+    #[arg(long, value_enum)]
+    pub sampler: Option<SamplerKind>,
 }
 
 impl SceneArgs {
@@ -213,6 +217,7 @@ impl SceneArgs {
             size: self.size,
             seed: self.seed,
             accel: self.accel,
+            sampler: self.sampler,
         }
     }
 }

@@ -71,7 +71,7 @@ pub fn cosine_hemisphere(normal: Vec3, u: f32, v: f32) -> Vec3 {
 mod tests {
     extern crate std;
     use super::*;
-    use crate::rng::{Dim, PathRng};
+    use crate::rng::{Dim, PathRng, Sampler};
 
     #[test]
     fn onb_is_orthonormal_for_awkward_normals() {
@@ -96,7 +96,7 @@ mod tests {
         let count = 100_000;
         let mut sum = 0.0f64;
         for i in 0..count {
-            let rng = PathRng::new(3, i, 0);
+            let rng = PathRng::new(Sampler::Hash, 3, i, 0);
             let d = cosine_hemisphere(n, rng.uniform(0, Dim::ScatterU), rng.uniform(0, Dim::ScatterV));
             assert!((d.length() - 1.0).abs() < 1e-5);
             assert!(d.dot(n) >= 0.0);
@@ -111,7 +111,7 @@ mod tests {
         let count = 50_000;
         let mut inside_half = 0;
         for i in 0..count {
-            let rng = PathRng::new(9, i, 0);
+            let rng = PathRng::new(Sampler::Hash, 9, i, 0);
             let p = uniform_in_ball(
                 rng.uniform(0, Dim::ScatterU),
                 rng.uniform(0, Dim::ScatterV),

@@ -9,7 +9,7 @@ use crate::scene::{RenderParams, SceneView};
 /// over the lens. Pixel 0 is the top-left corner.
 #[inline(always)]
 pub fn generate(scene: &SceneView, params: &RenderParams, pixel: u32, sample: u32) -> PathState {
-    let rng = PathRng::new(params.seed, pixel, sample);
+    let rng = PathRng::new(params.sampler, params.seed, pixel, sample);
     let x = pixel % params.width;
     let y = pixel / params.width;
     let s = (x as f32 + rng.uniform(0, Dim::PixelX)) / params.width as f32;

@@ -17,6 +17,7 @@ use crate::settings::capacity::{Capacity, parse_capacity};
 use crate::settings::choice::choice;
 use crate::settings::cpu::{CpuSchedule, MAX_THREADS, check_threads};
 use crate::settings::megakernel::check_register_cap;
+use crate::settings::sampler::SamplerKind;
 use crate::settings::size::{MAX_DEPTH, MAX_SPP, parse_size, size_label};
 use crate::settings::wavefront::{CompactionArg, WaveSchedule, compaction_label};
 use clap::ValueEnum;
@@ -89,6 +90,8 @@ pub enum Value {
     Capacity(Capacity),
     /// A CPU work distribution.
     CpuSchedule(CpuSchedule),
+    /// A random-number sampler.
+    Sampler(SamplerKind),
     /// A flag.
     Flag(bool),
     /// A scene-file value, checked when the scene loads.
@@ -276,6 +279,7 @@ pub fn describe(v: &Value) -> String {
         Value::Compaction(c) => compaction_label(*c).into(),
         Value::Capacity(c) => c.label(),
         Value::CpuSchedule(s) => s.label().into(),
+        Value::Sampler(s) => s.name().into(),
         Value::Flag(f) => f.to_string(),
         Value::Scene(v) => v.to_string(),
     }
@@ -426,6 +430,8 @@ settings! {
     SEED = "seed", Count(count::<0, { u32::MAX }>), for every, |r, n| r.overrides.seed = Some(n);
     /// Acceleration structure: none, bvh or kdtree.
     ACCEL = "accel", Accel(named), for every, |r, a| r.overrides.accel = Some(a);
+    /// Random-number sampler: hash or sobol.
+    SAMPLER = "sampler", Sampler(named), for every, |r, s| r.overrides.sampler = Some(s);
     /// Megakernel block shape, `"XxY"`.
     BLOCK = "block", Size(size), for megakernel, |r, b| r.options.megakernel.block = b;
     /// Megakernel samples per launch.

@@ -43,6 +43,9 @@ pub struct RunRow {
     pub max_depth: u32,
     /// RNG seed.
     pub seed: u32,
+    /// Random-number sampler, `hash` or `sobol` (empty in rows from before
+    /// samplers: hash).
+    pub sampler: String,
     /// The spp the time is reported at (`spp` unless scaled).
     pub report_spp: u32,
     /// Acceleration structure.

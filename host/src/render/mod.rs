@@ -16,6 +16,7 @@ use crate::io::{atomic_file, image as image_out};
 use crate::prepared::PreparedScene;
 use crate::scene::{self, Scene};
 use crate::settings::backend::BackendChoice;
+use crate::settings::sampler::SamplerKind;
 use anyhow::Context;
 use device::scene::{RenderParams, RenderView};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -35,6 +36,8 @@ pub struct Overrides {
     pub seed: Option<u32>,
     /// Acceleration structure.
     pub accel: Option<AccelChoice>,
+    /// Random-number sampler.
+    pub sampler: Option<SamplerKind>,
 }
 
 /// Loads `path` and builds its acceleration structure once, with the
@@ -134,8 +137,10 @@ pub fn params_for(scene: &Scene, overrides: &Overrides, view: RenderView) -> (Re
         height,
         max_depth: overrides.max_depth.unwrap_or(s.max_depth),
         seed: overrides.seed.unwrap_or(s.seed),
+        sampler: overrides.sampler.unwrap_or(s.sampler).device(),
         roulette_start: s.roulette_start,
         view,
+        _pad: 0,
     };
     (params, overrides.spp.unwrap_or(s.spp))
 }

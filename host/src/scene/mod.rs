@@ -28,6 +28,7 @@ pub use mesh::MAX_OBJ_FILE_BYTES;
 pub use schema::ToneCurve;
 
 use crate::accel::AccelSettings;
+use crate::settings::sampler::SamplerKind;
 use device::camera::{Camera, CameraSpec};
 use device::material::Material;
 use device::scene::Background;
@@ -63,6 +64,8 @@ pub struct SceneSettings {
     pub seed: u32,
     /// First bounce at which Russian roulette applies (0: never).
     pub roulette_start: u32,
+    /// The random-number sampler.
+    pub sampler: SamplerKind,
     /// Display transform.
     pub tone: ToneMapping,
 }

@@ -1,6 +1,7 @@
 //! The TOML scene format, as serde types. Validation and conversion to
 //! device types happen in `build.rs`; this file only says what may be written.
 
+use crate::settings::sampler::SamplerKind;
 use serde::Deserialize;
 use serde_spanned::Spanned;
 use std::collections::BTreeMap;
@@ -65,6 +66,8 @@ pub struct RenderDef {
     /// 0 (the default) disables Russian roulette.
     #[serde(default)]
     pub roulette_start: u32,
+    #[serde(default)]
+    pub sampler: SamplerKind,
     #[serde(default = "one")]
     pub exposure: f32,
     #[serde(default)]

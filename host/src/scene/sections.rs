@@ -105,6 +105,7 @@ pub fn settings(r: &RenderDef) -> FieldResult<SceneSettings> {
         max_depth: r.max_depth,
         seed: r.seed,
         roulette_start: r.roulette_start,
+        sampler: r.sampler,
         tone: ToneMapping {
             exposure: positive("exposure", r.exposure)?,
             curve: r.tone_curve,

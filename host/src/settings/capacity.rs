@@ -104,7 +104,7 @@ mod tests {
     fn state_bytes_are_the_per_path_sizes_times_the_capacity() {
         // 11 pool fields: 5 of 12 bytes and 6 of 4 bytes; 4 queue lists of 4
         // (rays in and out, alive flags, warp counts) and one per class.
-        assert_eq!(PathPool::BYTES_PER_PATH, 5 * 12 + 6 * 4);
+        assert_eq!(PathPool::BYTES_PER_PATH, 5 * 12 + 7 * 4);
         assert_eq!(Queues::BYTES_PER_PATH, 4 * (4 + device::shading::ShadeClass::COUNT));
         let c = 1 << 20;
         let per_path = state_bytes(c) as f64 / c as f64;

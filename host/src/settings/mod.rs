@@ -17,6 +17,7 @@
 //! - [`capacity`]: the wavefront's pool capacity;
 //! - [`cpu`]: the `cpu` back end's threads and work distribution;
 //! - [`repetitions`]: warm-ups and timed repetitions;
+//! - [`sampler`]: the random-number sampler, hash or Sobol;
 //! - [`choice`]: one of a value enum's names.
 
 pub mod backend;
@@ -25,5 +26,6 @@ pub mod choice;
 pub mod cpu;
 pub mod megakernel;
 pub mod repetitions;
+pub mod sampler;
 pub mod size;
 pub mod wavefront;

@@ -82,7 +82,7 @@ pub fn read_manifest(path: &Path) -> anyhow::Result<Manifest> {
 
 /// Columns added after results were first committed: older files may lack
 /// them (the rows then read them as empty).
-const ADDED_LATER: [&str; 3] = ["refill", "max_registers", "time_launches"];
+const ADDED_LATER: [&str; 4] = ["refill", "max_registers", "time_launches", "sampler"];
 
 /// Parses CSV `text` (from `path`) into rows of `T` with their line
 /// numbers, by header name, after checking that every column of `T` is
