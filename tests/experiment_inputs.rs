@@ -549,3 +549,80 @@ fn the_sampler_is_a_setting_whose_runs_render_images_of_their_own() {
     let e = refused(&small_with("sweep = { sampler = [\"halton\"] }"));
     assert!(e.contains("sweep `sampler`") && e.contains("halton"), "{e}");
 }
+
+#[test]
+fn rows_measure_their_error_against_the_studys_reference_image() {
+    let dir = tempfile::tempdir().unwrap();
+    // The reference is the 4-spp render itself: that row's error is zero,
+    // the 1-spp row's is not.
+    let reference = dir.path().join("ref.exr");
+    let o = wavepath()
+        .arg("render")
+        .arg(util::repo("scenes/cornell_diffuse.toml"))
+        .args([
+            "--backend",
+            "cpu",
+            "--size",
+            "8x6",
+            "--spp",
+            "4",
+            "--depth",
+            "2",
+            "--quiet",
+            "--out",
+        ])
+        .arg(&reference)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = SMALL
+        .replace(
+            "backends = [\"cpu-serial\", \"cpu\"]",
+            "backends = [\"cpu\"]\nreference = \"ref.exr\"",
+        )
+        .replace("repeat = 2", "repeat = 1")
+        .replace("spp = 1, ", "")
+        + "sweep = { spp = [4, 1] }\n";
+    let config = write_config(dir.path(), "errors", &text);
+    let out = dir.path().join("out");
+    let o = run(&config, &out, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let csv_text = std::fs::read_to_string(out.join("runs.csv")).unwrap();
+    let rows: Vec<RunRow> = csv::Reader::from_reader(csv_text.as_bytes())
+        .deserialize()
+        .map(|r| r.unwrap())
+        .collect();
+    let error = |spp: u32| {
+        let r = rows.iter().find(|r| r.spp == spp).unwrap();
+        (r.rmse.unwrap(), r.rel_mse.unwrap(), r.mae.unwrap(), r.flip.unwrap())
+    };
+    assert_eq!(error(4), (0.0, 0.0, 0.0, 0.0));
+    let (rmse, rel_mse, mae, flip) = error(1);
+    assert!(rmse > 0.0 && rel_mse > 0.0 && mae > 0.0 && flip > 0.0, "{:?}", error(1));
+    let manifest = wavepath::experiment::records::Manifest::read(&out.join("manifest.toml")).unwrap();
+    assert!(
+        manifest.study[0]
+            .reference
+            .as_deref()
+            .is_some_and(|r| r.ends_with("ref.exr"))
+    );
+
+    // A reference of another size is refused before the first run; one that
+    // is not linear radiance, or missing, when the config loads.
+    let e = refused(
+        &text
+            .replace("size = \"8x6\"", "size = \"10x6\"")
+            .replace("ref.exr", &reference.display().to_string()),
+    );
+    assert!(
+        e.contains("renders 10x6 but the study's reference") && e.contains("is 8x6"),
+        "{e}"
+    );
+    let e = refused(&text.replace("ref.exr", "ref.png"));
+    assert!(
+        e.contains("field `reference`") && e.contains("not linear radiance"),
+        "{e}"
+    );
+    let e = refused(&text.replace("ref.exr", "missing.exr"));
+    assert!(e.contains("field `reference`") && e.contains("no image"), "{e}");
+}

@@ -103,6 +103,7 @@ impl BenchPlan {
                 per_backend: Vec::new(),
                 sweep: sweeps,
                 published: Vec::new(),
+                reference: None,
             }],
         }
     }

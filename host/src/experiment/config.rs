@@ -194,6 +194,10 @@ pub struct Study {
     pub sweep: Vec<Sweep>,
     /// Published figures.
     pub published: Vec<Published>,
+    /// A converged image of the study's scene (linear radiance, `.exr` or
+    /// `.pfm`, resolved against the config's folder): each timed row gets
+    /// its error against it.
+    pub reference: Option<PathBuf>,
 }
 
 /// A whole experiment config.
@@ -341,6 +345,8 @@ struct StudyDef {
     sweep: IndexMap<Spanned<String>, Spanned<Vec<Spanned<toml::Value>>>>,
     #[serde(default)]
     published: Vec<Spanned<Published>>,
+    #[serde(default)]
+    reference: Option<Spanned<String>>,
 }
 
 fn study_warmup() -> Spanned<u32> {
@@ -460,6 +466,11 @@ impl Source<'_> {
             .iter()
             .map(|p| st.published(p, &backends, baseline))
             .collect::<Result<Vec<_>, _>>()?;
+        let reference = s
+            .reference
+            .as_ref()
+            .map(|r| st.reference(r, self.path.parent().unwrap_or(Path::new(""))))
+            .transpose()?;
         let mut study = Study {
             name: name.clone(),
             description: s.description.clone(),
@@ -473,6 +484,7 @@ impl Source<'_> {
             per_backend,
             sweep,
             published,
+            reference,
         };
         let runs = study.runs();
         for run in &runs {
@@ -513,6 +525,34 @@ impl StudySource<'_> {
             ));
         }
         Ok(())
+    }
+
+    /// The reference image, resolved against `folder`: an existing `.exr`
+    /// or `.pfm` file (linear radiance; it is read, and its size checked
+    /// against every run, before the first run).
+    fn reference(&self, reference: &Spanned<String>, folder: &Path) -> Result<PathBuf, ConfigError> {
+        let file = normalize(&folder.join(reference.get_ref()));
+        let linear = matches!(
+            file.extension()
+                .and_then(|e| e.to_str())
+                .map(str::to_ascii_lowercase)
+                .as_deref(),
+            Some("exr" | "pfm")
+        );
+        let problem = if !linear {
+            format!(
+                "{} is not linear radiance: name an .exr or .pfm file (`wavepath render SCENE --spp N --out FILE.exr` makes one)",
+                file.display()
+            )
+        } else if !file.is_file() {
+            format!(
+                "no image {} (paths are relative to the config's folder)",
+                file.display()
+            )
+        } else {
+            return Ok(file);
+        };
+        Err(self.at(reference.span(), "field `reference`", problem))
     }
 
     /// The scene files, resolved against `folder`; each must exist.

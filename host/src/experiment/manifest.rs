@@ -129,12 +129,11 @@ pub fn finish(
             _ if skipped => "complete, with skipped runs".into(),
             _ => "complete".into(),
         };
-        s.published = config
-            .studies
-            .iter()
-            .find(|c| c.name == s.name)
-            .map(|c| c.published.clone())
-            .unwrap_or_default();
+        let study = config.studies.iter().find(|c| c.name == s.name);
+        s.published = study.map(|c| c.published.clone()).unwrap_or_default();
+        s.reference = study
+            .and_then(|c| c.reference.as_ref())
+            .map(|r| r.display().to_string());
     }
     manifest.skipped = tally.skipped.clone();
     manifest.overhead = overhead(&written.rows);

@@ -6,6 +6,7 @@
 use super::config::{PlannedRun, Study};
 use super::output::Resumed;
 use super::plan::estimate_s;
+use super::preflight::References;
 use super::progress::Progress;
 use super::records::Skipped;
 use super::rows::{Origin, Rendered, run_row};
@@ -111,6 +112,8 @@ pub struct Runs<'a> {
     pub stop: Option<&'static AtomicBool>,
     /// Keep the last GPU profile of each configuration.
     pub keep_profiles: bool,
+    /// Each study's reference image, for the rows' error.
+    pub references: &'a References,
 }
 
 /// One configuration's renders, ready to go.
@@ -329,6 +332,8 @@ impl Runs<'_> {
                 row,
                 profile: out.gpu,
                 film: out.film,
+                spp: out.spp,
+                reference: self.references.get(&job.study.name).cloned(),
             })?;
             self.progress.rendered(job.estimate_ms);
         }

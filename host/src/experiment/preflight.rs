@@ -1,18 +1,39 @@
 //! What every planned run needs, checked before the first sample, so that a
 //! problem in a late study is found before the early ones spend their time:
-//! every distinct scene (file and replaced fields) loads, and every render's
-//! film fits in the host memory available.
+//! every distinct scene (file and replaced fields) loads, every render's
+//! film fits in the host memory available, and every study's reference
+//! image reads and has the size of its runs' images.
 
 use super::config::{PlannedRun, Study};
 use super::scenes::load_with_fields;
+use crate::io::image::{self as image_io, FloatImage};
 use crate::render::{check_memory, params_for};
-use anyhow::Context;
+use anyhow::{Context, bail};
 use device::scene::RenderView;
 use std::collections::HashMap;
+use std::sync::Arc;
 
-/// Loads each distinct scene of `plan` once (and drops it) and checks each
-/// run's film size; the error names the study and run at fault.
-pub fn check(plan: &[(&Study, Vec<PlannedRun>)]) -> anyhow::Result<()> {
+/// Each study's reference image, by study name.
+pub type References = HashMap<String, Arc<FloatImage>>;
+
+/// Loads each distinct scene of `plan` once (and drops it), checks each
+/// run's film size, and reads each study's reference image; the error
+/// names the study and run at fault. Returns the references.
+pub fn check(plan: &[(&Study, Vec<PlannedRun>)]) -> anyhow::Result<References> {
+    let mut references = References::new();
+    for (study, _) in plan {
+        if let Some(path) = &study.reference {
+            let image = image_io::read(path).with_context(|| format!("study `{}`: its reference", study.name))?;
+            if !image.linear {
+                bail!(
+                    "study `{}`: its reference {} is not linear radiance",
+                    study.name,
+                    path.display()
+                );
+            }
+            references.insert(study.name.clone(), Arc::new(image));
+        }
+    }
     let mut by_scene: HashMap<String, Vec<(&Study, &PlannedRun)>> = HashMap::new();
     for (study, runs) in plan {
         for run in runs {
@@ -33,11 +54,24 @@ pub fn check(plan: &[(&Study, Vec<PlannedRun>)]) -> anyhow::Result<()> {
         })?;
         for (study, run) in group {
             let (params, _) = params_for(&scene, &run.spec.overrides, RenderView::Radiance);
-            check_memory(&params, 1)
-                .with_context(|| format!("study `{}`, run {} ({})", study.name, run.index, run.label))?;
+            let what = || format!("study `{}`, run {} ({})", study.name, run.index, run.label);
+            check_memory(&params, 1).with_context(what)?;
+            if let (Some(r), Some(path)) = (references.get(&study.name), &study.reference)
+                && (r.width, r.height) != (params.width, params.height)
+            {
+                bail!(
+                    "{}: renders {}x{} but the study's reference {} is {}x{}: render the reference at the runs' size",
+                    what(),
+                    params.width,
+                    params.height,
+                    path.display(),
+                    r.width,
+                    r.height
+                );
+            }
         }
     }
-    Ok(())
+    Ok(references)
 }
 
 /// The position of `study` in `plan`.

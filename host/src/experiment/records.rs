@@ -129,6 +129,15 @@ pub struct RunRow {
     pub invalid_samples: u64,
     /// FNV-1a of the film: equal films, equal hashes.
     pub film_hash: String,
+    /// Error against the study's reference image (empty without one):
+    /// root mean squared error over every channel.
+    pub rmse: Option<f64>,
+    /// Relative MSE against the reference (ε = 0.01).
+    pub rel_mse: Option<f64>,
+    /// Mean absolute error against the reference.
+    pub mae: Option<f64>,
+    /// Mean FLIP error against the reference, the images as displayed.
+    pub flip: Option<f64>,
     /// What rendered, e.g. `cpu (16 threads, dynamic-rows)` or the GPU.
     pub device: String,
     /// The GPU of the session, if one was opened.
@@ -449,6 +458,9 @@ pub struct ManifestStudy {
     /// Published figures.
     #[serde(default)]
     pub published: Vec<Published>,
+    /// The reference image each row's error is measured against.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
 }
 
 /// One run not made.

@@ -77,7 +77,7 @@ impl Outcome {
 /// whatever ends the runs; an error that ended them is returned after it.
 pub fn run(config: &Config, opts: &RunOptions) -> anyhow::Result<Outcome> {
     let plan = plan(config, opts.only.as_deref())?;
-    preflight::check(&plan)?;
+    let references = preflight::check(&plan)?;
     let meta = Provenance::collect();
     let policy = ResumePolicy {
         resume: opts.resume,
@@ -113,6 +113,7 @@ pub fn run(config: &Config, opts: &RunOptions) -> anyhow::Result<Outcome> {
         progress: &progress,
         stop: opts.stop,
         keep_profiles: opts.keep_profiles,
+        references: &references,
     };
     let (ending, tally) = runs.all(&plan);
     progress.finish();

@@ -1,6 +1,7 @@
 //! The row writer: a thread that takes each finished render, hashes its film,
-//! checks it against the other runs that must render the same image, and
-//! appends its rows to `runs.csv` and `kernels.csv`. The GPU goes on to the
+//! checks it against the other runs that must render the same image,
+//! measures its error against the study's reference image if it has one,
+//! and appends its rows to `runs.csv` and `kernels.csv`. The GPU goes on to the
 //! next render meanwhile, so the runner adds almost nothing to a row's time
 //! (`runner_ms`, summarised in the manifest).
 
@@ -9,6 +10,9 @@ use super::output::OutFiles;
 use super::records::{CsvAppender, KernelRow, RunRow};
 use super::rows::kernel_rows;
 use crate::backend::gpu::profile::GpuProfile;
+use crate::io::image::FloatImage;
+use crate::render::compare::compare;
+use crate::render::tone::linear;
 use device::film::FixedRgb;
 use std::sync::{Arc, Mutex, MutexGuard, mpsc};
 use std::thread::JoinHandle;
@@ -23,6 +27,10 @@ pub struct Finished {
     pub profile: Option<GpuProfile>,
     /// Its film, to hash.
     pub film: Vec<FixedRgb>,
+    /// The samples per pixel its film holds.
+    pub spp: u32,
+    /// Its study's reference image, to measure its error against.
+    pub reference: Option<Arc<FloatImage>>,
 }
 
 /// The writer thread's state.
@@ -36,6 +44,17 @@ struct Appenders {
 impl Appenders {
     fn write(&mut self, mut f: Finished) -> anyhow::Result<()> {
         f.row.film_hash = film_hash(&f.film);
+        if let Some(reference) = &f.reference {
+            let image = FloatImage {
+                width: f.row.width,
+                height: f.row.height,
+                pixels: linear(&f.film, f.spp)?,
+                linear: true,
+            };
+            let m = compare(&image, reference).metrics;
+            (f.row.rmse, f.row.rel_mse, f.row.mae, f.row.flip) =
+                (Some(m.rmse), Some(m.rel_mse), Some(m.mae), Some(m.flip));
+        }
         lock(&self.checks).check(&f.row);
         // The run row goes last: it commits the repetition, so a resume
         // drops kernel rows that have none (see `output::repair_records`).

@@ -49,6 +49,7 @@ pub fn write_study_figures(study: &StudyData, m: &Manifest, dir: &Path) -> anyho
     plots.extend(
         [
             one("spp", spp_plot(study)),
+            one("error", error_plot(study)),
             one("primitives", primitives_plot(study)),
             one("threads", thread_plot(study)),
             one("active_lanes", lanes_plot(study)),
@@ -212,6 +213,33 @@ fn spp_plot(study: &StudyData) -> Option<Plot> {
     );
     let title = format!("Time against samples per pixel (study {})", study.info.name);
     let chart = LineChart::new(title, "samples per pixel".into(), "median time (ms)".into(), series)?;
+    Some(Plot::Line(chart.log()))
+}
+
+/// Error against time: the relative MSE of each configuration against the
+/// study's reference image over its median time, log-log, one line per
+/// variant (back end and sampler, and scene where the study has several):
+/// lower and further left is better, and equal-time comparisons read off
+/// a vertical line.
+fn error_plot(study: &StudyData) -> Option<Plot> {
+    study.info.reference.as_ref()?;
+    let per_scene = study.scene_names().len() > 1;
+    let series = lines(
+        study.configs.iter(),
+        |c| {
+            let r = &c.row;
+            let sampler = if r.sampler.is_empty() { "hash" } else { &r.sampler };
+            Some(match per_scene {
+                true => format!("{} {sampler} {}", r.backend, r.scene_name),
+                false => format!("{} {sampler}", r.backend),
+            })
+        },
+        |c| Some((c.median_ms, c.row.rel_mse?)),
+        |c| !c.is_measured(),
+        Keep::Smallest,
+    );
+    let title = format!("Relative MSE against time (study {})", study.info.name);
+    let chart = LineChart::new(title, "median time (ms)".into(), "relative MSE".into(), series)?;
     Some(Plot::Line(chart.log()))
 }
 

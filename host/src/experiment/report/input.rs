@@ -82,7 +82,16 @@ pub fn read_manifest(path: &Path) -> anyhow::Result<Manifest> {
 
 /// Columns added after results were first committed: older files may lack
 /// them (the rows then read them as empty).
-const ADDED_LATER: [&str; 4] = ["refill", "max_registers", "time_launches", "sampler"];
+const ADDED_LATER: [&str; 8] = [
+    "refill",
+    "max_registers",
+    "time_launches",
+    "sampler",
+    "rmse",
+    "rel_mse",
+    "mae",
+    "flip",
+];
 
 /// Parses CSV `text` (from `path`) into rows of `T` with their line
 /// numbers, by header name, after checking that every column of `T` is
@@ -172,7 +181,18 @@ impl Measured for RunRow {
         time("readback_ms", self.readback_ms, false, false)?;
         time("runner_ms", self.runner_ms, false, false)?;
         time("rays_per_s", self.rays_per_s, false, false)?;
-        time("samples_per_s", self.samples_per_s, false, false)
+        time("samples_per_s", self.samples_per_s, false, false)?;
+        for (name, error) in [
+            ("rmse", self.rmse),
+            ("rel_mse", self.rel_mse),
+            ("mae", self.mae),
+            ("flip", self.flip),
+        ] {
+            if let Some(e) = error {
+                time(name, e, false, false)?;
+            }
+        }
+        Ok(())
     }
 }
 

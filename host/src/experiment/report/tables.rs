@@ -127,6 +127,11 @@ fn status_list(study: &StudyData, m: &Manifest) -> String {
         items.push(format!("swept: {}", info.swept.join(", ")));
     }
     items.push(format!("baseline: {}", info.baseline.as_deref().unwrap_or("none")));
+    if let Some(reference) = &info.reference {
+        items.push(format!(
+            "reference image: `{reference}` (each configuration's error against it: RMSE, relative MSE, FLIP)"
+        ));
+    }
     if let Some(note) = &info.note {
         items.push(format!("note: {note}"));
     }
@@ -164,12 +169,24 @@ fn config_table(study: &StudyData, m: &Manifest) -> String {
     ];
     let speedup_columns = baseline.map(|b| [format!("speedup vs {b}"), format!("speedup vs {b}, total")]);
     columns.extend(speedup_columns.iter().flatten().map(String::as_str));
+    // Every repetition renders the same image, so a configuration's error
+    // against the reference is its first row's.
+    let errors = study.info.reference.is_some();
+    if errors {
+        columns.extend(["RMSE", "relMSE", "FLIP"]);
+    }
     let mut out = table_head(&columns);
     for c in &study.configs {
         let mut cells = config_cells(c);
         if baseline.is_some() {
             cells.push(study.speedup(c).map_or("–".into(), fmt_speedup));
             cells.push(study.total_speedup(c).map_or("–".into(), fmt_speedup));
+        }
+        if errors {
+            let r = &c.row;
+            for e in [r.rmse, r.rel_mse, r.flip] {
+                cells.push(e.map_or("–".into(), |e| format!("{e:.4e}")));
+            }
         }
         out.push_str(&table_row(&cells));
     }
