@@ -263,11 +263,11 @@ mod tests {
         // v3 = v0 ⊕ v0/8 ⊕ v1 = 1/2 ⊕ 1/16 ⊕ 3/4 = 5/16.
         assert_eq!(SOBOL_DIRECTIONS[3][3] as f64 / 4_294_967_296.0, 0.3125);
         // The byte tables agree with the bit-by-bit definition everywhere.
-        for dim in 0..4 {
+        for (dim, directions) in SOBOL_DIRECTIONS.iter().enumerate() {
             for index in [1u32 << 31, 0xdead_beef, 0x0102_0304, u32::MAX, 12345] {
                 let direct = (0..32)
                     .filter(|k| (index >> k) & 1 == 1)
-                    .fold(0, |x, k| x ^ SOBOL_DIRECTIONS[dim][k]);
+                    .fold(0, |x, k| x ^ directions[k]);
                 assert_eq!(sobol(index, dim), direct, "dim {dim}, index {index:#x}");
             }
         }
