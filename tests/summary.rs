@@ -1,7 +1,7 @@
 //! `results/SUMMARY.md` (issue 20): regenerated from the committed result
 //! folders it must equal the committed file, and on a fresh experiment it
 //! sets the published figure beside our value at the run the entry names,
-//! in the seed's time, and flags a config edited since the run.
+//! in the seed's time, and flags a scene or config edited since the run.
 
 mod util;
 
@@ -27,7 +27,7 @@ name = "gain"
 
 [[study]]
 name = "threads"
-scenes = ["SCENES/cornell_diffuse.toml"]
+scenes = ["scene.toml"]
 backends = ["cpu"]
 warmup = 0
 repeat = 1
@@ -55,6 +55,7 @@ fn line_of<'a>(text: &'a str, source: &str) -> &'a str {
 #[test]
 fn a_fresh_experiment_is_summarised_and_an_edited_config_is_flagged() {
     let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(repo("scenes/cornell_diffuse.toml"), dir.path().join("scene.toml")).unwrap();
     let config = write_config(dir.path(), "gain", GAIN);
     let results = dir.path().join("results");
     let o = run_experiment(&config, &results.join("gain"), &[]);
@@ -74,6 +75,12 @@ fn a_fresh_experiment_is_summarised_and_an_edited_config_is_flagged() {
     assert_eq!(cells[8], "[`gain` / `threads`](gain/report.md)");
     assert_eq!(cells[9], "yes");
 
+    // An edited scene is flagged, then an edited config (checked first).
+    let scene = dir.path().join("scene.toml");
+    std::fs::write(&scene, std::fs::read_to_string(&scene).unwrap() + "\n# edited\n").unwrap();
+    let text = summary(&results).unwrap();
+    let flag = format!("its input `{}` has changed since; re-run it", scene.display());
+    assert!(line_of(&text, "a paper").contains(&flag), "{text}");
     std::fs::write(&config, std::fs::read_to_string(&config).unwrap() + "\n# edited\n").unwrap();
     let text = summary(&results).unwrap();
     assert!(

@@ -2,7 +2,8 @@
 //! problem in a late study is found before the early ones spend their time:
 //! every distinct scene (file and replaced fields) loads, every render's
 //! film fits in the host memory available, and every study's reference
-//! image reads and has the size of its runs' images.
+//! image reads and has the size of its runs' images. It also lists every
+//! file the runs read, for the manifest to fingerprint.
 
 use super::config::{PlannedRun, Study};
 use super::scenes::load_with_fields;
@@ -10,17 +11,28 @@ use crate::io::image::{self as image_io, FloatImage};
 use crate::render::{check_memory, params_for};
 use anyhow::{Context, bail};
 use device::scene::RenderView;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Each study's reference image, by study name.
 pub type References = HashMap<String, Arc<FloatImage>>;
 
+/// What the checks found: the reference images, and every file the runs
+/// read, sorted (the manifest fingerprints them).
+pub struct Checked {
+    /// Each study's reference image.
+    pub references: References,
+    /// Scene files, their meshes and the reference images.
+    pub inputs: Vec<PathBuf>,
+}
+
 /// Loads each distinct scene of `plan` once (and drops it), checks each
 /// run's film size, and reads each study's reference image; the error
-/// names the study and run at fault. Returns the references.
-pub fn check(plan: &[(&Study, Vec<PlannedRun>)]) -> anyhow::Result<References> {
+/// names the study and run at fault.
+pub fn check(plan: &[(&Study, Vec<PlannedRun>)]) -> anyhow::Result<Checked> {
     let mut references = References::new();
+    let mut inputs = BTreeSet::new();
     for (study, _) in plan {
         if let Some(path) = &study.reference {
             let image = image_io::read(path).with_context(|| format!("study `{}`: its reference", study.name))?;
@@ -32,6 +44,7 @@ pub fn check(plan: &[(&Study, Vec<PlannedRun>)]) -> anyhow::Result<References> {
                 );
             }
             references.insert(study.name.clone(), Arc::new(image));
+            inputs.insert(path.clone());
         }
     }
     let mut by_scene: HashMap<String, Vec<(&Study, &PlannedRun)>> = HashMap::new();
@@ -52,6 +65,7 @@ pub fn check(plan: &[(&Study, Vec<PlannedRun>)]) -> anyhow::Result<References> {
                 study.name, first.index, first.label
             )
         })?;
+        inputs.extend(scene.files.iter().cloned());
         for (study, run) in group {
             let (params, _) = params_for(&scene, &run.spec.overrides, RenderView::Radiance);
             let what = || format!("study `{}`, run {} ({})", study.name, run.index, run.label);
@@ -71,7 +85,10 @@ pub fn check(plan: &[(&Study, Vec<PlannedRun>)]) -> anyhow::Result<References> {
             }
         }
     }
-    Ok(references)
+    Ok(Checked {
+        references,
+        inputs: inputs.into_iter().collect(),
+    })
 }
 
 /// The position of `study` in `plan`.

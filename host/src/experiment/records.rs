@@ -45,6 +45,7 @@ pub struct RunRow {
     pub seed: u32,
     /// Random-number sampler, `hash` or `sobol` (empty in rows from before
     /// samplers: hash).
+    #[serde(default)]
     pub sampler: String,
     /// The spp the time is reported at (`spp` unless scaled).
     pub report_spp: u32,
@@ -349,6 +350,31 @@ pub struct Manifest {
     /// Each start of the experiment: the first, then every `--resume`.
     #[serde(default)]
     pub session: Vec<ManifestSession>,
+    /// Every file the runs read (scenes, their meshes, reference images),
+    /// with its fingerprint when the experiment started.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub input: Vec<ManifestInput>,
+}
+
+/// One `[[input]]` of the manifest: a file the runs read.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ManifestInput {
+    /// Its path as the runs named it.
+    pub path: String,
+    /// The fingerprint of its bytes.
+    pub fingerprint: String,
+}
+
+impl ManifestInput {
+    /// The record of the file at `path`, read now.
+    pub fn of(path: &std::path::Path) -> anyhow::Result<Self> {
+        let bytes = std::fs::read(path)
+            .map_err(|e| anyhow::anyhow!("{}: cannot read an input to fingerprint it: {e}", path.display()))?;
+        Ok(ManifestInput {
+            path: path.display().to_string(),
+            fingerprint: super::fingerprint::fingerprint(bytes.iter().map(|&b| u64::from(b))),
+        })
+    }
 }
 
 /// One `[[session]]` of the manifest: a start of the experiment (the first

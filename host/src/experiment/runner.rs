@@ -13,7 +13,7 @@ use super::measure::{Ending, Runs};
 use super::output::{self, OutFiles, ResumePolicy};
 use super::preflight;
 use super::progress::Progress;
-use super::records::{Manifest, RunRow};
+use super::records::{Manifest, ManifestInput, RunRow};
 use super::rows::Origin;
 use super::writer::RowWriter;
 use crate::backend::gpu::Gpu;
@@ -77,7 +77,7 @@ impl Outcome {
 /// whatever ends the runs; an error that ended them is returned after it.
 pub fn run(config: &Config, opts: &RunOptions) -> anyhow::Result<Outcome> {
     let plan = plan(config, opts.only.as_deref())?;
-    let references = preflight::check(&plan)?;
+    let checked = preflight::check(&plan)?;
     let meta = Provenance::collect();
     let policy = ResumePolicy {
         resume: opts.resume,
@@ -97,6 +97,11 @@ pub fn run(config: &Config, opts: &RunOptions) -> anyhow::Result<Outcome> {
         earlier,
         opts.allow_dirty,
     );
+    manifest.input = checked
+        .inputs
+        .iter()
+        .map(|p| ManifestInput::of(p))
+        .collect::<anyhow::Result<_>>()?;
     write_manifest(&manifest, files.as_ref())?;
 
     let writer = RowWriter::start(files.as_ref(), &resumed.rows)?;
@@ -113,7 +118,7 @@ pub fn run(config: &Config, opts: &RunOptions) -> anyhow::Result<Outcome> {
         progress: &progress,
         stop: opts.stop,
         keep_profiles: opts.keep_profiles,
-        references: &references,
+        references: &checked.references,
     };
     let (ending, tally) = runs.all(&plan);
     progress.finish();

@@ -10,8 +10,9 @@
 //!   measured wavefront of every study that compares them (baseline
 //!   `gpu-mega`).
 //!
-//! Each figure also says whether the config that produced it still reads
-//! as it was run (its fingerprint in the manifest against the file in the
+//! Each figure also says whether the config that produced it, and every
+//! scene, mesh and reference image its runs read, still read as they were
+//! run (their fingerprints in the manifest against the files in the
 //! repository, `RESULTS/..`). The page is a function of committed files
 //! alone (no dates), so a test can regenerate it and fail when it differs
 //! from the committed file: a figure cannot outlive the run behind it
@@ -43,33 +44,51 @@ struct Folder {
     current: Current,
 }
 
-/// Whether an experiment folder's config is still the one that ran.
+/// Whether an experiment folder's inputs are still the ones that ran.
 enum Current {
-    /// The config file's text fingerprints as the manifest's.
+    /// The config file's text, and every input the manifest fingerprints,
+    /// read as they did.
     Yes,
-    /// It was edited since the run.
+    /// The config was edited since the run.
     Edited,
-    /// It is not in the repository any more.
+    /// The config is not in the repository any more.
     Missing,
+    /// An input (a scene, a mesh, a reference image) changed or went away.
+    Input(String),
 }
 
 impl Current {
     /// Compares the config the manifest names (relative to the repository
-    /// root, the results folder's parent) with its fingerprint as run.
+    /// root, the results folder's parent) with its fingerprint as run, then
+    /// each input the manifest lists (manifests from before inputs were
+    /// listed have none).
     fn of(manifest: &Manifest, root: &Path) -> Current {
-        match std::fs::read_to_string(root.join(&manifest.experiment.config)) {
-            Err(_) => Current::Missing,
-            Ok(text) if fingerprint(text.bytes().map(u64::from)) == manifest.experiment.config_hash => Current::Yes,
-            Ok(_) => Current::Edited,
+        let read = |path: &str| std::fs::read(root.join(path)).ok();
+        let hash = |bytes: &[u8]| fingerprint(bytes.iter().map(|&b| u64::from(b)));
+        match read(&manifest.experiment.config) {
+            None => return Current::Missing,
+            Some(text) if hash(&text) != manifest.experiment.config_hash => return Current::Edited,
+            Some(_) => {}
         }
+        for input in &manifest.input {
+            match read(&input.path) {
+                None => return Current::Input(format!("`{}` is gone", input.path)),
+                Some(bytes) if hash(&bytes) != input.fingerprint => {
+                    return Current::Input(format!("`{}` has changed since", input.path));
+                }
+                Some(_) => {}
+            }
+        }
+        Current::Yes
     }
 
     /// The table cell.
-    fn cell(&self) -> &'static str {
+    fn cell(&self) -> String {
         match self {
-            Current::Yes => "yes",
-            Current::Edited => "**no**: its config has changed since; re-run it",
-            Current::Missing => "**no**: its config is gone",
+            Current::Yes => "yes".into(),
+            Current::Edited => "**no**: its config has changed since; re-run it".into(),
+            Current::Missing => "**no**: its config is gone".into(),
+            Current::Input(what) => format!("**no**: its input {what}; re-run it"),
         }
     }
 }
@@ -201,7 +220,7 @@ fn sources_table(folders: &[Folder]) -> String {
         out += &table_row(&[
             format!("[`{}`]({}/report.md)", f.name, f.name),
             format!("`{}`", e.config),
-            f.current.cell().to_string(),
+            f.current.cell(),
             f.commit(),
             f.device(),
             cpu,
@@ -258,7 +277,7 @@ fn seed_table(folders: &[Folder]) -> String {
                     ours.map_or("–".into(), |v| format!("{:.2}", v / p.value)),
                     our_hardware(p.backend, &f.manifest),
                     f.source(&info.name),
-                    f.current.cell().to_string(),
+                    f.current.cell(),
                     f.commit(),
                 ]);
             }
@@ -317,7 +336,7 @@ fn mega_wave_table(folders: &[Folder]) -> String {
                         format!("`{}`", w.row.config),
                         fmt_speedup(m.median_ms / w.median_ms),
                         f.source(&info.name),
-                        f.current.cell().to_string(),
+                        f.current.cell(),
                         f.commit(),
                     ])
                 );
