@@ -198,6 +198,28 @@ fn spp_and_scene_sweeps_get_log_log_time_figures() {
 }
 
 #[test]
+fn a_block_sweep_draws_the_speedup_per_block_with_registers_and_occupancy() {
+    let dir = fixture();
+    let path = dir.path().join("manifest.toml");
+    let text = fs::read_to_string(&path)
+        .unwrap()
+        .replace(r#"swept = ["wave_block"]"#, r#"swept = ["block", "wave_block"]"#);
+    fs::write(&path, text).unwrap();
+    write_report(dir.path(), false).unwrap();
+    // The fixture's one megakernel: block 8x8, 96 registers, occupancy 0.5,
+    // the study's baseline itself (1.00x).
+    let svg = fs::read_to_string(dir.path().join("figures/wavefront_blocks.svg")).unwrap();
+    assert!(
+        svg.contains("8x8 (96 registers, occupancy 50%)") && svg.contains("speedup over gpu-mega"),
+        "the block figure"
+    );
+    // Without a block sweep there is none.
+    let dir = fixture();
+    write_report(dir.path(), false).unwrap();
+    assert!(!dir.path().join("figures/wavefront_blocks.svg").exists());
+}
+
+#[test]
 fn absent_kernel_profiles_mean_no_kernel_figures() {
     let dir = fixture();
     fs::remove_file(dir.path().join("kernels.csv")).unwrap();

@@ -52,6 +52,7 @@ pub fn write_study_figures(study: &StudyData, m: &Manifest, dir: &Path) -> anyho
             one("error", error_plot(study)),
             one("primitives", primitives_plot(study)),
             one("threads", thread_plot(study)),
+            one("blocks", block_plot(study)),
             one("active_lanes", lanes_plot(study)),
         ]
         .into_iter()
@@ -331,6 +332,41 @@ fn kernel_plot(study: &StudyData, scene: Option<&str>) -> Option<Plot> {
         categories: profiled.iter().map(|c| c.row.config.clone()).collect(),
         segments: segments.into_iter().collect(),
         value_max: value_max * 1.4,
+    }))
+}
+
+/// Speedup over the baseline per megakernel block shape (a swept `block`
+/// is not a number, so no line): one bar per shape, labelled with the
+/// kernel's registers and occupancy, as the parallel-RTIOW report's
+/// Figure 4b shows them.
+fn block_plot(study: &StudyData) -> Option<Plot> {
+    if !study.sweeps("block") {
+        return None;
+    }
+    let (mut categories, mut values) = (Vec::new(), Vec::new());
+    for c in study.configs.iter().filter(|c| c.row.backend == "gpu-mega") {
+        let speedup = study.speedup(c)?;
+        let r = &c.row;
+        let block = r.block.as_deref().unwrap_or("?");
+        let occupancy = r.occupancy.map_or("–".into(), |o| format!("{:.0}%", o * 100.0));
+        let registers = r.registers.map_or("–".into(), |n| n.to_string());
+        categories.push(format!("{block} ({registers} registers, occupancy {occupancy})"));
+        values.push(speedup);
+    }
+    let value_max = values.iter().copied().fold(0.0, f64::max) * 1.2;
+    if values.is_empty() {
+        return None;
+    }
+    let baseline = study.info.baseline.as_deref().unwrap_or("the baseline");
+    Some(Plot::Bars(BarChart {
+        title: format!(
+            "Megakernel speedup over {baseline} per block shape (study {})",
+            study.info.name
+        ),
+        value_desc: format!("speedup over {baseline} (x, render loop)"),
+        categories,
+        segments: vec![("speedup".into(), values)],
+        value_max,
     }))
 }
 
@@ -687,20 +723,25 @@ impl BarChart {
         DB::ErrorType: 'static,
     {
         let n = self.categories.len();
+        // At least two rows: plotters labels no row of a one-row axis (a
+        // lone bar then sits in the top row).
+        let rows = n.max(2);
         let longest = self.categories.iter().map(|c| c.chars().count()).max().unwrap_or(0);
         let label_area = (longest as u32 * 7 + 24).clamp(80, 460);
         let mut chart = chart_builder(root, &self.title, label_area)
-            .build_cartesian_2d(0.0..self.value_max, (0..n.saturating_sub(1)).into_segmented())?;
+            .build_cartesian_2d(0.0..self.value_max, (0..rows - 1).into_segmented())?;
         chart
             .configure_mesh()
             .disable_y_mesh()
             .x_desc(self.value_desc.as_str())
             .x_label_formatter(&tick)
-            .y_labels(n)
+            .y_labels(rows)
             .y_label_formatter(&|v| match v {
-                SegmentValue::CenterOf(i) => n
+                SegmentValue::CenterOf(i) => rows
                     .checked_sub(i + 1)
-                    .map_or(String::new(), |j| self.categories[j].clone()),
+                    .and_then(|j| self.categories.get(j))
+                    .cloned()
+                    .unwrap_or_default(),
                 _ => String::new(),
             })
             .label_style((FONT, 13))
@@ -710,7 +751,7 @@ impl BarChart {
         for (i, (name, values)) in self.segments.iter().enumerate() {
             let fill = color(i).filled();
             let bars = values.iter().enumerate().map(|(c, &v)| {
-                let (x0, row) = (start[c], n - 1 - c);
+                let (x0, row) = (start[c], rows - 1 - c);
                 start[c] += v;
                 let mut bar = Rectangle::new(
                     [(x0, SegmentValue::Exact(row)), (x0 + v, SegmentValue::Exact(row + 1))],
