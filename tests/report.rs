@@ -210,7 +210,7 @@ fn a_block_sweep_draws_the_speedup_per_block_with_registers_and_occupancy() {
     // the study's baseline itself (1.00x).
     let svg = fs::read_to_string(dir.path().join("figures/wavefront_blocks.svg")).unwrap();
     assert!(
-        svg.contains("8x8 (96 registers, occupancy 50%)") && svg.contains("speedup over gpu-mega"),
+        svg.contains("gpu-mega block=8x8 (96 registers, occupancy 50%)") && svg.contains("speedup over gpu-mega"),
         "the block figure"
     );
     // Without a block sweep there is none.

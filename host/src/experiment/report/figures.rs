@@ -336,9 +336,9 @@ fn kernel_plot(study: &StudyData, scene: Option<&str>) -> Option<Plot> {
 }
 
 /// Speedup over the baseline per megakernel block shape (a swept `block`
-/// is not a number, so no line): one bar per shape, labelled with the
-/// kernel's registers and occupancy, as the parallel-RTIOW report's
-/// Figure 4b shows them.
+/// is not a number, so no line): one bar per megakernel configuration,
+/// labelled with its settings and the kernel's registers and occupancy, as
+/// the parallel-RTIOW report's Figure 4b shows them.
 fn block_plot(study: &StudyData) -> Option<Plot> {
     if !study.sweeps("block") {
         return None;
@@ -347,10 +347,9 @@ fn block_plot(study: &StudyData) -> Option<Plot> {
     for c in study.configs.iter().filter(|c| c.row.backend == "gpu-mega") {
         let speedup = study.speedup(c)?;
         let r = &c.row;
-        let block = r.block.as_deref().unwrap_or("?");
         let occupancy = r.occupancy.map_or("–".into(), |o| format!("{:.0}%", o * 100.0));
         let registers = r.registers.map_or("–".into(), |n| n.to_string());
-        categories.push(format!("{block} ({registers} registers, occupancy {occupancy})"));
+        categories.push(format!("{} ({registers} registers, occupancy {occupancy})", r.config));
         values.push(speedup);
     }
     let value_max = values.iter().copied().fold(0.0, f64::max) * 1.2;
