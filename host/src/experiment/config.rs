@@ -122,6 +122,22 @@ pub struct Published {
     pub over_run: Option<String>,
 }
 
+impl Published {
+    /// Its back end, and scene where it names one: `gpu-mega on cs500`.
+    pub fn backend_label(&self) -> String {
+        match &self.scene {
+            Some(scene) => format!("{} on {scene}", self.backend.label()),
+            None => self.backend.label().to_string(),
+        }
+    }
+
+    /// The seed's time as tables name it (`not stated` in manifests from
+    /// before it was asked for).
+    pub fn time_label(&self) -> &'static str {
+        self.time.map_or("not stated", SeedTime::label)
+    }
+}
+
 /// Which time a seed measured, so that ours is the same one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase")]

@@ -259,17 +259,14 @@ fn seed_table(folders: &[Folder]) -> String {
             for p in &info.published {
                 let time = p.time.unwrap_or(SeedTime::Wall);
                 let other = time.other();
-                let ours = p.run.as_ref().and_then(|_| published_value(&study, p, time));
-                let ours_other = p.run.as_ref().and_then(|_| published_value(&study, p, other));
-                let backend = match &p.scene {
-                    Some(scene) => format!("{} on {scene}", p.backend.label()),
-                    None => p.backend.label().to_string(),
-                };
+                let ours = published_value(&study, p, time);
+                let ours_other = published_value(&study, p, other);
+                let backend = p.backend_label();
                 out += &table_row(&[
                     p.source.clone(),
                     fmt_value(p.value, &p.unit),
                     p.hardware.clone(),
-                    p.time.map_or("not stated".into(), |t| t.label().to_string()),
+                    p.time_label().to_string(),
                     ours.map_or("– (not matched to the seed's settings)".into(), |v| {
                         format!("{} ({backend})", fmt_value(v, &p.unit))
                     }),

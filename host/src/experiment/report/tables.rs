@@ -267,10 +267,7 @@ fn published_table(study: &StudyData, m: &Manifest) -> String {
         let ours_other = published_value(study, p, other).map_or("–".into(), |v| {
             format!("{} ({} time)", fmt_value(v, &p.unit), other.name())
         });
-        let backend = match &p.scene {
-            Some(scene) => format!("{} on {scene}", p.backend.label()),
-            None => p.backend.label().to_string(),
-        };
+        let backend = p.backend_label();
         let run = match (&p.run, &p.over_run) {
             (Some(r), Some(o)) => format!("`{r}` over `{o}`"),
             (Some(r), None) => format!("`{r}`"),
@@ -280,7 +277,7 @@ fn published_table(study: &StudyData, m: &Manifest) -> String {
             p.source.clone(),
             p.hardware.clone(),
             fmt_value(p.value, &p.unit),
-            p.time.map_or("not stated".into(), |t| t.label().to_string()),
+            p.time_label().to_string(),
             backend,
             ours,
             ours_other,
