@@ -1,7 +1,7 @@
 //! The wavefront on the CPU: `cpu-wave` runs the wavefront's own kernels
-//! (schedule, generate, extend, shading, both compactions, the drain) in
-//! the host's serial emulation, so CI checks the whole schedule bit for bit
-//! against `cpu` without a GPU. Pools are small enough that slots are
+//! (schedule, generate, extend, shading, shadow rays, both compactions, the
+//! drain) in the host's serial emulation, so CI checks the whole schedule
+//! bit for bit against `cpu` without a GPU. Pools are small enough that slots are
 //! refilled many times, survivors move down and waves are drained.
 
 mod util;
@@ -13,6 +13,7 @@ use wavepath::backend::wavefront::{Capacity, WaveSchedule, WavefrontConfig};
 use wavepath::backend::{BackendKind, BackendOptions};
 use wavepath::render::verify::verify;
 use wavepath::render::{Overrides, Renderer};
+use wavepath::settings::nee::NeeMode;
 use wavepath::settings::sampler::SamplerKind;
 
 /// Every schedule the wavefront has, with both compactions and with and
@@ -121,6 +122,50 @@ fn with_sobol_samples_the_emulated_wavefront_matches_the_cpu_in_every_schedule()
         for config in configurations() {
             let out = render(BackendKind::CpuWave, config, name, params, 2);
             assert!(out.film == reference.film, "{name} [{}]: films differ", config.label());
+        }
+    }
+}
+
+#[test]
+fn with_next_event_estimation_the_emulated_wavefront_matches_the_cpu_in_every_schedule() {
+    // Shadow rays go through their own queue and kernel, and each unblocked
+    // one adds to the film on its own: the film must still equal the CPU's,
+    // whose paths trace their shadow rays inline. Sobol samples too, and a
+    // sphere light (smallpt), polygon lights (Cornell, CS500).
+    for name in ["cornell_smallpt", "cornell_diffuse", "cs500"] {
+        let scene = seed_scene(name);
+        assert!(!scene.lights.lights.is_empty(), "{name}: no lights");
+        let overrides = Overrides {
+            sampler: Some(SamplerKind::Sobol),
+            nee: Some(NeeMode::On),
+            ..Overrides::default()
+        };
+        let (width, height) = if name == "cs500" { (20, 20) } else { (40, 20) };
+        let params = RenderParams {
+            width,
+            height,
+            ..wavepath::render::params_for(&scene.scene, &overrides, device::scene::RenderView::Radiance).0
+        };
+        let reference = render(BackendKind::Cpu, WavefrontConfig::default(), name, params, 3);
+        let without = RenderParams {
+            nee: device::scene::Nee::Off,
+            ..params
+        };
+        let off = render(BackendKind::Cpu, WavefrontConfig::default(), name, without, 3);
+        assert!(
+            reference.film != off.film,
+            "{name}: next-event estimation changed nothing"
+        );
+        assert!(reference.rays > off.rays, "{name}: no shadow rays counted");
+        for config in configurations() {
+            let out = render(BackendKind::CpuWave, config, name, params, 3);
+            assert!(out.film == reference.film, "{name} [{}]: films differ", config.label());
+            assert_eq!(
+                out.rays,
+                reference.rays,
+                "{name} [{}]: ray counts differ",
+                config.label()
+            );
         }
     }
 }

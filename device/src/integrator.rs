@@ -21,55 +21,61 @@ pub struct SampleRange {
     pub end: u32,
 }
 
-/// The result of one path.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct SampleResult {
-    /// The sample's radiance (or debug value).
-    pub radiance: Rgb,
-    /// Ray segments traced.
-    pub rays: u32,
-}
-
 /// One pixel's samples, summed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PixelResult {
     /// Fixed-point radiance sum.
     pub sum: FixedRgb,
-    /// Ray segments traced.
+    /// Ray segments traced, shadow rays included.
     pub rays: u32,
-    /// Samples whose radiance was NaN or infinite (they add nothing).
+    /// Contributions (a path's radiance, or a shadow ray's) that were NaN
+    /// or infinite: they add nothing.
     pub invalid_samples: u32,
 }
 
-/// Traces one full path (or, for a debug view, its first hit).
+impl PixelResult {
+    /// Adds one contribution to the sum in fixed point, or counts it as
+    /// invalid: the rule every back end's film follows, so that the sum
+    /// does not depend on the order contributions arrive in.
+    #[inline(always)]
+    pub fn deposit(&mut self, radiance: Rgb) {
+        if is_invalid_sample(radiance) {
+            self.invalid_samples += 1;
+        } else {
+            self.sum.add(FixedRgb::from_radiance(radiance));
+        }
+    }
+}
+
+/// Traces one full path (or, for a debug view, its first hit), hands
+/// `deposit` each contribution to the pixel (every unblocked shadow ray's,
+/// then the path's radiance or debug value) and returns the rays traced.
 #[inline(always)]
 pub fn trace_path<T: Traversal>(
     scene: &SceneView,
     params: &RenderParams,
-    pixel: u32,
-    sample: u32,
+    (pixel, sample): (u32, u32),
     observer: &impl BranchObserver,
-) -> SampleResult {
+    mut deposit: impl FnMut(Rgb),
+) -> u32 {
     let mut path = generate(scene, params, pixel, sample);
     if params.view != RenderView::Radiance {
         let hit = extend::<T>(scene, &path.ray);
-        return SampleResult {
-            radiance: debug_value(scene, params.view, hit.as_ref()),
-            rays: 1,
-        };
+        deposit(debug_value(scene, params.view, hit.as_ref()));
+        return 1;
     }
-    let rays = finish_path::<T>(scene, params, &mut path, observer, |_, _| {});
-    SampleResult {
-        radiance: path.radiance,
-        rays,
-    }
+    let rays = finish_path::<T>(scene, params, &mut path, observer, |_, _| {}, &mut deposit);
+    deposit(path.radiance);
+    rays
 }
 
 /// Extends and shades `path` from its current ray until it ends, and
-/// returns the segments traced. `on_segment` sees each path state with the
-/// hit of its ray, before shading (for recording; a no-op compiles away).
-/// The megakernel, the CPU back ends, the wavefront's tail drain and the
-/// host's diagnostics all trace through this one loop.
+/// returns the segments traced (shadow rays included). `on_segment` sees
+/// each path state with the hit of its ray, before shading (for recording;
+/// a no-op compiles away); `deposit` gets the contribution of every
+/// unblocked shadow ray (the path's own radiance stays in `path`). The
+/// megakernel, the CPU back ends, the wavefront's tail drain and the host's
+/// diagnostics all trace through this one loop.
 #[inline(always)]
 pub fn finish_path<T: Traversal>(
     scene: &SceneView,
@@ -77,13 +83,21 @@ pub fn finish_path<T: Traversal>(
     path: &mut PathState,
     observer: &impl BranchObserver,
     mut on_segment: impl FnMut(&PathState, Option<&Hit>),
+    mut deposit: impl FnMut(Rgb),
 ) -> u32 {
     let mut rays = 0;
     loop {
         let hit = extend::<T>(scene, &path.ray);
         rays += 1;
         on_segment(path, hit.as_ref());
-        if shade(scene, params, path, hit, observer) == PathStatus::Finished {
+        let shaded = shade(scene, params, path, hit, observer);
+        if let Some(shadow) = shaded.shadow {
+            rays += 1;
+            if let Some(light) = shadow.unblocked::<T>(scene) {
+                deposit(light);
+            }
+        }
+        if shaded.status == PathStatus::Finished {
             return rays;
         }
     }
@@ -107,7 +121,8 @@ fn debug_value(scene: &SceneView, view: RenderView, hit: Option<&Hit>) -> Rgb {
     }
 }
 
-/// Traces `samples` of `pixel` in order and sums them in fixed point.
+/// Traces `samples` of `pixel` in order and sums their contributions in
+/// fixed point.
 #[inline(always)]
 pub fn render_pixel<T: Traversal>(
     scene: &SceneView,
@@ -117,14 +132,10 @@ pub fn render_pixel<T: Traversal>(
     observer: &impl BranchObserver,
 ) -> PixelResult {
     let mut out = PixelResult::default();
+    let mut rays = 0;
     for sample in samples.begin..samples.end {
-        let r = trace_path::<T>(scene, params, pixel, sample, observer);
-        out.rays += r.rays;
-        if is_invalid_sample(r.radiance) {
-            out.invalid_samples += 1;
-        } else {
-            out.sum.add(FixedRgb::from_radiance(r.radiance));
-        }
+        rays += trace_path::<T>(scene, params, (pixel, sample), observer, |c| out.deposit(c));
     }
+    out.rays = rays;
     out
 }

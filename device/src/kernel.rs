@@ -178,3 +178,6 @@ unsafe impl Plain for u8 {}
 unsafe impl Plain for u32 {}
 // SAFETY: as above.
 unsafe impl Plain for u64 {}
+// SAFETY: four bytes, no padding; every bit pattern is some float (NaNs
+// included).
+unsafe impl Plain for f32 {}

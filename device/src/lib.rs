@@ -28,6 +28,7 @@ pub mod integrator;
 pub mod kernel;
 pub mod kernels;
 pub mod launch;
+pub mod light;
 pub mod material;
 pub mod math;
 pub mod observe;

@@ -1,21 +1,24 @@
 //! The wavefront's state: the path pool (structure of arrays, declared once
-//! by [`path_pool!`]), the work queues (index lists, declared once by
-//! [`queues!`]) and the [`Control`] block of counters and schedule that the
-//! kernels share. There is no list of free slots: the paths in flight
+//! by [`path_pool!`]), the queues of path slots (index lists, declared once
+//! by [`queues!`]), the typed [`WorkQueue`]s whose entries carry their own
+//! payload (the shadow rays), and the [`Control`] block of counters and
+//! schedule that the kernels share. There is no list of free slots: the paths in flight
 //! always occupy slots `0..n` after a refill ([`crate::schedule`]). Sizes,
 //! offsets and the bytes per path all derive from the two declarations; the
 //! host never counts fields itself.
 //!
-//! Bytes per in-flight path: [`PathPool::BYTES_PER_PATH`] for path state
-//! plus [`Queues::BYTES_PER_PATH`] for queue entries.
+//! Bytes per in-flight path: [`PathPool::BYTES_PER_PATH`] for path state,
+//! [`Queues::BYTES_PER_PATH`] for slot-queue entries and
+//! [`WorkQueue::BYTES_PER_PATH`] for each typed queue.
 
-use crate::geometry::{Hit, ShadingHit};
+use crate::geometry::{Hit, PrimRef};
 use crate::kernel::Plain;
 use crate::math::{Ray, Rgb, Vec3};
 use crate::rng::PathRng;
 use crate::schedule::{QueueCounters, Schedule};
 use crate::shading::ShadeClass;
 use crate::stages::PathState;
+use crate::warp::append;
 
 /// Every field array starts on this boundary.
 const FIELD_ALIGN: usize = 256;
@@ -81,12 +84,16 @@ path_pool! {
     pixel: u32,
     /// Segments traced before the current one.
     bounce: u32,
+    /// Density of the scattering that chose the current ray (for MIS).
+    bsdf_pdf: f32,
     /// Hit distance of the current segment.
     hit_t: f32,
     /// Outward normal at the hit.
     hit_normal: Vec3,
     /// Material at the hit.
     hit_material: u32,
+    /// Primitive hit.
+    hit_prim: PrimRef,
     /// The path's position in the ray queue of this iteration (for the
     /// order-preserving prefix-sum compaction); during a refill, a mark
     /// that the slot holds a survivor.
@@ -110,6 +117,7 @@ impl PathPool {
                 rng: *self.rng.add(i),
                 pixel: *self.pixel.add(i),
                 bounce: *self.bounce.add(i),
+                bsdf_pdf: *self.bsdf_pdf.add(i),
             }
         }
     }
@@ -130,7 +138,8 @@ impl PathPool {
     }
 
     /// Writes only what shading can change (ray, throughput, radiance,
-    /// bounce); the random key and pixel stay as generated.
+    /// bounce, scattering density); the random key and pixel stay as
+    /// generated.
     ///
     /// # Safety
     /// As for [`PathPool::load`].
@@ -144,6 +153,7 @@ impl PathPool {
             *self.throughput.add(i) = p.throughput;
             *self.radiance.add(i) = p.radiance;
             *self.bounce.add(i) = p.bounce;
+            *self.bsdf_pdf.add(i) = p.bsdf_pdf;
         }
     }
 
@@ -169,6 +179,7 @@ impl PathPool {
             *self.hit_t.add(i) = h.t;
             *self.hit_normal.add(i) = h.normal;
             *self.hit_material.add(i) = h.material;
+            *self.hit_prim.add(i) = h.prim;
         }
     }
 
@@ -178,16 +189,17 @@ impl PathPool {
     /// # Safety
     /// As for [`PathPool::load`].
     #[inline(always)]
-    pub unsafe fn hit(&self, slot: u32, ray: &Ray) -> ShadingHit {
+    pub unsafe fn hit(&self, slot: u32, ray: &Ray) -> Hit {
         let i = slot as usize;
         // SAFETY: the caller guarantees `slot < capacity`.
         unsafe {
             let t = *self.hit_t.add(i);
-            ShadingHit {
+            Hit {
                 t,
                 point: ray.at(t),
                 normal: *self.hit_normal.add(i),
                 material: *self.hit_material.add(i),
+                prim: *self.hit_prim.add(i),
             }
         }
     }
@@ -295,6 +307,78 @@ impl Queues {
     }
 }
 
+/// A queue whose entries are values of `T` (pbrt-v4's `WorkQueue<T>`):
+/// room for one entry per path slot, and a length counter that lives in
+/// the [`Control`] block (so the plan reads and resets it with the others).
+/// Producers push with one atomic per warp; a later kernel reads entries
+/// `0..len`.
+#[repr(C)]
+#[derive(Debug)]
+pub struct WorkQueue<T> {
+    /// The entries, one per path slot.
+    entries: *mut T,
+    /// Entries pushed this iteration.
+    len: *mut u32,
+}
+
+impl<T> Clone for WorkQueue<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for WorkQueue<T> {}
+
+impl<T: Copy> WorkQueue<T> {
+    /// Bytes of entries per path slot.
+    pub const BYTES_PER_PATH: usize = core::mem::size_of::<T>();
+
+    /// Bytes of one allocation holding entries for `capacity` slots.
+    pub const fn bytes(capacity: usize) -> usize {
+        aligned(Self::BYTES_PER_PATH * capacity)
+    }
+
+    /// The queue over `entries` with its counter at `len`.
+    ///
+    /// # Safety
+    /// `entries` must point to [`WorkQueue::bytes`]`(capacity)` bytes,
+    /// aligned for `T`, and `len` to a counter, both outliving every use;
+    /// no iteration may push more than `capacity` entries.
+    pub unsafe fn new(entries: *mut u8, len: *mut u32) -> Self {
+        WorkQueue {
+            entries: entries.cast(),
+            len,
+        }
+    }
+
+    /// Appends `entry` for every lane of `group` that calls this (all of
+    /// them must), with one atomic add per warp.
+    ///
+    /// # Safety
+    /// The contract of [`WorkQueue::new`]; `group` holds the calling lane.
+    #[inline(always)]
+    pub unsafe fn push(&self, group: u32, entry: T) {
+        // SAFETY: the caller's contract.
+        unsafe { append(self.len, group, entry, self.entries) }
+    }
+
+    /// The counter of entries pushed (for kernels that hand them out).
+    #[inline(always)]
+    pub fn len_counter(&self) -> *mut u32 {
+        self.len
+    }
+
+    /// Entry `i`.
+    ///
+    /// # Safety
+    /// `i` must be below the entries pushed this iteration.
+    #[inline(always)]
+    pub unsafe fn get(&self, i: u32) -> T {
+        // SAFETY: the caller's contract.
+        unsafe { *self.entries.add(i as usize) }
+    }
+}
+
 /// Everything the wavefront's kernels share besides the pool and queues:
 /// the schedule and the queue counters. One allocation, read back by the
 /// host as one value.
@@ -312,5 +396,5 @@ pub struct Control {
 unsafe impl Plain for Control {}
 const _: () = assert!(
     core::mem::size_of::<Control>()
-        == core::mem::size_of::<Schedule>() + 4 * (ShadeClass::COUNT + 5 + (ShadeClass::COUNT + 5) % 2)
+        == core::mem::size_of::<Schedule>() + 4 * (ShadeClass::COUNT + 7 + (ShadeClass::COUNT + 7) % 2)
 );

@@ -37,6 +37,13 @@ pub enum Dim {
     Lobe = 7,
     /// Russian roulette survival test.
     Roulette = 8,
+    /// Next-event estimation: which light (its own 4D Sobol group with
+    /// the two below).
+    LightPick = 12,
+    /// Next-event estimation: first coordinate of the point on the light.
+    LightU = 13,
+    /// Next-event estimation: second coordinate of the point on the light.
+    LightV = 14,
 }
 
 /// Slots reserved per bounce; `Dim` values must stay below this.

@@ -5,6 +5,7 @@
 use crate::accel::AccelView;
 use crate::camera::Camera;
 use crate::geometry::Primitives;
+use crate::light::LightView;
 use crate::material::Material;
 use crate::math::{Rgb, Vec3};
 use crate::rng::Sampler;
@@ -51,6 +52,17 @@ pub enum RenderView {
     Depth = 3,
 }
 
+/// Whether paths also sample the lights directly (next-event estimation,
+/// weighted against scattering by multiple importance sampling).
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Nee {
+    /// Light is found only by scattered rays.
+    Off = 0,
+    /// Every diffuse hit also sends a shadow ray towards a light.
+    On = 1,
+}
+
 /// Per-render settings shared by every back end.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -69,10 +81,13 @@ pub struct RenderParams {
     pub roulette_start: u32,
     /// Which image to produce.
     pub view: RenderView,
-    /// Padding to a multiple of 8 bytes, so the kernel arguments that hold
-    /// the parameters have no implicit padding.
-    pub _pad: u32,
+    /// Next-event estimation.
+    pub nee: Nee,
 }
+
+// Crosses to the GPU inside kernel arguments: eight four-byte fields, a
+// multiple of 8 bytes, so the structs that hold it have no implicit padding.
+const _: () = assert!(core::mem::size_of::<RenderParams>() == 32);
 
 /// Everything the stages read: geometry, materials, camera and background.
 #[repr(C)]
@@ -88,6 +103,8 @@ pub struct SceneView<'a> {
     pub background: Background,
     /// The acceleration structure over all primitives.
     pub accel: AccelView<'a>,
+    /// The emissive primitives, for next-event estimation.
+    pub lights: LightView<'a>,
 }
 
 impl SceneView<'_> {

@@ -35,8 +35,8 @@ pub struct Schedule {
     pub next_work: u64,
     /// Paths finished so far (for progress).
     pub finished: u64,
-    /// Ray segments traced by the extend kernel so far (the drain counts
-    /// its own).
+    /// Ray segments traced by the extend and shadow kernels so far (the
+    /// drain counts its own).
     pub rays: u64,
     /// Path slots.
     pub capacity: u32,
@@ -112,7 +112,7 @@ impl Schedule {
         // bounce; the next wave then starts in an empty pool.
         let drain = queued <= self.drain_below && (self.next_work == self.total_work || self.generate == 0);
         (self.trace, self.drain) = if drain { (0, queued) } else { (queued, 0) };
-        self.rays += self.trace as u64;
+        self.rays += self.trace as u64 + counters.shadow as u64;
         self.iteration += 1;
         *counters = QueueCounters::default();
     }
@@ -148,8 +148,12 @@ pub struct QueueCounters {
     pub extend_taken: u32,
     /// Ray-queue entries handed out to the drain kernel's warps so far.
     pub drain_taken: u32,
+    /// Entries in the shadow-ray queue.
+    pub shadow: u32,
+    /// Shadow-queue entries handed out to the shadow kernel's warps so far.
+    pub shadow_taken: u32,
     /// Keeps the size a multiple of 8 (no padding before the next field).
-    pub _pad: [u32; (ShadeClass::COUNT + 5) % 2],
+    pub _pad: [u32; (ShadeClass::COUNT + 7) % 2],
 }
 
 #[cfg(test)]

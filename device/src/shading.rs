@@ -1,12 +1,13 @@
 //! The one table of shading classes. Each line declares a class: its
-//! material kind (for surfaces), its scattering function and the name of
-//! its wavefront shading kernel. Everything that depends on the set of
+//! material kind (for surfaces), its scattering function, its evaluation
+//! function (for next-event estimation) and the name of its wavefront
+//! shading kernel. Everything that depends on the set of
 //! classes derives from this table:
 //!
 //! * [`MaterialKind`] (what a scene's material can be) and [`ShadeClass`]
 //!   (the surfaces plus escaped rays), with [`ShadeClass::ALL`] and
 //!   [`ShadeClass::COUNT`];
-//! * [`MaterialKind::class`] and the megakernel's dispatch, [`scatter`];
+//! * [`MaterialKind::class`] and the megakernel's dispatch, [`AnyMaterial`];
 //! * the marker types in [`class`], each a [`Shader`];
 //! * the wavefront's shading kernels, one entry point per class, which
 //!   `kernels::shade` declares by handing its own macro to
@@ -15,7 +16,7 @@
 //!   arrays of [`ShadeClass::COUNT`], and the divergence counters per
 //!   kernel.
 //!
-//! Adding a material is a new line here, its `scatter` function in
+//! Adding a material is a new line here, its `scatter` and `evaluate` functions in
 //! [`crate::material`], and its fields in the host's scene schema.
 //!
 //! This module and [`crate::material`] import each other, and that circle
@@ -24,31 +25,44 @@
 //! [`MaterialKind`], which only the table declares. Splitting them would
 //! mean declaring the set of kinds twice.
 
-use crate::material::{self, Material, Scatter, ScatterInput};
+use crate::material::{self, Evaluated, Material, Scatter, ScatterInput};
+use crate::math::Vec3;
 
-/// One shading class, as a type: which class, and how it scatters.
-pub trait Shader {
-    /// The class (and queue) it shades.
-    const CLASS: ShadeClass;
-    /// The class's scattering function (escaped rays never call it).
+/// How a surface scatters: one class's functions, or [`AnyMaterial`]'s
+/// dispatch over every class.
+pub trait Bsdf {
+    /// Samples the next direction (escaped rays never call it).
     fn scatter(material: &Material, input: &ScatterInput) -> Scatter;
+    /// The BSDF towards `dir` and the density of sampling it, for
+    /// next-event estimation; `None` where the class has no density.
+    fn evaluate(material: &Material, input: &ScatterInput, dir: Vec3) -> Option<Evaluated>;
 }
 
+/// One shading class, as a type: which class, and how it scatters.
+pub trait Shader: Bsdf {
+    /// The class (and queue) it shades.
+    const CLASS: ShadeClass;
+}
+
+/// Every material, dispatching on its kind (the megakernel and the CPU
+/// back ends; the wavefront runs one kernel per class instead).
+pub struct AnyMaterial;
+
 /// The table, handed to the macro `$declare` (one in scope where this is
-/// invoked): `surfaces { Kind => scatter function, kernel name; … }`, then
+/// invoked): `surfaces { Kind => scatter, evaluate, kernel name; … }`, then
 /// `escaped => kernel name;`, each line with its doc comment.
 macro_rules! classes {
     ($declare:ident) => {
         $declare! {
             surfaces {
                 /// Lambertian reflector, cosine-weighted sampling.
-                Diffuse => $crate::material::diffuse::scatter, wf_shade_diffuse;
+                Diffuse => $crate::material::diffuse::scatter, $crate::material::diffuse::evaluate, wf_shade_diffuse;
                 /// Mirror reflection perturbed inside a roughness ball.
-                Metal => $crate::material::metal::scatter, wf_shade_metal;
+                Metal => $crate::material::metal::scatter, $crate::material::no_density, wf_shade_metal;
                 /// Glass-like: Fresnel reflect-or-refract with Beer–Lambert absorption.
-                Dielectric => $crate::material::dielectric::scatter, wf_shade_dielectric;
+                Dielectric => $crate::material::dielectric::scatter, $crate::material::no_density, wf_shade_dielectric;
                 /// A pure emitter: emits on its front face and absorbs every path.
-                Emissive => $crate::material::absorb, wf_shade_emissive;
+                Emissive => $crate::material::absorb, $crate::material::no_density, wf_shade_emissive;
             }
             /// Rays that escaped to the background.
             escaped => wf_shade_escaped;
@@ -60,7 +74,7 @@ pub(crate) use classes;
 macro_rules! shading_classes {
     (
         surfaces {
-            $($(#[$doc:meta])* $surface:ident => $scatter:path, $_kernel:ident;)*
+            $($(#[$doc:meta])* $surface:ident => $scatter:path, $evaluate:path, $_kernel:ident;)*
         }
         $(#[$escaped_doc:meta])* escaped => $_escaped_kernel:ident;
     ) => {
@@ -98,13 +112,19 @@ macro_rules! shading_classes {
             }
         }
 
-        /// Scatters a path at a surface of `material`, dispatching on its
-        /// kind (the megakernel and the CPU back ends; the wavefront runs
-        /// one kernel per class instead).
-        #[inline(always)]
-        pub fn scatter(material: &Material, input: &ScatterInput) -> Scatter {
-            match material.kind {
-                $(MaterialKind::$surface => $scatter(material, input),)*
+        impl Bsdf for AnyMaterial {
+            #[inline(always)]
+            fn scatter(material: &Material, input: &ScatterInput) -> Scatter {
+                match material.kind {
+                    $(MaterialKind::$surface => $scatter(material, input),)*
+                }
+            }
+
+            #[inline(always)]
+            fn evaluate(material: &Material, input: &ScatterInput, dir: Vec3) -> Option<Evaluated> {
+                match material.kind {
+                    $(MaterialKind::$surface => $evaluate(material, input, dir),)*
+                }
             }
         }
 
@@ -117,18 +137,34 @@ macro_rules! shading_classes {
         $(
             impl Shader for class::$surface {
                 const CLASS: ShadeClass = ShadeClass::$surface;
+            }
+
+            impl Bsdf for class::$surface {
                 #[inline(always)]
                 fn scatter(material: &Material, input: &ScatterInput) -> Scatter {
                     $scatter(material, input)
+                }
+
+                #[inline(always)]
+                fn evaluate(material: &Material, input: &ScatterInput, dir: Vec3) -> Option<Evaluated> {
+                    $evaluate(material, input, dir)
                 }
             }
         )*
 
         impl Shader for class::Escaped {
             const CLASS: ShadeClass = ShadeClass::Escaped;
+        }
+
+        impl Bsdf for class::Escaped {
             #[inline(always)]
             fn scatter(material: &Material, input: &ScatterInput) -> Scatter {
                 material::absorb(material, input)
+            }
+
+            #[inline(always)]
+            fn evaluate(material: &Material, input: &ScatterInput, dir: Vec3) -> Option<Evaluated> {
+                material::no_density(material, input, dir)
             }
         }
     };

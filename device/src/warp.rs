@@ -137,7 +137,7 @@ pub unsafe fn reserve(counter: *mut u32, group: u32) -> u32 {
 /// As for [`reserve`], and `queue` must have room at every position the
 /// counter can reach.
 #[inline(always)]
-pub unsafe fn append(counter: *mut u32, group: u32, value: u32, queue: *mut u32) {
+pub unsafe fn append<T>(counter: *mut u32, group: u32, value: T, queue: *mut T) {
     // SAFETY: the caller's contract.
     unsafe { *queue.add(reserve(counter, group) as usize) = value };
 }

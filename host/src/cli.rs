@@ -14,6 +14,7 @@ use crate::settings::capacity::{Capacity, parse_capacity};
 use crate::settings::cpu::{CpuSchedule, DEFAULT_THREADS, parse_threads};
 use crate::settings::megakernel::MegakernelConfig;
 use crate::settings::megakernel::{DEFAULT_BLOCK, DEFAULT_SAMPLES_PER_LAUNCH};
+use crate::settings::nee::NeeMode;
 use crate::settings::repetitions::{BENCH_REPEAT, BENCH_WARMUP, MAX_REPEAT, MAX_WARMUP};
 use crate::settings::sampler::SamplerKind;
 use crate::settings::size::{MAX_DEPTH, MAX_SPP, parse_size, size_label};
@@ -206,6 +207,10 @@ pub struct SceneArgs {
     /// Random-number sampler (default: the scene's `render.sampler`, else hash).
     #[arg(long, value_enum)]
     pub sampler: Option<SamplerKind>,
+    /// Next-event estimation: shadow rays to the lights, weighted against
+    /// scattering by MIS (default: the scene's `render.nee`, else off).
+    #[arg(long, value_enum)]
+    pub nee: Option<NeeMode>,
 }
 
 impl SceneArgs {
@@ -218,6 +223,7 @@ impl SceneArgs {
             seed: self.seed,
             accel: self.accel,
             sampler: self.sampler,
+            nee: self.nee,
         }
     }
 }

@@ -1,5 +1,5 @@
 //! A scene ready to render: a loaded [`Scene`] paired with the acceleration
-//! structure built over its geometry.
+//! structure built over its geometry and its lights' pick table.
 //!
 //! This is the one place that builds a scene's structure. `scene` loads the
 //! geometry and the `[accel]` settings its file declares, as plain data;
@@ -10,10 +10,9 @@
 //! exactly once.
 
 use crate::accel::{self, AccelChoice, AccelSettings, BuiltAccel};
-use crate::scene::Scene;
+use crate::scene::{Lights, Scene, host_primitives};
 use device::accel::AccelView;
 use device::camera::Camera;
-use device::geometry::Primitives;
 use device::scene::SceneView;
 use device::slice::DeviceSlice;
 
@@ -27,6 +26,8 @@ pub struct PreparedScene {
     pub accel_settings: AccelSettings,
     /// The structure over `scene.geometry`.
     pub accel: BuiltAccel,
+    /// The emissive primitives, for next-event estimation.
+    pub lights: Lights,
 }
 
 impl PreparedScene {
@@ -39,10 +40,12 @@ impl PreparedScene {
             ..declared
         };
         let accel = accel::build(&scene.geometry.primitives(), &accel_settings);
+        let lights = Lights::collect(&scene.geometry, &scene.materials);
         PreparedScene {
             scene,
             accel_settings,
             accel,
+            lights,
         }
     }
 
@@ -52,13 +55,7 @@ impl PreparedScene {
         let s = &self.scene;
         let g = &s.geometry;
         SceneView {
-            primitives: Primitives {
-                spheres: host_slice(&g.spheres),
-                boxes: host_slice(&g.boxes),
-                polygons: host_slice(&g.polygons),
-                polygon_vertices: host_slice(&g.polygon_vertices),
-                triangles: host_slice(&g.triangles),
-            },
+            primitives: host_primitives(g),
             materials: host_slice(&s.materials),
             camera,
             background: s.background,
@@ -70,6 +67,7 @@ impl PreparedScene {
                 prims: host_slice(&self.accel.prims),
                 bounds: self.accel.bounds,
             },
+            lights: self.lights.view(),
         }
     }
 }

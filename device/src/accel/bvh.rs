@@ -5,7 +5,7 @@
 //! children's primitives are tested as soon as their box is entered.
 
 use super::stack::Stack;
-use super::{AccelView, Closest};
+use super::{AccelView, Closest, Query};
 use crate::geometry::{Aabb, Hit, Interval, Primitives, RayBoxTest};
 use crate::math::Ray;
 
@@ -33,15 +33,15 @@ const _: () = assert!(core::mem::size_of::<BvhNode>() == 64);
 // the fields, so there is no padding.
 unsafe impl crate::kernel::AsBytes for BvhNode {}
 
-/// Closest hit by BVH traversal. The unit of work is a child slot, `2 ·
+/// Closest hit (or, for an any-hit query, the first hit) by BVH traversal. The unit of work is a child slot, `2 ·
 /// node + k`: the nearer entered child is visited next, the farther waits
 /// on the stack, leaves included, so primitives are tested near to far.
 #[inline(always)]
-pub fn closest_hit(primitives: &Primitives, accel: &AccelView, ray: &Ray, range: Interval) -> Option<Hit> {
+pub fn search(primitives: &Primitives, accel: &AccelView, ray: &Ray, range: Interval, query: Query) -> Option<Hit> {
     let nodes = accel.bvh_nodes.as_slice();
     let prims = accel.prims.as_slice();
     let boxes = RayBoxTest::new(ray);
-    let mut c = Closest::new(range);
+    let mut c = Closest::new(range, query);
     let enter = |b: &Aabb, c: &Closest| boxes.enter(b, c.range.min, c.range.max);
     if nodes.is_empty() || enter(&accel.bounds, &c).is_none() {
         return None;
@@ -81,6 +81,9 @@ pub fn closest_hit(primitives: &Primitives, accel: &AccelView, ray: &Ray, range:
             let first = parent.child[k] as usize;
             for &p in &prims[first..first + parent.count[k] as usize] {
                 c.test(primitives, ray, p);
+            }
+            if c.done() {
+                return c.finish(ray);
             }
             slot = None;
         }

@@ -12,7 +12,7 @@
 //! `trailing_zeros`, not a sort, and the stack holds one group per level.
 
 use super::stack::Stack;
-use super::{AccelView, Closest};
+use super::{AccelView, Closest, Query};
 use crate::geometry::{Aabb, Hit, Interval, Primitives, RayBoxTest};
 use crate::math::{Ray, Vec3};
 
@@ -162,9 +162,10 @@ struct Group {
     ranks: u32,
 }
 
-/// Closest hit by wide-BVH traversal.
+/// Closest hit (or, for an any-hit query, the first hit) by wide-BVH
+/// traversal.
 #[inline(always)]
-pub fn closest_hit(primitives: &Primitives, accel: &AccelView, ray: &Ray, range: Interval) -> Option<Hit> {
+pub fn search(primitives: &Primitives, accel: &AccelView, ray: &Ray, range: Interval, query: Query) -> Option<Hit> {
     let nodes = accel.bvh8_nodes.as_slice();
     let prims = accel.prims.as_slice();
     if nodes.is_empty() {
@@ -172,7 +173,7 @@ pub fn closest_hit(primitives: &Primitives, accel: &AccelView, ray: &Ray, range:
     }
     let boxes = RayBoxTest::new(ray);
     let octant = octant(ray.dir);
-    let mut c = Closest::new(range);
+    let mut c = Closest::new(range, query);
     let mut stack = Stack::<Group, MAX_DEPTH>::new();
     let mut group = Group {
         node: 0,
@@ -200,6 +201,9 @@ pub fn closest_hit(primitives: &Primitives, accel: &AccelView, ray: &Ray, range:
             Child::Leaf { first, count } => {
                 for &p in &prims[first as usize..(first + count) as usize] {
                     c.test(primitives, ray, p);
+                }
+                if c.done() {
+                    return c.finish(ray);
                 }
             }
         }

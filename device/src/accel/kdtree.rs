@@ -3,7 +3,7 @@
 //! at the split plane, so a hit inside the current cell ends the search.
 
 use super::stack::Stack;
-use super::{AccelView, Closest};
+use super::{AccelView, Closest, Query};
 use crate::geometry::{Hit, Interval, Primitives, RayBoxTest};
 use crate::math::Ray;
 
@@ -89,9 +89,10 @@ struct Todo {
     t_max: f32,
 }
 
-/// Closest hit by kd-tree traversal.
+/// Closest hit (or, for an any-hit query, the first hit) by kd-tree
+/// traversal.
 #[inline(always)]
-pub fn closest_hit(primitives: &Primitives, accel: &AccelView, ray: &Ray, range: Interval) -> Option<Hit> {
+pub fn search(primitives: &Primitives, accel: &AccelView, ray: &Ray, range: Interval, query: Query) -> Option<Hit> {
     let nodes = accel.kd_nodes.as_slice();
     let prims = accel.prims.as_slice();
     let boxes = RayBoxTest::new(ray);
@@ -105,7 +106,7 @@ pub fn closest_hit(primitives: &Primitives, accel: &AccelView, ray: &Ray, range:
     let origin = [ray.origin.x, ray.origin.y, ray.origin.z];
     let dir = [ray.dir.x, ray.dir.y, ray.dir.z];
     let inv = [inv_dir.x, inv_dir.y, inv_dir.z];
-    let mut c = Closest::new(range);
+    let mut c = Closest::new(range, query);
     let mut stack = Stack::<Todo, MAX_DEPTH>::new();
     let mut cell = Todo {
         node: 0,
@@ -150,6 +151,9 @@ pub fn closest_hit(primitives: &Primitives, accel: &AccelView, ray: &Ray, range:
         let first = n.first() as usize;
         for &p in &prims[first..first + n.above_or_count() as usize] {
             c.test(primitives, ray, p);
+        }
+        if c.done() {
+            break;
         }
         match stack.pop() {
             Some(waiting) => cell = waiting,

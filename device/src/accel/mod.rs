@@ -1,4 +1,4 @@
-//! Closest-hit queries against the whole scene. Builders live on the host;
+//! Closest-hit and any-hit queries against the whole scene. Builders live on the host;
 //! only traversal lives here, shared by every back end. Traversal reads the
 //! scene's [`Primitives`] and the structure's [`AccelView`], nothing else of
 //! the scene (materials, camera and background are the stages' business).
@@ -58,6 +58,20 @@ pub struct AccelView<'a> {
     pub bounds: Aabb,
 }
 
+/// What a traversal looks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Query {
+    /// The nearest hit (extension rays).
+    Closest,
+    /// Any hit but on primitive `except`: the first one found ends the
+    /// search (shadow rays, which ignore the light they aim at, so that
+    /// they can run all the way to it).
+    Any {
+        /// The primitive that does not count.
+        except: PrimRef,
+    },
+}
+
 /// The nearest hit found so far during a traversal; offering a hit shrinks
 /// the search interval.
 pub struct Closest {
@@ -65,18 +79,36 @@ pub struct Closest {
     pub range: Interval,
     /// Best surface hit, its material and primitive.
     pub best: Option<(SurfaceHit, u32, PrimRef)>,
+    /// What the search looks for.
+    query: Query,
 }
 
 impl Closest {
     /// An empty search over `range`.
     #[inline(always)]
-    pub fn new(range: Interval) -> Self {
-        Closest { range, best: None }
+    pub fn new(range: Interval, query: Query) -> Self {
+        Closest {
+            range,
+            best: None,
+            query,
+        }
     }
 
-    /// Keeps `hit` (already inside the range) as the best so far.
+    /// True once an any-hit query has its hit: the traversal may stop.
+    #[inline(always)]
+    pub fn done(&self) -> bool {
+        matches!(self.query, Query::Any { .. }) && self.best.is_some()
+    }
+
+    /// Keeps `hit` (already inside the range) as the best so far, unless
+    /// the query ignores `prim`.
     #[inline(always)]
     pub fn offer(&mut self, hit: Option<SurfaceHit>, material: u32, prim: PrimRef) {
+        if let Query::Any { except } = self.query
+            && except == prim
+        {
+            return;
+        }
         if let Some(h) = hit {
             self.range.max = h.t;
             self.best = Some((h, material, prim));
@@ -118,15 +150,27 @@ impl Closest {
     }
 }
 
-/// A closest-hit strategy over the scene's primitives and its structure.
+/// A search strategy over the scene's primitives and its structure.
 /// Each structure is its own zero-sized type so that a GPU kernel can be
 /// compiled for exactly one (no dead traversal code inflating its register
 /// count); [`Dispatch`] picks by the structure's kind at run time, for code
 /// that serves every structure.
 pub trait Traversal {
-    /// The closest hit of `ray` in `range` among `primitives`, found
-    /// through `accel`, or `None` when it escapes.
-    fn closest_hit(primitives: &Primitives, accel: &AccelView, ray: &Ray, range: Interval) -> Option<Hit>;
+    /// The hit `query` asks for of `ray` in `range` among `primitives`,
+    /// found through `accel`, or `None` when it escapes.
+    fn search(primitives: &Primitives, accel: &AccelView, ray: &Ray, range: Interval, query: Query) -> Option<Hit>;
+
+    /// The closest hit of `ray` in `range`, or `None` when it escapes.
+    #[inline(always)]
+    fn closest_hit(primitives: &Primitives, accel: &AccelView, ray: &Ray, range: Interval) -> Option<Hit> {
+        Self::search(primitives, accel, ray, range, Query::Closest)
+    }
+
+    /// True when anything but primitive `except` blocks `ray` within `range`.
+    #[inline(always)]
+    fn occluded(primitives: &Primitives, accel: &AccelView, ray: &Ray, range: Interval, except: PrimRef) -> bool {
+        Self::search(primitives, accel, ray, range, Query::Any { except }).is_some()
+    }
 }
 
 /// Brute force.
@@ -142,40 +186,40 @@ pub struct Dispatch;
 
 impl Traversal for BruteForce {
     #[inline(always)]
-    fn closest_hit(primitives: &Primitives, _: &AccelView, ray: &Ray, range: Interval) -> Option<Hit> {
-        brute::closest_hit(primitives, ray, range)
+    fn search(primitives: &Primitives, _: &AccelView, ray: &Ray, range: Interval, query: Query) -> Option<Hit> {
+        brute::search(primitives, ray, range, query)
     }
 }
 
 impl Traversal for Bvh {
     #[inline(always)]
-    fn closest_hit(primitives: &Primitives, accel: &AccelView, ray: &Ray, range: Interval) -> Option<Hit> {
-        bvh::closest_hit(primitives, accel, ray, range)
+    fn search(primitives: &Primitives, accel: &AccelView, ray: &Ray, range: Interval, query: Query) -> Option<Hit> {
+        bvh::search(primitives, accel, ray, range, query)
     }
 }
 
 impl Traversal for KdTree {
     #[inline(always)]
-    fn closest_hit(primitives: &Primitives, accel: &AccelView, ray: &Ray, range: Interval) -> Option<Hit> {
-        kdtree::closest_hit(primitives, accel, ray, range)
+    fn search(primitives: &Primitives, accel: &AccelView, ray: &Ray, range: Interval, query: Query) -> Option<Hit> {
+        kdtree::search(primitives, accel, ray, range, query)
     }
 }
 
 impl Traversal for Bvh8 {
     #[inline(always)]
-    fn closest_hit(primitives: &Primitives, accel: &AccelView, ray: &Ray, range: Interval) -> Option<Hit> {
-        bvh8::closest_hit(primitives, accel, ray, range)
+    fn search(primitives: &Primitives, accel: &AccelView, ray: &Ray, range: Interval, query: Query) -> Option<Hit> {
+        bvh8::search(primitives, accel, ray, range, query)
     }
 }
 
 impl Traversal for Dispatch {
     #[inline(always)]
-    fn closest_hit(primitives: &Primitives, accel: &AccelView, ray: &Ray, range: Interval) -> Option<Hit> {
+    fn search(primitives: &Primitives, accel: &AccelView, ray: &Ray, range: Interval, query: Query) -> Option<Hit> {
         match accel.kind {
-            AccelKind::None => brute::closest_hit(primitives, ray, range),
-            AccelKind::Bvh => bvh::closest_hit(primitives, accel, ray, range),
-            AccelKind::KdTree => kdtree::closest_hit(primitives, accel, ray, range),
-            AccelKind::Bvh8 => bvh8::closest_hit(primitives, accel, ray, range),
+            AccelKind::None => brute::search(primitives, ray, range, query),
+            AccelKind::Bvh => bvh::search(primitives, accel, ray, range, query),
+            AccelKind::KdTree => kdtree::search(primitives, accel, ray, range, query),
+            AccelKind::Bvh8 => bvh8::search(primitives, accel, ray, range, query),
         }
     }
 }

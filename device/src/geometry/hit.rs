@@ -24,36 +24,12 @@ pub struct Hit {
     pub normal: Vec3,
     /// Index into the scene's materials.
     pub material: u32,
-    /// Which primitive was hit.
+    /// Which primitive was hit (next-event estimation weighs the light it
+    /// may be).
     pub prim: PrimRef,
 }
 
-/// What shading needs of a hit: everything but the primitive (which the
-/// wavefront's path pool therefore does not keep).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct ShadingHit {
-    /// Distance along the ray.
-    pub t: f32,
-    /// World-space hit point.
-    pub point: Vec3,
-    /// Outward unit normal of the surface.
-    pub normal: Vec3,
-    /// Index into the scene's materials.
-    pub material: u32,
-}
-
 impl Hit {
-    /// The part of the hit that shading reads.
-    #[inline(always)]
-    pub fn shading(&self) -> ShadingHit {
-        ShadingHit {
-            t: self.t,
-            point: self.point,
-            normal: self.normal,
-            material: self.material,
-        }
-    }
-
     /// Completes a primitive's [`SurfaceHit`] into a scene hit.
     #[inline(always)]
     pub fn new(ray: &Ray, surface: SurfaceHit, material: u32, prim: PrimRef) -> Self {
@@ -65,9 +41,7 @@ impl Hit {
             prim,
         }
     }
-}
 
-impl ShadingHit {
     /// True when the ray arrived from the outside (against the outward normal).
     #[inline(always)]
     pub fn front_face(&self, ray: &Ray) -> bool {

@@ -2,7 +2,7 @@
 //! ([`Primitives`]).
 //!
 //! Every primitive reports an exact hit distance and the *outward* unit normal
-//! at the hit, also for rays that start inside it; [`ShadingHit::front_face`] tells
+//! at the hit, also for rays that start inside it; [`Hit::front_face`] tells
 //! the two sides apart.
 
 pub mod aabb;
@@ -16,7 +16,7 @@ pub mod sphere;
 pub mod triangle;
 
 pub use aabb::{Aabb, RayBoxTest};
-pub use hit::{Hit, ShadingHit, SurfaceHit};
+pub use hit::{Hit, SurfaceHit};
 pub use parallelepiped::Parallelepiped;
 pub use polygon::Polygon;
 pub use prim_ref::{PrimKind, PrimRef};

@@ -4,7 +4,7 @@
 //!
 //! The kernels that traverse the scene are compiled once per acceleration
 //! structure, so that each holds one traversal's code; [`AccelKernels`]
-//! names the five of one structure, and [`visit_accel`] picks them for a
+//! names the six of one structure, and [`visit_accel`] picks them for a
 //! structure chosen at run time. The shading kernels ([`shade`]) are
 //! compiled once per class, declared from the table of classes in
 //! [`crate::shading`], and [`shade::visit_shade`] picks one at run time.
@@ -20,7 +20,7 @@ use crate::accel::{AccelKind, BruteForce, Bvh, Bvh8, KdTree, Traversal};
 use crate::kernel::EntryPoint;
 use megakernel::{Megakernel, MegakernelArgs};
 use raycast::{Raycast, RaycastArgs};
-use wavefront::{Drain, Extend, WavefrontArgs};
+use wavefront::{Drain, Extend, Shadow, WavefrontArgs};
 
 /// The kernels compiled for one acceleration structure.
 pub trait AccelKernels: Traversal {
@@ -34,6 +34,8 @@ pub trait AccelKernels: Traversal {
     type Extend: EntryPoint<Args = WavefrontArgs>;
     /// The wavefront's tail drain.
     type Drain: EntryPoint<Args = WavefrontArgs>;
+    /// The wavefront's shadow-ray kernel (any hit).
+    type Shadow: EntryPoint<Args = WavefrontArgs>;
 }
 
 /// Something done with an acceleration structure's kernels, chosen at run
@@ -46,7 +48,7 @@ pub trait AccelVisitor {
 }
 
 macro_rules! accel_kernels {
-    ($($kind:ident => $t:ty: $mega:ident, $counting:ident, $cast:ident, $extend:ident, $drain:ident;)*) => {
+    ($($kind:ident => $t:ty: $mega:ident, $counting:ident, $cast:ident, $extend:ident, $drain:ident, $shadow:ident;)*) => {
         $(
             impl AccelKernels for $t {
                 type Megakernel = Megakernel<$t, false>;
@@ -54,6 +56,7 @@ macro_rules! accel_kernels {
                 type Raycast = Raycast<$t>;
                 type Extend = Extend<$t>;
                 type Drain = Drain<$t>;
+                type Shadow = Shadow<$t>;
             }
         )*
 
@@ -66,16 +69,16 @@ macro_rules! accel_kernels {
         }
 
         crate::kernel::entry_points! {
-            $($mega => Megakernel<$t, false>, $counting => Megakernel<$t, true>, $cast => Raycast<$t>, $extend => Extend<$t>, $drain => Drain<$t>,)*
+            $($mega => Megakernel<$t, false>, $counting => Megakernel<$t, true>, $cast => Raycast<$t>, $extend => Extend<$t>, $drain => Drain<$t>, $shadow => Shadow<$t>,)*
         }
     };
 }
 
 accel_kernels! {
-    None => BruteForce: megakernel_brute, megakernel_counting_brute, raycast_brute, wf_extend_brute, wf_drain_brute;
-    Bvh => Bvh: megakernel_bvh, megakernel_counting_bvh, raycast_bvh, wf_extend_bvh, wf_drain_bvh;
-    KdTree => KdTree: megakernel_kdtree, megakernel_counting_kdtree, raycast_kdtree, wf_extend_kdtree, wf_drain_kdtree;
-    Bvh8 => Bvh8: megakernel_bvh8, megakernel_counting_bvh8, raycast_bvh8, wf_extend_bvh8, wf_drain_bvh8;
+    None => BruteForce: megakernel_brute, megakernel_counting_brute, raycast_brute, wf_extend_brute, wf_drain_brute, wf_shadow_brute;
+    Bvh => Bvh: megakernel_bvh, megakernel_counting_bvh, raycast_bvh, wf_extend_bvh, wf_drain_bvh, wf_shadow_bvh;
+    KdTree => KdTree: megakernel_kdtree, megakernel_counting_kdtree, raycast_kdtree, wf_extend_kdtree, wf_drain_kdtree, wf_shadow_kdtree;
+    Bvh8 => Bvh8: megakernel_bvh8, megakernel_counting_bvh8, raycast_bvh8, wf_extend_bvh8, wf_drain_bvh8, wf_shadow_bvh8;
 }
 
 /// Every entry point in the PTX, for listings and checks (the last,

@@ -9,13 +9,14 @@ use crate::launch::Compaction;
 use crate::observe::{BranchObserver, WarpDivergence};
 use crate::shading::{ShadeClass, Shader, class};
 use crate::stages::PathStatus;
-use crate::stages::shade::{escaped, surface};
+use crate::stages::shade::{Shaded, escaped, surface};
 use crate::warp::{active_mask, append, ballot};
 use core::marker::PhantomData;
 
-/// Shades every path in class `S`'s queue, then passes it on (atomic
-/// append, or an alive flag for the prefix sum) or finishes it: its
-/// radiance goes into the film (its slot is simply no longer in a queue).
+/// Shades every path in class `S`'s queue, queues its shadow ray (if it
+/// made one), then passes it on (atomic append, or an alive flag for the
+/// prefix sum) or finishes it: its radiance goes into the film (its slot is
+/// simply no longer in a queue).
 pub struct Shade<S>(PhantomData<S>);
 
 impl<S: Shader> Kernel for Shade<S> {
@@ -38,18 +39,25 @@ impl<S: Shader> Kernel for Shade<S> {
                 let slot = *a.queues.shade[k].add(i as usize);
                 let mut path = a.pool.load(slot);
                 divergence.material_branch(S::CLASS);
-                let status = if S::CLASS == ShadeClass::Escaped {
-                    escaped(&a.scene, &mut path)
+                let shaded = if S::CLASS == ShadeClass::Escaped {
+                    Shaded {
+                        status: escaped(&a.scene, &mut path),
+                        shadow: None,
+                    }
                 } else {
                     let hit = a.pool.hit(slot, &path.ray);
                     let m = &a.scene.materials.as_slice()[hit.material as usize];
-                    surface(&a.params, &mut path, &hit, m, S::scatter)
+                    surface::<S>(&a.scene, &a.params, &mut path, &hit, m)
                 };
-                let keep = status == PathStatus::Continue;
+                let casters = ballot(active_mask(), shaded.shadow.is_some());
+                if let Some(ray) = shaded.shadow {
+                    a.shadow.push(casters, ray);
+                }
+                let keep = shaded.status == PathStatus::Continue;
                 if keep {
                     a.pool.store_shaded(slot, &path);
                 } else {
-                    deposit(&path, a.film, a.counters);
+                    deposit(path.radiance, path.pixel, a.film, a.counters);
                 }
                 pass_on(a, slot, keep);
             });
@@ -92,7 +100,7 @@ pub trait ShadeVisitor {
 macro_rules! shade_kernels {
     (
         surfaces {
-            $($(#[$doc:meta])* $surface:ident => $scatter:path, $kernel:ident;)*
+            $($(#[$doc:meta])* $surface:ident => $scatter:path, $evaluate:path, $kernel:ident;)*
         }
         $(#[$escaped_doc:meta])* escaped => $escaped_kernel:ident;
     ) => {

@@ -1,5 +1,5 @@
 //! The wavefront's stage kernels and their one argument struct: schedule,
-//! generate, extend and the tail drain (the shading kernels, one per class,
+//! generate, extend, shadow and the tail drain (the shading kernels, one per class,
 //! are in [`super::shade`]; the prefix-sum compaction is in
 //! [`super::scan`]). Each runs one stage of [`crate::stages`] for every
 //! entry of its queue; paths live in the [`PathPool`] between launches.
@@ -18,11 +18,12 @@ use crate::film::{FixedRgb, is_invalid_sample};
 use crate::integrator::finish_path;
 use crate::kernel::{Kernel, Thread};
 use crate::launch::{Compaction, LaunchCounters};
+use crate::math::Rgb;
 use crate::observe::{DivergenceCounters, Unobserved};
-use crate::queue::{Control, PathPool, Queues};
+use crate::queue::{Control, PathPool, Queues, WorkQueue};
 use crate::scene::{RenderParams, SceneView};
 use crate::shading::ShadeClass;
-use crate::stages::{PathState, extend::extend, generate::generate};
+use crate::stages::{ShadowRay, extend::extend, generate::generate};
 use crate::warp::{WARP_SIZE, active_mask, append, ballot, lane_id, match_any, reserve, shuffle_index};
 use core::marker::PhantomData;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -82,6 +83,9 @@ pub struct WavefrontArgs {
     pub pool: PathPool,
     /// Ray, shading and compaction queues.
     pub queues: Queues,
+    /// Shadow rays of next-event estimation, from the shading kernels to
+    /// the shadow kernel.
+    pub shadow: WorkQueue<ShadowRay>,
     /// Schedule and queue counters.
     pub control: *mut Control,
     /// One fixed-point sum per pixel.
@@ -106,7 +110,7 @@ pub struct WavefrontArgs {
 const _: () = {
     use core::mem::size_of;
     let fields = size_of::<SceneView>() + size_of::<RenderParams>() + size_of::<PathPool>() + size_of::<Queues>();
-    assert!(size_of::<WavefrontArgs>() == fields + 5 * 8 + size_of::<WorkItems>() + 3 * 4);
+    assert!(size_of::<WavefrontArgs>() == fields + 7 * 8 + size_of::<WorkItems>() + 3 * 4);
 };
 
 /// What one iteration did: the plan's counts and the shading queues'
@@ -126,6 +130,8 @@ pub struct IterationRecord {
     pub compacted: u32,
     /// Entries of each shading queue.
     pub shade: [u32; ShadeClass::COUNT],
+    /// Shadow rays traced.
+    pub shadow: u32,
 }
 
 // SAFETY: `#[repr(C)]`, u32 fields only, hence no padding.
@@ -199,7 +205,9 @@ impl Kernel for Plan {
             let control = &mut *a.control;
             let it = control.schedule.iteration;
             if it > 0 && it - 1 < a.log_len {
-                (*a.log.add(it as usize - 1)).shade = control.counters.shade;
+                let last = &mut *a.log.add(it as usize - 1);
+                last.shade = control.counters.shade;
+                last.shadow = control.counters.shadow;
             }
             control.schedule.plan(&mut control.counters);
             if it < a.log_len {
@@ -210,6 +218,7 @@ impl Kernel for Plan {
                     drain: s.drain,
                     compacted: s.compacting(),
                     shade: [0; ShadeClass::COUNT],
+                    shadow: 0,
                 };
             }
         }
@@ -352,21 +361,22 @@ impl<T: Traversal> Kernel for Extend<T> {
     }
 }
 
-/// Adds a finished path's radiance to its pixel with the megakernel's rule
-/// (invalid samples are counted, not added), in order-independent fixed point.
+/// Adds a contribution (a finished path's radiance, or an unblocked
+/// shadow ray's) to pixel `pixel` with the megakernel's rule (invalid
+/// contributions are counted, not added), in order-independent fixed point.
 ///
 /// # Safety
-/// `film` holds the path's pixel; `counters` is one value.
+/// `film` holds `pixel`; `counters` is one value.
 #[inline(always)]
-pub(super) unsafe fn deposit(path: &PathState, film: *mut FixedRgb, counters: *mut LaunchCounters) {
+pub(super) unsafe fn deposit(radiance: Rgb, pixel: u32, film: *mut FixedRgb, counters: *mut LaunchCounters) {
     // SAFETY: the caller's contract.
     unsafe {
-        if is_invalid_sample(path.radiance) {
+        if is_invalid_sample(radiance) {
             AtomicU64::from_ptr(&raw mut (*counters).invalid_samples).fetch_add(1, Ordering::Relaxed);
             return;
         }
-        let f = FixedRgb::from_radiance(path.radiance);
-        let px = film.add(path.pixel as usize);
+        let f = FixedRgb::from_radiance(radiance);
+        let px = film.add(pixel as usize);
         AtomicU64::from_ptr(&raw mut (*px).r).fetch_add(f.r, Ordering::Relaxed);
         AtomicU64::from_ptr(&raw mut (*px).g).fetch_add(f.g, Ordering::Relaxed);
         AtomicU64::from_ptr(&raw mut (*px).b).fetch_add(f.b, Ordering::Relaxed);
@@ -390,9 +400,35 @@ impl<T: Traversal> Kernel for Drain<T> {
             fetch_by_warp(&raw mut (*a.control).counters.drain_taken, count, |i| {
                 let slot = *a.queues.rays_in.add(i as usize);
                 let mut path = a.pool.load(slot);
-                let rays = finish_path::<T>(&a.scene, &a.params, &mut path, &Unobserved, |_, _| {});
-                deposit(&path, a.film, a.counters);
+                let pixel = path.pixel;
+                let light = |c| deposit(c, pixel, a.film, a.counters);
+                let rays = finish_path::<T>(&a.scene, &a.params, &mut path, &Unobserved, |_, _| {}, light);
+                deposit(path.radiance, path.pixel, a.film, a.counters);
                 AtomicU64::from_ptr(&raw mut (*a.counters).rays).fetch_add(rays as u64, Ordering::Relaxed);
+            });
+        }
+    }
+}
+
+/// Traces every shadow ray the shading kernels queued (any hit) and adds
+/// the contribution of each unblocked one to its pixel. Warps fetch rays
+/// as they finish (persistent threads).
+pub struct Shadow<T>(PhantomData<T>);
+
+impl<T: Traversal> Kernel for Shadow<T> {
+    type Args = WavefrontArgs;
+
+    #[inline(always)]
+    unsafe fn run(_thread: Thread, _phase: u32, a: &WavefrontArgs) {
+        // SAFETY: the contract of `WavefrontArgs`; entries below the
+        // queue's length were pushed this iteration.
+        unsafe {
+            let count = a.control().counters.shadow;
+            fetch_by_warp(&raw mut (*a.control).counters.shadow_taken, count, |i| {
+                let ray = a.shadow.get(i);
+                if let Some(light) = ray.unblocked::<T>(&a.scene) {
+                    deposit(light, ray.pixel, a.film, a.counters);
+                }
             });
         }
     }

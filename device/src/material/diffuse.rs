@@ -1,8 +1,8 @@
 //! Lambertian reflection.
 
-use super::{Material, Scatter, ScatterInput, offset_origin};
+use super::{Evaluated, Material, Scatter, ScatterInput, offset_origin};
 use crate::geometry::sampling::cosine_hemisphere;
-use crate::math::Ray;
+use crate::math::{Ray, Vec3, scalar};
 use crate::rng::Dim;
 
 /// Cosine-weighted sampling: the BSDF (albedo/π) times the cosine over the
@@ -16,4 +16,19 @@ pub fn scatter(material: &Material, input: &ScatterInput) -> Scatter {
         ray: Ray::new(offset_origin(input.hit.point, n), cosine_hemisphere(n, u, v)),
         weight: material.albedo,
     }
+}
+
+/// The BSDF (albedo/π) times the cosine towards `dir`, and the density with
+/// which [`scatter`] would choose `dir` (cos/π); `None` below the surface.
+#[inline(always)]
+pub fn evaluate(material: &Material, input: &ScatterInput, dir: Vec3) -> Option<Evaluated> {
+    let cos = input.hit.facing_normal(input.ray).dot(dir);
+    if cos <= 0.0 {
+        return None;
+    }
+    let pdf = cos * (1.0 / scalar::PI);
+    Some(Evaluated {
+        f_cos: material.albedo * pdf,
+        pdf,
+    })
 }

@@ -13,13 +13,13 @@ pub mod diffuse;
 pub mod fresnel;
 pub mod metal;
 
-use crate::geometry::ShadingHit;
+use crate::geometry::Hit;
 use crate::math::{Ray, Rgb, Vec3};
 use crate::rng::PathRng;
 
 pub use fresnel::FresnelModel;
 
-pub use crate::shading::{MaterialKind, scatter};
+pub use crate::shading::{AnyMaterial, MaterialKind};
 
 /// A material as the device reads it. Fields that a class does not use are
 /// ignored (and written as zero by the host).
@@ -62,13 +62,23 @@ pub enum Scatter {
     },
 }
 
+/// A BSDF evaluated for one pair of directions.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Evaluated {
+    /// The BSDF times the cosine at the surface.
+    pub f_cos: Rgb,
+    /// Density (solid angle) with which the material's own sampling
+    /// would choose the direction.
+    pub pdf: f32,
+}
+
 /// Everything a material needs to scatter one path at one hit.
 #[derive(Clone, Copy, Debug)]
 pub struct ScatterInput<'a> {
     /// The ray that arrived.
     pub ray: &'a Ray,
     /// Where it hit.
-    pub hit: &'a ShadingHit,
+    pub hit: &'a Hit,
     /// The path's random stream.
     pub rng: PathRng,
     /// Which bounce this is (keys the random numbers).
@@ -84,6 +94,14 @@ pub const RAY_OFFSET_SCALE: f32 = 3.0e-5;
 #[inline(always)]
 pub fn offset_origin(point: Vec3, normal: Vec3) -> Vec3 {
     point + normal * (RAY_OFFSET_SCALE * (1.0 + point.max_abs_component()))
+}
+
+/// Materials whose scattering has no density to evaluate (mirrors, glass,
+/// the ball-perturbed metal, pure emitters): next-event estimation skips
+/// them, and light their scattered rays find gets weight one.
+#[inline(always)]
+pub fn no_density(_: &Material, _: &ScatterInput, _: Vec3) -> Option<Evaluated> {
+    None
 }
 
 /// Pure emitters scatter nothing: every path ends.

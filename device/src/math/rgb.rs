@@ -35,6 +35,13 @@ impl Rgb {
         self.r.max(self.g).max(self.b)
     }
 
+    /// Luminance (Rec. 709 weights): a light's brightness when lights are
+    /// chosen by power.
+    #[inline(always)]
+    pub fn luminance(self) -> f32 {
+        0.2126 * self.r + 0.7152 * self.g + 0.0722 * self.b
+    }
+
     /// True when every channel is zero.
     #[inline(always)]
     pub fn is_black(self) -> bool {

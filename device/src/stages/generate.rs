@@ -24,5 +24,6 @@ pub fn generate(scene: &SceneView, params: &RenderParams, pixel: u32, sample: u3
         rng,
         pixel,
         bounce: 0,
+        bsdf_pdf: 0.0,
     }
 }

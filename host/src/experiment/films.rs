@@ -1,5 +1,6 @@
 //! The identical-film check: runs of a study that must render the same image
-//! (same scene and fields, size, spp, depth, seed, sampler and structure) must have the
+//! (same scene and fields, size, spp, depth, seed, sampler, next-event estimation and
+//! structure) must have the
 //! same film, compared through a hash of its fixed-point sums.
 
 use super::fingerprint::fingerprint;
@@ -8,11 +9,11 @@ use device::film::FixedRgb;
 use std::collections::HashMap;
 
 /// Which runs must render the same image: same study, scene, replaced
-/// fields, size, spp, depth, seed, sampler and structure.
+/// fields, size, spp, depth, seed, sampler, next-event estimation and structure.
 pub fn film_group(r: &RunRow) -> String {
     format!(
-        "{}|{}|{}|{}x{}|{}|{}|{}|{}|{}",
-        r.study, r.scene, r.scene_overrides, r.width, r.height, r.spp, r.max_depth, r.seed, r.sampler, r.accel
+        "{}|{}|{}|{}x{}|{}|{}|{}|{}|{}|{}",
+        r.study, r.scene, r.scene_overrides, r.width, r.height, r.spp, r.max_depth, r.seed, r.sampler, r.nee, r.accel
     )
 }
 

@@ -17,6 +17,7 @@ use crate::settings::capacity::{Capacity, parse_capacity};
 use crate::settings::choice::choice;
 use crate::settings::cpu::{CpuSchedule, MAX_THREADS, check_threads};
 use crate::settings::megakernel::check_register_cap;
+use crate::settings::nee::NeeMode;
 use crate::settings::sampler::SamplerKind;
 use crate::settings::size::{MAX_DEPTH, MAX_SPP, parse_size, size_label};
 use crate::settings::wavefront::{CompactionArg, WaveSchedule, compaction_label};
@@ -92,6 +93,8 @@ pub enum Value {
     CpuSchedule(CpuSchedule),
     /// A random-number sampler.
     Sampler(SamplerKind),
+    /// Next-event estimation on or off.
+    Nee(NeeMode),
     /// A flag.
     Flag(bool),
     /// A scene-file value, checked when the scene loads.
@@ -280,6 +283,7 @@ pub fn describe(v: &Value) -> String {
         Value::Capacity(c) => c.label(),
         Value::CpuSchedule(s) => s.label().into(),
         Value::Sampler(s) => s.name().into(),
+        Value::Nee(n) => n.name().into(),
         Value::Flag(f) => f.to_string(),
         Value::Scene(v) => v.to_string(),
     }
@@ -320,6 +324,14 @@ fn tile(v: &toml::Value) -> Result<Option<(u32, u32)>, String> {
 /// One of a value enum's names.
 fn named<T: ValueEnum>(v: &toml::Value) -> Result<T, String> {
     choice(text(v)?)
+}
+
+/// Next-event estimation: `"on"`, `"off"` or a boolean.
+fn nee(v: &toml::Value) -> Result<NeeMode, String> {
+    match v.as_bool() {
+        Some(on) => Ok(on.into()),
+        None => named(v),
+    }
 }
 
 /// A compaction mode by name.
@@ -432,6 +444,8 @@ settings! {
     ACCEL = "accel", Accel(named), for every, |r, a| r.overrides.accel = Some(a);
     /// Random-number sampler: hash or sobol.
     SAMPLER = "sampler", Sampler(named), for every, |r, s| r.overrides.sampler = Some(s);
+    /// Next-event estimation: on or off (or a boolean).
+    NEE = "nee", Nee(nee), for every, |r, n| r.overrides.nee = Some(n);
     /// Megakernel block shape, `"XxY"`.
     BLOCK = "block", Size(size), for megakernel, |r, b| r.options.megakernel.block = b;
     /// Megakernel samples per launch.

@@ -47,6 +47,10 @@ pub struct RunRow {
     /// samplers: hash).
     #[serde(default)]
     pub sampler: String,
+    /// Next-event estimation, `on` or `off` (empty in rows from before
+    /// next-event estimation: off).
+    #[serde(default)]
+    pub nee: String,
     /// The spp the time is reported at (`spp` unless scaled).
     pub report_spp: u32,
     /// Acceleration structure.

@@ -10,6 +10,7 @@ use crate::backend::gpu::Gpu;
 use crate::backend::gpu::profile::GpuProfile;
 use crate::backend::wavefront::{WaveSchedule, compaction_label};
 use crate::backend::{BackendKind, RenderOutput};
+use crate::settings::nee::NeeMode;
 use crate::settings::sampler::SamplerKind;
 use crate::system::provenance::{Provenance, now};
 
@@ -89,6 +90,7 @@ pub fn run_row(origin: &Origin, r: &Rendered, out: &RenderOutput) -> RunRow {
         max_depth: r.params.max_depth,
         seed: r.params.seed,
         sampler: SamplerKind::from(r.params.sampler).name().into(),
+        nee: NeeMode::from(r.params.nee).name().into(),
         report_spp: r.report_spp,
         accel: accel.choice.label_built(r.scene.accel.kind),
         accel_settings: match r.scene.accel.kind {

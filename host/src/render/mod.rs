@@ -16,6 +16,7 @@ use crate::io::{atomic_file, image as image_out};
 use crate::prepared::PreparedScene;
 use crate::scene::{self, Scene};
 use crate::settings::backend::BackendChoice;
+use crate::settings::nee::NeeMode;
 use crate::settings::sampler::SamplerKind;
 use anyhow::Context;
 use device::scene::{RenderParams, RenderView};
@@ -38,6 +39,8 @@ pub struct Overrides {
     pub accel: Option<AccelChoice>,
     /// Random-number sampler.
     pub sampler: Option<SamplerKind>,
+    /// Next-event estimation.
+    pub nee: Option<NeeMode>,
 }
 
 /// Loads `path` and builds its acceleration structure once, with the
@@ -140,7 +143,7 @@ pub fn params_for(scene: &Scene, overrides: &Overrides, view: RenderView) -> (Re
         sampler: overrides.sampler.unwrap_or(s.sampler).device(),
         roulette_start: s.roulette_start,
         view,
-        _pad: 0,
+        nee: overrides.nee.unwrap_or(s.nee).device(),
     };
     (params, overrides.spp.unwrap_or(s.spp))
 }

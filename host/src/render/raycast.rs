@@ -13,12 +13,13 @@ use crate::prepared::PreparedScene;
 use crate::system::provenance::Provenance;
 use anyhow::bail;
 use device::accel::{Dispatch, closest_hit};
-use device::geometry::Interval;
+use device::geometry::{Hit, Interval};
 use device::integrator::finish_path;
 use device::launch::RayHit;
 use device::math::Ray;
 use device::observe::Unobserved;
 use device::scene::RenderParams;
+use device::stages::PathState;
 use device::stages::generate::generate;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -60,11 +61,12 @@ pub fn make_rays(scene: &PreparedScene, params: &RenderParams, kind: RayKind, co
                 }
                 // Every segment after the camera's, in tracing order.
                 let mut out = Vec::new();
-                finish_path::<Dispatch>(&view, params, &mut path, &Unobserved, |p, _| {
+                let segment = |p: &PathState, _: Option<&Hit>| {
                     if p.bounce > 0 {
                         out.push(p.ray)
                     }
-                });
+                };
+                finish_path::<Dispatch>(&view, params, &mut path, &Unobserved, segment, |_| {});
                 out
             })
             .collect();

@@ -14,14 +14,15 @@ use crate::prepared::PreparedScene;
 use crate::render::{Overrides, Renderer, check_memory, load_scene, params_for};
 use anyhow::Context;
 use device::accel::Dispatch;
-use device::film::{FixedRgb, is_invalid_sample};
-use device::geometry::PrimRef;
-use device::integrator::{SampleRange, finish_path, trace_path};
+use device::film::FixedRgb;
+use device::geometry::{Hit, PrimRef};
+use device::integrator::{PixelResult, SampleRange, finish_path, trace_path};
 use device::kernels::wavefront::WorkItems;
 use device::launch::Tile;
 use device::math::{Ray, Rgb};
 use device::observe::Unobserved;
 use device::scene::{RenderParams, RenderView};
+use device::stages::PathState;
 use device::stages::generate::generate;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -162,14 +163,15 @@ pub fn trace_steps(scene: &PreparedScene, params: &RenderParams, pixel: u32, sam
     let view = scene.view(scene.scene.camera_for(params.width, params.height));
     let mut path = generate(&view, params, pixel, sample);
     let mut steps = Vec::new();
-    finish_path::<Dispatch>(&view, params, &mut path, &Unobserved, |p, hit| {
+    let segment = |p: &PathState, hit: Option<&Hit>| {
         steps.push(PathStep {
             bounce: p.bounce,
             ray: p.ray,
             hit: hit.map(|h| (h.prim, h.material, h.t)),
             throughput: p.throughput,
         })
-    });
+    };
+    finish_path::<Dispatch>(&view, params, &mut path, &Unobserved, segment, |_| {});
     steps
 }
 
@@ -266,13 +268,11 @@ fn first_differing_sample(
             _ => return Ok(None),
         };
         let gpu_value = film[pixel as usize];
-        let radiance = trace_path::<Dispatch>(&view, &params, pixel, sample, &Unobserved).radiance;
-        // The same rule as `render_pixel`: invalid samples add nothing.
-        let cpu_value = if is_invalid_sample(radiance) {
-            FixedRgb::default()
-        } else {
-            FixedRgb::from_radiance(radiance)
-        };
+        // The same rule as `render_pixel`: each contribution in fixed
+        // point, invalid ones adding nothing.
+        let mut cpu = PixelResult::default();
+        trace_path::<Dispatch>(&view, &params, (pixel, sample), &Unobserved, |c| cpu.deposit(c));
+        let cpu_value = cpu.sum;
         if gpu_value != cpu_value {
             let path = trace_steps(scene, &params, pixel, sample);
             return Ok(Some(SampleMismatch {

@@ -14,6 +14,7 @@ mod error;
 mod fields;
 mod generators;
 mod geometry;
+mod lights;
 mod locate;
 mod mesh;
 pub mod meshgen;
@@ -23,11 +24,13 @@ mod sections;
 pub use error::{SceneError, line_col};
 pub use fields::MAX_COORDINATE;
 pub use geometry::Geometry;
+pub use lights::{Lights, host_primitives};
 pub use mesh::LoadedMesh;
 pub use mesh::MAX_OBJ_FILE_BYTES;
 pub use schema::ToneCurve;
 
 use crate::accel::AccelSettings;
+use crate::settings::nee::NeeMode;
 use crate::settings::sampler::SamplerKind;
 use device::camera::{Camera, CameraSpec};
 use device::material::Material;
@@ -66,6 +69,8 @@ pub struct SceneSettings {
     pub roulette_start: u32,
     /// The random-number sampler.
     pub sampler: SamplerKind,
+    /// Next-event estimation.
+    pub nee: NeeMode,
     /// Display transform.
     pub tone: ToneMapping,
 }

@@ -68,6 +68,8 @@ pub struct RenderDef {
     pub roulette_start: u32,
     #[serde(default)]
     pub sampler: SamplerKind,
+    #[serde(default)]
+    pub nee: bool,
     #[serde(default = "one")]
     pub exposure: f32,
     #[serde(default)]

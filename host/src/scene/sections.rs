@@ -106,6 +106,7 @@ pub fn settings(r: &RenderDef) -> FieldResult<SceneSettings> {
         seed: r.seed,
         roulette_start: r.roulette_start,
         sampler: r.sampler,
+        nee: r.nee.into(),
         tone: ToneMapping {
             exposure: positive("exposure", r.exposure)?,
             curve: r.tone_curve,

@@ -1,7 +1,8 @@
 //! The wavefront's pool capacity: how many paths are in flight, as a number
 //! of slots, a memory budget or `auto`, with its parser and limits.
 
-use device::queue::{PathPool, Queues};
+use device::queue::{PathPool, Queues, WorkQueue};
+use device::stages::ShadowRay;
 
 /// How many paths are in flight.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,7 +54,7 @@ impl Capacity {
 
 /// Total bytes of path state and queues for `capacity` slots.
 pub fn state_bytes(capacity: usize) -> usize {
-    PathPool::bytes(capacity) + Queues::bytes(capacity)
+    PathPool::bytes(capacity) + Queues::bytes(capacity) + WorkQueue::<ShadowRay>::bytes(capacity)
 }
 
 /// Parses a pool capacity: `auto`, a budget in MiB or GiB, `2^K` or a
@@ -102,13 +103,15 @@ mod tests {
 
     #[test]
     fn state_bytes_are_the_per_path_sizes_times_the_capacity() {
-        // 11 pool fields: 5 of 12 bytes and 6 of 4 bytes; 4 queue lists of 4
-        // (rays in and out, alive flags, warp counts) and one per class.
-        assert_eq!(PathPool::BYTES_PER_PATH, 5 * 12 + 7 * 4);
+        // 13 pool fields: 5 of 12 bytes, the 8-byte random key and 7 of 4
+        // bytes; 4 queue lists of 4 (rays in and out, alive flags, warp
+        // counts) and one per class; one shadow ray of 48 bytes.
+        assert_eq!(PathPool::BYTES_PER_PATH, 5 * 12 + 9 * 4);
         assert_eq!(Queues::BYTES_PER_PATH, 4 * (4 + device::shading::ShadeClass::COUNT));
+        assert_eq!(WorkQueue::<ShadowRay>::BYTES_PER_PATH, 48);
         let c = 1 << 20;
         let per_path = state_bytes(c) as f64 / c as f64;
-        let expected = (PathPool::BYTES_PER_PATH + Queues::BYTES_PER_PATH) as f64;
+        let expected = (PathPool::BYTES_PER_PATH + Queues::BYTES_PER_PATH + 48) as f64;
         // The prefix-sum block totals and alignment add well under 1%.
         assert!(
             per_path >= expected && per_path < expected * 1.01,

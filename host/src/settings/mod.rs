@@ -18,6 +18,7 @@
 //! - [`cpu`]: the `cpu` back end's threads and work distribution;
 //! - [`repetitions`]: warm-ups and timed repetitions;
 //! - [`sampler`]: the random-number sampler, hash or Sobol;
+//! - [`nee`]: next-event estimation on or off;
 //! - [`choice`]: one of a value enum's names.
 
 pub mod backend;
@@ -25,6 +26,7 @@ pub mod capacity;
 pub mod choice;
 pub mod cpu;
 pub mod megakernel;
+pub mod nee;
 pub mod repetitions;
 pub mod sampler;
 pub mod size;

@@ -13,6 +13,7 @@ use device::accel::AccelView;
 use device::camera::Camera;
 use device::geometry::Primitives;
 use device::kernel::{AsBytes, Plain};
+use device::light::LightView;
 use device::scene::SceneView;
 use device::slice::DeviceSlice;
 use std::marker::PhantomData;
@@ -222,6 +223,8 @@ pub struct DeviceScene {
     kd_nodes: DeviceArray<device::accel::KdNode>,
     bvh8_nodes: DeviceArray<device::accel::Bvh8Node>,
     accel_prims: DeviceArray<device::geometry::PrimRef>,
+    lights: DeviceArray<device::light::Light>,
+    light_cdf: DeviceArray<f32>,
 }
 
 impl DeviceScene {
@@ -239,6 +242,8 @@ impl DeviceScene {
             kd_nodes: DeviceArray::upload(gpu, "kd-tree nodes", SizedBy::Scene, &scene.accel.kd_nodes)?,
             bvh8_nodes: DeviceArray::upload(gpu, "8-wide BVH nodes", SizedBy::Scene, &scene.accel.bvh8_nodes)?,
             accel_prims: DeviceArray::upload(gpu, "primitive references", SizedBy::Scene, &scene.accel.prims)?,
+            lights: DeviceArray::upload(gpu, "lights", SizedBy::Scene, &scene.lights.lights)?,
+            light_cdf: DeviceArray::upload(gpu, "the light pick table", SizedBy::Scene, &scene.lights.cdf)?,
         })
     }
 
@@ -263,6 +268,8 @@ impl DeviceScene {
             + self.kd_nodes.byte_len()
             + self.bvh8_nodes.byte_len()
             + self.accel_prims.byte_len()
+            + self.lights.byte_len()
+            + self.light_cdf.byte_len()
     }
 
     /// The kernel-side view (device pointers) with `camera` and `scene`'s background.
@@ -285,6 +292,12 @@ impl DeviceScene {
                 bvh8_nodes: self.bvh8_nodes.device_slice(gpu),
                 prims: self.accel_prims.device_slice(gpu),
                 bounds: scene.accel.bounds,
+            },
+            lights: LightView {
+                lights: self.lights.device_slice(gpu),
+                cdf: self.light_cdf.device_slice(gpu),
+                inv_total_power: scene.lights.inv_total_power,
+                _pad: 0,
             },
         }
     }

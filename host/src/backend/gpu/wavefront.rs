@@ -218,12 +218,12 @@ fn fill_items(launches: &mut [LaunchRecord], out: &WavefrontOutput, accel: devic
     use device::shading::ShadeClass;
     struct Names;
     impl AccelVisitor for Names {
-        type Output = (&'static str, &'static str);
+        type Output = (&'static str, &'static str, &'static str);
         fn visit<A: AccelKernels>(self) -> Self::Output {
-            (A::Extend::NAME, A::Drain::NAME)
+            (A::Extend::NAME, A::Drain::NAME, A::Shadow::NAME)
         }
     }
-    let (extend, drain) = visit_accel(accel, Names);
+    let (extend, drain, shadow) = visit_accel(accel, Names);
     let shade = ShadeClass::ALL.map(kernel_of);
     for l in launches {
         let Some(r) = out.log.get(l.iteration as usize) else {
@@ -236,6 +236,8 @@ fn fill_items(launches: &mut [LaunchRecord], out: &WavefrontOutput, accel: devic
             r.trace as u64
         } else if name == drain {
             r.drain as u64
+        } else if name == shadow {
+            r.shadow as u64
         } else if name == Plan::NAME {
             1
         } else if [MarkSurvivors::NAME, FindHoles::NAME, MoveSurvivors::NAME].contains(&name) {

@@ -14,10 +14,11 @@ use device::kernels::wavefront::{
 use device::kernels::{AccelKernels, AccelVisitor, visit_accel};
 use device::launch::{Compaction, LaunchCounters};
 use device::observe::DivergenceCounters;
-use device::queue::{Control, PathPool, Queues, SCAN_BLOCK, scan_blocks};
-use device::scene::SceneView;
+use device::queue::{Control, PathPool, Queues, SCAN_BLOCK, WorkQueue, scan_blocks};
+use device::scene::{Nee, SceneView};
 use device::schedule::Schedule;
 use device::shading::ShadeClass;
+use device::stages::ShadowRay;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -69,6 +70,7 @@ struct Buffers<M: Machine> {
     capacity: u32,
     pool: M::Buffer,
     queues: M::Buffer,
+    shadow: M::Buffer,
     control: M::Buffer,
     film: M::Buffer,
     counters: M::Buffer,
@@ -87,6 +89,7 @@ struct Wavefront<'m, M: Machine> {
     compaction: Compaction,
     drain: bool,
     refills: bool,
+    shadows: bool,
     iteration: u32,
 }
 
@@ -114,6 +117,7 @@ pub fn render<M: Machine>(
             args,
             config,
             classes: shade_classes(job),
+            shadows: job.params.nee == Nee::On && !job.scene.lights.lights.is_empty(),
             control: &mut b.control,
             stop: job.stop,
             progress,
@@ -149,6 +153,11 @@ impl<M: Machine> Buffers<M> {
             capacity,
             pool: machine.alloc("the path pool", SizedBy::PathPool, PathPool::bytes(cap))?,
             queues: machine.alloc("the queues", SizedBy::PathPool, Queues::bytes(cap))?,
+            shadow: machine.alloc(
+                "the shadow-ray queue",
+                SizedBy::PathPool,
+                WorkQueue::<ShadowRay>::bytes(cap),
+            )?,
             control: machine.alloc("the schedule", SizedBy::Fixed, size_of::<Control>())?,
             film: machine.alloc("the film", SizedBy::Image, pixels * size_of::<FixedRgb>())?,
             counters: machine.alloc("the counters", SizedBy::Fixed, size_of::<LaunchCounters>())?,
@@ -175,12 +184,16 @@ impl<M: Machine> Buffers<M> {
         items: WorkItems,
     ) -> WavefrontArgs {
         let cap = self.capacity as usize;
-        // SAFETY: both allocations were made by `alloc` with the sizes these
-        // layouts need for `capacity` slots, and outlive the render.
-        let (pool, queues) = unsafe {
+        let control: *mut Control = machine.address(&self.control).cast();
+        // SAFETY: the allocations were made by `alloc` with the sizes these
+        // layouts need for `capacity` slots and outlive the render; the
+        // shadow queue's counter is a field of the control block, and each
+        // path queues at most one shadow ray per iteration.
+        let (pool, queues, shadow) = unsafe {
             (
                 PathPool::from_base(machine.address(&self.pool), cap),
                 Queues::from_base(machine.address(&self.queues), cap),
+                WorkQueue::new(machine.address(&self.shadow), &raw mut (*control).counters.shadow),
             )
         };
         WavefrontArgs {
@@ -188,7 +201,8 @@ impl<M: Machine> Buffers<M> {
             params: job.params,
             pool,
             queues,
-            control: machine.address(&self.control).cast(),
+            shadow,
+            control,
             film: machine.address(&self.film).cast(),
             counters: machine.address(&self.counters).cast(),
             divergence: if config.count_divergence {
@@ -257,6 +271,7 @@ struct Run<'a, 'm, M: Machine> {
     args: WavefrontArgs,
     config: &'a WavefrontConfig,
     classes: Vec<ShadeClass>,
+    shadows: bool,
     control: &'a mut M::Buffer,
     stop: Option<&'a AtomicBool>,
     progress: Progress<'a>,
@@ -289,6 +304,7 @@ impl<M: Machine> AccelVisitor for Run<'_, '_, M> {
             // Bounce-synchronous waves start only in an empty pool, and a
             // pool that holds every path of the render is never refilled.
             refills: self.config.refill_below(capacity) > 0 && (capacity as u64) < self.total_work,
+            shadows: self.shadows,
             iteration: 0,
         };
         let mut reported = 0;
@@ -345,7 +361,7 @@ impl<M: Machine> Wavefront<'_, M> {
     }
 
     /// One iteration: plan, refill (survivors down, new paths after them),
-    /// extend (or drain), shade, compact.
+    /// extend (or drain), shade, shadow rays, compact.
     fn iteration<A: AccelKernels>(&mut self) -> Result<(), M::Error> {
         self.plan()?;
         if self.refills {
@@ -357,6 +373,9 @@ impl<M: Machine> Wavefront<'_, M> {
             self.drain::<A>()?;
         }
         self.shade()?;
+        if self.shadows {
+            self.shadow::<A>()?;
+        }
         self.compact()?;
         self.iteration += 1;
         Ok(())
@@ -413,6 +432,11 @@ impl<M: Machine> Wavefront<'_, M> {
             visit_shade(class, ShadeStage(self))?;
         }
         Ok(())
+    }
+
+    /// The shadow rays the shading kernels queued (any hit).
+    fn shadow<A: AccelKernels>(&mut self) -> Result<(), M::Error> {
+        self.launch_resident::<A::Shadow>()
     }
 
     /// Survivors into the next ray queue (the prefix sum; atomic appends

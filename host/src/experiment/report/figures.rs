@@ -219,7 +219,8 @@ fn spp_plot(study: &StudyData) -> Option<Plot> {
 
 /// Error against time: the relative MSE of each configuration against the
 /// study's reference image over its median time, log-log, one line per
-/// variant (back end and sampler, and scene where the study has several):
+/// variant (back end, sampler and next-event estimation, and scene where
+/// the study has several):
 /// lower and further left is better, and equal-time comparisons read off
 /// a vertical line.
 fn error_plot(study: &StudyData) -> Option<Plot> {
@@ -230,9 +231,10 @@ fn error_plot(study: &StudyData) -> Option<Plot> {
         |c| {
             let r = &c.row;
             let sampler = if r.sampler.is_empty() { "hash" } else { &r.sampler };
+            let nee = if r.nee == "on" { " nee" } else { "" };
             Some(match per_scene {
-                true => format!("{} {sampler} {}", r.backend, r.scene_name),
-                false => format!("{} {sampler}", r.backend),
+                true => format!("{} {sampler}{nee} {}", r.backend, r.scene_name),
+                false => format!("{} {sampler}{nee}", r.backend),
             })
         },
         |c| Some((c.median_ms, c.row.rel_mse?)),

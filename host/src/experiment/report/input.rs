@@ -82,11 +82,12 @@ pub fn read_manifest(path: &Path) -> anyhow::Result<Manifest> {
 
 /// Columns added after results were first committed: older files may lack
 /// them (the rows then read them as empty).
-const ADDED_LATER: [&str; 8] = [
+const ADDED_LATER: [&str; 9] = [
     "refill",
     "max_registers",
     "time_launches",
     "sampler",
+    "nee",
     "rmse",
     "rel_mse",
     "mae",

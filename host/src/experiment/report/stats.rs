@@ -56,7 +56,7 @@ pub struct Config {
 }
 
 /// What must agree for two configurations' times to be compared.
-type ComparisonKey<'a> = (&'a str, &'a str, u32, u32, u32, u32, &'a str, &'a str, u32);
+type ComparisonKey<'a> = (&'a str, &'a str, u32, u32, u32, u32, &'a str, bool, &'a str, u32);
 
 impl Config {
     /// Millions of rays per second at the median time (rays scaled to
@@ -88,8 +88,8 @@ impl Config {
         self.row.backend.starts_with("gpu")
     }
 
-    /// Scene, overrides, image size, depth, seed, sampler, accel and
-    /// reported spp.
+    /// Scene, overrides, image size, depth, seed, sampler, next-event
+    /// estimation, accel and reported spp.
     fn comparison_key(&self) -> ComparisonKey<'_> {
         let r = &self.row;
         (
@@ -100,6 +100,7 @@ impl Config {
             r.max_depth,
             r.seed,
             &r.sampler,
+            r.nee == "on",
             &r.accel,
             r.report_spp,
         )

@@ -1,0 +1,158 @@
+//! Next-event estimation is unbiased: with it on and off, renders of the
+//! same scene converge to the same image. The scene holds every kind of
+//! light NEE samples (a sphere by its cone, a polygon and a triangle by
+//! area), a sphere light that pokes through the ceiling by a sliver (as
+//! smallpt's does, where a shadow ray stopped short of the light leaks
+//! light through the ceiling), a mirror and glass (whose light is found by
+//! scattering alone) and an emissive box (which is no light: scattering
+//! alone finds it too). The seeds are fixed, so the test is deterministic;
+//! its tolerance comes from the spread between independent seeds.
+
+mod util;
+
+use device::film::FIXED_POINT_SCALE;
+use device::scene::{Nee, RenderParams, RenderView};
+use util::scene;
+use wavepath::backend::{BackendKind, BackendOptions};
+use wavepath::render::{Overrides, params_for, render_scene};
+
+const SCENE: &str = r#"
+[render]
+width = 16
+height = 12
+spp = 64
+max_depth = 5
+
+[camera]
+look_from = [0.0, 1.0, 3.4]
+look_at = [0.0, 1.0, 0.0]
+vfov = 50.0
+
+[background]
+kind = "constant"
+color = [0.0, 0.0, 0.0]
+
+[materials.white]
+kind = "diffuse"
+albedo = [0.8, 0.8, 0.8]
+
+[materials.red]
+kind = "diffuse"
+albedo = [0.8, 0.2, 0.2]
+
+[materials.mirror]
+kind = "metal"
+albedo = [0.9, 0.9, 0.9]
+roughness = 0.0
+
+[materials.glass]
+kind = "dielectric"
+ior = 1.5
+
+[materials.warm]
+kind = "diffuse"
+albedo = [0.0, 0.0, 0.0]
+emission = [6.0, 5.0, 4.0]
+
+[materials.panel]
+kind = "emissive"
+emission = [3.0, 3.0, 4.0]
+
+[materials.lamp]
+kind = "emissive"
+emission = [8.0, 2.0, 2.0]
+
+[[objects]]
+kind = "polygon"   # floor
+vertices = [[-1.5, 0, -1.5], [-1.5, 0, 1.5], [1.5, 0, 1.5], [1.5, 0, -1.5]]
+material = "white"
+
+[[objects]]
+kind = "polygon"   # ceiling
+vertices = [[-1.5, 2, -1.5], [1.5, 2, -1.5], [1.5, 2, 1.5], [-1.5, 2, 1.5]]
+material = "white"
+
+[[objects]]
+kind = "polygon"   # back wall
+vertices = [[-1.5, 0, -1.5], [1.5, 0, -1.5], [1.5, 2, -1.5], [-1.5, 2, -1.5]]
+material = "red"
+
+[[objects]]
+kind = "sphere"    # a big light poking 0.02 below the ceiling
+center = [0.4, 12.98, 0.0]
+radius = 11.0
+material = "warm"
+
+[[objects]]
+kind = "sphere"    # a small light in the room
+center = [-0.9, 1.5, -0.6]
+radius = 0.15
+material = "warm"
+
+[[objects]]
+kind = "polygon"   # a panel light on the back wall, facing the room
+vertices = [[0.6, 0.6, -1.49], [1.2, 0.6, -1.49], [1.2, 1.0, -1.49], [0.6, 1.0, -1.49]]
+material = "panel"
+
+[[objects]]
+kind = "triangle"  # a triangle light low on the left, facing the room
+vertices = [[-1.49, 0.2, -0.5], [-1.49, 0.2, 0.3], [-1.49, 0.7, -0.1]]
+material = "lamp"
+
+[[objects]]
+kind = "box"       # an emissive box: not a light, found by scattering
+corner = [0.9, 0.0, 0.6]
+edges = [[0.2, 0.0, 0.0], [0.0, 0.2, 0.0], [0.0, 0.0, 0.2]]
+material = "panel"
+
+[[objects]]
+kind = "sphere"
+center = [-0.4, 0.35, 0.2]
+radius = 0.35
+material = "mirror"
+
+[[objects]]
+kind = "sphere"
+center = [0.5, 0.3, -0.3]
+radius = 0.3
+material = "glass"
+"#;
+
+/// The mean radiance of each channel over the image, for one seed.
+fn mean(nee: Nee, seed: u32) -> [f64; 3] {
+    let s = scene(SCENE);
+    let (params, spp) = params_for(&s.scene, &Overrides::default(), RenderView::Radiance);
+    let params = RenderParams { nee, seed, ..params };
+    let out = render_scene(&s, BackendKind::Cpu, params, spp, &BackendOptions::default(), &|_| {}).unwrap();
+    assert_eq!(out.invalid_samples, 0);
+    let scale = FIXED_POINT_SCALE as f64 * spp as f64 * out.film.len() as f64;
+    let sum = |f: fn(&device::film::FixedRgb) -> u64| out.film.iter().map(|p| f(p) as f64).sum::<f64>() / scale;
+    [sum(|p| p.r), sum(|p| p.g), sum(|p| p.b)]
+}
+
+/// Mean and standard error of the image means over `seeds`, per channel.
+fn estimate(nee: Nee, seeds: std::ops::Range<u32>) -> [(f64, f64); 3] {
+    let runs: Vec<[f64; 3]> = seeds.map(|seed| mean(nee, seed)).collect();
+    let n = runs.len() as f64;
+    std::array::from_fn(|c| {
+        let m = runs.iter().map(|r| r[c]).sum::<f64>() / n;
+        let var = runs.iter().map(|r| (r[c] - m).powi(2)).sum::<f64>() / (n - 1.0);
+        (m, (var / n).sqrt())
+    })
+}
+
+#[test]
+fn next_event_estimation_converges_to_the_same_image() {
+    let off = estimate(Nee::Off, 0..12);
+    let on = estimate(Nee::On, 100..112);
+    for c in 0..3 {
+        let ((m_off, e_off), (m_on, e_on)) = (off[c], on[c]);
+        assert!(m_off > 0.05, "channel {c}: the scene is dark ({m_off})");
+        // Four standard errors of the difference.
+        let tolerance = 4.0 * (e_off * e_off + e_on * e_on).sqrt();
+        assert!(
+            (m_on - m_off).abs() < tolerance,
+            "channel {c}: NEE on {m_on} ± {e_on}, off {m_off} ± {e_off}"
+        );
+    }
+}
