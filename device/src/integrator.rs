@@ -28,8 +28,8 @@ pub struct PixelResult {
     pub sum: FixedRgb,
     /// Ray segments traced, shadow rays included.
     pub rays: u32,
-    /// Contributions (a path's radiance, or a shadow ray's) that were NaN
-    /// or infinite: they add nothing.
+    /// Contributions (light a path found, or a shadow ray brought) that
+    /// were NaN or infinite: they add nothing.
     pub invalid_samples: u32,
 }
 
@@ -48,8 +48,8 @@ impl PixelResult {
 }
 
 /// Traces one full path (or, for a debug view, its first hit), hands
-/// `deposit` each contribution to the pixel (every unblocked shadow ray's,
-/// then the path's radiance or debug value) and returns the rays traced.
+/// `deposit` each contribution to the pixel (or the debug value) and
+/// returns the rays traced.
 #[inline(always)]
 pub fn trace_path<T: Traversal>(
     scene: &SceneView,
@@ -64,16 +64,15 @@ pub fn trace_path<T: Traversal>(
         deposit(debug_value(scene, params.view, hit.as_ref()));
         return 1;
     }
-    let rays = finish_path::<T>(scene, params, &mut path, observer, |_, _| {}, &mut deposit);
-    deposit(path.radiance);
-    rays
+    finish_path::<T>(scene, params, &mut path, observer, |_, _| {}, deposit)
 }
 
 /// Extends and shades `path` from its current ray until it ends, and
 /// returns the segments traced (shadow rays included). `on_segment` sees
 /// each path state with the hit of its ray, before shading (for recording;
-/// a no-op compiles away); `deposit` gets the contribution of every
-/// unblocked shadow ray (the path's own radiance stays in `path`). The
+/// a no-op compiles away); `deposit` gets each contribution to the pixel
+/// as it is found: light the path hits (emission, background) and every
+/// unblocked shadow ray's. The
 /// megakernel, the CPU back ends, the wavefront's tail drain and the host's
 /// diagnostics all trace through this one loop.
 #[inline(always)]
@@ -91,6 +90,9 @@ pub fn finish_path<T: Traversal>(
         rays += 1;
         on_segment(path, hit.as_ref());
         let shaded = shade(scene, params, path, hit, observer);
+        if !shaded.light.is_black() {
+            deposit(shaded.light);
+        }
         if let Some(shadow) = shaded.shadow {
             rays += 1;
             if let Some(light) = shadow.unblocked::<T>(scene) {

@@ -76,8 +76,6 @@ path_pool! {
     dir: Vec3,
     /// Path throughput.
     throughput: Rgb,
-    /// Radiance gathered.
-    radiance: Rgb,
     /// Random stream key.
     rng: PathRng,
     /// Pixel index.
@@ -113,7 +111,6 @@ impl PathPool {
             PathState {
                 ray: Ray::new(*self.origin.add(i), *self.dir.add(i)),
                 throughput: *self.throughput.add(i),
-                radiance: *self.radiance.add(i),
                 rng: *self.rng.add(i),
                 pixel: *self.pixel.add(i),
                 bounce: *self.bounce.add(i),
@@ -137,8 +134,8 @@ impl PathPool {
         }
     }
 
-    /// Writes only what shading can change (ray, throughput, radiance,
-    /// bounce, scattering density); the random key and pixel stay as
+    /// Writes only what shading can change (ray, throughput, bounce,
+    /// scattering density); the random key and pixel stay as
     /// generated.
     ///
     /// # Safety
@@ -151,7 +148,6 @@ impl PathPool {
             *self.origin.add(i) = p.ray.origin;
             *self.dir.add(i) = p.ray.dir;
             *self.throughput.add(i) = p.throughput;
-            *self.radiance.add(i) = p.radiance;
             *self.bounce.add(i) = p.bounce;
             *self.bsdf_pdf.add(i) = p.bsdf_pdf;
         }

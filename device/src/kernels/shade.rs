@@ -9,13 +9,13 @@ use crate::launch::Compaction;
 use crate::observe::{BranchObserver, WarpDivergence};
 use crate::shading::{ShadeClass, Shader, class};
 use crate::stages::PathStatus;
-use crate::stages::shade::{Shaded, escaped, surface};
+use crate::stages::shade::{escaped, surface};
 use crate::warp::{active_mask, append, ballot};
 use core::marker::PhantomData;
 
-/// Shades every path in class `S`'s queue, queues its shadow ray (if it
-/// made one), then passes it on (atomic append, or an alive flag for the
-/// prefix sum) or finishes it: its radiance goes into the film (its slot is
+/// Shades every path in class `S`'s queue: adds the light it found to its
+/// pixel, queues its shadow ray (if it made one), then passes it on (atomic
+/// append, or an alive flag for the prefix sum) or finishes it (its slot is
 /// simply no longer in a queue).
 pub struct Shade<S>(PhantomData<S>);
 
@@ -40,10 +40,7 @@ impl<S: Shader> Kernel for Shade<S> {
                 let mut path = a.pool.load(slot);
                 divergence.material_branch(S::CLASS);
                 let shaded = if S::CLASS == ShadeClass::Escaped {
-                    Shaded {
-                        status: escaped(&a.scene, &mut path),
-                        shadow: None,
-                    }
+                    escaped(&a.scene, &path)
                 } else {
                     let hit = a.pool.hit(slot, &path.ray);
                     let m = &a.scene.materials.as_slice()[hit.material as usize];
@@ -53,11 +50,12 @@ impl<S: Shader> Kernel for Shade<S> {
                 if let Some(ray) = shaded.shadow {
                     a.shadow.push(casters, ray);
                 }
+                if !shaded.light.is_black() {
+                    deposit(shaded.light, path.pixel, a.film, a.counters);
+                }
                 let keep = shaded.status == PathStatus::Continue;
                 if keep {
                     a.pool.store_shaded(slot, &path);
-                } else {
-                    deposit(path.radiance, path.pixel, a.film, a.counters);
                 }
                 pass_on(a, slot, keep);
             });

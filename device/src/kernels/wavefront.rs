@@ -361,8 +361,7 @@ impl<T: Traversal> Kernel for Extend<T> {
     }
 }
 
-/// Adds a contribution (a finished path's radiance, or an unblocked
-/// shadow ray's) to pixel `pixel` with the megakernel's rule (invalid
+/// Adds a contribution (light a path found, or an unblocked shadow ray's) to pixel `pixel` with the megakernel's rule (invalid
 /// contributions are counted, not added), in order-independent fixed point.
 ///
 /// # Safety
@@ -403,7 +402,6 @@ impl<T: Traversal> Kernel for Drain<T> {
                 let pixel = path.pixel;
                 let light = |c| deposit(c, pixel, a.film, a.counters);
                 let rays = finish_path::<T>(&a.scene, &a.params, &mut path, &Unobserved, |_, _| {}, light);
-                deposit(path.radiance, path.pixel, a.film, a.counters);
                 AtomicU64::from_ptr(&raw mut (*a.counters).rays).fetch_add(rays as u64, Ordering::Relaxed);
             });
         }

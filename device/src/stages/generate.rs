@@ -20,7 +20,6 @@ pub fn generate(scene: &SceneView, params: &RenderParams, pixel: u32, sample: u3
     PathState {
         ray,
         throughput: Rgb::WHITE,
-        radiance: Rgb::BLACK,
         rng,
         pixel,
         bounce: 0,

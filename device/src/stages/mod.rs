@@ -18,10 +18,9 @@ use crate::rng::PathRng;
 pub struct PathState {
     /// The segment to trace next.
     pub ray: Ray,
-    /// Product of the path weights so far.
+    /// Product of the path weights so far. (The light a path finds goes
+    /// to its pixel as soon as it is found, so a path carries no radiance.)
     pub throughput: Rgb,
-    /// Radiance gathered so far.
-    pub radiance: Rgb,
     /// The path's random stream.
     pub rng: PathRng,
     /// Linear pixel index (`y * width + x`).

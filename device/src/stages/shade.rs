@@ -1,5 +1,7 @@
-//! Shade: add emitted light, estimate the light arriving directly (next-event
-//! estimation, as a shadow ray), then scatter or end the path.
+//! Shade: the light a path finds at its hit (emission, or the background),
+//! the light arriving there directly (next-event estimation, as a shadow
+//! ray), then scatter or end the path. Light found goes to the pixel at
+//! once, each contribution on its own, so a path carries no radiance.
 //!
 //! [`surface`] takes the material's functions as a type parameter so that
 //! the wavefront back end can instantiate it once per material class (one
@@ -16,7 +18,7 @@ use super::{PathState, PathStatus, ShadowRay};
 use crate::geometry::Hit;
 use crate::light::power_heuristic;
 use crate::material::{Material, Scatter, ScatterInput, offset_origin};
-use crate::math::Ray;
+use crate::math::{Ray, Rgb};
 use crate::observe::BranchObserver;
 use crate::rng::Dim;
 use crate::scene::{Nee, RenderParams, SceneView};
@@ -31,15 +33,20 @@ pub const MIN_SURVIVAL: f32 = 0.05;
 pub struct Shaded {
     /// Whether the path goes on.
     pub status: PathStatus,
+    /// Light the path found here, for its pixel (black: none).
+    pub light: Rgb,
     /// The shadow ray of its next-event estimate, if one was made.
     pub shadow: Option<ShadowRay>,
 }
 
 /// A path whose ray escaped: it gathers the background and ends.
 #[inline(always)]
-pub fn escaped(scene: &SceneView, path: &mut PathState) -> PathStatus {
-    path.radiance += path.throughput * scene.background.radiance(path.ray.dir);
-    PathStatus::Finished
+pub fn escaped(scene: &SceneView, path: &PathState) -> Shaded {
+    Shaded {
+        status: PathStatus::Finished,
+        light: path.throughput * scene.background.radiance(path.ray.dir),
+        shadow: None,
+    }
 }
 
 /// A path that hit `hit` on a surface of `material`: emission, the
@@ -54,13 +61,13 @@ pub fn surface<B: Bsdf>(
     material: &Material,
 ) -> Shaded {
     let sample_lights = params.nee == Nee::On && !scene.lights.is_empty();
-    if hit.front_face(&path.ray) {
-        let mut light = path.throughput * material.emission;
-        if path.bsdf_pdf > 0.0 && !material.emission.is_black() {
+    let mut light = Rgb::BLACK;
+    if hit.front_face(&path.ray) && !material.emission.is_black() {
+        light = path.throughput * material.emission;
+        if path.bsdf_pdf > 0.0 {
             let pdf = scene.lights.pdf(&scene.primitives, &path.ray, hit, material.emission);
             light = light * power_heuristic(path.bsdf_pdf, pdf);
         }
-        path.radiance += light;
     }
     let input = ScatterInput {
         ray: &path.ray,
@@ -78,6 +85,7 @@ pub fn surface<B: Bsdf>(
     let Scatter::Continue { ray, weight } = B::scatter(material, &input) else {
         return Shaded {
             status: PathStatus::Finished,
+            light,
             shadow,
         };
     };
@@ -91,6 +99,7 @@ pub fn surface<B: Bsdf>(
     path.bounce += 1;
     let finished = Shaded {
         status: PathStatus::Finished,
+        light,
         shadow,
     };
     if path.bounce >= params.max_depth || path.throughput.is_black() {
@@ -105,6 +114,7 @@ pub fn surface<B: Bsdf>(
     }
     Shaded {
         status: PathStatus::Continue,
+        light,
         shadow,
     }
 }
@@ -156,10 +166,7 @@ pub fn shade(
     match hit {
         None => {
             observer.material_branch(ShadeClass::Escaped);
-            Shaded {
-                status: escaped(scene, path),
-                shadow: None,
-            }
+            escaped(scene, path)
         }
         Some(hit) => {
             let material = &scene.materials.as_slice()[hit.material as usize];

@@ -63,6 +63,12 @@ pub struct RenderJob<'a> {
 }
 
 impl RenderJob<'_> {
+    /// True when the render traces next-event shadow rays: estimation on,
+    /// and a light to sample.
+    pub fn traces_shadow_rays(&self) -> bool {
+        self.params.nee == device::scene::Nee::On && !self.scene.lights.lights.is_empty()
+    }
+
     /// Pixels in the image.
     pub fn pixel_count(&self) -> usize {
         self.params.width as usize * self.params.height as usize

@@ -43,18 +43,26 @@ impl Capacity {
             Capacity::Slots(n) if !n.is_power_of_two() || !(MIN_CAPACITY..=MAX_CAPACITY).contains(&n) => Err(format!(
                 "capacity {n}: must be a power of two from {MIN_CAPACITY} to {MAX_CAPACITY}"
             )),
-            Capacity::Budget(b) if b < state_bytes(MIN_CAPACITY as usize) as u64 => Err(format!(
+            Capacity::Budget(b) if b < state_bytes(MIN_CAPACITY as usize, true) as u64 => Err(format!(
                 "memory budget {b} bytes: {MIN_CAPACITY} paths, the fewest, need {}",
-                state_bytes(MIN_CAPACITY as usize)
+                state_bytes(MIN_CAPACITY as usize, true)
             )),
             _ => Ok(()),
         }
     }
 }
 
-/// Total bytes of path state and queues for `capacity` slots.
-pub fn state_bytes(capacity: usize) -> usize {
-    PathPool::bytes(capacity) + Queues::bytes(capacity) + WorkQueue::<ShadowRay>::bytes(capacity)
+/// Total bytes of path state and queues for `capacity` slots, with the
+/// shadow-ray queue when the render traces shadow rays (`shadow_rays`).
+pub fn state_bytes(capacity: usize, shadow_rays: bool) -> usize {
+    PathPool::bytes(capacity) + Queues::bytes(capacity) + shadow_queue_bytes(capacity, shadow_rays)
+}
+
+/// Bytes of the shadow-ray queue: room for one ray per slot when the render
+/// traces shadow rays, else one ray's worth (an allocation the kernels never
+/// touch, so that no buffer is empty).
+pub fn shadow_queue_bytes(capacity: usize, shadow_rays: bool) -> usize {
+    WorkQueue::<ShadowRay>::bytes(if shadow_rays { capacity } else { 1 })
 }
 
 /// Parses a pool capacity: `auto`, a budget in MiB or GiB, `2^K` or a
@@ -103,14 +111,14 @@ mod tests {
 
     #[test]
     fn state_bytes_are_the_per_path_sizes_times_the_capacity() {
-        // 13 pool fields: 5 of 12 bytes, the 8-byte random key and 7 of 4
+        // 12 pool fields: 4 of 12 bytes, the 8-byte random key and 7 of 4
         // bytes; 4 queue lists of 4 (rays in and out, alive flags, warp
         // counts) and one per class; one shadow ray of 48 bytes.
-        assert_eq!(PathPool::BYTES_PER_PATH, 5 * 12 + 9 * 4);
+        assert_eq!(PathPool::BYTES_PER_PATH, 4 * 12 + 9 * 4);
         assert_eq!(Queues::BYTES_PER_PATH, 4 * (4 + device::shading::ShadeClass::COUNT));
         assert_eq!(WorkQueue::<ShadowRay>::BYTES_PER_PATH, 48);
         let c = 1 << 20;
-        let per_path = state_bytes(c) as f64 / c as f64;
+        let per_path = state_bytes(c, true) as f64 / c as f64;
         let expected = (PathPool::BYTES_PER_PATH + Queues::BYTES_PER_PATH + 48) as f64;
         // The prefix-sum block totals and alignment add well under 1%.
         assert!(

@@ -158,7 +158,7 @@ pub fn render_items(
     work: (WorkItems, u64),
     progress: Progress,
 ) -> Result<RenderOutput, GpuError> {
-    let capacity = pool_capacity(config, work.1, || {
+    let capacity = pool_capacity(config, (job, work.1), || {
         gpu.memory().map(|(free, _)| free).map_err(WavefrontError::Machine)
     })?;
     let gpu = &gpu.with_register_cap(config.max_registers)?;

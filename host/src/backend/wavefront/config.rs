@@ -14,16 +14,21 @@ use device::launch::Compaction;
 // The capacity is a setting (`crate::settings`); resolving it against a
 // render's work and the GPU's free memory belongs to the back end.
 impl Capacity {
-    /// The slots for a render of `work` items, given the free memory
-    /// (asked only for `Auto`).
-    pub fn resolve<E>(self, work: u64, free_bytes: impl FnOnce() -> Result<usize, E>) -> Result<u32, E> {
+    /// The slots for a render of `work` items, with or without shadow rays,
+    /// given the free memory (asked only for `Auto`).
+    pub fn resolve<E>(
+        self,
+        work: u64,
+        shadow_rays: bool,
+        free_bytes: impl FnOnce() -> Result<usize, E>,
+    ) -> Result<u32, E> {
         let needed = work
             .checked_next_power_of_two()
             .unwrap_or(u64::MAX)
             .clamp(MIN_CAPACITY as u64, MAX_CAPACITY as u64) as u32;
         let largest_within = |budget: f64| {
             let mut c = needed;
-            while c > MIN_CAPACITY && state_bytes(c as usize) as f64 > budget {
+            while c > MIN_CAPACITY && state_bytes(c as usize, shadow_rays) as f64 > budget {
                 c /= 2;
             }
             c
@@ -152,14 +157,27 @@ mod tests {
 
     #[test]
     fn the_default_budget_holds_2_to_the_22_paths_within_512_mib() {
-        let slots = Capacity::DEFAULT.resolve::<()>(u64::MAX, || unreachable!()).unwrap();
+        let slots = Capacity::DEFAULT
+            .resolve::<()>(u64::MAX, false, || unreachable!())
+            .unwrap();
         assert_eq!(slots, 1 << 22);
-        assert!(state_bytes(slots as usize) <= 512 << 20);
-        assert!(state_bytes(2 * slots as usize) > 512 << 20);
+        assert!(state_bytes(slots as usize, false) <= 512 << 20);
+        assert!(state_bytes(2 * slots as usize, false) > 512 << 20);
+        // Shadow rays take room: half the paths fit beside their queue.
+        let with_shadows = Capacity::DEFAULT
+            .resolve::<()>(u64::MAX, true, || unreachable!())
+            .unwrap();
+        assert_eq!(with_shadows, 1 << 21);
+        assert!(state_bytes(1 << 22, true) > 512 << 20);
         // A small render takes no more slots than it has work items.
-        assert_eq!(Capacity::DEFAULT.resolve::<()>(5000, || unreachable!()).unwrap(), 8192);
         assert_eq!(
-            Capacity::Slots(1024).resolve::<()>(1 << 30, || unreachable!()).unwrap(),
+            Capacity::DEFAULT.resolve::<()>(5000, false, || unreachable!()).unwrap(),
+            8192
+        );
+        assert_eq!(
+            Capacity::Slots(1024)
+                .resolve::<()>(1 << 30, true, || unreachable!())
+                .unwrap(),
             1024
         );
     }

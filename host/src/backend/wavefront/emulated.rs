@@ -125,7 +125,7 @@ pub fn render_items(
     (items, work): (WorkItems, u64),
     progress: Progress,
 ) -> Result<WavefrontOutput, EmulatorError> {
-    let capacity = pool_capacity(config, work, || {
+    let capacity = pool_capacity(config, (job, work), || {
         Err(WavefrontError::Config(
             "`auto` capacity needs a GPU's free memory; give a number of slots or a budget".into(),
         ))

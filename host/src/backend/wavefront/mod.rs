@@ -29,7 +29,7 @@ pub mod stages;
 
 pub use config::{Capacity, WaveSchedule, WavefrontConfig, compaction_label, state_bytes};
 
-use crate::backend::SizedBy;
+use crate::backend::{RenderJob, SizedBy};
 use device::kernel::EntryPoint;
 use device::queue::Control;
 
@@ -44,16 +44,16 @@ pub enum WavefrontError<E> {
     Machine(E),
 }
 
-/// The pool's slots for `work` items under `config`, once the configuration
-/// is checked; `free_bytes` is asked for the machine's free memory only for
-/// an `auto` capacity.
+/// The pool's slots for `work` items of `job` under `config`, once the
+/// configuration is checked; `free_bytes` is asked for the machine's free
+/// memory only for an `auto` capacity.
 pub fn pool_capacity<E>(
     config: &WavefrontConfig,
-    work: u64,
+    (job, work): (&RenderJob, u64),
     free_bytes: impl FnOnce() -> Result<usize, WavefrontError<E>>,
 ) -> Result<u32, WavefrontError<E>> {
     config.validate().map_err(WavefrontError::Config)?;
-    config.capacity.resolve(work, free_bytes)
+    config.capacity.resolve(work, job.traces_shadow_rays(), free_bytes)
 }
 
 /// A 1D launch: blocks and threads per block.

@@ -4,6 +4,7 @@
 
 use super::{Grid, Machine, WavefrontConfig, state_bytes};
 use crate::backend::{Progress, RenderJob, SizedBy};
+use crate::settings::capacity::shadow_queue_bytes;
 use device::film::FixedRgb;
 use device::kernel::{AsBytes, EntryPoint, Plain};
 use device::kernels::scan::{ScanBlocks, ScanCount, ScanScatter};
@@ -15,10 +16,9 @@ use device::kernels::{AccelKernels, AccelVisitor, visit_accel};
 use device::launch::{Compaction, LaunchCounters};
 use device::observe::DivergenceCounters;
 use device::queue::{Control, PathPool, Queues, SCAN_BLOCK, WorkQueue, scan_blocks};
-use device::scene::{Nee, SceneView};
+use device::scene::SceneView;
 use device::schedule::Schedule;
 use device::shading::ShadeClass;
-use device::stages::ShadowRay;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -68,6 +68,7 @@ impl WavefrontOutput {
 /// The memory of one wavefront render on machine `M`.
 struct Buffers<M: Machine> {
     capacity: u32,
+    shadows: bool,
     pool: M::Buffer,
     queues: M::Buffer,
     shadow: M::Buffer,
@@ -104,7 +105,8 @@ pub fn render<M: Machine>(
     capacity: u32,
     progress: Progress,
 ) -> Result<WavefrontOutput, M::Error> {
-    let mut b = Buffers::alloc(machine, capacity, job.pixel_count())?;
+    let shadows = job.traces_shadow_rays();
+    let mut b = Buffers::alloc(machine, (capacity, shadows), job.pixel_count())?;
     let (schedule, counters) = Schedule::new(total_work, capacity, config.refill_below(capacity), config.drain_below);
     machine.write(&mut b.control, Control { schedule, counters }.as_bytes())?;
     let args = b.args(machine, job, scene, config, items);
@@ -117,7 +119,7 @@ pub fn render<M: Machine>(
             args,
             config,
             classes: shade_classes(job),
-            shadows: job.params.nee == Nee::On && !job.scene.lights.lights.is_empty(),
+            shadows,
             control: &mut b.control,
             stop: job.stop,
             progress,
@@ -146,17 +148,19 @@ fn shade_classes(job: &RenderJob) -> Vec<ShadeClass> {
 }
 
 impl<M: Machine> Buffers<M> {
-    /// Allocates the memory of a render of `pixels` with `capacity` path slots.
-    fn alloc(machine: &mut M, capacity: u32, pixels: usize) -> Result<Self, M::Error> {
+    /// Allocates the memory of a render of `pixels` with `capacity` path
+    /// slots, with room for their shadow rays when `shadows`.
+    fn alloc(machine: &mut M, (capacity, shadows): (u32, bool), pixels: usize) -> Result<Self, M::Error> {
         let cap = capacity as usize;
         Ok(Buffers {
             capacity,
+            shadows,
             pool: machine.alloc("the path pool", SizedBy::PathPool, PathPool::bytes(cap))?,
             queues: machine.alloc("the queues", SizedBy::PathPool, Queues::bytes(cap))?,
             shadow: machine.alloc(
                 "the shadow-ray queue",
                 SizedBy::PathPool,
-                WorkQueue::<ShadowRay>::bytes(cap),
+                shadow_queue_bytes(cap, shadows),
             )?,
             control: machine.alloc("the schedule", SizedBy::Fixed, size_of::<Control>())?,
             film: machine.alloc("the film", SizedBy::Image, pixels * size_of::<FixedRgb>())?,
@@ -249,7 +253,7 @@ impl<M: Machine> Buffers<M> {
             divergence,
             log,
             capacity: self.capacity,
-            state_bytes: state_bytes(self.capacity as usize),
+            state_bytes: state_bytes(self.capacity as usize, self.shadows),
             work_done,
         })
     }
