@@ -2,13 +2,17 @@
 //! every committed experiment folder under `RESULTS`, written to
 //! `RESULTS/SUMMARY.md`.
 //!
-//! It holds two tables, each figure with its folder, study and commit, and
-//! a third naming each folder's config, device, host CPU, command and dates:
+//! It holds three tables, each figure with its folder, study and commit,
+//! and a fourth naming each folder's config, device, host CPU, command and
+//! dates:
 //! - every published figure beside ours at the seed's settings, in the
 //!   seed's notion of time, with the other time beside it;
 //! - per scene, the fastest measured megakernel against the fastest
 //!   measured wavefront of every study that compares them (baseline
-//!   `gpu-mega`).
+//!   `gpu-mega`);
+//! - per study measured against a reference image with next-event
+//!   estimation off and on, the error each reaches and what NEE gains at
+//!   equal spp and at equal time.
 //!
 //! Each figure also says whether the config that produced it, and every
 //! scene, mesh and reference image its runs read, still read as they were
@@ -114,6 +118,7 @@ pub fn summary(results: &Path) -> anyhow::Result<String> {
     );
     out += &seed_table(&folders);
     out += &mega_wave_table(&folders);
+    out += &nee_table(&folders);
     out += &sources_table(&folders);
     Ok(out)
 }
@@ -332,6 +337,111 @@ fn mega_wave_table(folders: &[Folder]) -> String {
                         format!("{:.2}", w.median_ms),
                         format!("`{}`", w.row.config),
                         fmt_speedup(m.median_ms / w.median_ms),
+                        f.source(&info.name),
+                        f.current.cell(),
+                        f.commit(),
+                    ])
+                );
+            }
+        }
+    }
+    out
+}
+
+/// Per study with a reference image that runs next-event estimation off
+/// and on: for each scene, back end and sampler, the relative MSE and time
+/// of both at the largest spp they share, and NEE's gain at equal spp (the
+/// ratio of the errors) and at equal time (the ratio of error times time,
+/// as Monte Carlo error falls as one over the time spent).
+fn nee_table(folders: &[Folder]) -> String {
+    let mut out = String::from(
+        "\n## Next-event estimation against scattering alone\n\n\
+         Per study measured against a reference image: for each scene, back end and sampler, \
+         the relative MSE and the render-loop time with next-event estimation off and on at \
+         the largest spp both ran, and what it gains (above 1: NEE wins) at equal spp \
+         (error off ÷ error on) and at equal time (error × time off ÷ error × time on, as \
+         Monte Carlo error falls as one over the time spent).\n\n",
+    );
+    out += &table_head(&[
+        "scene",
+        "back end",
+        "sampler",
+        "spp",
+        "relMSE off",
+        "ms off",
+        "relMSE on",
+        "ms on",
+        "gain, equal spp",
+        "gain, equal time",
+        "study",
+        "config as run?",
+        "commit",
+    ]);
+    for f in folders {
+        for info in &f.manifest.study {
+            if info.reference.is_none() {
+                continue;
+            }
+            let study = StudyData::new(info, &f.configs, &[]);
+            let mut keys: Vec<(&str, &str, &str)> = study
+                .configs
+                .iter()
+                .map(|c| {
+                    (
+                        c.row.scene_name.as_str(),
+                        c.row.backend.as_str(),
+                        c.row.sampler.as_str(),
+                    )
+                })
+                .collect();
+            keys.sort();
+            keys.dedup();
+            for (scene, backend, sampler) in keys {
+                let runs = |nee: &str| -> Vec<&Config> {
+                    study
+                        .configs
+                        .iter()
+                        .filter(|c| {
+                            let r = &c.row;
+                            r.scene_name == scene
+                                && r.backend == backend
+                                && r.sampler == sampler
+                                && r.nee == nee
+                                && r.rel_mse.is_some()
+                                && c.is_measured()
+                        })
+                        .collect()
+                };
+                let (off, on) = (runs("off"), runs("on"));
+                let Some(spp) = off
+                    .iter()
+                    .map(|c| c.row.spp)
+                    .filter(|s| on.iter().any(|c| c.row.spp == *s))
+                    .max()
+                else {
+                    continue;
+                };
+                let at = |runs: &[&Config]| -> Option<(f64, f64)> {
+                    let c = runs.iter().find(|c| c.row.spp == spp)?;
+                    Some((c.row.rel_mse?, c.median_ms))
+                };
+                let (Some((e_off, t_off)), Some((e_on, t_on))) = (at(&off), at(&on)) else {
+                    continue;
+                };
+                let _ = write!(
+                    out,
+                    "{}",
+                    table_row(&[
+                        scene.to_string(),
+                        backend.to_string(),
+                        sampler.to_string(),
+                        spp.to_string(),
+                        format!("{e_off:.4e}"),
+                        format!("{t_off:.2}"),
+                        format!("{e_on:.4e}"),
+                        format!("{t_on:.2}"),
+                        fmt_speedup(e_off / e_on),
+                        fmt_speedup(e_off * t_off / (e_on * t_on)),
                         f.source(&info.name),
                         f.current.cell(),
                         f.commit(),
