@@ -10,11 +10,10 @@
 //! exactly once.
 
 use crate::accel::{self, AccelChoice, AccelSettings, BuiltAccel};
-use crate::scene::{Lights, Scene, host_primitives};
+use crate::scene::{Lights, Scene, host_slice};
 use device::accel::AccelView;
 use device::camera::Camera;
 use device::scene::SceneView;
-use device::slice::DeviceSlice;
 
 /// A scene with the acceleration structure over its geometry.
 #[derive(Clone, Debug)]
@@ -53,9 +52,8 @@ impl PreparedScene {
     /// the given camera.
     pub fn view(&self, camera: Camera) -> SceneView<'_> {
         let s = &self.scene;
-        let g = &s.geometry;
         SceneView {
-            primitives: host_primitives(g),
+            primitives: s.geometry.view(),
             materials: host_slice(&s.materials),
             camera,
             background: s.background,
@@ -70,10 +68,4 @@ impl PreparedScene {
             lights: self.lights.view(),
         }
     }
-}
-
-/// Borrows a scene array for the device stages.
-fn host_slice<T>(v: &[T]) -> DeviceSlice<'_, T> {
-    // Loading caps every array far below u32::MAX elements.
-    DeviceSlice::from_slice(v).expect("scene array lengths are checked at load")
 }

@@ -3,8 +3,9 @@
 //! what the extent checks of loading measure.
 
 use crate::accel::bounds;
-use device::geometry::{Aabb, Parallelepiped, Polygon, PrimKind, PrimRef, Sphere, Triangle};
+use device::geometry::{Aabb, Parallelepiped, Polygon, PrimKind, PrimRef, Primitives, Sphere, Triangle};
 use device::math::Vec3;
+use device::slice::DeviceSlice;
 
 /// The flat primitive arrays of a scene.
 #[derive(Clone, Debug, Default)]
@@ -30,7 +31,24 @@ pub const KINDS: [PrimKind; 4] = [
     PrimKind::Triangle,
 ];
 
+/// Borrows a scene array for the device stages.
+pub fn host_slice<T>(v: &[T]) -> DeviceSlice<'_, T> {
+    // Loading caps every array far below u32::MAX elements.
+    DeviceSlice::from_slice(v).expect("scene array lengths are checked at load")
+}
+
 impl Geometry {
+    /// A device view of these host arrays.
+    pub fn view(&self) -> Primitives<'_> {
+        Primitives {
+            spheres: host_slice(&self.spheres),
+            boxes: host_slice(&self.boxes),
+            polygons: host_slice(&self.polygons),
+            polygon_vertices: host_slice(&self.polygon_vertices),
+            triangles: host_slice(&self.triangles),
+        }
+    }
+
     /// Total number of primitives of all types.
     pub fn primitive_count(&self) -> usize {
         self.counts().iter().sum()

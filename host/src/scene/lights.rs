@@ -4,10 +4,10 @@
 //! device weighs the light they give as found by scattering alone.
 
 use super::Geometry;
-use device::geometry::{PrimKind, PrimRef, Primitives};
+use super::geometry::host_slice;
+use device::geometry::{PrimKind, PrimRef};
 use device::light::{self, Light, LightView};
 use device::material::Material;
-use device::slice::DeviceSlice;
 
 /// The lights of a scene and their pick table.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -23,7 +23,7 @@ pub struct Lights {
 impl Lights {
     /// The lights of `geometry` whose material in `materials` emits.
     pub fn collect(geometry: &Geometry, materials: &[Material]) -> Self {
-        let primitives = host_primitives(geometry);
+        let primitives = geometry.view();
         let mut candidates = Vec::new();
         for (i, s) in geometry.spheres.iter().enumerate() {
             candidates.push((s.material, PrimRef::new(PrimKind::Sphere, i as u32), 0));
@@ -71,27 +71,10 @@ impl Lights {
     /// A device view of these host arrays.
     pub fn view(&self) -> LightView<'_> {
         LightView {
-            lights: slice(&self.lights),
-            cdf: slice(&self.cdf),
+            lights: host_slice(&self.lights),
+            cdf: host_slice(&self.cdf),
             inv_total_power: self.inv_total_power,
             _pad: 0,
         }
     }
-}
-
-/// A device view of `geometry`'s host arrays.
-pub fn host_primitives(geometry: &Geometry) -> Primitives<'_> {
-    Primitives {
-        spheres: slice(&geometry.spheres),
-        boxes: slice(&geometry.boxes),
-        polygons: slice(&geometry.polygons),
-        polygon_vertices: slice(&geometry.polygon_vertices),
-        triangles: slice(&geometry.triangles),
-    }
-}
-
-/// Borrows a scene array for the device stages.
-fn slice<T>(v: &[T]) -> DeviceSlice<'_, T> {
-    // Loading caps every array far below u32::MAX elements.
-    DeviceSlice::from_slice(v).expect("scene array lengths are checked at load")
 }

@@ -23,8 +23,8 @@ mod sections;
 
 pub use error::{SceneError, line_col};
 pub use fields::MAX_COORDINATE;
-pub use geometry::Geometry;
-pub use lights::{Lights, host_primitives};
+pub use geometry::{Geometry, host_slice};
+pub use lights::Lights;
 pub use mesh::LoadedMesh;
 pub use mesh::MAX_OBJ_FILE_BYTES;
 pub use schema::ToneCurve;
