@@ -358,12 +358,6 @@ impl<T: Copy> WorkQueue<T> {
         unsafe { append(self.len, group, entry, self.entries) }
     }
 
-    /// The counter of entries pushed (for kernels that hand them out).
-    #[inline(always)]
-    pub fn len_counter(&self) -> *mut u32 {
-        self.len
-    }
-
     /// Entry `i`.
     ///
     /// # Safety
