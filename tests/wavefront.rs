@@ -10,7 +10,7 @@ use device::launch::Compaction;
 use device::scene::RenderParams;
 use util::{SEED_SCENES, repo, seed_scene};
 use wavepath::backend::wavefront::{Capacity, WaveSchedule, WavefrontConfig};
-use wavepath::backend::{BackendKind, BackendOptions};
+use wavepath::backend::{BackendKind, BackendOptions, RenderOutput};
 use wavepath::render::verify::verify;
 use wavepath::render::{Overrides, Renderer};
 use wavepath::settings::nee::NeeMode;
@@ -45,13 +45,7 @@ fn configurations() -> Vec<WavefrontConfig> {
     out
 }
 
-fn render(
-    kind: BackendKind,
-    wavefront: WavefrontConfig,
-    name: &str,
-    params: RenderParams,
-    spp: u32,
-) -> wavepath::backend::RenderOutput {
+fn render(kind: BackendKind, wavefront: WavefrontConfig, name: &str, params: RenderParams, spp: u32) -> RenderOutput {
     let options = BackendOptions {
         wavefront,
         ..BackendOptions::default()
@@ -60,6 +54,21 @@ fn render(
         .unwrap()
         .render(&seed_scene(name), params, spp, &|_| {})
         .unwrap_or_else(|e| panic!("{name} on {}: {e:#}", kind.label()))
+}
+
+/// Renders `name` on `cpu-wave` in every configuration and checks that each
+/// film and ray count equals the CPU's `reference`.
+fn every_configuration_matches(name: &str, params: RenderParams, spp: u32, reference: &RenderOutput) {
+    for config in configurations() {
+        let out = render(BackendKind::CpuWave, config, name, params, spp);
+        assert!(out.film == reference.film, "{name} [{}]: films differ", config.label());
+        assert_eq!(
+            out.rays,
+            reference.rays,
+            "{name} [{}]: ray counts differ",
+            config.label()
+        );
+    }
 }
 
 #[test]
@@ -78,16 +87,7 @@ fn the_emulated_wavefront_matches_the_cpu_bit_for_bit_in_every_schedule() {
             reference.film.iter().any(|p| p.r + p.g + p.b > 0),
             "{name}: black image"
         );
-        for config in configurations() {
-            let out = render(BackendKind::CpuWave, config, name, params, spp);
-            assert!(out.film == reference.film, "{name} [{}]: films differ", config.label());
-            assert_eq!(
-                out.rays,
-                reference.rays,
-                "{name} [{}]: ray counts differ",
-                config.label()
-            );
-        }
+        every_configuration_matches(name, params, spp, &reference);
     }
 }
 
@@ -157,16 +157,7 @@ fn with_next_event_estimation_the_emulated_wavefront_matches_the_cpu_in_every_sc
             "{name}: next-event estimation changed nothing"
         );
         assert!(reference.rays > off.rays, "{name}: no shadow rays counted");
-        for config in configurations() {
-            let out = render(BackendKind::CpuWave, config, name, params, 3);
-            assert!(out.film == reference.film, "{name} [{}]: films differ", config.label());
-            assert_eq!(
-                out.rays,
-                reference.rays,
-                "{name} [{}]: ray counts differ",
-                config.label()
-            );
-        }
+        every_configuration_matches(name, params, 3, &reference);
     }
 }
 
