@@ -213,3 +213,70 @@ transform = { scale = 0.3, translate = [0.0, -1.5, 0.0] }
         assert!((m.r - 1.0).abs() < 1e-5, "{m:?}");
     }
 }
+
+#[test]
+fn a_white_coated_sphere_vanishes_in_a_white_furnace_whatever_its_texture_costs() {
+    // The coat reflects with weight 1 and a white base scatters with weight
+    // 1, so every path returns exactly 1; the noise texture (8 octaves)
+    // blends white into white.
+    let s = scene(&furnace(
+        r#"
+[materials.coat]
+kind = "coated"
+albedo = [1.0, 1.0, 1.0]
+pattern = [1.0, 1.0, 1.0]
+octaves = 8
+frequency = 3.0
+
+[[objects]]
+kind = "sphere"
+center = [0.0, 0.0, 0.0]
+radius = 2.0
+material = "coat"
+"#,
+        16,
+    ));
+    let out = render(&s, BackendKind::Cpu, 24, 16, 4);
+    let one = 4 * FIXED_POINT_SCALE as u64;
+    for p in &out.film {
+        assert_eq!((p.r, p.g, p.b), (one, one, one));
+    }
+    assert!(out.rays > 24 * 16 * 4);
+}
+
+#[test]
+fn a_coated_base_shows_its_noise_texture() {
+    // A base under a coat of index 1 (which reflects only at grazing
+    // angles) lit by the furnace: a central pixel returns about its base
+    // colour, which the noise blends between albedo and pattern, so the
+    // centre of the image is not uniform.
+    let s = scene(&furnace(
+        r#"
+[materials.coat]
+kind = "coated"
+albedo = [0.1, 0.1, 0.1]
+pattern = [0.9, 0.9, 0.9]
+ior = 1.0
+octaves = 4
+frequency = 2.0
+
+[[objects]]
+kind = "sphere"
+center = [0.0, 0.0, 0.0]
+radius = 3.0
+material = "coat"
+"#,
+        2,
+    ));
+    let out = render(&s, BackendKind::Cpu, 24, 16, 4);
+    let centre = |i: usize| (8..16).contains(&(i % 24)) && (5..11).contains(&(i / 24));
+    let values: Vec<f32> = (0..out.film.len())
+        .filter(|&i| centre(i))
+        .map(|i| out.film[i].mean(4).r)
+        .collect();
+    let (lo, hi) = values
+        .iter()
+        .fold((f32::MAX, f32::MIN), |(lo, hi), &v| (lo.min(v), hi.max(v)));
+    assert!(lo >= 0.1 - 1e-4 && hi <= 1.0 + 1e-4, "{lo}..{hi}");
+    assert!(hi - lo > 0.2, "the texture is flat: {lo}..{hi}");
+}

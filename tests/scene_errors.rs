@@ -253,3 +253,31 @@ fn a_scene_with_nothing_in_it_is_refused() {
     let msg = try_scene(HEADER).unwrap_err().to_string();
     assert_mentions(&msg, &["test.toml:", "no objects"]);
 }
+
+#[test]
+fn bad_nee_and_coated_material_fields_are_refused_at_their_lines() {
+    let sphere = "\n[[objects]]\nkind = \"sphere\"\ncenter = [0,0,0]\nradius = 1.0\nmaterial = \"white\"\n";
+    // `render.nee` is a boolean.
+    let text = format!(
+        "{}{sphere}",
+        HEADER.replace("max_depth = 4", "max_depth = 4\nnee = \"yes\"")
+    );
+    let msg = try_scene(&text).unwrap_err().to_string();
+    assert_mentions(&msg, &[&format!("test.toml:{}:", line_of(&text, "nee =")), "boolean"]);
+    // A coated material's octaves, frequency and ior.
+    for (field, value, expected) in [
+        ("octaves", "65", "at most 64"),
+        ("frequency", "-2.0", "positive"),
+        ("ior", "0.0", "positive"),
+        ("octaves", "-1", "octaves"),
+    ] {
+        let body =
+            format!("\n[materials.coat]\nkind = \"coated\"\nalbedo = [0.5, 0.5, 0.5]\n{field} = {value}\n{sphere}");
+        let (msg, line) = error_for(&body, &format!("{field} = {value}"));
+        assert_mentions(&msg, &["test.toml:", field, expected]);
+        assert!(
+            msg.contains(&format!("test.toml:{line}:")) || msg.contains("materials.coat"),
+            "`{msg}` should name line {line} or the material"
+        );
+    }
+}

@@ -333,6 +333,9 @@ mod tests {
             ior: 1.0,
             fresnel: FresnelModel::Schlick,
             transmittance: Rgb::WHITE,
+            pattern: Rgb::BLACK,
+            octaves: 0,
+            frequency: 1.0,
         }
     }
 

@@ -61,6 +61,8 @@ macro_rules! classes {
                 Metal => $crate::material::metal::scatter, $crate::material::no_density, wf_shade_metal;
                 /// Glass-like: Fresnel reflect-or-refract with Beer–Lambert absorption.
                 Dielectric => $crate::material::dielectric::scatter, $crate::material::no_density, wf_shade_dielectric;
+                /// A clear coat over a noise-textured diffuse base: a material of tunable cost.
+                Coated => $crate::material::coated::scatter, $crate::material::coated::evaluate, wf_shade_coated;
                 /// A pure emitter: emits on its front face and absorbs every path.
                 Emissive => $crate::material::absorb, $crate::material::no_density, wf_shade_emissive;
             }

@@ -39,5 +39,9 @@ pub fn scatter(material: &Material, input: &ScatterInput) -> Scatter {
         }
         _ => Ray::new(offset_origin(hit.point, n), ray.dir.reflect(n)),
     };
-    Scatter::Continue { ray, weight }
+    Scatter::Continue {
+        ray,
+        weight,
+        delta: true,
+    }
 }

@@ -15,6 +15,7 @@ pub fn scatter(material: &Material, input: &ScatterInput) -> Scatter {
     Scatter::Continue {
         ray: Ray::new(offset_origin(input.hit.point, n), cosine_hemisphere(n, u, v)),
         weight: material.albedo,
+        delta: false,
     }
 }
 

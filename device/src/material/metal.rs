@@ -24,5 +24,6 @@ pub fn scatter(material: &Material, input: &ScatterInput) -> Scatter {
     Scatter::Continue {
         ray: Ray::new(offset_origin(input.hit.point, n), dir),
         weight: material.albedo,
+        delta: true,
     }
 }

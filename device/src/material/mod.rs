@@ -8,10 +8,12 @@
 //! here while [`Material::kind`] names the table's [`MaterialKind`]: the
 //! two modules import each other by design (the shading module says why).
 
+pub mod coated;
 pub mod dielectric;
 pub mod diffuse;
 pub mod fresnel;
 pub mod metal;
+pub mod noise;
 
 use crate::geometry::Hit;
 use crate::math::{Ray, Rgb, Vec3};
@@ -34,16 +36,24 @@ pub struct Material {
     pub emission: Rgb,
     /// Metal: radius of the perturbation ball (0 is a perfect mirror).
     pub roughness: f32,
-    /// Dielectric: index of refraction relative to the outside (vacuum).
+    /// Dielectric, coated: index of refraction relative to the outside
+    /// (vacuum).
     pub ior: f32,
     /// Dielectric: which Fresnel formula decides reflect versus refract.
     pub fresnel: FresnelModel,
     /// Dielectric: Beer–Lambert transmittance over one unit of distance
     /// inside (`A` in `I = I0 · A^t`); white is clear glass.
     pub transmittance: Rgb,
+    /// Coated: the base colour where its noise texture is 1 (`albedo`
+    /// where it is 0).
+    pub pattern: Rgb,
+    /// Coated: octaves of the base's noise texture (its shading cost).
+    pub octaves: u32,
+    /// Coated: the texture's lattice cells per unit length.
+    pub frequency: f32,
 }
 
-const _: () = assert!(core::mem::size_of::<Material>() == 52);
+const _: () = assert!(core::mem::size_of::<Material>() == 72);
 // SAFETY: `#[repr(C)]`, four-byte fields only (its enums are `#[repr(u32)]`): the size asserted above is the sum of
 // the fields, so there is no padding.
 unsafe impl crate::kernel::AsBytes for Material {}
@@ -59,6 +69,10 @@ pub enum Scatter {
         ray: Ray,
         /// Factor for the path throughput (BSDF · cos / pdf).
         weight: Rgb,
+        /// True when a lobe that next-event estimation does not weigh
+        /// chose the ray (a mirror, refraction, the rough metal's ball):
+        /// the light it finds counts in full.
+        delta: bool,
     },
 }
 

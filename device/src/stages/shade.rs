@@ -82,14 +82,14 @@ pub fn surface<B: Bsdf>(
     } else {
         None
     };
-    let Scatter::Continue { ray, weight } = B::scatter(material, &input) else {
+    let Scatter::Continue { ray, weight, delta } = B::scatter(material, &input) else {
         return Shaded {
             status: PathStatus::Finished,
             light,
             shadow,
         };
     };
-    path.bsdf_pdf = if sample_lights {
+    path.bsdf_pdf = if sample_lights && !delta {
         B::evaluate(material, &input, ray.dir).map_or(0.0, |e| e.pdf)
     } else {
         0.0

@@ -175,9 +175,32 @@ pub enum MaterialDef {
         #[serde(default = "white")]
         tint: Triple,
     },
+    /// A clear coat over a noise-textured diffuse base.
+    Coated {
+        albedo: Triple,
+        /// The base's second colour (default: `albedo`, no texture).
+        #[serde(default)]
+        pattern: Option<Triple>,
+        #[serde(default = "coat_ior")]
+        ior: f32,
+        /// Octaves of the base's fBm noise (0 to 64; read wide so that a
+        /// negative count gets an error naming the field).
+        #[serde(default)]
+        octaves: i64,
+        /// Noise lattice cells per unit length.
+        #[serde(default = "one")]
+        frequency: f32,
+        #[serde(default)]
+        emission: Triple,
+    },
     Emissive {
         emission: Triple,
     },
+}
+
+/// A coat's default index of refraction (a varnish).
+fn coat_ior() -> f32 {
+    1.5
 }
 
 /// Which Fresnel formula a dielectric uses.

@@ -8,6 +8,7 @@ use super::{SceneSettings, ToneMapping};
 use crate::accel::AccelSettings;
 use crate::settings::size::{MAX_DEPTH, MAX_IMAGE_SIDE, MAX_SPP};
 use device::camera::CameraSpec;
+use device::material::noise::MAX_OCTAVES;
 use device::material::{FresnelModel, Material, MaterialKind};
 use device::math::Rgb;
 use device::scene::Background;
@@ -181,6 +182,9 @@ pub fn blank_material(kind: MaterialKind) -> Material {
         ior: 1.0,
         fresnel: FresnelModel::Exact,
         transmittance: Rgb::WHITE,
+        pattern: Rgb::BLACK,
+        octaves: 0,
+        frequency: 1.0,
     }
 }
 
@@ -225,6 +229,33 @@ pub fn material(def: &MaterialDef) -> FieldResult<Material> {
             transmittance: rgb("transmittance", *transmittance, 1.0)?,
             ..blank_material(MaterialKind::Dielectric)
         },
+        MaterialDef::Coated {
+            albedo,
+            pattern,
+            ior,
+            octaves,
+            frequency,
+            emission,
+        } => {
+            let octaves = match u32::try_from(*octaves) {
+                Ok(n) if n <= MAX_OCTAVES => n,
+                _ => {
+                    return Err(field_error(
+                        "octaves",
+                        format!("must be a whole number from 0 to at most {MAX_OCTAVES}, got {octaves}"),
+                    ));
+                }
+            };
+            Material {
+                albedo: rgb("albedo", *albedo, 1.0)?,
+                pattern: rgb("pattern", pattern.unwrap_or(*albedo), 1.0)?,
+                ior: positive("ior", *ior)?,
+                octaves,
+                frequency: positive("frequency", *frequency)?,
+                emission: rgb("emission", *emission, f32::INFINITY)?,
+                ..blank_material(MaterialKind::Coated)
+            }
+        }
         MaterialDef::Emissive { emission } => Material {
             emission: rgb("emission", *emission, f32::INFINITY)?,
             ..blank_material(MaterialKind::Emissive)
