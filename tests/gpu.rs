@@ -409,6 +409,7 @@ fn wavefront_matches_the_cpu_bit_for_bit_in_every_schedule_and_compaction() {
                 schedule,
                 refill,
                 compaction,
+                material_sort: device::launch::MaterialSort::ByVariant,
                 block: 128,
                 count_divergence: true,
                 time_launches: true,

@@ -270,6 +270,8 @@ fn bad_nee_and_coated_material_fields_are_refused_at_their_lines() {
         ("frequency", "-2.0", "positive"),
         ("ior", "0.0", "positive"),
         ("octaves", "-1", "octaves"),
+        ("basis", "16", "from 0 to 15"),
+        ("basis", "-3", "basis"),
     ] {
         let body =
             format!("\n[materials.coat]\nkind = \"coated\"\nalbedo = [0.5, 0.5, 0.5]\n{field} = {value}\n{sphere}");

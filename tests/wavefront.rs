@@ -6,11 +6,12 @@
 
 mod util;
 
-use device::launch::Compaction;
+use device::launch::{Compaction, MaterialSort};
 use device::scene::RenderParams;
 use util::{SEED_SCENES, repo, seed_scene};
 use wavepath::backend::wavefront::{Capacity, WaveSchedule, WavefrontConfig};
 use wavepath::backend::{BackendKind, BackendOptions, RenderOutput};
+use wavepath::prepared::PreparedScene;
 use wavepath::render::verify::verify;
 use wavepath::render::{Overrides, Renderer};
 use wavepath::settings::nee::NeeMode;
@@ -33,6 +34,7 @@ fn configurations() -> Vec<WavefrontConfig> {
                     schedule,
                     refill,
                     compaction,
+                    material_sort: MaterialSort::ByVariant,
                     block: 64,
                     count_divergence: false,
                     time_launches: true,
@@ -46,21 +48,32 @@ fn configurations() -> Vec<WavefrontConfig> {
 }
 
 fn render(kind: BackendKind, wavefront: WavefrontConfig, name: &str, params: RenderParams, spp: u32) -> RenderOutput {
+    render_scene(kind, wavefront, &seed_scene(name), params, spp)
+}
+
+fn render_scene(
+    kind: BackendKind,
+    wavefront: WavefrontConfig,
+    scene: &PreparedScene,
+    params: RenderParams,
+    spp: u32,
+) -> RenderOutput {
     let options = BackendOptions {
         wavefront,
         ..BackendOptions::default()
     };
     Renderer::new(kind, options)
         .unwrap()
-        .render(&seed_scene(name), params, spp, &|_| {})
-        .unwrap_or_else(|e| panic!("{name} on {}: {e:#}", kind.label()))
+        .render(scene, params, spp, &|_| {})
+        .unwrap_or_else(|e| panic!("{}: {e:#}", kind.label()))
 }
 
 /// Renders `name` on `cpu-wave` in every configuration and checks that each
 /// film and ray count equals the CPU's `reference`.
 fn every_configuration_matches(name: &str, params: RenderParams, spp: u32, reference: &RenderOutput) {
+    let scene = seed_scene(name);
     for config in configurations() {
-        let out = render(BackendKind::CpuWave, config, name, params, spp);
+        let out = render_scene(BackendKind::CpuWave, config, &scene, params, spp);
         assert!(out.film == reference.film, "{name} [{}]: films differ", config.label());
         assert_eq!(
             out.rays,
@@ -158,6 +171,43 @@ fn with_next_event_estimation_the_emulated_wavefront_matches_the_cpu_in_every_sc
         );
         assert!(reference.rays > off.rays, "{name}: no shadow rays counted");
         every_configuration_matches(name, params, 3, &reference);
+    }
+}
+
+#[test]
+fn sorted_by_variant_or_not_the_emulated_wavefront_matches_the_cpu_in_every_schedule() {
+    // Sixteen coated materials, each its own noise program: the sort
+    // regroups the coated queue every iteration, and a path it lost or
+    // placed twice would change the film.
+    let scene =
+        wavepath::render::load_scene(&repo("experiments/scenes/material_cost.toml"), &Overrides::default()).unwrap();
+    let variants: std::collections::BTreeSet<u32> = scene.scene.materials.iter().map(|m| m.variant()).collect();
+    assert_eq!(variants.len(), 16, "the scene's materials are sixteen programs");
+    for nee in [NeeMode::Off, NeeMode::On] {
+        let overrides = Overrides {
+            nee: Some(nee),
+            ..Overrides::default()
+        };
+        let params = RenderParams {
+            width: 40,
+            height: 24,
+            ..wavepath::render::params_for(&scene.scene, &overrides, device::scene::RenderView::Radiance).0
+        };
+        let reference = render_scene(BackendKind::Cpu, WavefrontConfig::default(), &scene, params, 2);
+        for config in configurations() {
+            for material_sort in [MaterialSort::Off, MaterialSort::ByVariant] {
+                let config = WavefrontConfig {
+                    material_sort,
+                    ..config
+                };
+                let out = render_scene(BackendKind::CpuWave, config, &scene, params, 2);
+                assert!(
+                    out.film == reference.film,
+                    "[{}, nee {nee:?}]: films differ",
+                    config.label()
+                );
+            }
+        }
     }
 }
 

@@ -91,6 +91,18 @@ impl RayHit {
 const _: () = assert!(core::mem::size_of::<RayHit>() == 8);
 const _: () = assert!(core::mem::size_of::<crate::math::Ray>() == 24);
 
+/// Whether the wavefront sorts the queue of [`crate::shading::SORTED_CLASS`]
+/// by variant before shading it, so that each warp runs one variant's
+/// program (Cycles sorts its paths by shader for the same reason).
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MaterialSort {
+    /// Shade in the order the extend kernel queued the paths.
+    Off = 0,
+    /// A counting sort by variant first.
+    ByVariant = 1,
+}
+
 /// How surviving paths are gathered into the next ray queue.
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

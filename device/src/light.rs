@@ -335,6 +335,7 @@ mod tests {
             transmittance: Rgb::WHITE,
             pattern: Rgb::BLACK,
             octaves: 0,
+            basis: crate::material::noise::Basis(0),
             frequency: 1.0,
         }
     }

@@ -1,13 +1,15 @@
 //! Observing the material branch: how many lanes of a warp run each
-//! material's code together. The CPU back ends use [`Unobserved`]; the
+//! material's code together (one program: a shading class, and within it a
+//! variant, [`crate::material::Material::variant`]). The CPU back ends use [`Unobserved`]; the
 //! kernels pass [`WarpDivergence`], which counts when given a buffer.
 
 use crate::shading::ShadeClass;
 
 /// Called where a path branches on its shading class.
 pub trait BranchObserver {
-    /// The calling path is about to run the code of `class`.
-    fn material_branch(&self, class: ShadeClass);
+    /// The calling path is about to run the code of `class`, in its
+    /// variant `variant`.
+    fn material_branch(&self, class: ShadeClass, variant: u32);
 }
 
 /// Observes nothing (free).
@@ -15,17 +17,18 @@ pub struct Unobserved;
 
 impl BranchObserver for Unobserved {
     #[inline(always)]
-    fn material_branch(&self, _: ShadeClass) {}
+    fn material_branch(&self, _: ShadeClass, _: u32) {}
 }
 
 /// Sums of lanes and branch executions: `lanes / groups` is the average
-/// number of lanes of a warp that execute a shading class's code together.
+/// number of lanes of a warp that execute one program (a shading class in
+/// one variant) together.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DivergenceCounters {
-    /// Lanes, summed over every (warp, class) group that ran.
+    /// Lanes, summed over every (warp, program) group that ran.
     pub lanes: u64,
-    /// (warp, class) groups that ran.
+    /// (warp, program) groups that ran.
     pub groups: u64,
 }
 
@@ -49,13 +52,14 @@ pub struct WarpDivergence(pub *mut DivergenceCounters);
 
 impl BranchObserver for WarpDivergence {
     #[inline(always)]
-    fn material_branch(&self, class: ShadeClass) {
+    fn material_branch(&self, class: ShadeClass, variant: u32) {
+        use crate::shading::VARIANTS;
         use crate::warp::{active_mask, lane_id, match_any};
         use core::sync::atomic::{AtomicU64, Ordering};
         if self.0.is_null() {
             return;
         }
-        let group = match_any(active_mask(), class as u32);
+        let group = match_any(active_mask(), class as u32 * VARIANTS as u32 + variant);
         // The lowest lane of each group counts it once.
         if lane_id() == group.trailing_zeros() {
             // SAFETY: a non-null pointer is a device allocation of one

@@ -16,7 +16,7 @@ use crate::kernel::Plain;
 use crate::math::{Ray, Rgb, Vec3};
 use crate::rng::PathRng;
 use crate::schedule::{QueueCounters, Schedule};
-use crate::shading::ShadeClass;
+use crate::shading::{ShadeClass, VARIANTS};
 use crate::stages::PathState;
 use crate::warp::append;
 
@@ -270,6 +270,9 @@ queues! {
     rays_out,
     /// One queue per shading class.
     shade[ShadeClass::COUNT],
+    /// The queue of [`crate::shading::SORTED_CLASS`] sorted by variant
+    /// (when the render sorts).
+    sorted,
     /// Prefix-sum compaction: 1 at each ray-queue position whose path
     /// continues. During a refill, before any path is shaded: the free
     /// slots below the survivor count (the holes survivors move into).
@@ -386,5 +389,5 @@ pub struct Control {
 unsafe impl Plain for Control {}
 const _: () = assert!(
     core::mem::size_of::<Control>()
-        == core::mem::size_of::<Schedule>() + 4 * (ShadeClass::COUNT + 7 + (ShadeClass::COUNT + 7) % 2)
+        == core::mem::size_of::<Schedule>() + 4 * (ShadeClass::COUNT + 7 + 2 * VARIANTS + (ShadeClass::COUNT + 7) % 2)
 );

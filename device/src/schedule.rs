@@ -22,7 +22,7 @@
 //!    path, instead of one nearly empty iteration per bounce.
 //! 4. Otherwise every queued ray is traced and shaded.
 
-use crate::shading::ShadeClass;
+use crate::shading::{ShadeClass, VARIANTS};
 
 /// The schedule's settings, state and current plan (in device memory,
 /// inside [`crate::queue::Control`]).
@@ -152,6 +152,10 @@ pub struct QueueCounters {
     pub shadow: u32,
     /// Shadow-queue entries handed out to the shadow kernel's warps so far.
     pub shadow_taken: u32,
+    /// Sorting by variant: entries of the sorted class's queue per variant.
+    pub variants: [u32; VARIANTS],
+    /// Sorting by variant: entries placed so far per variant.
+    pub variants_placed: [u32; VARIANTS],
     /// Keeps the size a multiple of 8 (no padding before the next field).
     pub _pad: [u32; (ShadeClass::COUNT + 7) % 2],
 }

@@ -28,6 +28,14 @@
 use crate::material::{self, Evaluated, Material, Scatter, ScatterInput};
 use crate::math::Vec3;
 
+/// The class whose materials come in variants with different programs
+/// (the coated material's noise bases), whose queue the wavefront can sort
+/// by variant ([`crate::launch::MaterialSort`]).
+pub const SORTED_CLASS: ShadeClass = ShadeClass::Coated;
+
+/// Variants a material of [`SORTED_CLASS`] can take ([`Material::variant`]).
+pub const VARIANTS: usize = crate::material::noise::BASES as usize;
+
 /// How a surface scatters: one class's functions, or [`AnyMaterial`]'s
 /// dispatch over every class.
 pub trait Bsdf {

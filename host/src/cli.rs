@@ -19,8 +19,8 @@ use crate::settings::repetitions::{BENCH_REPEAT, BENCH_WARMUP, MAX_REPEAT, MAX_W
 use crate::settings::sampler::SamplerKind;
 use crate::settings::size::{MAX_DEPTH, MAX_SPP, parse_size, size_label};
 use crate::settings::wavefront::{
-    CompactionArg, DEFAULT_CAPACITY, DEFAULT_COMPACTION, DEFAULT_DRAIN_BELOW, DEFAULT_REFILL, DEFAULT_SCHEDULE,
-    DEFAULT_WAVE_BLOCK, WaveSchedule, parse_fraction,
+    CompactionArg, DEFAULT_CAPACITY, DEFAULT_COMPACTION, DEFAULT_DRAIN_BELOW, DEFAULT_MATERIAL_SORT, DEFAULT_REFILL,
+    DEFAULT_SCHEDULE, DEFAULT_WAVE_BLOCK, MaterialSortArg, WaveSchedule, parse_fraction,
 };
 use clap::{Parser, Subcommand, ValueEnum};
 use device::scene::RenderView;
@@ -266,6 +266,11 @@ pub struct LaunchArgs {
     /// Wavefront: how survivors are gathered into the next ray queue.
     #[arg(long, value_enum, default_value_t = DEFAULT_COMPACTION)]
     pub compaction: CompactionArg,
+    /// Wavefront: sort the coated materials' shading queue by noise basis
+    /// before shading it (`variant`), so that each warp runs one program,
+    /// or shade in queue order (`off`).
+    #[arg(long, value_enum, default_value_t = DEFAULT_MATERIAL_SORT)]
+    pub material_sort: MaterialSortArg,
     /// Wavefront: paths in flight: a power of two (e.g. 2097152 or 2^21),
     /// a memory budget for path state and queues (e.g. 512MiB, 2GiB), or
     /// `auto` (every path of the render at once, as far as memory allows).
@@ -302,6 +307,7 @@ impl LaunchArgs {
             schedule: self.schedule,
             refill: self.refill,
             compaction: self.compaction.mode(),
+            material_sort: self.material_sort.mode(),
             block: self.wave_block,
             count_divergence: self.count_divergence,
             time_launches: !self.untimed_launches,

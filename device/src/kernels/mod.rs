@@ -14,6 +14,7 @@ pub mod megakernel;
 pub mod raycast;
 pub mod scan;
 pub mod shade;
+pub mod sort;
 pub mod wavefront;
 
 use crate::accel::{AccelKind, BruteForce, Bvh, Bvh8, KdTree, Traversal};
@@ -90,6 +91,7 @@ pub fn all_entry_points() -> impl Iterator<Item = &'static str> {
         .chain(wavefront::ENTRY_POINTS)
         .chain(scan::ENTRY_POINTS)
         .chain(shade::ENTRY_POINTS)
+        .chain(sort::ENTRY_POINTS)
         .chain(fault::ENTRY_POINTS)
         .copied()
 }

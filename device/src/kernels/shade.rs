@@ -5,9 +5,9 @@
 
 use super::wavefront::{WavefrontArgs, deposit, grid_stride};
 use crate::kernel::{EntryPoint, Kernel, Thread};
-use crate::launch::Compaction;
+use crate::launch::{Compaction, MaterialSort};
 use crate::observe::{BranchObserver, WarpDivergence};
-use crate::shading::{ShadeClass, Shader, class};
+use crate::shading::{SORTED_CLASS, ShadeClass, Shader, class};
 use crate::stages::PathStatus;
 use crate::stages::shade::{escaped, surface};
 use crate::warp::{active_mask, append, ballot};
@@ -35,15 +35,21 @@ impl<S: Shader> Kernel for Shade<S> {
         // and every slot's `queue_pos` is within this iteration's ray queue.
         unsafe {
             let count = a.control().counters.shade[k];
+            let queue = if S::CLASS == SORTED_CLASS && a.material_sort == MaterialSort::ByVariant {
+                a.queues.sorted
+            } else {
+                a.queues.shade[k]
+            };
             grid_stride(&thread, count, |i| {
-                let slot = *a.queues.shade[k].add(i as usize);
+                let slot = *queue.add(i as usize);
                 let mut path = a.pool.load(slot);
-                divergence.material_branch(S::CLASS);
                 let shaded = if S::CLASS == ShadeClass::Escaped {
+                    divergence.material_branch(S::CLASS, 0);
                     escaped(&a.scene, &path)
                 } else {
                     let hit = a.pool.hit(slot, &path.ray);
                     let m = &a.scene.materials.as_slice()[hit.material as usize];
+                    divergence.material_branch(S::CLASS, m.variant());
                     surface::<S>(&a.scene, &a.params, &mut path, &hit, m)
                 };
                 let casters = ballot(active_mask(), shaded.shadow.is_some());

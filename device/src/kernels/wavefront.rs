@@ -17,7 +17,7 @@ use crate::accel::Traversal;
 use crate::film::{FixedRgb, is_invalid_sample};
 use crate::integrator::finish_path;
 use crate::kernel::{Kernel, Thread};
-use crate::launch::{Compaction, LaunchCounters};
+use crate::launch::{Compaction, LaunchCounters, MaterialSort};
 use crate::math::Rgb;
 use crate::observe::{DivergenceCounters, Unobserved};
 use crate::queue::{Control, PathPool, Queues, WorkQueue};
@@ -102,8 +102,8 @@ pub struct WavefrontArgs {
     pub log: *mut IterationRecord,
     /// Records `log` holds; later iterations are not recorded.
     pub log_len: u32,
-    /// Padding.
-    pub _pad: u32,
+    /// Whether the sorted class's queue is sorted by variant.
+    pub material_sort: MaterialSort,
 }
 
 // Crosses to the GPU by value: the layout must not depend on the target.

@@ -1,6 +1,7 @@
 //! A coated material of tunable cost: a clear coat (Schlick's Fresnel
 //! reflectance at index `ior`) over a diffuse base whose colour is an fBm
-//! noise texture of `octaves` octaves blending `albedo` into `pattern`.
+//! noise texture of `octaves` octaves, in noise basis `basis`, blending
+//! `albedo` into `pattern`.
 //! Shading cost grows with the octaves; it stands in for the "expensive
 //! materials" of Laine, Karras and Aila (HPG 2013). The coat reflects as a
 //! mirror with the Fresnel probability; otherwise the base scatters by
@@ -26,7 +27,7 @@ fn coat(material: &Material, input: &ScatterInput) -> f32 {
 /// space scaled by `frequency`.
 #[inline(always)]
 pub fn base(material: &Material, point: Vec3) -> Rgb {
-    let t = fbm(point * material.frequency, material.octaves);
+    let t = fbm(point * material.frequency, material.octaves, material.basis);
     material.albedo.lerp(material.pattern, t)
 }
 

@@ -51,12 +51,24 @@ pub struct Material {
     pub octaves: u32,
     /// Coated: the texture's lattice cells per unit length.
     pub frequency: f32,
+    /// Coated: which variant of the noise program textures the base.
+    pub basis: noise::Basis,
 }
 
-const _: () = assert!(core::mem::size_of::<Material>() == 72);
+const _: () = assert!(core::mem::size_of::<Material>() == 76);
 // SAFETY: `#[repr(C)]`, four-byte fields only (its enums are `#[repr(u32)]`): the size asserted above is the sum of
 // the fields, so there is no padding.
 unsafe impl crate::kernel::AsBytes for Material {}
+
+impl Material {
+    /// Which program of its class shades this material: the noise basis of
+    /// a coated material, 0 for every other (below
+    /// [`crate::shading::VARIANTS`]).
+    #[inline(always)]
+    pub fn variant(&self) -> u32 {
+        self.basis.0 % noise::BASES
+    }
+}
 
 /// The outcome of a scattering event.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -165,12 +165,12 @@ pub fn shade(
 ) -> Shaded {
     match hit {
         None => {
-            observer.material_branch(ShadeClass::Escaped);
+            observer.material_branch(ShadeClass::Escaped, 0);
             escaped(scene, path)
         }
         Some(hit) => {
             let material = &scene.materials.as_slice()[hit.material as usize];
-            observer.material_branch(material.kind.class());
+            observer.material_branch(material.kind.class(), material.variant());
             surface::<AnyMaterial>(scene, params, path, &hit, material)
         }
     }

@@ -20,9 +20,9 @@ use crate::settings::megakernel::check_register_cap;
 use crate::settings::nee::NeeMode;
 use crate::settings::sampler::SamplerKind;
 use crate::settings::size::{MAX_DEPTH, MAX_SPP, parse_size, size_label};
-use crate::settings::wavefront::{CompactionArg, WaveSchedule, compaction_label};
+use crate::settings::wavefront::{CompactionArg, MaterialSortArg, WaveSchedule, compaction_label, material_sort_label};
 use clap::ValueEnum;
-use device::launch::Compaction;
+use device::launch::{Compaction, MaterialSort};
 use std::path::PathBuf;
 
 /// One setting that runs can fix or sweep (an entry of [`SETTINGS`]).
@@ -87,6 +87,8 @@ pub enum Value {
     WaveSchedule(WaveSchedule),
     /// A compaction mode.
     Compaction(Compaction),
+    /// Whether a shading queue is sorted by variant.
+    MaterialSort(MaterialSort),
     /// A pool capacity.
     Capacity(Capacity),
     /// A CPU work distribution.
@@ -280,6 +282,7 @@ pub fn describe(v: &Value) -> String {
         Value::Accel(a) => a.label().into(),
         Value::WaveSchedule(s) => s.label().into(),
         Value::Compaction(c) => compaction_label(*c).into(),
+        Value::MaterialSort(s) => material_sort_label(*s).into(),
         Value::Capacity(c) => c.label(),
         Value::CpuSchedule(s) => s.label().into(),
         Value::Sampler(s) => s.name().into(),
@@ -337,6 +340,11 @@ fn nee(v: &toml::Value) -> Result<NeeMode, String> {
 /// A compaction mode by name.
 fn compaction(v: &toml::Value) -> Result<Compaction, String> {
     named::<CompactionArg>(v).map(CompactionArg::mode)
+}
+
+/// A material sort by name.
+fn material_sort(v: &toml::Value) -> Result<MaterialSort, String> {
+    named::<MaterialSortArg>(v).map(MaterialSortArg::mode)
 }
 
 /// A fraction from 0 to 1 (an integer 0 or 1 too).
@@ -460,6 +468,9 @@ settings! {
     /// Wavefront compaction.
     COMPACTION = "compaction", Compaction(compaction), for wavefront,
         |r, c| r.options.wavefront.compaction = c;
+    /// Wavefront: sort the coated queue by variant, or not.
+    MATERIAL_SORT = "material_sort", MaterialSort(material_sort), for wavefront,
+        |r, s| r.options.wavefront.material_sort = s;
     /// Wavefront pool capacity: `"auto"`, `"2^K"`, a budget or a power of two.
     CAPACITY = "capacity", Capacity(capacity), for wavefront, |r, c| r.options.wavefront.capacity = c;
     /// Wavefront threads per block.

@@ -76,6 +76,10 @@ pub struct RunRow {
     pub refill: Option<f32>,
     /// Wavefront compaction.
     pub compaction: Option<String>,
+    /// Wavefront: whether the coated queue was sorted by variant (`off`,
+    /// `variant`), as asked for (only scenes with two or more variants sort).
+    #[serde(default)]
+    pub material_sort: Option<String>,
     /// Wavefront pool capacity as asked for (`auto` or `2^K`).
     pub capacity: Option<String>,
     /// Wavefront threads per block.

@@ -8,7 +8,7 @@ use super::records::{KernelRow, Overhead, RunRow};
 use super::scenes::describe_fields;
 use crate::backend::gpu::Gpu;
 use crate::backend::gpu::profile::GpuProfile;
-use crate::backend::wavefront::{WaveSchedule, compaction_label};
+use crate::backend::wavefront::{WaveSchedule, compaction_label, material_sort_label};
 use crate::backend::{BackendKind, RenderOutput};
 use crate::settings::nee::NeeMode;
 use crate::settings::sampler::SamplerKind;
@@ -119,6 +119,7 @@ fn with_settings(spec: &RunSpec, row: RunRow) -> RunRow {
         schedule: waves.then(|| wave.schedule.label().into()),
         refill: (waves && wave.schedule == WaveSchedule::Regenerate).then_some(wave.refill),
         compaction: waves.then(|| compaction_label(wave.compaction).into()),
+        material_sort: waves.then(|| material_sort_label(wave.material_sort).into()),
         capacity: waves.then(|| wave.capacity.label()),
         wave_block: waves.then_some(wave.block),
         drain_below: waves.then_some(wave.drain_below),

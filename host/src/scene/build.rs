@@ -10,6 +10,7 @@ use super::schema::{GeneratorDef, ObjectDef, SceneFile, Triple};
 use super::{Geometry, Scene, generators, mesh, meshgen, sections};
 use crate::accel::AccelSettings;
 use device::geometry::{Parallelepiped, Polygon, PrimRef, Triangle};
+use device::material::noise::{BASES, MAX_OCTAVES};
 use device::math::{Rgb, Vec3};
 use device::scene::Background;
 use std::path::{Path, PathBuf};
@@ -110,6 +111,29 @@ fn generate(b: &mut SceneBuilder, g: &GeneratorDef) -> FieldResult<()> {
             }
             b.make_room(4 * grid as u64 * grid as u64 + 4, "grid")?;
             generators::rtiow_final(b, grid, seed);
+        }
+        GeneratorDef::MaterialGrid {
+            materials,
+            octaves,
+            grid,
+        } => {
+            if materials == 0 || materials > BASES {
+                return Err(field_error(
+                    "materials",
+                    format!("must be from 1 to {BASES} (one noise basis each), got {materials}"),
+                ));
+            }
+            if octaves > MAX_OCTAVES {
+                return Err(field_error(
+                    "octaves",
+                    format!("must be at most {MAX_OCTAVES}, got {octaves}"),
+                ));
+            }
+            if grid == 0 || grid > generators::MAX_MATERIAL_GRID {
+                let msg = format!("must be between 1 and {}, got {grid}", generators::MAX_MATERIAL_GRID);
+                return Err(field_error("grid", msg));
+            }
+            generators::material_grid(b, materials, octaves, grid);
         }
         GeneratorDef::SmallptCornell {} => generators::smallpt_cornell(b),
         GeneratorDef::DisplacedSphere {

@@ -1,7 +1,9 @@
-//! Procedural scene content: RTIOW's final scene and smallpt's Cornell box.
+//! Procedural scene content: RTIOW's final scene, smallpt's Cornell box and
+//! the material-cost field of coated spheres.
 
 use super::builder::SceneBuilder;
 use super::sections::blank_material;
+use device::material::noise::Basis;
 use device::material::{FresnelModel, Material, MaterialKind};
 use device::math::{Rgb, Vec3};
 use device::rng::pcg_hash;
@@ -93,6 +95,44 @@ pub fn rtiow_final(b: &mut SceneBuilder, grid: u32, seed: u32) {
     b.add_sphere(Vec3::new(-4.0, 1.0, 0.0), 1.0, brown);
     let bronze = b.add_material("rtiow.bronze", metal(Rgb::new(0.7, 0.6, 0.5), 0.0));
     b.add_sphere(Vec3::new(4.0, 1.0, 0.0), 1.0, bronze);
+}
+
+/// The largest `grid` accepted by [`material_grid`].
+pub const MAX_MATERIAL_GRID: u32 = 64;
+
+/// The material-cost scene: `grid × grid` spheres of radius 0.45 on unit
+/// spacing, resting on a ground sphere, under the sky. It has `materials`
+/// coated materials, material `k` with noise basis `k` (so `materials`
+/// different shading programs) and `octaves` octaves (the cost of each);
+/// sphere `(i, j)` takes material `(5i + 3j) mod materials`, so that
+/// neighbours differ, and the ground material 0.
+pub fn material_grid(b: &mut SceneBuilder, materials: u32, octaves: u32, grid: u32) {
+    let ids: Vec<u32> = (0..materials)
+        .map(|k| {
+            // Hues around the colour wheel, each blended into a pale grey.
+            let hue = k as f32 / materials as f32 * core::f32::consts::TAU;
+            let channel = |phase: f32| 0.45 + 0.35 * (hue + phase).cos();
+            let albedo = Rgb::new(channel(0.0), channel(2.094), channel(4.189));
+            let coated = Material {
+                albedo,
+                pattern: Rgb::new(0.85, 0.85, 0.8),
+                ior: 1.5,
+                octaves,
+                frequency: 4.0,
+                basis: Basis(k),
+                ..blank_material(MaterialKind::Coated)
+            };
+            b.add_material(&format!("material_grid.coated[{k}]"), coated)
+        })
+        .collect();
+    b.add_sphere(Vec3::new(0.0, -1000.0, 0.0), 1000.0, ids[0]);
+    let half = grid as f32 / 2.0;
+    for i in 0..grid {
+        for j in 0..grid {
+            let center = Vec3::new(i as f32 + 0.5 - half, 0.45, j as f32 + 0.5 - half);
+            b.add_sphere(center, 0.45, ids[((5 * i + 3 * j) % materials) as usize]);
+        }
+    }
 }
 
 /// smallpt's Cornell box (Beason, 2008): red and blue side walls, a mirror

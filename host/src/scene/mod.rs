@@ -28,6 +28,7 @@ pub use lights::Lights;
 pub use mesh::LoadedMesh;
 pub use mesh::MAX_OBJ_FILE_BYTES;
 pub use schema::ToneCurve;
+pub use sections::blank_material;
 
 use crate::accel::AccelSettings;
 use crate::settings::nee::NeeMode;

@@ -190,6 +190,10 @@ pub enum MaterialDef {
         /// Noise lattice cells per unit length.
         #[serde(default = "one")]
         frequency: f32,
+        /// Which of the noise program's 16 variants (0 to 15: ridged,
+        /// quintic blend, rotated octaves, billow, one bit each).
+        #[serde(default)]
+        basis: i64,
         #[serde(default)]
         emission: Triple,
     },
@@ -268,6 +272,15 @@ pub enum GeneratorDef {
         #[serde(default)]
         seed: u32,
     },
+    /// The material-cost scene: a `grid × grid` field of spheres on a
+    /// ground sphere, shaded by `materials` coated materials, each with its
+    /// own noise basis (a different program) and `octaves` octaves.
+    MaterialGrid {
+        materials: u32,
+        octaves: u32,
+        #[serde(default = "sixteen")]
+        grid: u32,
+    },
     /// smallpt's Cornell box, its walls as polygons (it takes no fields;
     /// the braces make unknown ones an error).
     SmallptCornell {},
@@ -284,4 +297,8 @@ pub enum GeneratorDef {
 
 fn eleven() -> u32 {
     11
+}
+
+fn sixteen() -> u32 {
+    16
 }

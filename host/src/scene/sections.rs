@@ -8,7 +8,7 @@ use super::{SceneSettings, ToneMapping};
 use crate::accel::AccelSettings;
 use crate::settings::size::{MAX_DEPTH, MAX_IMAGE_SIDE, MAX_SPP};
 use device::camera::CameraSpec;
-use device::material::noise::MAX_OCTAVES;
+use device::material::noise::{BASES, Basis, MAX_OCTAVES};
 use device::material::{FresnelModel, Material, MaterialKind};
 use device::math::Rgb;
 use device::scene::Background;
@@ -184,6 +184,7 @@ pub fn blank_material(kind: MaterialKind) -> Material {
         transmittance: Rgb::WHITE,
         pattern: Rgb::BLACK,
         octaves: 0,
+        basis: Basis(0),
         frequency: 1.0,
     }
 }
@@ -235,6 +236,7 @@ pub fn material(def: &MaterialDef) -> FieldResult<Material> {
             ior,
             octaves,
             frequency,
+            basis,
             emission,
         } => {
             let octaves = match u32::try_from(*octaves) {
@@ -246,9 +248,19 @@ pub fn material(def: &MaterialDef) -> FieldResult<Material> {
                     ));
                 }
             };
+            let basis = match u32::try_from(*basis) {
+                Ok(b) if b < BASES => Basis(b),
+                _ => {
+                    return Err(field_error(
+                        "basis",
+                        format!("must be a noise basis from 0 to {}, got {basis}", BASES - 1),
+                    ));
+                }
+            };
             Material {
                 albedo: rgb("albedo", *albedo, 1.0)?,
                 pattern: rgb("pattern", pattern.unwrap_or(*albedo), 1.0)?,
+                basis,
                 ior: positive("ior", *ior)?,
                 octaves,
                 frequency: positive("frequency", *frequency)?,

@@ -1,10 +1,11 @@
 //! The wavefront's settings: when new paths enter the pool
-//! ([`WaveSchedule`]), how survivors are gathered ([`CompactionArg`]), the
+//! ([`WaveSchedule`]), how survivors are gathered ([`CompactionArg`]),
+//! whether a shading queue is sorted by variant ([`MaterialSortArg`]), the
 //! refill threshold, and the defaults of all of them (the pool's capacity is
 //! in [`super::capacity`]).
 
 use super::capacity::Capacity;
-use device::launch::Compaction;
+use device::launch::{Compaction, MaterialSort};
 
 /// When new camera paths enter the wavefront's pool (not to be confused with
 /// the device's scheduler, `device::schedule::Schedule`, which carries out
@@ -58,6 +59,35 @@ pub fn compaction_label(c: Compaction) -> &'static str {
     }
 }
 
+/// Whether the wavefront sorts the coated materials' shading queue by noise
+/// basis before shading it, by the names the command line and configs use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum MaterialSortArg {
+    /// Shade in the order paths were queued.
+    Off,
+    /// A counting sort by variant (noise basis) first, so that each warp
+    /// runs one program.
+    Variant,
+}
+
+impl MaterialSortArg {
+    /// The device's setting.
+    pub const fn mode(self) -> MaterialSort {
+        match self {
+            MaterialSortArg::Off => MaterialSort::Off,
+            MaterialSortArg::Variant => MaterialSort::ByVariant,
+        }
+    }
+}
+
+/// A material sort's name on the command line and in reports.
+pub fn material_sort_label(s: MaterialSort) -> &'static str {
+    match s {
+        MaterialSort::Off => "off",
+        MaterialSort::ByVariant => "variant",
+    }
+}
+
 /// Parses a fraction from 0 to 1.
 pub fn parse_fraction(s: &str) -> Result<f32, String> {
     s.parse::<f32>()
@@ -83,6 +113,11 @@ pub const DEFAULT_REFILL: f32 = 0.5;
 
 /// How survivors are gathered.
 pub const DEFAULT_COMPACTION: CompactionArg = CompactionArg::PrefixSum;
+
+/// Sort the coated queue by variant (it costs two small launches per
+/// iteration, and only scenes whose coated materials use two or more
+/// noise bases pay them: results/material_cost/).
+pub const DEFAULT_MATERIAL_SORT: MaterialSortArg = MaterialSortArg::Variant;
 
 /// Threads per block of the per-path kernels.
 pub const DEFAULT_WAVE_BLOCK: u32 = 64;

@@ -213,9 +213,10 @@ pub fn render_items(
 /// processed (launches of iterations beyond the log keep 0).
 fn fill_items(launches: &mut [LaunchRecord], out: &WavefrontOutput, accel: device::accel::AccelKind) {
     use device::kernels::scan::{ScanCount, ScanScatter};
+    use device::kernels::sort::{CountVariants, SortByVariant};
     use device::kernels::wavefront::{FindHoles, Generate, MarkSurvivors, MoveSurvivors, Plan};
     use device::kernels::{AccelKernels, AccelVisitor, visit_accel};
-    use device::shading::ShadeClass;
+    use device::shading::{SORTED_CLASS, ShadeClass};
     struct Names;
     impl AccelVisitor for Names {
         type Output = (&'static str, &'static str, &'static str);
@@ -244,6 +245,8 @@ fn fill_items(launches: &mut [LaunchRecord], out: &WavefrontOutput, accel: devic
             r.compacted as u64
         } else if let Some(k) = shade.iter().position(|&n| n == name) {
             r.shade[k] as u64
+        } else if name == CountVariants::NAME || name == SortByVariant::NAME {
+            r.shade[SORTED_CLASS as usize] as u64
         } else {
             0
         };

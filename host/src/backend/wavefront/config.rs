@@ -6,10 +6,11 @@ pub use crate::settings::capacity::{Capacity, state_bytes};
 use crate::settings::capacity::{MAX_CAPACITY, MIN_CAPACITY};
 use crate::settings::megakernel::check_register_cap;
 use crate::settings::wavefront::{
-    DEFAULT_CAPACITY, DEFAULT_COMPACTION, DEFAULT_DRAIN_BELOW, DEFAULT_REFILL, DEFAULT_SCHEDULE, DEFAULT_WAVE_BLOCK,
+    DEFAULT_CAPACITY, DEFAULT_COMPACTION, DEFAULT_DRAIN_BELOW, DEFAULT_MATERIAL_SORT, DEFAULT_REFILL, DEFAULT_SCHEDULE,
+    DEFAULT_WAVE_BLOCK,
 };
-pub use crate::settings::wavefront::{WaveSchedule, compaction_label};
-use device::launch::Compaction;
+pub use crate::settings::wavefront::{WaveSchedule, compaction_label, material_sort_label};
+use device::launch::{Compaction, MaterialSort};
 
 // The capacity is a setting (`crate::settings`); resolving it against a
 // render's work and the GPU's free memory belongs to the back end.
@@ -53,6 +54,9 @@ pub struct WavefrontConfig {
     pub refill: f32,
     /// How survivors are gathered.
     pub compaction: Compaction,
+    /// Whether the coated queue is sorted by variant before shading (only
+    /// where the scene's coated materials use two or more).
+    pub material_sort: MaterialSort,
     /// Threads per block of the per-path kernels.
     pub block: u32,
     /// Count active lanes at the material branch (diagnosis; costs time).
@@ -77,6 +81,7 @@ impl Default for WavefrontConfig {
             schedule: DEFAULT_SCHEDULE,
             refill: DEFAULT_REFILL,
             compaction: DEFAULT_COMPACTION.mode(),
+            material_sort: DEFAULT_MATERIAL_SORT.mode(),
             block: DEFAULT_WAVE_BLOCK,
             count_divergence: false,
             time_launches: true,
@@ -120,8 +125,13 @@ impl WavefrontConfig {
             String::new()
         };
         let cap = self.max_registers.map(|r| format!("/reg{r}")).unwrap_or_default();
+        let unsorted = if self.material_sort == MaterialSort::Off {
+            "/unsorted"
+        } else {
+            ""
+        };
         format!(
-            "{schedule}/{}/{}/{}{drain}{cap}",
+            "{schedule}/{}/{}/{}{drain}{cap}{unsorted}",
             compaction_label(self.compaction),
             self.capacity.label(),
             self.block

@@ -27,7 +27,7 @@ pub mod config;
 pub mod emulated;
 pub mod stages;
 
-pub use config::{Capacity, WaveSchedule, WavefrontConfig, compaction_label, state_bytes};
+pub use config::{Capacity, WaveSchedule, WavefrontConfig, compaction_label, material_sort_label, state_bytes};
 
 use crate::backend::{RenderJob, SizedBy};
 use device::kernel::EntryPoint;

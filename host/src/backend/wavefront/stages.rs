@@ -9,16 +9,18 @@ use device::film::FixedRgb;
 use device::kernel::{AsBytes, EntryPoint, Plain};
 use device::kernels::scan::{ScanBlocks, ScanCount, ScanScatter};
 use device::kernels::shade::{ShadeVisitor, visit_shade};
+use device::kernels::sort::{CountVariants, SortByVariant};
 use device::kernels::wavefront::{
     FindHoles, Generate, IterationRecord, MarkSurvivors, MoveSurvivors, Plan, WavefrontArgs, WorkItems,
 };
 use device::kernels::{AccelKernels, AccelVisitor, visit_accel};
-use device::launch::{Compaction, LaunchCounters};
+use device::launch::{Compaction, LaunchCounters, MaterialSort};
+use device::material::Material;
 use device::observe::DivergenceCounters;
 use device::queue::{Control, PathPool, Queues, SCAN_BLOCK, WorkQueue, scan_blocks};
 use device::scene::SceneView;
 use device::schedule::Schedule;
-use device::shading::ShadeClass;
+use device::shading::{SORTED_CLASS, ShadeClass};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -88,6 +90,7 @@ struct Wavefront<'m, M: Machine> {
     scan_grid: Grid,
     classes: Vec<ShadeClass>,
     compaction: Compaction,
+    sorts: bool,
     drain: bool,
     refills: bool,
     shadows: bool,
@@ -109,7 +112,8 @@ pub fn render<M: Machine>(
     let mut b = Buffers::alloc(machine, (capacity, shadows), job.pixel_count())?;
     let (schedule, counters) = Schedule::new(total_work, capacity, config.refill_below(capacity), config.drain_below);
     machine.write(&mut b.control, Control { schedule, counters }.as_bytes())?;
-    let args = b.args(machine, job, scene, config, items);
+    let sort = material_sort(&job.scene.scene.materials, config.material_sort);
+    let args = b.args(machine, job, scene, (config, sort), items);
     let loop_start = Instant::now();
     let work_done = visit_accel(
         job.scene.accel.kind,
@@ -132,6 +136,20 @@ pub fn render<M: Machine>(
         config.count_divergence,
         (loop_time, work_done),
     )
+}
+
+/// The sort a render of a scene with `materials` does: `asked`, where its
+/// materials of the sorted class use two or more variants; none otherwise
+/// (sorting one variant would only cost launches).
+fn material_sort(materials: &[Material], asked: MaterialSort) -> MaterialSort {
+    let mut variants = materials
+        .iter()
+        .filter(|m| m.kind.class() == SORTED_CLASS)
+        .map(|m| m.variant());
+    match variants.next() {
+        Some(first) if variants.any(|v| v != first) => asked,
+        _ => MaterialSort::Off,
+    }
 }
 
 /// The shading classes the scene's materials need, and escaped rays, in
@@ -184,7 +202,7 @@ impl<M: Machine> Buffers<M> {
         machine: &M,
         job: &RenderJob,
         scene: SceneView<'static>,
-        config: &WavefrontConfig,
+        (config, material_sort): (&WavefrontConfig, MaterialSort),
         items: WorkItems,
     ) -> WavefrontArgs {
         let cap = self.capacity as usize;
@@ -218,7 +236,7 @@ impl<M: Machine> Buffers<M> {
             compaction: config.compaction,
             log: machine.address(&self.log).cast(),
             log_len: LOG_ITERATIONS,
-            _pad: 0,
+            material_sort,
         }
     }
 
@@ -304,6 +322,7 @@ impl<M: Machine> AccelVisitor for Run<'_, '_, M> {
             scan_grid,
             classes: self.classes,
             compaction: self.config.compaction,
+            sorts: self.args.material_sort == MaterialSort::ByVariant,
             drain: self.config.drain_below > 0,
             // Bounce-synchronous waves start only in an empty pool, and a
             // pool that holds every path of the render is never refilled.
@@ -422,8 +441,13 @@ impl<M: Machine> Wavefront<'_, M> {
         self.launch_resident::<A::Drain>()
     }
 
-    /// One shading kernel per class the scene has.
+    /// One shading kernel per class the scene has, the sorted class's
+    /// queue first sorted by variant when the render sorts.
     fn shade(&mut self) -> Result<(), M::Error> {
+        if self.sorts {
+            self.launch_resident::<CountVariants>()?;
+            self.launch_resident::<SortByVariant>()?;
+        }
         struct ShadeStage<'w, 'm, M: Machine>(&'w mut Wavefront<'m, M>);
         impl<M: Machine> ShadeVisitor for ShadeStage<'_, '_, M> {
             type Output = Result<(), M::Error>;
@@ -456,5 +480,30 @@ impl<M: Machine> Wavefront<'_, M> {
             self.launch::<ScanScatter>(grid)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scene::blank_material;
+    use device::material::MaterialKind;
+    use device::material::noise::Basis;
+
+    #[test]
+    fn only_coated_materials_of_two_or_more_bases_are_sorted() {
+        let coated = |b| Material {
+            basis: Basis(b),
+            ..blank_material(MaterialKind::Coated)
+        };
+        let diffuse = blank_material(MaterialKind::Diffuse);
+        let sort = MaterialSort::ByVariant;
+        assert_eq!(material_sort(&[diffuse, diffuse], sort), MaterialSort::Off);
+        assert_eq!(material_sort(&[coated(3), diffuse, coated(3)], sort), MaterialSort::Off);
+        assert_eq!(material_sort(&[coated(3), diffuse, coated(5)], sort), sort);
+        assert_eq!(
+            material_sort(&[coated(3), coated(5)], MaterialSort::Off),
+            MaterialSort::Off
+        );
     }
 }

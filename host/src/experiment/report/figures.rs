@@ -1,5 +1,6 @@
 //! Figures of a study, drawn with plotters to SVG and PNG: speedup against a
-//! swept parameter, per-kernel time stacks (one per scene), time against spp
+//! swept parameter, a heat map of the speedup over two swept parameters,
+//! per-kernel time stacks (one per scene), time against spp
 //! and against primitive count, CPU thread scaling and active lanes per warp.
 //! Every figure carries a footer naming config, study and command.
 
@@ -45,6 +46,7 @@ pub fn write_study_figures(study: &StudyData, m: &Manifest, dir: &Path) -> anyho
     let footer = footer(name, m);
     let one = |kind: &str, plot: Option<Plot>| plot.map(|p| (kind.to_string(), p));
     let mut plots: Vec<(String, Plot)> = one("speedup", speedup_plot(study)).into_iter().collect();
+    plots.extend(heat_maps(study));
     plots.extend(kernel_plots(study));
     plots.extend(
         [
@@ -249,7 +251,9 @@ fn error_plot(study: &StudyData) -> Option<Plot> {
 /// Figure 4: time against primitive count, log-log, one line per (back
 /// end, accel), when a scene field is swept.
 fn primitives_plot(study: &StudyData) -> Option<Plot> {
-    if !study.info.swept.iter().any(|p| p.starts_with("scene.")) {
+    let primitives: Vec<u64> = study.configs.iter().map(|c| c.row.primitives).collect();
+    let varies = primitives.iter().any(|&p| p != primitives[0]);
+    if !varies || !study.info.swept.iter().any(|p| p.starts_with("scene.")) {
         return None;
     }
     let series = lines(
@@ -396,6 +400,70 @@ fn lanes_plot(study: &StudyData) -> Option<Plot> {
     }))
 }
 
+/// Heat maps of the speedup over the baseline across the first two swept
+/// numeric parameters, scene fields first (x across, y up): one per back end and material sort
+/// other than the baseline, each cell the best speedup among that
+/// group's configurations there (over the baseline's best), with the 1.0
+/// contour drawn between cells on either side of it.
+fn heat_maps(study: &StudyData) -> Vec<(String, Plot)> {
+    let Some(baseline) = study.info.baseline.as_deref() else {
+        return Vec::new();
+    };
+    // Scene fields first: they are what the scene varies (the back ends'
+    // own settings are what the cells pick the best of).
+    let mut numeric: Vec<&String> = study
+        .info
+        .swept
+        .iter()
+        .filter(|p| study.configs.iter().any(|c| c.param(p).is_some()))
+        .collect();
+    numeric.sort_by_key(|p| !p.starts_with("scene."));
+    let [x_param, y_param, ..] = numeric[..] else {
+        return Vec::new();
+    };
+    let mut groups: IndexMap<String, Vec<&Config>> = IndexMap::new();
+    for c in study.configs.iter().filter(|c| c.row.backend != baseline) {
+        let sort = c.row.material_sort.as_deref().map(|s| format!(", material sort {s}"));
+        let key = format!("{}{}", c.row.backend, sort.unwrap_or_default());
+        groups.entry(key).or_default().push(c);
+    }
+    let values = |param: &str| {
+        let mut v: Vec<f64> = study.configs.iter().filter_map(|c| c.param(param)).collect();
+        v.sort_by(f64::total_cmp);
+        v.dedup();
+        v
+    };
+    let (xs, ys) = (values(x_param), values(y_param));
+    groups
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, (group, configs))| {
+            let mut cells = vec![vec![None::<f64>; xs.len()]; ys.len()];
+            for c in configs {
+                let (Some(x), Some(y), Some(s)) = (c.param(x_param), c.param(y_param), study.speedup(c)) else {
+                    continue;
+                };
+                let (Some(col), Some(row)) = (xs.iter().position(|&v| v == x), ys.iter().position(|&v| v == y)) else {
+                    continue;
+                };
+                let cell = &mut cells[row][col];
+                *cell = Some(cell.map_or(s, |best: f64| best.max(s)));
+            }
+            cells.iter().flatten().any(Option::is_some).then(|| {
+                let plot = Plot::Heat(HeatMap {
+                    title: format!("{group} over the best {baseline} (study {})", study.info.name),
+                    x_desc: param_desc(x_param),
+                    y_desc: param_desc(y_param),
+                    xs: xs.clone(),
+                    ys: ys.clone(),
+                    cells,
+                });
+                (format!("heat_map_{i}"), plot)
+            })
+        })
+        .collect()
+}
+
 /// Per kernel of configuration `run` (in order of appearance), the median
 /// over repetitions of `value`, for kernels that have it.
 fn kernel_medians(study: &StudyData, run: u32, value: impl Fn(&KernelRow) -> Option<f64>) -> Vec<(String, f64)> {
@@ -415,6 +483,7 @@ fn kernel_medians(study: &StudyData, run: u32, value: impl Fn(&KernelRow) -> Opt
 enum Plot {
     Line(LineChart),
     Bars(BarChart),
+    Heat(HeatMap),
 }
 
 impl Plot {
@@ -448,6 +517,7 @@ impl Plot {
         match self {
             Plot::Line(chart) => chart.draw(&chart_area)?,
             Plot::Bars(chart) => chart.draw(&chart_area)?,
+            Plot::Heat(chart) => chart.draw(&chart_area)?,
         }
         let style = TextStyle::from((FONT, 12).into_font()).color(&RGBColor(90, 90, 90));
         footer_area.draw_text(footer, &style, (16, 4))?;
@@ -460,6 +530,7 @@ impl Plot {
         match self {
             Plot::Line(chart) => &chart.title,
             Plot::Bars(chart) => &chart.title,
+            Plot::Heat(chart) => &chart.title,
         }
     }
 }
@@ -777,6 +848,106 @@ impl BarChart {
     }
 }
 
+/// Speedups over a grid of two parameters' values: coloured cells (blue
+/// below 1, red above, by log2), each labelled with its value, and the 1.0
+/// contour as thick lines on the edges between cells on either side.
+struct HeatMap {
+    title: String,
+    x_desc: String,
+    y_desc: String,
+    /// The x parameter's values, across.
+    xs: Vec<f64>,
+    /// The y parameter's values, up.
+    ys: Vec<f64>,
+    /// `cells[row][column]`, row `i` at `ys[i]`; `None` where not measured.
+    cells: Vec<Vec<Option<f64>>>,
+}
+
+impl HeatMap {
+    /// The colour of speedup `s`: white at 1, saturating at 1/8 and 8.
+    fn shade(s: f64) -> RGBColor {
+        let t = (s.log2() / 3.0).clamp(-1.0, 1.0);
+        let fade = |full: u8| (255.0 - (255.0 - f64::from(full)) * t.abs()) as u8;
+        if t >= 0.0 {
+            RGBColor(fade(200), fade(40), fade(40))
+        } else {
+            RGBColor(fade(40), fade(80), fade(200))
+        }
+    }
+
+    /// Draws the cells, their values, the contour and the axes.
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> anyhow::Result<()>
+    where
+        DB::ErrorType: 'static,
+    {
+        let (nx, ny) = (self.xs.len(), self.ys.len());
+        let mut chart = chart_builder(root, &self.title, 70).build_cartesian_2d(0.0..nx as f64, 0.0..ny as f64)?;
+        let label = |values: &[f64], v: f64| {
+            let i = v.floor() as usize;
+            if (v - v.floor() - 0.5).abs() < 1e-6 && i < values.len() {
+                tick(&values[i])
+            } else {
+                String::new()
+            }
+        };
+        chart
+            .configure_mesh()
+            .disable_mesh()
+            .x_desc(self.x_desc.as_str())
+            .y_desc(self.y_desc.as_str())
+            .x_labels(2 * nx + 1)
+            .y_labels(2 * ny + 1)
+            .x_label_formatter(&|v| label(&self.xs, *v))
+            .y_label_formatter(&|v| label(&self.ys, *v))
+            .label_style((FONT, 14))
+            .axis_desc_style((FONT, 16))
+            .draw()?;
+        let cell = |row: usize, col: usize| self.cells[row][col];
+        for row in 0..ny {
+            for col in 0..nx {
+                let Some(s) = cell(row, col) else { continue };
+                let (x, y) = (col as f64, row as f64);
+                chart.draw_series([Rectangle::new([(x, y), (x + 1.0, y + 1.0)], Self::shade(s).filled())])?;
+                let style = TextStyle::from((FONT, 16).into_font()).pos(plotters::style::text_anchor::Pos::new(
+                    plotters::style::text_anchor::HPos::Center,
+                    plotters::style::text_anchor::VPos::Center,
+                ));
+                chart.draw_series([Text::new(format!("{s:.2}×"), (x + 0.5, y + 0.5), style)])?;
+            }
+        }
+        // The contour: every edge between two measured cells on either
+        // side of 1.
+        let above = |row: usize, col: usize| cell(row, col).map(|s| s >= 1.0);
+        let mut edges = Vec::new();
+        for row in 0..ny {
+            for col in 0..nx {
+                let Some(here) = above(row, col) else { continue };
+                if col + 1 < nx && above(row, col + 1).is_some_and(|a| a != here) {
+                    let x = (col + 1) as f64;
+                    edges.push([(x, row as f64), (x, row as f64 + 1.0)]);
+                }
+                if row + 1 < ny && above(row + 1, col).is_some_and(|a| a != here) {
+                    let y = (row + 1) as f64;
+                    edges.push([(col as f64, y), (col as f64 + 1.0, y)]);
+                }
+            }
+        }
+        let contour = BLACK.stroke_width(4);
+        chart
+            .draw_series(edges.into_iter().map(|e| PathElement::new(e.to_vec(), contour)))?
+            .label("speedup 1.0")
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], contour));
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .label_font((FONT, 14))
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .draw()?;
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -858,6 +1029,56 @@ mod tests {
         let one = line_chart(speedup_plot(&study(&info, &rows(&["a"]), &[])));
         assert_eq!(one.series.len(), 1);
         assert_eq!(one.series[0].name, "gpu-wave");
+    }
+
+    #[test]
+    fn heat_maps_take_each_cells_best_over_the_best_baseline_per_back_end_and_sort() {
+        let info = ManifestStudy {
+            name: "s".into(),
+            baseline: Some("gpu-mega".into()),
+            swept: vec!["max_registers".into(), "scene.k".into(), "scene.n".into()],
+            ..ManifestStudy::default()
+        };
+        // Cells (k, n) in {1, 4} x {2, 8}; the megakernel takes 10 ms at
+        // its best (20 ms capped at 80), the wavefront 5 ms sorted and 20
+        // unsorted, except at (4, 8) where sorting is 40 ms capped at 80.
+        let mut rows = Vec::new();
+        for (k, n) in [(1, 2), (4, 2), (1, 8), (4, 8)] {
+            let cell = |run: usize, backend: &str, cap: u32, sort: Option<&str>, ms: f64| RunRow {
+                scene_overrides: format!("k={k}, n={n}"),
+                max_registers: Some(cap),
+                material_sort: sort.map(Into::into),
+                ..row(run as u32, "m", backend, None, ms)
+            };
+            let run = rows.len();
+            let sorted_ms = if (k, n) == (4, 8) { 40.0 } else { 5.0 };
+            rows.extend([
+                cell(run, "gpu-mega", 80, None, 20.0),
+                cell(run + 1, "gpu-mega", 128, None, 10.0),
+                cell(run + 2, "gpu-wave", 80, Some("variant"), sorted_ms),
+                cell(run + 3, "gpu-wave", 128, Some("off"), 20.0),
+            ]);
+        }
+        let data = study(&info, &rows, &[]);
+        let maps = heat_maps(&data);
+        let heat = |i: usize| match &maps[i].1 {
+            Plot::Heat(h) => h,
+            _ => panic!("expected a heat map"),
+        };
+        assert_eq!(maps.len(), 2, "one per (back end, sort)");
+        let sorted = heat(0);
+        assert!(
+            sorted
+                .title
+                .starts_with("gpu-wave, material sort variant over the best gpu-mega")
+        );
+        assert_eq!(
+            (sorted.xs.as_slice(), sorted.ys.as_slice()),
+            ([1.0, 4.0].as_slice(), [2.0, 8.0].as_slice())
+        );
+        assert_eq!(sorted.cells, [[Some(2.0), Some(2.0)], [Some(2.0), Some(0.25)]]);
+        assert_eq!(heat(1).cells, [[Some(0.5), Some(0.5)], [Some(0.5), Some(0.5)]]);
+        assert_eq!(sorted.x_desc, "scene.k");
     }
 
     #[test]
