@@ -9,6 +9,7 @@ use crate::geometry::Hit;
 use crate::math::{Rgb, Vec3};
 use crate::observe::BranchObserver;
 use crate::scene::{RenderParams, RenderView, SceneView};
+use crate::shading::Bsdf;
 use crate::stages::{PathState, PathStatus, extend::extend, generate::generate, shade::shade};
 
 /// A half-open range of sample indices.
@@ -51,7 +52,7 @@ impl PixelResult {
 /// `deposit` each contribution to the pixel (or the debug value) and
 /// returns the rays traced.
 #[inline(always)]
-pub fn trace_path<T: Traversal>(
+pub fn trace_path<T: Traversal, B: Bsdf>(
     scene: &SceneView,
     params: &RenderParams,
     (pixel, sample): (u32, u32),
@@ -64,7 +65,7 @@ pub fn trace_path<T: Traversal>(
         deposit(debug_value(scene, params.view, hit.as_ref()));
         return 1;
     }
-    finish_path::<T>(scene, params, &mut path, observer, |_, _| {}, deposit)
+    finish_path::<T, B>(scene, params, &mut path, observer, |_, _| {}, deposit)
 }
 
 /// Extends and shades `path` from its current ray until it ends, and
@@ -76,7 +77,7 @@ pub fn trace_path<T: Traversal>(
 /// megakernel, the CPU back ends, the wavefront's tail drain and the host's
 /// diagnostics all trace through this one loop.
 #[inline(always)]
-pub fn finish_path<T: Traversal>(
+pub fn finish_path<T: Traversal, B: Bsdf>(
     scene: &SceneView,
     params: &RenderParams,
     path: &mut PathState,
@@ -89,7 +90,7 @@ pub fn finish_path<T: Traversal>(
         let hit = extend::<T>(scene, &path.ray);
         rays += 1;
         on_segment(path, hit.as_ref());
-        let shaded = shade(scene, params, path, hit, observer);
+        let shaded = shade::<B>(scene, params, path, hit, observer);
         if !shaded.light.is_black() {
             deposit(shaded.light);
         }
@@ -126,7 +127,7 @@ fn debug_value(scene: &SceneView, view: RenderView, hit: Option<&Hit>) -> Rgb {
 /// Traces `samples` of `pixel` in order and sums their contributions in
 /// fixed point.
 #[inline(always)]
-pub fn render_pixel<T: Traversal>(
+pub fn render_pixel<T: Traversal, B: Bsdf>(
     scene: &SceneView,
     params: &RenderParams,
     pixel: u32,
@@ -136,7 +137,7 @@ pub fn render_pixel<T: Traversal>(
     let mut out = PixelResult::default();
     let mut rays = 0;
     for sample in samples.begin..samples.end {
-        rays += trace_path::<T>(scene, params, (pixel, sample), observer, |c| out.deposit(c));
+        rays += trace_path::<T, B>(scene, params, (pixel, sample), observer, |c| out.deposit(c));
     }
     out.rays = rays;
     out

@@ -270,15 +270,14 @@ queues! {
     rays_out,
     /// One queue per shading class.
     shade[ShadeClass::COUNT],
-    /// The queue of [`crate::shading::SORTED_CLASS`] sorted by variant
-    /// (when the render sorts).
-    sorted,
     /// Prefix-sum compaction: 1 at each ray-queue position whose path
     /// continues. During a refill, before any path is shaded: the free
     /// slots below the survivor count (the holes survivors move into).
     alive,
     /// Prefix-sum compaction: per-warp counts, then offsets. One word per
-    /// slot, enough for warps of one lane (the host's emulation).
+    /// slot, enough for warps of one lane (the host's emulation). Before
+    /// the compaction, while paths are shaded, the sorted class's queue
+    /// ([`Queues::sorted`]).
     scan_warps,
 }
 
@@ -296,6 +295,17 @@ pub const fn scan_blocks(capacity: usize) -> usize {
 }
 
 impl Queues {
+    /// The queue of [`crate::shading::SORTED_CLASS`] sorted by variant,
+    /// when the render sorts. It lives in `scan_warps`: the prefix-sum
+    /// compaction writes that only after every shading kernel has run, and
+    /// it holds one word per slot, as a queue needs. (A list of its own
+    /// would take the 4 bytes per path that keep 2^22 paths within the
+    /// default 512 MiB.)
+    #[inline(always)]
+    pub fn sorted(&self) -> *mut u32 {
+        self.scan_warps
+    }
+
     /// The same queues with the two ray queues exchanged (between iterations).
     pub fn swapped(self) -> Self {
         Queues {

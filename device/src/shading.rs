@@ -52,9 +52,34 @@ pub trait Shader: Bsdf {
     const CLASS: ShadeClass;
 }
 
-/// Every material, dispatching on its kind (the megakernel and the CPU
-/// back ends; the wavefront runs one kernel per class instead).
-pub struct AnyMaterial;
+/// A set of shading classes, one bit per [`ShadeClass`]: the classes whose
+/// code a kernel that dispatches over materials is compiled with.
+pub type ClassSet = u32;
+
+/// Every class.
+pub const ALL_CLASSES: ClassSet = ClassSet::MAX;
+
+/// The classes whose code is large (the coated material's sixteen noise
+/// programs). Kernels that dispatch over every class (the megakernel, the
+/// wavefront's drain) are also built without them, [`LEAN_CLASSES`], for
+/// scenes that do not use them: compiled in, their code made the
+/// megakernel up to 13% slower on scenes that never run it
+/// (results/material_cost/).
+pub const COSTLY_CLASSES: ClassSet = 1 << ShadeClass::Coated as u32;
+
+/// Every class but the costly ones.
+pub const LEAN_CLASSES: ClassSet = !COSTLY_CLASSES;
+
+/// The classes the materials `materials` need.
+pub fn classes_of(materials: &[Material]) -> ClassSet {
+    materials.iter().fold(0, |set, m| set | 1 << m.kind.class() as u32)
+}
+
+/// Every material, dispatching on its kind over the classes of `CLASSES`
+/// (the megakernel and the CPU back ends; the wavefront runs one kernel per
+/// class instead). A material of a class left out absorbs: the host runs
+/// such a kernel only on scenes without that class.
+pub struct AnyMaterial<const CLASSES: ClassSet = ALL_CLASSES>;
 
 /// The table, handed to the macro `$declare` (one in scope where this is
 /// invoked): `surfaces { Kind => scatter, evaluate, kernel name; … }`, then
@@ -122,18 +147,24 @@ macro_rules! shading_classes {
             }
         }
 
-        impl Bsdf for AnyMaterial {
+        impl<const CLASSES: ClassSet> Bsdf for AnyMaterial<CLASSES> {
             #[inline(always)]
             fn scatter(material: &Material, input: &ScatterInput) -> Scatter {
                 match material.kind {
-                    $(MaterialKind::$surface => $scatter(material, input),)*
+                    $(MaterialKind::$surface if CLASSES & 1 << ShadeClass::$surface as u32 != 0 => {
+                        $scatter(material, input)
+                    })*
+                    _ => Scatter::Absorbed,
                 }
             }
 
             #[inline(always)]
             fn evaluate(material: &Material, input: &ScatterInput, dir: Vec3) -> Option<Evaluated> {
                 match material.kind {
-                    $(MaterialKind::$surface => $evaluate(material, input, dir),)*
+                    $(MaterialKind::$surface if CLASSES & 1 << ShadeClass::$surface as u32 != 0 => {
+                        $evaluate(material, input, dir)
+                    })*
+                    _ => None,
                 }
             }
         }

@@ -7,6 +7,7 @@ use crate::kernel::{Kernel, Thread};
 use crate::launch::{LaunchCounters, Tile};
 use crate::observe::{DivergenceCounters, Unobserved, WarpDivergence};
 use crate::scene::{RenderParams, SceneView};
+use crate::shading::{AnyMaterial, ClassSet};
 use core::marker::PhantomData;
 use core::sync::atomic::{AtomicU64, Ordering};
 
@@ -44,10 +45,12 @@ const _: () = assert!(core::mem::size_of::<MegakernelArgs>() == 344 + 32 + 8 + 1
 /// `COUNTED` compiles the divergence counting in. The kernel that does not
 /// count is a separate entry point without it: even behind a null check that
 /// never passes, the counting code made the brute-force megakernel 36%
-/// slower (`results/regression/`).
-pub struct Megakernel<T, const COUNTED: bool>(PhantomData<T>);
+/// slower (`results/regression/`). `CLASSES` are the shading classes
+/// compiled in ([`crate::shading::LEAN_CLASSES`] for scenes without the
+/// costly ones).
+pub struct Megakernel<T, const COUNTED: bool, const CLASSES: ClassSet>(PhantomData<T>);
 
-impl<T: Traversal, const COUNTED: bool> Kernel for Megakernel<T, COUNTED> {
+impl<T: Traversal, const COUNTED: bool, const CLASSES: ClassSet> Kernel for Megakernel<T, COUNTED, CLASSES> {
     type Args = MegakernelArgs;
 
     #[inline(always)]
@@ -58,9 +61,15 @@ impl<T: Traversal, const COUNTED: bool> Kernel for Megakernel<T, COUNTED> {
         }
         let pixel = (a.tile.y0 + ty) * a.params.width + a.tile.x0 + tx;
         let result = if COUNTED {
-            render_pixel::<T>(&a.scene, &a.params, pixel, a.samples, &WarpDivergence(a.divergence))
+            render_pixel::<T, AnyMaterial<CLASSES>>(
+                &a.scene,
+                &a.params,
+                pixel,
+                a.samples,
+                &WarpDivergence(a.divergence),
+            )
         } else {
-            render_pixel::<T>(&a.scene, &a.params, pixel, a.samples, &Unobserved)
+            render_pixel::<T, AnyMaterial<CLASSES>>(&a.scene, &a.params, pixel, a.samples, &Unobserved)
         };
         // SAFETY: each pixel belongs to exactly one thread of this launch, and
         // the caller guarantees the buffers' sizes.

@@ -4,7 +4,7 @@
 //!
 //! The kernels that traverse the scene are compiled once per acceleration
 //! structure, so that each holds one traversal's code; [`AccelKernels`]
-//! names the six of one structure, and [`visit_accel`] picks them for a
+//! names those of one structure, and [`visit_accel`] picks them for a
 //! structure chosen at run time. The shading kernels ([`shade`]) are
 //! compiled once per class, declared from the table of classes in
 //! [`crate::shading`], and [`shade::visit_shade`] picks one at run time.
@@ -19,14 +19,20 @@ pub mod wavefront;
 
 use crate::accel::{AccelKind, BruteForce, Bvh, Bvh8, KdTree, Traversal};
 use crate::kernel::EntryPoint;
+use crate::shading::{ALL_CLASSES, LEAN_CLASSES};
 use megakernel::{Megakernel, MegakernelArgs};
 use raycast::{Raycast, RaycastArgs};
 use wavefront::{Drain, Extend, Shadow, WavefrontArgs};
 
-/// The kernels compiled for one acceleration structure.
+/// The kernels compiled for one acceleration structure. The megakernel
+/// and the drain come twice: with every shading class, and lean (without
+/// the costly classes, [`crate::shading::LEAN_CLASSES`]) for scenes that do
+/// not use them.
 pub trait AccelKernels: Traversal {
     /// The megakernel.
     type Megakernel: EntryPoint<Args = MegakernelArgs>;
+    /// The megakernel without the costly classes.
+    type LeanMegakernel: EntryPoint<Args = MegakernelArgs>;
     /// The megakernel that counts divergence at the material branch.
     type CountingMegakernel: EntryPoint<Args = MegakernelArgs>;
     /// The ray-casting kernel.
@@ -35,6 +41,8 @@ pub trait AccelKernels: Traversal {
     type Extend: EntryPoint<Args = WavefrontArgs>;
     /// The wavefront's tail drain.
     type Drain: EntryPoint<Args = WavefrontArgs>;
+    /// The tail drain without the costly classes.
+    type LeanDrain: EntryPoint<Args = WavefrontArgs>;
     /// The wavefront's shadow-ray kernel (any hit).
     type Shadow: EntryPoint<Args = WavefrontArgs>;
 }
@@ -49,14 +57,16 @@ pub trait AccelVisitor {
 }
 
 macro_rules! accel_kernels {
-    ($($kind:ident => $t:ty: $mega:ident, $counting:ident, $cast:ident, $extend:ident, $drain:ident, $shadow:ident;)*) => {
+    ($($kind:ident => $t:ty: $mega:ident, $lean:ident, $counting:ident, $cast:ident, $extend:ident, $drain:ident, $lean_drain:ident, $shadow:ident;)*) => {
         $(
             impl AccelKernels for $t {
-                type Megakernel = Megakernel<$t, false>;
-                type CountingMegakernel = Megakernel<$t, true>;
+                type Megakernel = Megakernel<$t, false, ALL_CLASSES>;
+                type LeanMegakernel = Megakernel<$t, false, LEAN_CLASSES>;
+                type CountingMegakernel = Megakernel<$t, true, ALL_CLASSES>;
                 type Raycast = Raycast<$t>;
                 type Extend = Extend<$t>;
-                type Drain = Drain<$t>;
+                type Drain = Drain<$t, ALL_CLASSES>;
+                type LeanDrain = Drain<$t, LEAN_CLASSES>;
                 type Shadow = Shadow<$t>;
             }
         )*
@@ -70,16 +80,25 @@ macro_rules! accel_kernels {
         }
 
         crate::kernel::entry_points! {
-            $($mega => Megakernel<$t, false>, $counting => Megakernel<$t, true>, $cast => Raycast<$t>, $extend => Extend<$t>, $drain => Drain<$t>, $shadow => Shadow<$t>,)*
+            $(
+                $mega => Megakernel<$t, false, ALL_CLASSES>,
+                $lean => Megakernel<$t, false, LEAN_CLASSES>,
+                $counting => Megakernel<$t, true, ALL_CLASSES>,
+                $cast => Raycast<$t>,
+                $extend => Extend<$t>,
+                $drain => Drain<$t, ALL_CLASSES>,
+                $lean_drain => Drain<$t, LEAN_CLASSES>,
+                $shadow => Shadow<$t>,
+            )*
         }
     };
 }
 
 accel_kernels! {
-    None => BruteForce: megakernel_brute, megakernel_counting_brute, raycast_brute, wf_extend_brute, wf_drain_brute, wf_shadow_brute;
-    Bvh => Bvh: megakernel_bvh, megakernel_counting_bvh, raycast_bvh, wf_extend_bvh, wf_drain_bvh, wf_shadow_bvh;
-    KdTree => KdTree: megakernel_kdtree, megakernel_counting_kdtree, raycast_kdtree, wf_extend_kdtree, wf_drain_kdtree, wf_shadow_kdtree;
-    Bvh8 => Bvh8: megakernel_bvh8, megakernel_counting_bvh8, raycast_bvh8, wf_extend_bvh8, wf_drain_bvh8, wf_shadow_bvh8;
+    None => BruteForce: megakernel_brute, megakernel_lean_brute, megakernel_counting_brute, raycast_brute, wf_extend_brute, wf_drain_brute, wf_drain_lean_brute, wf_shadow_brute;
+    Bvh => Bvh: megakernel_bvh, megakernel_lean_bvh, megakernel_counting_bvh, raycast_bvh, wf_extend_bvh, wf_drain_bvh, wf_drain_lean_bvh, wf_shadow_bvh;
+    KdTree => KdTree: megakernel_kdtree, megakernel_lean_kdtree, megakernel_counting_kdtree, raycast_kdtree, wf_extend_kdtree, wf_drain_kdtree, wf_drain_lean_kdtree, wf_shadow_kdtree;
+    Bvh8 => Bvh8: megakernel_bvh8, megakernel_lean_bvh8, megakernel_counting_bvh8, raycast_bvh8, wf_extend_bvh8, wf_drain_bvh8, wf_drain_lean_bvh8, wf_shadow_bvh8;
 }
 
 /// Every entry point in the PTX, for listings and checks (the last,

@@ -36,7 +36,7 @@ impl<S: Shader> Kernel for Shade<S> {
         unsafe {
             let count = a.control().counters.shade[k];
             let queue = if S::CLASS == SORTED_CLASS && a.material_sort == MaterialSort::ByVariant {
-                a.queues.sorted
+                a.queues.sorted()
             } else {
                 a.queues.shade[k]
             };

@@ -82,7 +82,7 @@ impl Kernel for SortByVariant {
                 let start: u32 = (0..VARIANTS).map(|u| if u < v { counts[u] } else { 0 }).sum();
                 let group = match_any(active_mask(), v as u32);
                 let at = reserve(&raw mut (*counters).variants_placed[v], group);
-                *a.queues.sorted.add((start + at) as usize) = slot;
+                *a.queues.sorted().add((start + at) as usize) = slot;
             });
         }
     }

@@ -22,7 +22,7 @@ use crate::math::Rgb;
 use crate::observe::{DivergenceCounters, Unobserved};
 use crate::queue::{Control, PathPool, Queues, WorkQueue};
 use crate::scene::{RenderParams, SceneView};
-use crate::shading::ShadeClass;
+use crate::shading::{AnyMaterial, ClassSet, ShadeClass};
 use crate::stages::{ShadowRay, extend::extend, generate::generate};
 use crate::warp::{WARP_SIZE, active_mask, append, ballot, lane_id, match_any, reserve, shuffle_index};
 use core::marker::PhantomData;
@@ -385,10 +385,11 @@ pub(super) unsafe fn deposit(radiance: Rgb, pixel: u32, film: *mut FixedRgb, cou
 /// The tail drain: once every sample has been issued and few paths remain,
 /// each remaining path is traced to its end by one thread (extend and shade
 /// in a loop, as the megakernel does), instead of paying a full iteration
-/// of launches per remaining bounce.
-pub struct Drain<T>(PhantomData<T>);
+/// of launches per remaining bounce. `CLASSES` are the shading classes
+/// compiled in, as for the megakernel.
+pub struct Drain<T, const CLASSES: ClassSet>(PhantomData<T>);
 
-impl<T: Traversal> Kernel for Drain<T> {
+impl<T: Traversal, const CLASSES: ClassSet> Kernel for Drain<T, CLASSES> {
     type Args = WavefrontArgs;
 
     #[inline(always)]
@@ -401,7 +402,14 @@ impl<T: Traversal> Kernel for Drain<T> {
                 let mut path = a.pool.load(slot);
                 let pixel = path.pixel;
                 let light = |c| deposit(c, pixel, a.film, a.counters);
-                let rays = finish_path::<T>(&a.scene, &a.params, &mut path, &Unobserved, |_, _| {}, light);
+                let rays = finish_path::<T, AnyMaterial<CLASSES>>(
+                    &a.scene,
+                    &a.params,
+                    &mut path,
+                    &Unobserved,
+                    |_, _| {},
+                    light,
+                );
                 AtomicU64::from_ptr(&raw mut (*a.counters).rays).fetch_add(rays as u64, Ordering::Relaxed);
             });
         }

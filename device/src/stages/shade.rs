@@ -22,7 +22,7 @@ use crate::math::{Ray, Rgb};
 use crate::observe::BranchObserver;
 use crate::rng::Dim;
 use crate::scene::{Nee, RenderParams, SceneView};
-use crate::shading::{AnyMaterial, Bsdf, ShadeClass};
+use crate::shading::{Bsdf, ShadeClass};
 
 /// The smallest Russian-roulette survival probability, so that a dim path is
 /// never weighted up by more than 20×.
@@ -156,7 +156,7 @@ fn next_event<B: Bsdf>(
 /// Shades one path after [`super::extend::extend`], whatever it hit,
 /// telling `observer` which class's code it runs.
 #[inline(always)]
-pub fn shade(
+pub fn shade<B: Bsdf>(
     scene: &SceneView,
     params: &RenderParams,
     path: &mut PathState,
@@ -171,7 +171,7 @@ pub fn shade(
         Some(hit) => {
             let material = &scene.materials.as_slice()[hit.material as usize];
             observer.material_branch(material.kind.class(), material.variant());
-            surface::<AnyMaterial>(scene, params, path, &hit, material)
+            surface::<B>(scene, params, path, &hit, material)
         }
     }
 }

@@ -14,6 +14,7 @@ use device::film::FixedRgb;
 use device::integrator::{SampleRange, render_pixel};
 use device::kernels::{AccelKernels, AccelVisitor, visit_accel};
 use device::observe::Unobserved;
+use device::shading::AnyMaterial;
 use rayon::prelude::*;
 use std::time::{Duration, Instant};
 
@@ -123,7 +124,7 @@ fn render_with<T: Traversal>(
         let render_span = |(first, span): Span| {
             let mut tally = Tally::default();
             for (i, out) in span.iter_mut().enumerate() {
-                let r = render_pixel::<T>(&view, &job.params, (first + i) as u32, samples, &Unobserved);
+                let r = render_pixel::<T, AnyMaterial>(&view, &job.params, (first + i) as u32, samples, &Unobserved);
                 out.add(r.sum);
                 tally = tally.plus(Tally {
                     rays: r.rays as u64,

@@ -19,6 +19,7 @@ use device::launch::RayHit;
 use device::math::Ray;
 use device::observe::Unobserved;
 use device::scene::RenderParams;
+use device::shading::AnyMaterial;
 use device::stages::PathState;
 use device::stages::generate::generate;
 use rayon::prelude::*;
@@ -66,7 +67,7 @@ pub fn make_rays(scene: &PreparedScene, params: &RenderParams, kind: RayKind, co
                         out.push(p.ray)
                     }
                 };
-                finish_path::<Dispatch>(&view, params, &mut path, &Unobserved, segment, |_| {});
+                finish_path::<Dispatch, AnyMaterial>(&view, params, &mut path, &Unobserved, segment, |_| {});
                 out
             })
             .collect();

@@ -22,6 +22,7 @@ use device::launch::Tile;
 use device::math::{Ray, Rgb};
 use device::observe::Unobserved;
 use device::scene::{RenderParams, RenderView};
+use device::shading::AnyMaterial;
 use device::stages::PathState;
 use device::stages::generate::generate;
 use std::fmt::Write as _;
@@ -171,7 +172,7 @@ pub fn trace_steps(scene: &PreparedScene, params: &RenderParams, pixel: u32, sam
             throughput: p.throughput,
         })
     };
-    finish_path::<Dispatch>(&view, params, &mut path, &Unobserved, segment, |_| {});
+    finish_path::<Dispatch, AnyMaterial>(&view, params, &mut path, &Unobserved, segment, |_| {});
     steps
 }
 
@@ -271,7 +272,7 @@ fn first_differing_sample(
         // The same rule as `render_pixel`: each contribution in fixed
         // point, invalid ones adding nothing.
         let mut cpu = PixelResult::default();
-        trace_path::<Dispatch>(&view, &params, (pixel, sample), &Unobserved, |c| cpu.deposit(c));
+        trace_path::<Dispatch, AnyMaterial>(&view, &params, (pixel, sample), &Unobserved, |c| cpu.deposit(c));
         let cpu_value = cpu.sum;
         if gpu_value != cpu_value {
             let path = trace_steps(scene, &params, pixel, sample);

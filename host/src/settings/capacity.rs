@@ -126,4 +126,15 @@ mod tests {
             "{per_path} vs {expected}"
         );
     }
+
+    #[test]
+    fn the_default_budget_holds_2_to_the_22_paths_or_2_to_the_21_with_shadow_rays() {
+        let resolve = |shadows| {
+            Capacity::DEFAULT
+                .resolve(1 << 30, shadows, || Err::<usize, ()>(()))
+                .unwrap()
+        };
+        assert_eq!(resolve(false), 1 << 22);
+        assert_eq!(resolve(true), 1 << 21);
+    }
 }

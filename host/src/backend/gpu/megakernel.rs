@@ -21,6 +21,7 @@ use device::kernels::megakernel::MegakernelArgs;
 use device::kernels::{AccelKernels, AccelVisitor, visit_accel};
 use device::launch::{LaunchCounters, Tile};
 use device::observe::DivergenceCounters;
+use device::shading::{COSTLY_CLASSES, classes_of};
 use std::time::Instant;
 
 /// The tiles covering a `width × height` image, row by row.
@@ -114,6 +115,8 @@ impl AccelVisitor for Launches<'_> {
     fn visit<A: AccelKernels>(self) -> Result<RenderOutput, GpuError> {
         if self.config.count_divergence {
             self.run::<A::CountingMegakernel>()
+        } else if classes_of(&self.job.scene.scene.materials) & COSTLY_CLASSES == 0 {
+            self.run::<A::LeanMegakernel>()
         } else {
             self.run::<A::Megakernel>()
         }

@@ -219,12 +219,12 @@ fn fill_items(launches: &mut [LaunchRecord], out: &WavefrontOutput, accel: devic
     use device::shading::{SORTED_CLASS, ShadeClass};
     struct Names;
     impl AccelVisitor for Names {
-        type Output = (&'static str, &'static str, &'static str);
+        type Output = (&'static str, [&'static str; 2], &'static str);
         fn visit<A: AccelKernels>(self) -> Self::Output {
-            (A::Extend::NAME, A::Drain::NAME, A::Shadow::NAME)
+            (A::Extend::NAME, [A::Drain::NAME, A::LeanDrain::NAME], A::Shadow::NAME)
         }
     }
-    let (extend, drain, shadow) = visit_accel(accel, Names);
+    let (extend, drains, shadow) = visit_accel(accel, Names);
     let shade = ShadeClass::ALL.map(kernel_of);
     for l in launches {
         let Some(r) = out.log.get(l.iteration as usize) else {
@@ -235,7 +235,7 @@ fn fill_items(launches: &mut [LaunchRecord], out: &WavefrontOutput, accel: devic
             r.generate as u64
         } else if name == extend || name == ScanCount::NAME || name == ScanScatter::NAME {
             r.trace as u64
-        } else if name == drain {
+        } else if drains.contains(&name) {
             r.drain as u64
         } else if name == shadow {
             r.shadow as u64

@@ -20,7 +20,7 @@ use device::observe::DivergenceCounters;
 use device::queue::{Control, PathPool, Queues, SCAN_BLOCK, WorkQueue, scan_blocks};
 use device::scene::SceneView;
 use device::schedule::Schedule;
-use device::shading::{SORTED_CLASS, ShadeClass};
+use device::shading::{COSTLY_CLASSES, SORTED_CLASS, ShadeClass};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -91,6 +91,7 @@ struct Wavefront<'m, M: Machine> {
     classes: Vec<ShadeClass>,
     compaction: Compaction,
     sorts: bool,
+    lean: bool,
     drain: bool,
     refills: bool,
     shadows: bool,
@@ -309,6 +310,7 @@ impl<M: Machine> AccelVisitor for Run<'_, '_, M> {
             blocks: scan_blocks(capacity as usize) as u32,
             block: SCAN_BLOCK,
         };
+        let lean = self.classes.iter().all(|&c| COSTLY_CLASSES & 1 << c as u32 == 0);
         let mut w = Wavefront {
             machine: self.machine,
             args: [
@@ -323,6 +325,7 @@ impl<M: Machine> AccelVisitor for Run<'_, '_, M> {
             classes: self.classes,
             compaction: self.config.compaction,
             sorts: self.args.material_sort == MaterialSort::ByVariant,
+            lean,
             drain: self.config.drain_below > 0,
             // Bounce-synchronous waves start only in an empty pool, and a
             // pool that holds every path of the render is never refilled.
@@ -436,9 +439,14 @@ impl<M: Machine> Wavefront<'_, M> {
         self.launch_resident::<A::Extend>()
     }
 
-    /// The last paths, one thread each (a no-op until the plan drains).
+    /// The last paths, one thread each (a no-op until the plan drains),
+    /// by the lean drain where the scene has none of the costly classes.
     fn drain<A: AccelKernels>(&mut self) -> Result<(), M::Error> {
-        self.launch_resident::<A::Drain>()
+        if self.lean {
+            self.launch_resident::<A::LeanDrain>()
+        } else {
+            self.launch_resident::<A::Drain>()
+        }
     }
 
     /// One shading kernel per class the scene has, the sorted class's
