@@ -336,6 +336,7 @@ mod tests {
             pattern: Rgb::BLACK,
             octaves: 0,
             basis: crate::material::noise::Basis(0),
+            _pad: 0,
             frequency: 1.0,
         }
     }

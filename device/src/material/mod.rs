@@ -25,7 +25,7 @@ pub use crate::shading::{AnyMaterial, MaterialKind};
 
 /// A material as the device reads it. Fields that a class does not use are
 /// ignored (and written as zero by the host).
-#[repr(C)]
+#[repr(C, align(16))]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Material {
     /// Which scattering model applies.
@@ -53,10 +53,13 @@ pub struct Material {
     pub frequency: f32,
     /// Coated: which variant of the noise program textures the base.
     pub basis: noise::Basis,
+    /// Makes the size 80, a multiple of the 16-byte alignment, with no
+    /// implicit padding (materials are read with wide, aligned loads).
+    pub _pad: u32,
 }
 
-const _: () = assert!(core::mem::size_of::<Material>() == 76);
-// SAFETY: `#[repr(C)]`, four-byte fields only (its enums are `#[repr(u32)]`): the size asserted above is the sum of
+const _: () = assert!(core::mem::size_of::<Material>() == 80);
+// SAFETY: `#[repr(C, align(16))]`, four-byte fields only (its enums are `#[repr(u32)]`): the size asserted above is the sum of
 // the fields, so there is no padding.
 unsafe impl crate::kernel::AsBytes for Material {}
 

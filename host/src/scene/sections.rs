@@ -185,6 +185,7 @@ pub fn blank_material(kind: MaterialKind) -> Material {
         pattern: Rgb::BLACK,
         octaves: 0,
         basis: Basis(0),
+        _pad: 0,
         frequency: 1.0,
     }
 }
