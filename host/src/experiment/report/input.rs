@@ -82,12 +82,13 @@ pub fn read_manifest(path: &Path) -> anyhow::Result<Manifest> {
 
 /// Columns added after results were first committed: older files may lack
 /// them (the rows then read them as empty).
-const ADDED_LATER: [&str; 9] = [
+const ADDED_LATER: [&str; 10] = [
     "refill",
     "max_registers",
     "time_launches",
     "sampler",
     "nee",
+    "material_sort",
     "rmse",
     "rel_mse",
     "mae",

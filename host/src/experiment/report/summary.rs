@@ -293,7 +293,8 @@ fn seed_table(folders: &[Folder]) -> String {
 fn mega_wave_table(folders: &[Folder]) -> String {
     let mut out = String::from(
         "\n## Megakernel against wavefront\n\n\
-         Per study whose baseline is the megakernel: for each scene, the fastest measured \
+         Per study whose baseline is the megakernel: for each scene (as the study varied its \
+         fields), the fastest measured \
          configuration of each back end over the study's sweep (render-loop time), and the \
          wavefront's speedup over the megakernel (above 1: the wavefront wins).\n\n",
     );
@@ -316,22 +317,40 @@ fn mega_wave_table(folders: &[Folder]) -> String {
                 continue;
             }
             let study = StudyData::new(info, &f.configs, &[]);
-            for scene in study.scene_names() {
+            // Each scene as the study varied it (its scene fields swept):
+            // only renders of the same scene compare.
+            let mut scenes: Vec<(&str, &str)> = Vec::new();
+            for c in &study.configs {
+                let scene = (c.row.scene_name.as_str(), c.row.scene_overrides.as_str());
+                if !scenes.contains(&scene) {
+                    scenes.push(scene);
+                }
+            }
+            for (scene, overrides) in scenes {
                 let fastest = |backend: &str| {
                     study
                         .configs
                         .iter()
-                        .filter(|c| c.row.backend == backend && c.row.scene_name == scene && c.is_measured())
+                        .filter(|c| {
+                            c.row.backend == backend
+                                && c.row.scene_name == scene
+                                && c.row.scene_overrides == overrides
+                                && c.is_measured()
+                        })
                         .min_by(|a, b| a.median_ms.total_cmp(&b.median_ms))
                 };
                 let (Some(m), Some(w)) = (fastest(mega), fastest(wave)) else {
                     continue;
                 };
+                let scene = match overrides {
+                    "" => scene.to_string(),
+                    o => format!("{scene} ({o})"),
+                };
                 let _ = write!(
                     out,
                     "{}",
                     table_row(&[
-                        scene.to_string(),
+                        scene,
                         format!("{:.2}", m.median_ms),
                         format!("`{}`", m.row.config),
                         format!("{:.2}", w.median_ms),

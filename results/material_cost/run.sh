@@ -3,7 +3,7 @@
 # results/nee at the same commit): a GPU-against-CPU check of the
 # material-cost scene with sixteen programs on both back ends, then the
 # experiments (through results/experiments.sh).
-#   bash results/material_cost_run.sh
+#   bash results/material_cost/run.sh
 set -uo pipefail
 R=${OUT:-/tmp/out}
 B=gpu-run/wavepath
