@@ -4,7 +4,8 @@ mod util;
 
 use device::film::FIXED_POINT_SCALE;
 use util::{render, scene};
-use wavepath::backend::BackendKind;
+use wavepath::backend::{BackendKind, RenderOutput};
+use wavepath::prepared::PreparedScene;
 
 /// A scene under a uniform background of radiance 1 with the given materials
 /// and objects, seen by a pinhole camera from +z.
@@ -31,6 +32,17 @@ color = [1.0, 1.0, 1.0]
     )
 }
 
+/// Renders `s` (a white furnace) at 24x16 and 4 spp on the CPU, checks
+/// that every pixel holds exactly one per sample, and returns the render.
+fn every_path_returns_one(s: &PreparedScene) -> RenderOutput {
+    let out = render(s, BackendKind::Cpu, 24, 16, 4);
+    let one = 4 * FIXED_POINT_SCALE as u64;
+    for p in &out.film {
+        assert_eq!((p.r, p.g, p.b), (one, one, one));
+    }
+    out
+}
+
 #[test]
 fn white_convex_objects_vanish_in_a_white_furnace() {
     // Albedo 1 under radiance 1: every path returns exactly 1, so every
@@ -55,11 +67,7 @@ material = "white"
 "#,
         16,
     ));
-    let out = render(&s, BackendKind::Cpu, 24, 16, 4);
-    let one = 4 * FIXED_POINT_SCALE as u64;
-    for p in &out.film {
-        assert_eq!((p.r, p.g, p.b), (one, one, one));
-    }
+    let out = every_path_returns_one(&s);
     // The objects were really hit: some paths took two segments.
     assert!(out.rays > 24 * 16 * 4);
 }
@@ -236,11 +244,7 @@ material = "coat"
 "#,
         16,
     ));
-    let out = render(&s, BackendKind::Cpu, 24, 16, 4);
-    let one = 4 * FIXED_POINT_SCALE as u64;
-    for p in &out.film {
-        assert_eq!((p.r, p.g, p.b), (one, one, one));
-    }
+    let out = every_path_returns_one(&s);
     assert!(out.rays > 24 * 16 * 4);
 }
 
