@@ -85,6 +85,29 @@ fn megakernel_matches_the_cpu_bit_for_bit_on_every_seed_scene() {
 }
 
 #[test]
+fn textures_render_like_the_cpu_on_both_gpu_back_ends() {
+    let Some(_gpu) = gpu_or_skip("texture parity") else {
+        return;
+    };
+    let overrides = Overrides {
+        spp: Some(4),
+        size: Some((160, 100)),
+        ..Overrides::default()
+    };
+    for kind in [BackendKind::GpuMega, BackendKind::GpuWave] {
+        let report = verify(
+            &repo("scenes/textured.toml"),
+            &overrides,
+            kind,
+            BackendOptions::default(),
+        )
+        .unwrap_or_else(|e| panic!("textured: {e:#}"));
+        eprintln!("{}", report.describe());
+        assert!(report.passed(), "{}", report.describe());
+    }
+}
+
+#[test]
 fn launch_shape_never_changes_the_image() {
     let Some(_gpu) = gpu_or_skip("launch shapes") else {
         return;

@@ -283,3 +283,94 @@ fn bad_nee_and_coated_material_fields_are_refused_at_their_lines() {
         );
     }
 }
+
+#[test]
+fn bad_textures_and_texture_names_are_refused_at_their_lines() {
+    let sphere = "\n[[objects]]\nkind = \"sphere\"\ncenter = [0,0,0]\nradius = 1.0\nmaterial = \"white\"\n";
+    let checker = "\n[textures.checks]\nkind = \"checker\"\ncolors = [[0.9, 0.9, 0.9], [0.1, 0.1, 0.1]]\n";
+    // A material naming a texture that is not there: the known ones listed.
+    let body = format!("{checker}\n[materials.wood]\nkind = \"diffuse\"\nalbedo = \"oak\"\n{sphere}");
+    let (msg, line) = error_for(&body, "albedo = \"oak\"");
+    assert_mentions(
+        &msg,
+        &[
+            "[materials.wood]",
+            "`albedo`",
+            "unknown texture `oak`",
+            "defined: checks",
+        ],
+    );
+    assert!(
+        msg.contains(&format!("test.toml:{line}:")) || msg.contains("test.toml:"),
+        "{msg}"
+    );
+    // An albedo above one through its texture.
+    let hot = "\n[textures.hot]\nkind = \"checker\"\ncolors = [[2, 2, 2], [0, 0, 0]]\n";
+    let body = format!("{hot}\n[materials.bright]\nkind = \"metal\"\nalbedo = \"hot\"\n{sphere}");
+    let (msg, _) = error_for(&body, "albedo = \"hot\"");
+    assert_mentions(&msg, &["[materials.bright]", "`albedo`", "texture `hot` reaches 2"]);
+    // ...which is fine as an emission.
+    let body = format!("{hot}\n[materials.lamp]\nkind = \"emissive\"\nemission = \"hot\"\n{sphere}");
+    assert!(try_scene(&format!("{HEADER}{body}")).is_ok());
+    // A colour that is neither a triple nor a name.
+    let body = format!("\n[materials.odd]\nkind = \"diffuse\"\nalbedo = 0.5\n{sphere}");
+    // (The TOML reader places a field's type error at its table.)
+    let (msg, line) = error_for(&body, "[materials.odd]");
+    assert_mentions(
+        &msg,
+        &[
+            &format!("test.toml:{line}:"),
+            "a colour [r, g, b] or the name of a texture",
+        ],
+    );
+    // Texture fields.
+    for (table, marker, expected) in [
+        (
+            "kind = \"noise\"\ncolors = [[0, 0, 0], [1, 1, 1]]\noctaves = 65",
+            "octaves = 65",
+            "at most 64",
+        ),
+        (
+            "kind = \"noise\"\ncolors = [[0, 0, 0], [1, 1, 1]]\noctaves = -2",
+            "octaves = -2",
+            "octaves",
+        ),
+        (
+            "kind = \"checker\"\ncolors = [[0, 0, 0], [1, 1, 1]]\nfrequency = 0.0",
+            "frequency = 0.0",
+            "positive",
+        ),
+        (
+            "kind = \"checker\"\ncolors = [[0, 0, 0], [1, -1, 1]]",
+            "colors = ",
+            "colors",
+        ),
+        (
+            "kind = \"checker\"\ncolors = [[0, 0, 0], [1, 1, 1]]\nspace = \"object\"",
+            "space = ",
+            "unknown variant `object`",
+        ),
+        ("kind = \"marble\"", "kind = \"marble\"", "unknown variant `marble`"),
+        (
+            "kind = \"image\"\nfile = \"textures/missing.png\"",
+            "file = ",
+            "textures/missing.png",
+        ),
+        (
+            "kind = \"image\"\nfile = \"Cargo.toml\"",
+            "file = ",
+            "cannot read image",
+        ),
+    ] {
+        let body = format!("\n[textures.t]\n{table}\n{sphere}");
+        let (msg, line) = error_for(&body, marker);
+        assert_mentions(&msg, &["test.toml:", expected]);
+        // A value's error names its line and the texture; the TOML
+        // reader's type errors may name the table's line instead.
+        let table_line = line_of(&format!("{HEADER}{body}"), "[textures.t]");
+        assert!(
+            msg.contains(&format!("test.toml:{line}:")) || msg.contains(&format!("test.toml:{table_line}:")),
+            "`{msg}` should name line {line} or the table's line {table_line}"
+        );
+    }
+}

@@ -65,7 +65,10 @@ fn smallpt_cornell_has_its_light_and_two_special_spheres() {
         .iter()
         .find(|p| (0..p.vertex_count).all(|i| g.polygon_vertices[(p.first_vertex + i) as usize].z == 170.0))
         .expect("a front wall at z = 170");
-    assert_eq!(s.materials[front.material as usize].albedo, device::math::Rgb::BLACK);
+    assert_eq!(
+        s.materials[front.material as usize].albedo.rgb,
+        device::math::Rgb::BLACK
+    );
     // smallpt's camera rays start 140 units forward, inside the box.
     let camera = s.camera_for(s.settings.width, s.settings.height);
     for (u, v) in [(0.0, 0.0), (1.0, 0.0), (0.0, 1.0), (1.0, 1.0), (0.5, 0.5)] {
@@ -78,9 +81,9 @@ fn smallpt_cornell_has_its_light_and_two_special_spheres() {
         .map(|sp| &s.materials[sp.material as usize])
         .find(|m| m.kind == MaterialKind::Dielectric)
         .unwrap();
-    assert_eq!(glass.albedo, device::math::Rgb::new(0.999, 0.999, 0.999));
+    assert_eq!(glass.albedo.rgb, device::math::Rgb::new(0.999, 0.999, 0.999));
     let light = g.spheres.iter().find(|s| s.radius == 600.0).unwrap();
-    assert_eq!(s.materials[light.material as usize].emission.r, 12.0);
+    assert_eq!(s.materials[light.material as usize].emission.rgb.r, 12.0);
     let kinds: Vec<_> = g
         .spheres
         .iter()

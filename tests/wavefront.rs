@@ -268,3 +268,27 @@ fn the_wavefront_refuses_debug_views_and_auto_capacity_without_a_gpu() {
         .unwrap_err();
     assert!(format!("{err:#}").contains("`auto` capacity needs a GPU"), "{err:#}");
 }
+
+#[test]
+fn with_textures_the_emulated_wavefront_matches_the_cpu_in_every_schedule() {
+    // Image, checker and noise textures on spheres, polygons, a box and an
+    // OBJ mesh with `vt`, and a light whose emission is a texture, sampled
+    // by next-event estimation (the scene turns it on) with Sobol samples.
+    let name = "textured";
+    let scene = seed_scene(name);
+    assert!(!scene.scene.textures.textures.is_empty() && !scene.scene.geometry.triangle_uvs.is_empty());
+    let overrides = Overrides {
+        sampler: Some(SamplerKind::Sobol),
+        ..Overrides::default()
+    };
+    let params = RenderParams {
+        width: 40,
+        height: 24,
+        ..wavepath::render::params_for(&scene.scene, &overrides, device::scene::RenderView::Radiance).0
+    };
+    assert_eq!(params.nee, device::scene::Nee::On);
+    let reference = render(BackendKind::Cpu, WavefrontConfig::default(), name, params, 2);
+    let lit = reference.film.iter().filter(|p| p.r + p.g + p.b > 0).count();
+    assert!(lit > reference.film.len() / 2, "{name}: mostly black");
+    every_configuration_matches(name, params, 2, &reference);
+}

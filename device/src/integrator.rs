@@ -117,7 +117,7 @@ fn debug_value(scene: &SceneView, view: RenderView, hit: Option<&Hit>) -> Rgb {
         }
         RenderView::Albedo => {
             let m = &scene.materials.as_slice()[hit.material as usize];
-            if m.emission.is_black() { m.albedo } else { m.emission }
+            scene.colour_at(if m.emission.is_black() { &m.albedo } else { &m.emission }, hit)
         }
         RenderView::Depth => Rgb::new(hit.t, hit.t, hit.t),
         RenderView::Radiance => Rgb::BLACK,

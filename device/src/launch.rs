@@ -46,7 +46,7 @@ const _: () = {
     assert!(size_of::<Background>() == 28);
     assert!(size_of::<AccelView<'static>>() == 96);
     assert!(size_of::<crate::light::LightView<'static>>() == 40);
-    assert!(size_of::<SceneView<'static>>() == 344);
+    assert!(size_of::<SceneView<'static>>() == 392);
     assert!(size_of::<FixedRgb>() == 24);
     assert!(size_of::<LaunchCounters>() == 16);
 };

@@ -39,6 +39,7 @@ pub mod schedule;
 pub mod shading;
 pub mod slice;
 pub mod stages;
+pub mod texture;
 pub mod warp;
 
 #[cfg(target_arch = "nvptx64")]

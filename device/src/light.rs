@@ -18,6 +18,7 @@ use crate::geometry::{Hit, Interval, PrimKind, PrimRef, Primitives, Sphere};
 use crate::material::Material;
 use crate::math::{Ray, Rgb, Vec3, scalar};
 use crate::slice::DeviceSlice;
+use crate::texture::{SurfacePoint, Textures};
 
 /// One light: an emissive primitive, or one triangle of an emissive
 /// polygon's fan.
@@ -197,6 +198,7 @@ fn flat(primitives: &Primitives, light: Light) -> Option<Flat> {
 pub fn power(primitives: &Primitives, materials: &[Material], light: Light) -> f32 {
     let luminance = materials[material_of(primitives, light.prim) as usize]
         .emission
+        .rgb
         .luminance();
     let area = match light.prim.kind() {
         PrimKind::Sphere => {
@@ -252,6 +254,7 @@ impl LightView<'_> {
         &self,
         primitives: &Primitives,
         materials: &[Material],
+        textures: &Textures,
         origin: Vec3,
         (pick, u, v): (f32, f32, f32),
     ) -> Option<LightSample> {
@@ -263,7 +266,18 @@ impl LightView<'_> {
             if cdf[mid] <= pick { lo = mid + 1 } else { hi = mid }
         }
         let light = self.lights.as_slice()[lo];
-        let emission = materials[material_of(primitives, light.prim) as usize].emission;
+        let colour = &materials[material_of(primitives, light.prim) as usize].emission;
+        // The pick weighs the emission's constant (a texture's mean); the
+        // radiance is the emission where the chosen point lies.
+        let emission = colour.rgb;
+        let radiance = |point, normal| {
+            let at = SurfacePoint {
+                prim: light.prim,
+                point,
+                normal,
+            };
+            textures.colour(colour, primitives, &at)
+        };
         if light.prim.kind() == PrimKind::Sphere {
             let sphere = &primitives.spheres.as_slice()[light.prim.index() as usize];
             let (Some(cone), pdf) = self.sphere_density(sphere, emission, origin) else {
@@ -275,12 +289,13 @@ impl LightView<'_> {
                 dir,
                 distance: hit.t,
                 prim: light.prim,
-                radiance: emission,
+                radiance: radiance(origin + dir * hit.t, hit.normal),
                 pdf,
             });
         }
         let f = flat(primitives, light)?;
-        let to_point = f.sample(u, v) - origin;
+        let point = f.sample(u, v);
+        let to_point = point - origin;
         let d2 = to_point.length_squared();
         let distance = scalar::sqrt(d2);
         let dir = to_point / distance;
@@ -292,7 +307,7 @@ impl LightView<'_> {
             dir,
             distance,
             prim: light.prim,
-            radiance: emission,
+            radiance: radiance(point, f.normal),
             pdf: self.area_density(emission) * d2 / cos_light,
         })
     }
@@ -322,18 +337,19 @@ mod tests {
     use crate::geometry::{Polygon, Triangle};
     use crate::material::{FresnelModel, MaterialKind};
     use crate::rng::{Dim, PathRng, Sampler};
+    use crate::texture::Colour;
     use std::vec::Vec;
 
     fn emitter(emission: Rgb) -> Material {
         Material {
             kind: MaterialKind::Emissive,
-            albedo: Rgb::BLACK,
-            emission,
+            albedo: Colour::BLACK,
+            emission: Colour::constant(emission),
             roughness: 0.0,
             ior: 1.0,
             fresnel: FresnelModel::Schlick,
             transmittance: Rgb::WHITE,
-            pattern: Rgb::BLACK,
+            pattern: Colour::BLACK,
             octaves: 0,
             basis: crate::material::noise::Basis(0),
             _pad: 0,
@@ -402,7 +418,7 @@ mod tests {
         let mut inverse_pdfs = 0.0f64;
         let samples: Vec<LightSample> = (0..10_000)
             .map(|i| {
-                view.sample(&primitives, &materials, origin, numbers(i))
+                view.sample(&primitives, &materials, &Textures::none(), origin, numbers(i))
                     .expect("visible")
             })
             .collect();
@@ -418,7 +434,7 @@ mod tests {
                 0,
                 lights[0].prim,
             );
-            assert!((view.pdf(&primitives, &ray, &hit, materials[0].emission) - s.pdf).abs() < 1e-6 * s.pdf);
+            assert!((view.pdf(&primitives, &ray, &hit, materials[0].emission.rgb) - s.pdf).abs() < 1e-6 * s.pdf);
         }
         let integrated = inverse_pdfs / samples.len() as f64;
         assert!(
@@ -427,8 +443,14 @@ mod tests {
         );
         // From inside the sphere there is nothing to sample.
         assert!(
-            view.sample(&primitives, &materials, spheres[0].center, numbers(1))
-                .is_none()
+            view.sample(
+                &primitives,
+                &materials,
+                &Textures::none(),
+                spheres[0].center,
+                numbers(1)
+            )
+            .is_none()
         );
     }
 
@@ -510,7 +532,7 @@ mod tests {
         let mut sum = 0.0f64;
         for i in 0..n {
             let s = view
-                .sample(&primitives, &materials, origin, numbers(i))
+                .sample(&primitives, &materials, &Textures::none(), origin, numbers(i))
                 .expect("front faces");
             sum += 1.0 / s.pdf as f64;
             // The MIS density of the same direction agrees.
@@ -527,7 +549,9 @@ mod tests {
                 material: 0,
                 prim,
             };
-            let emission = materials[if prim.kind() == PrimKind::Polygon { 0 } else { 1 }].emission;
+            let emission = materials[if prim.kind() == PrimKind::Polygon { 0 } else { 1 }]
+                .emission
+                .rgb;
             assert!((view.pdf(&primitives, &ray, &hit, emission) - s.pdf).abs() < 1e-4 * s.pdf);
         }
         let integrated = sum / n as f64;

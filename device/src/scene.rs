@@ -4,12 +4,13 @@
 
 use crate::accel::AccelView;
 use crate::camera::Camera;
-use crate::geometry::Primitives;
+use crate::geometry::{Hit, Primitives};
 use crate::light::LightView;
 use crate::material::Material;
 use crate::math::{Rgb, Vec3};
 use crate::rng::Sampler;
 use crate::slice::DeviceSlice;
+use crate::texture::{Colour, SurfacePoint, Textures};
 
 /// What a ray sees when it escapes the scene.
 #[repr(C)]
@@ -105,9 +106,22 @@ pub struct SceneView<'a> {
     pub accel: AccelView<'a>,
     /// The emissive primitives, for next-event estimation.
     pub lights: LightView<'a>,
+    /// The textures the materials' colours may read.
+    pub textures: Textures<'a>,
 }
 
 impl SceneView<'_> {
+    /// The value of `colour` at `hit`.
+    #[inline(always)]
+    pub fn colour_at(&self, colour: &Colour, hit: &Hit) -> Rgb {
+        let at = SurfacePoint {
+            prim: hit.prim,
+            point: hit.point,
+            normal: hit.normal,
+        };
+        self.textures.colour(colour, &self.primitives, &at)
+    }
+
     /// The same view with its borrow's lifetime erased, for a kernel's
     /// argument struct (which cannot carry a lifetime).
     ///

@@ -66,6 +66,7 @@ impl PreparedScene {
                 bounds: self.accel.bounds,
             },
             lights: self.lights.view(),
+            textures: s.textures_view(),
         }
     }
 }

@@ -33,7 +33,7 @@ pub struct MegakernelArgs {
 }
 
 // Crosses to the GPU by value: the layout must not depend on the target.
-const _: () = assert!(core::mem::size_of::<MegakernelArgs>() == 344 + 32 + 8 + 16 + 3 * 8);
+const _: () = assert!(core::mem::size_of::<MegakernelArgs>() == 392 + 32 + 8 + 16 + 3 * 8);
 
 /// Renders `samples` of every pixel in `tile`, adding into `film`. A 2D
 /// grid of 2D blocks covers the tile, one thread per pixel.

@@ -23,12 +23,13 @@ fn coat(material: &Material, input: &ScatterInput) -> f32 {
     schlick(cos, cos, 1.0, material.ior)
 }
 
-/// The base colour at the hit: the noise texture, evaluated in object
-/// space scaled by `frequency`.
+/// The base colour at the hit: the noise texture, evaluated in world
+/// space scaled by `frequency`, blending the material's two colours (each
+/// may itself be a texture).
 #[inline(always)]
-pub fn base(material: &Material, point: Vec3) -> Rgb {
-    let t = fbm(point * material.frequency, material.octaves, material.basis);
-    material.albedo.lerp(material.pattern, t)
+pub fn base(material: &Material, input: &ScatterInput) -> Rgb {
+    let t = fbm(input.hit.point * material.frequency, material.octaves, material.basis);
+    input.colour(&material.albedo).lerp(input.colour(&material.pattern), t)
 }
 
 /// Mirror reflection off the coat with its Fresnel probability, else the
@@ -49,7 +50,7 @@ pub fn scatter(material: &Material, input: &ScatterInput) -> Scatter {
     let v = input.rng.uniform(input.bounce, Dim::ScatterV);
     Scatter::Continue {
         ray: Ray::new(origin, cosine_hemisphere(n, u, v)),
-        weight: base(material, input.hit.point),
+        weight: base(material, input),
         delta: false,
     }
 }
@@ -64,7 +65,7 @@ pub fn evaluate(material: &Material, input: &ScatterInput, dir: Vec3) -> Option<
     }
     let pdf = (1.0 - coat(material, input)) * cos * (1.0 / scalar::PI);
     Some(Evaluated {
-        f_cos: base(material, input.hit.point) * pdf,
+        f_cos: base(material, input) * pdf,
         pdf,
     })
 }

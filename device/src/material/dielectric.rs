@@ -23,10 +23,11 @@ pub fn scatter(material: &Material, input: &ScatterInput) -> Scatter {
         (material.ior, 1.0)
     };
     let cos_i = (-ray.dir.dot(n)).min(1.0);
+    let tint = input.colour(&material.albedo);
     let weight = if entering {
-        material.albedo
+        tint
     } else {
-        material.albedo * material.transmittance.powf(hit.t)
+        tint * material.transmittance.powf(hit.t)
     };
     let reflect_p = fresnel::reflectance(material.fresnel, cos_i, eta_i, eta_t);
     let refraction = fresnel::refraction(cos_i, eta_i, eta_t);

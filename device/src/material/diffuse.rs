@@ -14,7 +14,7 @@ pub fn scatter(material: &Material, input: &ScatterInput) -> Scatter {
     let v = input.rng.uniform(input.bounce, Dim::ScatterV);
     Scatter::Continue {
         ray: Ray::new(offset_origin(input.hit.point, n), cosine_hemisphere(n, u, v)),
-        weight: material.albedo,
+        weight: input.colour(&material.albedo),
         delta: false,
     }
 }
@@ -29,7 +29,7 @@ pub fn evaluate(material: &Material, input: &ScatterInput, dir: Vec3) -> Option<
     }
     let pdf = cos * (1.0 / scalar::PI);
     Some(Evaluated {
-        f_cos: material.albedo * pdf,
+        f_cos: input.colour(&material.albedo) * pdf,
         pdf,
     })
 }

@@ -23,7 +23,7 @@ pub fn scatter(material: &Material, input: &ScatterInput) -> Scatter {
     }
     Scatter::Continue {
         ray: Ray::new(offset_origin(input.hit.point, n), dir),
-        weight: material.albedo,
+        weight: input.colour(&material.albedo),
         delta: true,
     }
 }

@@ -15,9 +15,10 @@ pub mod fresnel;
 pub mod metal;
 pub mod noise;
 
-use crate::geometry::Hit;
+use crate::geometry::{Hit, Primitives};
 use crate::math::{Ray, Rgb, Vec3};
 use crate::rng::PathRng;
+use crate::texture::{Colour, SurfacePoint, Textures};
 
 pub use fresnel::FresnelModel;
 
@@ -30,10 +31,11 @@ pub use crate::shading::{AnyMaterial, MaterialKind};
 pub struct Material {
     /// Which scattering model applies.
     pub kind: MaterialKind,
-    /// Reflectance (diffuse, metal).
-    pub albedo: Rgb,
+    /// Reflectance (diffuse, metal, coated where its noise is 0) or
+    /// tint (dielectric).
+    pub albedo: Colour,
     /// Radiance emitted from the front face; any class may emit.
-    pub emission: Rgb,
+    pub emission: Colour,
     /// Metal: radius of the perturbation ball (0 is a perfect mirror).
     pub roughness: f32,
     /// Dielectric, coated: index of refraction relative to the outside
@@ -46,19 +48,19 @@ pub struct Material {
     pub transmittance: Rgb,
     /// Coated: the base colour where its noise texture is 1 (`albedo`
     /// where it is 0).
-    pub pattern: Rgb,
+    pub pattern: Colour,
     /// Coated: octaves of the base's noise texture (its shading cost).
     pub octaves: u32,
     /// Coated: the texture's lattice cells per unit length.
     pub frequency: f32,
     /// Coated: which variant of the noise program textures the base.
     pub basis: noise::Basis,
-    /// Makes the size 80, a multiple of the 16-byte alignment, with no
+    /// Makes the size 96, a multiple of the 16-byte alignment, with no
     /// implicit padding (materials are read with wide, aligned loads).
     pub _pad: u32,
 }
 
-const _: () = assert!(core::mem::size_of::<Material>() == 80);
+const _: () = assert!(core::mem::size_of::<Material>() == 96);
 // SAFETY: `#[repr(C, align(16))]`, four-byte fields only (its enums are `#[repr(u32)]`): the size asserted above is the sum of
 // the fields, so there is no padding.
 unsafe impl crate::kernel::AsBytes for Material {}
@@ -102,7 +104,7 @@ pub struct Evaluated {
 }
 
 /// Everything a material needs to scatter one path at one hit.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub struct ScatterInput<'a> {
     /// The ray that arrived.
     pub ray: &'a Ray,
@@ -112,6 +114,23 @@ pub struct ScatterInput<'a> {
     pub rng: PathRng,
     /// Which bounce this is (keys the random numbers).
     pub bounce: u32,
+    /// The scene's primitives (where textures find a hit's coordinates).
+    pub primitives: &'a Primitives<'a>,
+    /// The scene's textures.
+    pub textures: &'a Textures<'a>,
+}
+
+impl ScatterInput<'_> {
+    /// The value of `colour` at the hit.
+    #[inline(always)]
+    pub fn colour(&self, colour: &Colour) -> Rgb {
+        let at = SurfacePoint {
+            prim: self.hit.prim,
+            point: self.hit.point,
+            normal: self.hit.normal,
+        };
+        self.textures.colour(colour, self.primitives, &at)
+    }
 }
 
 /// Relative size of the offset that moves a new ray's origin off the surface

@@ -17,6 +17,9 @@ pub struct Rgb {
 
 const _: () = assert!(core::mem::size_of::<Rgb>() == 12);
 
+// SAFETY: `#[repr(C)]`, three `f32`, no padding (scene arrays upload texels).
+unsafe impl crate::kernel::AsBytes for Rgb {}
+
 impl Rgb {
     /// Black: no light, or a reflectance of zero.
     pub const BLACK: Rgb = Rgb::new(0.0, 0.0, 0.0);

@@ -165,6 +165,41 @@ pub fn pow(base: f32, exponent: f32) -> f32 {
     exp(exponent * ln(base))
 }
 
+/// Arc tangent of `x`, in `[-π/2, π/2]` (Cephes' `atanf`: reduction to
+/// `|x| <= tan(π/8)` and a minimax polynomial).
+#[inline(always)]
+pub fn atan(x: f32) -> f32 {
+    let a = if x < 0.0 { -x } else { x };
+    let (base, r) = if a > 2.414_213_6 {
+        (0.5 * PI, -1.0 / a)
+    } else if a > 0.414_213_57 {
+        (0.25 * PI, (a - 1.0) / (a + 1.0))
+    } else {
+        (0.0, a)
+    };
+    let z = r * r;
+    let y = base + ((((8.053_744_5e-2 * z - 1.387_768_6e-1) * z + 1.997_771_1e-1) * z - 3.333_295e-1) * z * r + r);
+    if x < 0.0 { -y } else { y }
+}
+
+/// The angle of the point `(x, y)` from the positive x axis, in `[-π, π]`
+/// (0 at the origin).
+#[inline(always)]
+pub fn atan2(y: f32, x: f32) -> f32 {
+    if x > 0.0 {
+        atan(y / x)
+    } else if x < 0.0 {
+        let a = atan(y / x);
+        if y < 0.0 { a - PI } else { a + PI }
+    } else if y > 0.0 {
+        0.5 * PI
+    } else if y < 0.0 {
+        -0.5 * PI
+    } else {
+        0.0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     extern crate std;
@@ -210,5 +245,20 @@ mod tests {
         assert_eq!(pow(0.0, 2.0), 0.0);
         assert_eq!(pow(0.3, 0.0), 1.0);
         assert!((cbrt(27.0) - 3.0).abs() < 2e-6);
+    }
+
+    #[test]
+    fn atan2_matches_libm_on_every_quadrant() {
+        for i in 0..400 {
+            for j in 0..400 {
+                let (y, x) = (-3.0 + i as f32 * 0.015, -3.0 + j as f32 * 0.015);
+                let want = (y as f64).atan2(x as f64);
+                assert!((atan2(y, x) as f64 - want).abs() < 4e-7, "atan2({y}, {x})");
+            }
+        }
+        assert_eq!(atan2(0.0, 0.0), 0.0);
+        assert_eq!(atan2(1.0, 0.0), 0.5 * PI);
+        assert_eq!(atan2(-1.0, 0.0), -0.5 * PI);
+        assert!((atan(1e30) - 0.5 * PI).abs() < 1e-7);
     }
 }

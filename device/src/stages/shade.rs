@@ -63,9 +63,11 @@ pub fn surface<B: Bsdf>(
     let sample_lights = params.nee == Nee::On && !scene.lights.is_empty();
     let mut light = Rgb::BLACK;
     if hit.front_face(&path.ray) && !material.emission.is_black() {
-        light = path.throughput * material.emission;
+        light = path.throughput * scene.colour_at(&material.emission, hit);
         if path.bsdf_pdf > 0.0 {
-            let pdf = scene.lights.pdf(&scene.primitives, &path.ray, hit, material.emission);
+            let pdf = scene
+                .lights
+                .pdf(&scene.primitives, &path.ray, hit, material.emission.rgb);
             light = light * power_heuristic(path.bsdf_pdf, pdf);
         }
     }
@@ -74,6 +76,8 @@ pub fn surface<B: Bsdf>(
         hit,
         rng: path.rng,
         bounce: path.bounce,
+        primitives: &scene.primitives,
+        textures: &scene.textures,
     };
     // A shadow ray is one segment longer than the path: only where the
     // path itself may still go on.
@@ -139,9 +143,13 @@ fn next_event<B: Bsdf>(
         rng.uniform(b, Dim::LightU),
         rng.uniform(b, Dim::LightV),
     );
-    let light = scene
-        .lights
-        .sample(&scene.primitives, scene.materials.as_slice(), origin, numbers)?;
+    let light = scene.lights.sample(
+        &scene.primitives,
+        scene.materials.as_slice(),
+        &scene.textures,
+        origin,
+        numbers,
+    )?;
     let bsdf = B::evaluate(material, input, light.dir)?;
     let weight = power_heuristic(light.pdf, bsdf.pdf) / light.pdf;
     Some(ShadowRay {

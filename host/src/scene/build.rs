@@ -7,12 +7,14 @@ use super::error::SceneError;
 use super::fields::{FieldResult, field_error, finite, length, point};
 use super::locate::Locator;
 use super::schema::{GeneratorDef, ObjectDef, SceneFile, Triple};
+use super::textures::SceneTextures;
 use super::{Geometry, Scene, generators, mesh, meshgen, sections};
 use crate::accel::AccelSettings;
 use device::geometry::{Parallelepiped, Polygon, PrimRef, Triangle};
 use device::material::noise::{BASES, MAX_OCTAVES};
 use device::math::{Rgb, Vec3};
 use device::scene::Background;
+use device::texture::{TriangleUvs, Uv};
 use std::path::{Path, PathBuf};
 
 /// Validates `file` (parsed from `text` at `path`) into a [`Scene`]. The
@@ -29,10 +31,13 @@ pub fn build(path: &Path, text: &str, file: SceneFile) -> Result<Scene, SceneErr
         None => Background::Constant(Rgb::BLACK),
         Some(b) => sections::background(b.get_ref()).map_err(|e| at.error(b.span(), "[background]", e))?,
     };
+    let textures = add_textures(&at, &file)?;
     let mut builder = SceneBuilder::default();
-    add_materials(&at, &file, &mut builder)?;
+    add_materials(&at, &file, &textures, &mut builder)?;
     add_generated(&at, &file, &mut builder)?;
-    let files = add_objects(&at, &file, &mut builder)?;
+    let mut files = add_objects(&at, &file, &mut builder)?;
+    files.extend(textures.files.iter().cloned());
+    builder.geometry.finish_triangle_uvs();
     let declared_accel = match &file.accel {
         None => AccelSettings::default(),
         Some(a) => sections::accel(a.get_ref()).map_err(|e| at.error(a.span(), "[accel]", e))?,
@@ -47,15 +52,33 @@ pub fn build(path: &Path, text: &str, file: SceneFile) -> Result<Scene, SceneErr
         materials: builder.materials,
         material_names: builder.material_names,
         geometry: builder.geometry,
+        textures,
         declared_accel,
     })
 }
 
+/// Reads every `[textures.*]` table (and its image file).
+fn add_textures(at: &Locator, file: &SceneFile) -> Result<SceneTextures, SceneError> {
+    let scene_dir = at.path.parent().unwrap_or(Path::new("."));
+    let mut textures = SceneTextures::default();
+    for (name, def) in &file.textures {
+        textures
+            .add(name, def.get_ref(), scene_dir)
+            .map_err(|e| at.error(def.span(), &format!("[textures.{name}]"), e))?;
+    }
+    Ok(textures)
+}
+
 /// Adds every `[materials.*]` table under its name.
-fn add_materials(at: &Locator, file: &SceneFile, builder: &mut SceneBuilder) -> Result<(), SceneError> {
+fn add_materials(
+    at: &Locator,
+    file: &SceneFile,
+    textures: &SceneTextures,
+    builder: &mut SceneBuilder,
+) -> Result<(), SceneError> {
     for (name, def) in &file.materials {
-        let m =
-            sections::material(def.get_ref()).map_err(|e| at.error(def.span(), &format!("[materials.{name}]"), e))?;
+        let m = sections::material(def.get_ref(), textures)
+            .map_err(|e| at.error(def.span(), &format!("[materials.{name}]"), e))?;
         builder.add_material(name, m);
     }
     Ok(())
@@ -259,12 +282,18 @@ fn parallelepiped(corner: Triple, edges: &[Triple; 3], material: u32) -> FieldRe
 fn add_mesh(b: &mut SceneBuilder, path: &Path, transform: &mesh::Transform, material: u32) -> FieldResult<()> {
     let loaded = mesh::load_obj(path, transform).map_err(|e| field_error("file", e))?;
     b.degenerate_triangles += loaded.degenerate;
-    b.geometry.triangles.extend(
-        loaded
-            .triangles
-            .iter()
-            .map(|t| Triangle::new(t[0], t[1], t[2], material)),
-    );
+    let triangles = loaded
+        .triangles
+        .iter()
+        .map(|t| Triangle::new(t[0], t[1], t[2], material));
+    match &loaded.uvs {
+        None => b.geometry.triangles.extend(triangles),
+        Some(uvs) => b
+            .geometry
+            .add_textured_triangles(triangles.zip(uvs.iter().map(|c| TriangleUvs {
+                corners: c.map(|[u, v]| Uv { u, v }),
+            }))),
+    }
     b.make_room(0, "file")
 }
 

@@ -7,6 +7,7 @@ use device::material::noise::Basis;
 use device::material::{FresnelModel, Material, MaterialKind};
 use device::math::{Rgb, Vec3};
 use device::rng::pcg_hash;
+use device::texture::Colour;
 
 /// The largest `grid` accepted by [`rtiow_final`] (a 400 × 400 field).
 pub const MAX_RTIOW_GRID: u32 = 200;
@@ -30,14 +31,14 @@ impl Sequence {
 
 fn diffuse(albedo: Rgb) -> Material {
     Material {
-        albedo,
+        albedo: Colour::constant(albedo),
         ..blank_material(MaterialKind::Diffuse)
     }
 }
 
 fn metal(albedo: Rgb, roughness: f32) -> Material {
     Material {
-        albedo,
+        albedo: Colour::constant(albedo),
         roughness,
         ..blank_material(MaterialKind::Metal)
     }
@@ -45,7 +46,7 @@ fn metal(albedo: Rgb, roughness: f32) -> Material {
 
 fn glass(fresnel: FresnelModel, tint: f32) -> Material {
     Material {
-        albedo: Rgb::new(tint, tint, tint),
+        albedo: Colour::constant(Rgb::new(tint, tint, tint)),
         ior: 1.5,
         fresnel,
         ..blank_material(MaterialKind::Dielectric)
@@ -114,8 +115,8 @@ pub fn material_grid(b: &mut SceneBuilder, materials: u32, octaves: u32, grid: u
             let channel = |phase: f32| 0.45 + 0.35 * (hue + phase).cos();
             let albedo = Rgb::new(channel(0.0), channel(2.094), channel(4.189));
             let coated = Material {
-                albedo,
-                pattern: Rgb::new(0.85, 0.85, 0.8),
+                albedo: Colour::constant(albedo),
+                pattern: Colour::constant(Rgb::new(0.85, 0.85, 0.8)),
                 ior: 1.5,
                 octaves,
                 frequency: 4.0,
@@ -156,7 +157,7 @@ pub fn smallpt_cornell(b: &mut SceneBuilder) {
     let light = b.add_material(
         "smallpt.light",
         Material {
-            emission: Rgb::new(12.0, 12.0, 12.0),
+            emission: Colour::constant(Rgb::new(12.0, 12.0, 12.0)),
             ..blank_material(MaterialKind::Diffuse)
         },
     );

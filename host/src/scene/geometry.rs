@@ -6,6 +6,7 @@ use crate::accel::bounds;
 use device::geometry::{Aabb, Parallelepiped, Polygon, PrimKind, PrimRef, Primitives, Sphere, Triangle};
 use device::math::Vec3;
 use device::slice::DeviceSlice;
+use device::texture::TriangleUvs;
 
 /// The flat primitive arrays of a scene.
 #[derive(Clone, Debug, Default)]
@@ -20,6 +21,10 @@ pub struct Geometry {
     pub polygon_vertices: Vec<Vec3>,
     /// Triangles from meshes and triangle objects.
     pub triangles: Vec<Triangle>,
+    /// Texture coordinates of the triangles' corners: empty when no mesh
+    /// has any, else one entry per triangle (those without their own get
+    /// [`TriangleUvs::BARYCENTRIC`]).
+    pub triangle_uvs: Vec<TriangleUvs>,
 }
 
 /// The primitive kinds in the order [`Geometry::counts`] and
@@ -46,6 +51,25 @@ impl Geometry {
             polygons: host_slice(&self.polygons),
             polygon_vertices: host_slice(&self.polygon_vertices),
             triangles: host_slice(&self.triangles),
+        }
+    }
+
+    /// Adds triangles with their corners' texture coordinates (from a
+    /// mesh's `vt`), keeping [`Geometry::triangle_uvs`] parallel to the
+    /// triangles.
+    pub fn add_textured_triangles(&mut self, triangles: impl IntoIterator<Item = (Triangle, TriangleUvs)>) {
+        self.triangle_uvs.resize(self.triangles.len(), TriangleUvs::BARYCENTRIC);
+        for (t, uvs) in triangles {
+            self.triangles.push(t);
+            self.triangle_uvs.push(uvs);
+        }
+    }
+
+    /// Gives the triangles added after the last textured ones their
+    /// barycentric coordinates, once every primitive is in.
+    pub fn finish_triangle_uvs(&mut self) {
+        if !self.triangle_uvs.is_empty() {
+            self.triangle_uvs.resize(self.triangles.len(), TriangleUvs::BARYCENTRIC);
         }
     }
 
@@ -90,5 +114,41 @@ impl Geometry {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use device::texture::Uv;
+
+    fn triangle(x: f32) -> Triangle {
+        Triangle::new(
+            Vec3::new(x, 0.0, 0.0),
+            Vec3::new(x + 1.0, 0.0, 0.0),
+            Vec3::new(x, 1.0, 0.0),
+            0,
+        )
+    }
+
+    #[test]
+    fn texture_coordinates_stay_parallel_to_the_triangles() {
+        let mut g = Geometry::default();
+        // Untextured triangles alone need no coordinates.
+        g.triangles.push(triangle(0.0));
+        g.finish_triangle_uvs();
+        assert!(g.triangle_uvs.is_empty());
+        // A textured mesh after them: the earlier triangle gets barycentrics.
+        let uvs = TriangleUvs {
+            corners: [Uv { u: 0.5, v: 0.5 }, Uv { u: 1.0, v: 0.5 }, Uv { u: 0.5, v: 1.0 }],
+        };
+        g.add_textured_triangles([(triangle(2.0), uvs)]);
+        // And an untextured one after it, once loading ends.
+        g.triangles.push(triangle(4.0));
+        g.finish_triangle_uvs();
+        assert_eq!(
+            g.triangle_uvs,
+            [TriangleUvs::BARYCENTRIC, uvs, TriangleUvs::BARYCENTRIC]
+        );
     }
 }

@@ -20,6 +20,7 @@ mod mesh;
 pub mod meshgen;
 mod schema;
 mod sections;
+mod textures;
 
 pub use error::{SceneError, line_col};
 pub use fields::MAX_COORDINATE;
@@ -29,6 +30,7 @@ pub use mesh::LoadedMesh;
 pub use mesh::MAX_OBJ_FILE_BYTES;
 pub use schema::ToneCurve;
 pub use sections::blank_material;
+pub use textures::{MAX_IMAGE_SIDE, MAX_TEXELS, SceneTextures};
 
 use crate::accel::AccelSettings;
 use crate::settings::nee::NeeMode;
@@ -36,6 +38,7 @@ use crate::settings::sampler::SamplerKind;
 use device::camera::{Camera, CameraSpec};
 use device::material::Material;
 use device::scene::Background;
+use device::texture::Textures;
 use std::path::{Path, PathBuf};
 
 /// The largest scene file accepted (scenes are short; meshes live in OBJ
@@ -95,6 +98,8 @@ pub struct Scene {
     pub material_names: Vec<String>,
     /// All primitives.
     pub geometry: Geometry,
+    /// The textures the materials' colours may name.
+    pub textures: SceneTextures,
     /// The acceleration structure the file's `[accel]` table asks for
     /// (the defaults without one). Nothing is built here: see
     /// `prepared::PreparedScene`.
@@ -102,6 +107,16 @@ pub struct Scene {
 }
 
 impl Scene {
+    /// A device view of the scene's textures (and its triangles' texture
+    /// coordinates).
+    pub fn textures_view(&self) -> Textures<'_> {
+        Textures {
+            textures: host_slice(&self.textures.textures),
+            texels: host_slice(&self.textures.texels),
+            triangle_uvs: host_slice(&self.geometry.triangle_uvs),
+        }
+    }
+
     /// The scene's name: its file stem.
     pub fn name(&self) -> String {
         self.path

@@ -2,9 +2,12 @@
 //! device types happen in `build.rs`; this file only says what may be written.
 
 use crate::settings::sampler::SamplerKind;
-use serde::Deserialize;
+use serde::de::value::SeqAccessDeserializer;
+use serde::de::{self, SeqAccess, Visitor};
+use serde::{Deserialize, Deserializer};
 use serde_spanned::Spanned;
 use std::collections::BTreeMap;
+use std::fmt;
 
 /// Three numbers: a point, a direction or a colour.
 pub type Triple = [f32; 3];
@@ -17,6 +20,8 @@ pub struct SceneFile {
     pub camera: Spanned<CameraDef>,
     #[serde(default)]
     pub background: Option<Spanned<BackgroundDef>>,
+    #[serde(default)]
+    pub textures: BTreeMap<String, Spanned<TextureDef>>,
     #[serde(default)]
     pub materials: BTreeMap<String, Spanned<MaterialDef>>,
     /// `[[objects]]`, each deserialised into an [`ObjectDef`] on its own.
@@ -147,21 +152,59 @@ fn rtiow_blue() -> Triple {
     [0.5, 0.7, 1.0]
 }
 
-/// `[materials.NAME]`.
+/// A material's colour: `[r, g, b]`, or the name of a `[textures.NAME]`
+/// table.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ColourDef {
+    Rgb(Triple),
+    Texture(String),
+}
+
+impl Default for ColourDef {
+    fn default() -> Self {
+        ColourDef::Rgb([0.0; 3])
+    }
+}
+
+impl<'de> Deserialize<'de> for ColourDef {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Either;
+        impl<'de> Visitor<'de> for Either {
+            type Value = ColourDef;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a colour [r, g, b] or the name of a texture")
+            }
+            fn visit_str<E: de::Error>(self, name: &str) -> Result<ColourDef, E> {
+                Ok(ColourDef::Texture(name.to_owned()))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<ColourDef, A::Error> {
+                Triple::deserialize(SeqAccessDeserializer::new(seq)).map(ColourDef::Rgb)
+            }
+        }
+        deserializer.deserialize_any(Either)
+    }
+}
+
+fn white_colour() -> ColourDef {
+    ColourDef::Rgb(white())
+}
+
+/// `[materials.NAME]`. Every colour but a dielectric's transmittance (an
+/// absorption per unit length inside, not a surface's) may name a texture.
 #[derive(Debug, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum MaterialDef {
     Diffuse {
-        albedo: Triple,
+        albedo: ColourDef,
         #[serde(default)]
-        emission: Triple,
+        emission: ColourDef,
     },
     Metal {
-        albedo: Triple,
+        albedo: ColourDef,
         #[serde(default)]
         roughness: f32,
         #[serde(default)]
-        emission: Triple,
+        emission: ColourDef,
     },
     Dielectric {
         ior: f32,
@@ -172,15 +215,15 @@ pub enum MaterialDef {
         transmittance: Triple,
         /// The colour every reflection and refraction multiplies by
         /// (white: clear glass; smallpt's glass is 0.999).
-        #[serde(default = "white")]
-        tint: Triple,
+        #[serde(default = "white_colour")]
+        tint: ColourDef,
     },
     /// A clear coat over a noise-textured diffuse base.
     Coated {
-        albedo: Triple,
+        albedo: ColourDef,
         /// The base's second colour (default: `albedo`, no texture).
         #[serde(default)]
-        pattern: Option<Triple>,
+        pattern: Option<ColourDef>,
         #[serde(default = "coat_ior")]
         ior: f32,
         /// Octaves of the base's fBm noise (0 to 64; read wide so that a
@@ -195,11 +238,61 @@ pub enum MaterialDef {
         #[serde(default)]
         basis: i64,
         #[serde(default)]
-        emission: Triple,
+        emission: ColourDef,
     },
     Emissive {
-        emission: Triple,
+        emission: ColourDef,
     },
+}
+
+/// `[textures.NAME]`: a colour that varies over a surface.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum TextureDef {
+    /// Cells alternating between two colours.
+    Checker {
+        colors: [Triple; 2],
+        /// Cells per unit length (world) or per unit of texture coordinates.
+        #[serde(default = "one")]
+        frequency: f32,
+        #[serde(default)]
+        space: TextureSpaceDef,
+    },
+    /// fBm value noise blending two colours.
+    Noise {
+        colors: [Triple; 2],
+        /// Octaves (0 to 64; read wide so that a negative count gets an
+        /// error naming the field).
+        octaves: i64,
+        /// Lattice cells per unit length (or of texture coordinates).
+        #[serde(default = "one")]
+        frequency: f32,
+        #[serde(default)]
+        space: TextureSpaceDef,
+    },
+    /// An image file (PNG, JPEG, BMP, PPM: sRGB; OpenEXR: linear), over
+    /// the surface's texture coordinates.
+    Image {
+        /// Relative to the scene file.
+        file: String,
+        /// Multiplies every texel.
+        #[serde(default = "white")]
+        tint: Triple,
+        /// Copies of the image across the unit square of texture coordinates.
+        #[serde(default = "one")]
+        repeat: f32,
+    },
+}
+
+/// Where a checker or a noise is laid out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TextureSpaceDef {
+    /// World coordinates (a solid texture).
+    #[default]
+    World,
+    /// The surface's texture coordinates.
+    Uv,
 }
 
 /// A coat's default index of refraction (a varnish).

@@ -3,7 +3,8 @@
 //! types.
 
 use super::fields::{FieldResult, field_error, finite, point, positive, rgb, vec3};
-use super::schema::{AccelDef, BackgroundDef, CameraDef, FresnelDef, MaterialDef, RenderDef};
+use super::schema::{AccelDef, BackgroundDef, CameraDef, ColourDef, FresnelDef, MaterialDef, RenderDef};
+use super::textures::SceneTextures;
 use super::{SceneSettings, ToneMapping};
 use crate::accel::AccelSettings;
 use crate::settings::size::{MAX_DEPTH, MAX_IMAGE_SIDE, MAX_SPP};
@@ -12,6 +13,7 @@ use device::material::noise::{BASES, Basis, MAX_OCTAVES};
 use device::material::{FresnelModel, Material, MaterialKind};
 use device::math::Rgb;
 use device::scene::Background;
+use device::texture::Colour;
 
 /// The `[accel]` table: which structure, and build parameters in range.
 pub fn accel(a: &AccelDef) -> FieldResult<AccelSettings> {
@@ -176,13 +178,13 @@ pub fn background(b: &BackgroundDef) -> FieldResult<Background> {
 pub fn blank_material(kind: MaterialKind) -> Material {
     Material {
         kind,
-        albedo: Rgb::BLACK,
-        emission: Rgb::BLACK,
+        albedo: Colour::BLACK,
+        emission: Colour::BLACK,
         roughness: 0.0,
         ior: 1.0,
         fresnel: FresnelModel::Exact,
         transmittance: Rgb::WHITE,
-        pattern: Rgb::BLACK,
+        pattern: Colour::BLACK,
         octaves: 0,
         basis: Basis(0),
         _pad: 0,
@@ -190,18 +192,20 @@ pub fn blank_material(kind: MaterialKind) -> Material {
     }
 }
 
-/// One `[materials.*]` table.
-pub fn material(def: &MaterialDef) -> FieldResult<Material> {
+/// One `[materials.*]` table; its colours may name `textures`.
+pub fn material(def: &MaterialDef, textures: &SceneTextures) -> FieldResult<Material> {
+    let reflectance = |field: &str, c: &ColourDef| textures.colour(field, c, 1.0);
+    let emission = |c: &ColourDef| textures.colour("emission", c, f32::INFINITY);
     Ok(match def {
-        MaterialDef::Diffuse { albedo, emission } => Material {
-            albedo: rgb("albedo", *albedo, 1.0)?,
-            emission: rgb("emission", *emission, f32::INFINITY)?,
+        MaterialDef::Diffuse { albedo, emission: e } => Material {
+            albedo: reflectance("albedo", albedo)?,
+            emission: emission(e)?,
             ..blank_material(MaterialKind::Diffuse)
         },
         MaterialDef::Metal {
             albedo,
             roughness,
-            emission,
+            emission: e,
         } => {
             if finite("roughness", *roughness)? < 0.0 {
                 return Err(field_error(
@@ -210,8 +214,8 @@ pub fn material(def: &MaterialDef) -> FieldResult<Material> {
                 ));
             }
             Material {
-                albedo: rgb("albedo", *albedo, 1.0)?,
-                emission: rgb("emission", *emission, f32::INFINITY)?,
+                albedo: reflectance("albedo", albedo)?,
+                emission: emission(e)?,
                 roughness: *roughness,
                 ..blank_material(MaterialKind::Metal)
             }
@@ -222,7 +226,7 @@ pub fn material(def: &MaterialDef) -> FieldResult<Material> {
             transmittance,
             tint,
         } => Material {
-            albedo: rgb("tint", *tint, 1.0)?,
+            albedo: reflectance("tint", tint)?,
             ior: positive("ior", *ior)?,
             fresnel: match fresnel {
                 FresnelDef::Exact => FresnelModel::Exact,
@@ -238,7 +242,7 @@ pub fn material(def: &MaterialDef) -> FieldResult<Material> {
             octaves,
             frequency,
             basis,
-            emission,
+            emission: e,
         } => {
             let octaves = match u32::try_from(*octaves) {
                 Ok(n) if n <= MAX_OCTAVES => n,
@@ -259,18 +263,18 @@ pub fn material(def: &MaterialDef) -> FieldResult<Material> {
                 }
             };
             Material {
-                albedo: rgb("albedo", *albedo, 1.0)?,
-                pattern: rgb("pattern", pattern.unwrap_or(*albedo), 1.0)?,
+                albedo: reflectance("albedo", albedo)?,
+                pattern: reflectance("pattern", pattern.as_ref().unwrap_or(albedo))?,
                 basis,
                 ior: positive("ior", *ior)?,
                 octaves,
                 frequency: positive("frequency", *frequency)?,
-                emission: rgb("emission", *emission, f32::INFINITY)?,
+                emission: emission(e)?,
                 ..blank_material(MaterialKind::Coated)
             }
         }
-        MaterialDef::Emissive { emission } => Material {
-            emission: rgb("emission", *emission, f32::INFINITY)?,
+        MaterialDef::Emissive { emission: e } => Material {
+            emission: emission(e)?,
             ..blank_material(MaterialKind::Emissive)
         },
     })

@@ -16,6 +16,7 @@ use device::kernel::{AsBytes, Plain};
 use device::light::LightView;
 use device::scene::SceneView;
 use device::slice::DeviceSlice;
+use device::texture::Textures;
 use std::marker::PhantomData;
 
 /// A kernel's `#[repr(C)]` argument struct, passed by value.
@@ -225,6 +226,9 @@ pub struct DeviceScene {
     accel_prims: DeviceArray<device::geometry::PrimRef>,
     lights: DeviceArray<device::light::Light>,
     light_cdf: DeviceArray<f32>,
+    textures: DeviceArray<device::texture::Texture>,
+    texels: DeviceArray<device::math::Rgb>,
+    triangle_uvs: DeviceArray<device::texture::TriangleUvs>,
 }
 
 impl DeviceScene {
@@ -244,6 +248,9 @@ impl DeviceScene {
             accel_prims: DeviceArray::upload(gpu, "primitive references", SizedBy::Scene, &scene.accel.prims)?,
             lights: DeviceArray::upload(gpu, "lights", SizedBy::Scene, &scene.lights.lights)?,
             light_cdf: DeviceArray::upload(gpu, "the light pick table", SizedBy::Scene, &scene.lights.cdf)?,
+            textures: DeviceArray::upload(gpu, "textures", SizedBy::Scene, &scene.scene.textures.textures)?,
+            texels: DeviceArray::upload(gpu, "texels", SizedBy::Scene, &scene.scene.textures.texels)?,
+            triangle_uvs: DeviceArray::upload(gpu, "texture coordinates", SizedBy::Scene, &g.triangle_uvs)?,
         })
     }
 
@@ -270,6 +277,9 @@ impl DeviceScene {
             + self.accel_prims.byte_len()
             + self.lights.byte_len()
             + self.light_cdf.byte_len()
+            + self.textures.byte_len()
+            + self.texels.byte_len()
+            + self.triangle_uvs.byte_len()
     }
 
     /// The kernel-side view (device pointers) with `camera` and `scene`'s background.
@@ -298,6 +308,11 @@ impl DeviceScene {
                 cdf: self.light_cdf.device_slice(gpu),
                 inv_total_power: scene.lights.inv_total_power,
                 _pad: 0,
+            },
+            textures: Textures {
+                textures: self.textures.device_slice(gpu),
+                texels: self.texels.device_slice(gpu),
+                triangle_uvs: self.triangle_uvs.device_slice(gpu),
             },
         }
     }

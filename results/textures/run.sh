@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The GPU session after textures (issue 21) and typed work queues landed:
+# the GPU against the CPU on the textured scene and on the seed scenes with
+# next-event estimation and Sobol samples (both GPU back ends, bit for bit),
+# then every study whose code changed, in three calls of the device tool
+# (each under its 600-s limit):
+#   bash results/textures/run.sh checks      # checks + the short studies
+#   bash results/textures/run.sh mega        # mega_vs_wave
+#   bash results/textures/run.sh cs500       # cs500_speedup (its serial run: ~6 min)
+# Each writes its log and the experiments' folders (as .tar.gz) under $OUT.
+set -uo pipefail
+R=${OUT:-/tmp/out}
+B=gpu-run/wavepath
+mkdir -p "$R"
+case ${1:-} in
+  checks)
+    {
+      nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
+      $B --version
+      for b in gpu-mega gpu-wave; do
+        $B verify scenes/textured.toml --backend $b --spp 4 2>&1 | tail -1
+        for s in cornell_smallpt cornell_diffuse cs500; do
+          $B verify scenes/$s.toml --backend $b --spp 2 --size 160x120 --nee on --sampler sobol 2>&1 | tail -1
+        done
+      done
+      $B render scenes/textured.toml --backend gpu-wave --out "$R/textured.png" 2>&1 | tail -2
+    } > "$R/checks.log" 2>&1
+    BUDGET=${BUDGET:-480} bash results/experiments.sh nee material_cost smallptcuda launch_timing wavefront_tuning smallpt_spp
+    ;;
+  mega) BUDGET=${BUDGET:-585} bash results/experiments.sh mega_vs_wave ;;
+  cs500) BUDGET=${BUDGET:-590} bash results/experiments.sh cs500_speedup ;;
+  *) echo "usage: $0 checks|mega|cs500" >&2; exit 2 ;;
+esac
