@@ -22,7 +22,7 @@ const WARPS: u32 = SCAN_BLOCK / WARP_SIZE;
 #[inline(always)]
 unsafe fn alive_at(queues: &Queues, i: u32, n: u32) -> bool {
     // SAFETY: the caller's contract.
-    i < n && unsafe { *queues.alive.add(i as usize) } != 0
+    i < n && unsafe { *queues.alive().add(i as usize) } != 0
 }
 
 /// This iteration's ray count (the plan's).
@@ -123,7 +123,7 @@ impl Kernel for ScanBlocks {
                         running += c;
                     }
                     if tid == SCAN_BLOCK - 1 {
-                        (*a.control).counters.rays_out = exclusive + local;
+                        a.queues.rays_out.set_count(exclusive + local);
                     }
                 }
             }
@@ -153,7 +153,7 @@ impl Kernel for ScanScatter {
             let alive_pos =
                 *a.queues.scan_blocks.add(block as usize) + warp_offset + (votes & lanes_below()).count_ones();
             if flag {
-                *a.queues.rays_out.add(alive_pos as usize) = *a.queues.rays_in.add(i as usize);
+                a.queues.rays_out.set(alive_pos, a.queues.rays_in.get(i));
             }
         }
     }

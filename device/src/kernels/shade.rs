@@ -7,10 +7,11 @@ use super::wavefront::{WavefrontArgs, deposit, grid_stride};
 use crate::kernel::{EntryPoint, Kernel, Thread};
 use crate::launch::{Compaction, MaterialSort};
 use crate::observe::{BranchObserver, WarpDivergence};
+use crate::queue::Slot;
 use crate::shading::{SORTED_CLASS, ShadeClass, Shader, class};
 use crate::stages::PathStatus;
 use crate::stages::shade::{escaped, surface};
-use crate::warp::{active_mask, append, ballot};
+use crate::warp::{active_mask, ballot};
 use core::marker::PhantomData;
 
 /// Shades every path in class `S`'s queue: adds the light it found to its
@@ -34,14 +35,13 @@ impl<S: Shader> Kernel for Shade<S> {
         // SAFETY: the contract of `WavefrontArgs`; queue entries are slots
         // and every slot's `queue_pos` is within this iteration's ray queue.
         unsafe {
-            let count = a.control().counters.shade[k];
             let queue = if S::CLASS == SORTED_CLASS && a.material_sort == MaterialSort::ByVariant {
                 a.queues.sorted()
             } else {
                 a.queues.shade[k]
             };
-            grid_stride(&thread, count, |i| {
-                let slot = *queue.add(i as usize);
+            grid_stride(&thread, queue.count(), |i| {
+                let slot = queue.get(i);
                 let mut path = a.pool.load(slot);
                 let shaded = if S::CLASS == ShadeClass::Escaped {
                     divergence.material_branch(S::CLASS, 0);
@@ -54,7 +54,7 @@ impl<S: Shader> Kernel for Shade<S> {
                 };
                 let casters = ballot(active_mask(), shaded.shadow.is_some());
                 if let Some(ray) = shaded.shadow {
-                    a.shadow.push(casters, ray);
+                    a.queues.shadow.push(casters, ray);
                 }
                 if !shaded.light.is_black() {
                     deposit(shaded.light, path.pixel, a.film, a.counters);
@@ -74,16 +74,15 @@ impl<S: Shader> Kernel for Shade<S> {
 /// # Safety
 /// As for [`Shade`]'s run, for `slot` of this iteration's ray queue.
 #[inline(always)]
-unsafe fn pass_on(a: &WavefrontArgs, slot: u32, keep: bool) {
+unsafe fn pass_on(a: &WavefrontArgs, slot: Slot, keep: bool) {
     // SAFETY: the caller's contract.
     unsafe {
         match a.compaction {
-            Compaction::PrefixSum => *a.queues.alive.add(*a.pool.queue_pos.add(slot as usize) as usize) = keep as u32,
+            Compaction::PrefixSum => *a.queues.alive().add(*a.pool.queue_pos.add(slot.index()) as usize) = keep as u32,
             Compaction::AtomicAppend => {
                 let keepers = ballot(active_mask(), keep);
                 if keep {
-                    let rays_out = &raw mut (*a.control).counters.rays_out;
-                    append(rays_out, keepers, slot, a.queues.rays_out);
+                    a.queues.rays_out.push(keepers, slot);
                 }
             }
         }

@@ -16,6 +16,7 @@
 
 use super::wavefront::{WavefrontArgs, grid_stride};
 use crate::kernel::{Kernel, Thread};
+use crate::queue::Slot;
 use crate::shading::{SORTED_CLASS, VARIANTS};
 use crate::warp::{active_mask, match_any, reserve};
 
@@ -25,9 +26,9 @@ use crate::warp::{active_mask, match_any, reserve};
 /// The contract of [`WavefrontArgs`], for a slot of the sorted class's
 /// queue this iteration (its hit is recorded).
 #[inline(always)]
-unsafe fn variant_of(a: &WavefrontArgs, slot: u32) -> u32 {
+unsafe fn variant_of(a: &WavefrontArgs, slot: Slot) -> u32 {
     // SAFETY: the caller's contract.
-    let material = unsafe { *a.pool.hit_material.add(slot as usize) };
+    let material = unsafe { *a.pool.hit_material.add(slot.index()) };
     a.scene.materials.as_slice()[material as usize].variant()
 }
 
@@ -44,10 +45,9 @@ impl Kernel for CountVariants {
         // whose hit the extend kernel recorded; variants are below
         // `VARIANTS`.
         unsafe {
-            let count = a.control().counters.shade[k];
             let queue = a.queues.shade[k];
-            grid_stride(&thread, count, |i| {
-                let v = variant_of(a, *queue.add(i as usize)) as usize;
+            grid_stride(&thread, queue.count(), |i| {
+                let v = variant_of(a, queue.get(i)) as usize;
                 let group = match_any(active_mask(), v as u32);
                 reserve(&raw mut (*a.control).counters.variants[v], group);
             });
@@ -71,10 +71,10 @@ impl Kernel for SortByVariant {
         unsafe {
             let counters = &raw mut (*a.control).counters;
             let counts: [u32; VARIANTS] = (*counters).variants;
-            let count = a.control().counters.shade[k];
             let queue = a.queues.shade[k];
-            grid_stride(&thread, count, |i| {
-                let slot = *queue.add(i as usize);
+            let sorted = a.queues.sorted();
+            grid_stride(&thread, queue.count(), |i| {
+                let slot = queue.get(i);
                 let v = variant_of(a, slot) as usize;
                 // NOTE: summed over every variant with a mask, so that the
                 // loop unrolls over constant indices and `counts` stays in
@@ -82,7 +82,7 @@ impl Kernel for SortByVariant {
                 let start: u32 = (0..VARIANTS).map(|u| if u < v { counts[u] } else { 0 }).sum();
                 let group = match_any(active_mask(), v as u32);
                 let at = reserve(&raw mut (*counters).variants_placed[v], group);
-                *a.queues.sorted().add((start + at) as usize) = slot;
+                sorted.set(start + at, slot);
             });
         }
     }

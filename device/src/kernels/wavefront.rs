@@ -20,11 +20,11 @@ use crate::kernel::{Kernel, Thread};
 use crate::launch::{Compaction, LaunchCounters, MaterialSort};
 use crate::math::Rgb;
 use crate::observe::{DivergenceCounters, Unobserved};
-use crate::queue::{Control, PathPool, Queues, WorkQueue};
+use crate::queue::{Control, PathPool, Queues, Slot};
 use crate::scene::{RenderParams, SceneView};
 use crate::shading::{AnyMaterial, ClassSet, ShadeClass};
-use crate::stages::{ShadowRay, extend::extend, generate::generate};
-use crate::warp::{WARP_SIZE, active_mask, append, ballot, lane_id, match_any, reserve, shuffle_index};
+use crate::stages::{extend::extend, generate::generate};
+use crate::warp::{WARP_SIZE, active_mask, ballot, lane_id, match_any, reserve, shuffle_index};
 use core::marker::PhantomData;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
@@ -81,11 +81,8 @@ pub struct WavefrontArgs {
     pub params: RenderParams,
     /// Path state.
     pub pool: PathPool,
-    /// Ray, shading and compaction queues.
+    /// Every queue, and the compaction's scratch.
     pub queues: Queues,
-    /// Shadow rays of next-event estimation, from the shading kernels to
-    /// the shadow kernel.
-    pub shadow: WorkQueue<ShadowRay>,
     /// Schedule and queue counters.
     pub control: *mut Control,
     /// One fixed-point sum per pixel.
@@ -110,7 +107,7 @@ pub struct WavefrontArgs {
 const _: () = {
     use core::mem::size_of;
     let fields = size_of::<SceneView>() + size_of::<RenderParams>() + size_of::<PathPool>() + size_of::<Queues>();
-    assert!(size_of::<WavefrontArgs>() == fields + 7 * 8 + size_of::<WorkItems>() + 3 * 4);
+    assert!(size_of::<WavefrontArgs>() == fields + 5 * 8 + size_of::<WorkItems>() + 3 * 4);
 };
 
 /// What one iteration did: the plan's counts and the shading queues'
@@ -206,10 +203,10 @@ impl Kernel for Plan {
             let it = control.schedule.iteration;
             if it > 0 && it - 1 < a.log_len {
                 let last = &mut *a.log.add(it as usize - 1);
-                last.shade = control.counters.shade;
-                last.shadow = control.counters.shadow;
+                last.shade = control.counters.len.shade;
+                last.shadow = control.counters.len.shadow;
             }
-            control.schedule.plan(&mut control.counters);
+            control.schedule.plan(a.queues.rays_in.count(), &mut control.counters);
             if it < a.log_len {
                 let s = &control.schedule;
                 *a.log.add(it as usize) = IterationRecord {
@@ -238,7 +235,7 @@ impl Kernel for MarkSurvivors {
             let s = a.control().schedule;
             let count = s.compacting();
             grid_stride(&thread, count, |i| {
-                *a.pool.queue_pos.add(*a.queues.rays_in.add(i as usize) as usize) = s.survivor_mark();
+                *a.pool.queue_pos.add(a.queues.rays_in.get(i).index()) = s.survivor_mark();
             });
         }
     }
@@ -262,7 +259,7 @@ impl Kernel for FindHoles {
                 let free = *a.pool.queue_pos.add(slot as usize) != s.survivor_mark();
                 let group = ballot(active_mask(), free);
                 if free {
-                    append(&raw mut (*a.control).counters.holes, group, slot, a.queues.alive);
+                    a.queues.holes.push(group, Slot(slot));
                 }
             });
         }
@@ -285,15 +282,14 @@ impl Kernel for MoveSurvivors {
             let s = a.control().schedule;
             let count = s.compacting();
             grid_stride(&thread, count, |i| {
-                let entry = a.queues.rays_in.add(i as usize);
-                let slot = *entry;
-                let moves = slot >= s.survivors;
+                let slot = a.queues.rays_in.get(i);
+                let moves = slot.0 >= s.survivors;
                 let group = ballot(active_mask(), moves);
                 if moves {
                     let taken = &raw mut (*a.control).counters.holes_taken;
-                    let hole = *a.queues.alive.add(reserve(taken, group) as usize);
+                    let hole = a.queues.holes.get(reserve(taken, group));
                     a.pool.store(hole, &a.pool.load(slot));
-                    *entry = hole;
+                    a.queues.rays_in.set(i, hole);
                 }
             });
         }
@@ -315,10 +311,10 @@ impl Kernel for Generate {
             let s = a.control().schedule;
             let base = s.next_work - s.generate as u64;
             grid_stride(&thread, s.generate, |i| {
-                let slot = s.survivors + i;
+                let slot = Slot(s.survivors + i);
                 let (pixel, sample) = a.work.item(base + i as u64);
                 a.pool.store(slot, &generate(&a.scene, &a.params, pixel, sample));
-                *a.queues.rays_in.add((s.survivors + i) as usize) = slot;
+                a.queues.rays_in.set(s.survivors + i, slot);
             });
         }
     }
@@ -342,7 +338,7 @@ impl<T: Traversal> Kernel for Extend<T> {
             // to local memory.
             let shade_queues = a.queues.shade;
             fetch_by_warp(&raw mut (*a.control).counters.extend_taken, count, |i| {
-                let slot = *a.queues.rays_in.add(i as usize);
+                let slot = a.queues.rays_in.get(i);
                 let ray = a.pool.ray(slot);
                 let hit = extend::<T>(&a.scene, &ray);
                 let class = match &hit {
@@ -352,10 +348,9 @@ impl<T: Traversal> Kernel for Extend<T> {
                         a.scene.materials.as_slice()[h.material as usize].kind.class()
                     }
                 };
-                *a.pool.queue_pos.add(slot as usize) = i;
+                *a.pool.queue_pos.add(slot.index()) = i;
                 let group = match_any(active_mask(), class as u32);
-                let k = class as usize;
-                append(&raw mut (*a.control).counters.shade[k], group, slot, shade_queues[k]);
+                shade_queues[class as usize].push(group, slot);
             });
         }
     }
@@ -398,8 +393,7 @@ impl<T: Traversal, const CLASSES: ClassSet> Kernel for Drain<T, CLASSES> {
         unsafe {
             let count = a.control().schedule.drain;
             fetch_by_warp(&raw mut (*a.control).counters.drain_taken, count, |i| {
-                let slot = *a.queues.rays_in.add(i as usize);
-                let mut path = a.pool.load(slot);
+                let mut path = a.pool.load(a.queues.rays_in.get(i));
                 let pixel = path.pixel;
                 let light = |c| deposit(c, pixel, a.film, a.counters);
                 let rays = finish_path::<T, AnyMaterial<CLASSES>>(
@@ -429,9 +423,9 @@ impl<T: Traversal> Kernel for Shadow<T> {
         // SAFETY: the contract of `WavefrontArgs`; entries below the
         // queue's length were pushed this iteration.
         unsafe {
-            let count = a.control().counters.shadow;
+            let count = a.queues.shadow.count();
             fetch_by_warp(&raw mut (*a.control).counters.shadow_taken, count, |i| {
-                let ray = a.shadow.get(i);
+                let ray = a.queues.shadow.get(i);
                 if let Some(light) = ray.unblocked::<T>(&a.scene) {
                     deposit(light, ray.pixel, a.film, a.counters);
                 }

@@ -4,7 +4,6 @@
 
 use super::{Grid, Machine, WavefrontConfig, state_bytes};
 use crate::backend::{Progress, RenderJob, SizedBy};
-use crate::settings::capacity::shadow_queue_bytes;
 use device::film::FixedRgb;
 use device::kernel::{AsBytes, EntryPoint, Plain};
 use device::kernels::scan::{ScanBlocks, ScanCount, ScanScatter};
@@ -17,7 +16,7 @@ use device::kernels::{AccelKernels, AccelVisitor, visit_accel};
 use device::launch::{Compaction, LaunchCounters, MaterialSort};
 use device::material::Material;
 use device::observe::DivergenceCounters;
-use device::queue::{Control, PathPool, Queues, SCAN_BLOCK, WorkQueue, scan_blocks};
+use device::queue::{Control, PathPool, Queues, SCAN_BLOCK, scan_blocks};
 use device::scene::SceneView;
 use device::schedule::Schedule;
 use device::shading::{COSTLY_CLASSES, SORTED_CLASS, ShadeClass};
@@ -73,7 +72,6 @@ struct Buffers<M: Machine> {
     shadows: bool,
     pool: M::Buffer,
     queues: M::Buffer,
-    shadow: M::Buffer,
     control: M::Buffer,
     film: M::Buffer,
     counters: M::Buffer,
@@ -112,7 +110,7 @@ pub fn render<M: Machine>(
     let shadows = job.traces_shadow_rays();
     let mut b = Buffers::alloc(machine, (capacity, shadows), job.pixel_count())?;
     let (schedule, counters) = Schedule::new(total_work, capacity, config.refill_below(capacity), config.drain_below);
-    machine.write(&mut b.control, Control { schedule, counters }.as_bytes())?;
+    machine.write(&mut b.control, Control::new(schedule, counters).as_bytes())?;
     let sort = material_sort(&job.scene.scene.materials, config.material_sort);
     let args = b.args(machine, job, scene, (config, sort), items);
     let loop_start = Instant::now();
@@ -175,12 +173,7 @@ impl<M: Machine> Buffers<M> {
             capacity,
             shadows,
             pool: machine.alloc("the path pool", SizedBy::PathPool, PathPool::bytes(cap))?,
-            queues: machine.alloc("the queues", SizedBy::PathPool, Queues::bytes(cap))?,
-            shadow: machine.alloc(
-                "the shadow-ray queue",
-                SizedBy::PathPool,
-                shadow_queue_bytes(cap, shadows),
-            )?,
+            queues: machine.alloc("the queues", SizedBy::PathPool, Queues::bytes(cap, shadows))?,
             control: machine.alloc("the schedule", SizedBy::Fixed, size_of::<Control>())?,
             film: machine.alloc("the film", SizedBy::Image, pixels * size_of::<FixedRgb>())?,
             counters: machine.alloc("the counters", SizedBy::Fixed, size_of::<LaunchCounters>())?,
@@ -209,14 +202,19 @@ impl<M: Machine> Buffers<M> {
         let cap = self.capacity as usize;
         let control: *mut Control = machine.address(&self.control).cast();
         // SAFETY: the allocations were made by `alloc` with the sizes these
-        // layouts need for `capacity` slots and outlive the render; the
-        // shadow queue's counter is a field of the control block, and each
-        // path queues at most one shadow ray per iteration.
-        let (pool, queues, shadow) = unsafe {
+        // layouts need for `capacity` slots (and shadow rays when the render
+        // traces them) and outlive the render; the queues' counters are a
+        // field of the control block, and each path enters each queue at
+        // most once per iteration.
+        let (pool, queues) = unsafe {
             (
                 PathPool::from_base(machine.address(&self.pool), cap),
-                Queues::from_base(machine.address(&self.queues), cap),
-                WorkQueue::new(machine.address(&self.shadow), &raw mut (*control).counters.shadow),
+                Queues::from_base(
+                    machine.address(&self.queues),
+                    cap,
+                    self.shadows,
+                    &raw mut (*control).counters.len,
+                ),
             )
         };
         WavefrontArgs {
@@ -224,7 +222,6 @@ impl<M: Machine> Buffers<M> {
             params: job.params,
             pool,
             queues,
-            shadow,
             control,
             film: machine.address(&self.film).cast(),
             counters: machine.address(&self.counters).cast(),
