@@ -10,7 +10,7 @@ use device::kernels::scan::{ScanBlocks, ScanCount, ScanScatter};
 use device::kernels::shade::{ShadeVisitor, visit_shade};
 use device::kernels::sort::{CountVariants, SortByVariant};
 use device::kernels::wavefront::{
-    FindHoles, Generate, IterationRecord, MarkSurvivors, MoveSurvivors, Plan, WavefrontArgs, WorkItems,
+    FindHoles, Generate, IterationRecord, MarkSurvivors, MoveSurvivors, Plan, StageArgs, WavefrontArgs, WorkItems,
 };
 use device::kernels::{AccelKernels, AccelVisitor, visit_accel};
 use device::launch::{Compaction, LaunchCounters, MaterialSort};
@@ -217,11 +217,10 @@ impl<M: Machine> Buffers<M> {
                 ),
             )
         };
-        WavefrontArgs {
+        let stage = StageArgs {
             scene,
             params: job.params,
             pool,
-            queues,
             control,
             film: machine.address(&self.film).cast(),
             counters: machine.address(&self.counters).cast(),
@@ -235,7 +234,8 @@ impl<M: Machine> Buffers<M> {
             log: machine.address(&self.log).cast(),
             log_len: LOG_ITERATIONS,
             material_sort,
-        }
+        };
+        WavefrontArgs { stage, queues }
     }
 
     /// Reads back what the render produced: the film of `pixels`, the
@@ -321,7 +321,7 @@ impl<M: Machine> AccelVisitor for Run<'_, '_, M> {
             scan_grid,
             classes: self.classes,
             compaction: self.config.compaction,
-            sorts: self.args.material_sort == MaterialSort::ByVariant,
+            sorts: self.args.stage.material_sort == MaterialSort::ByVariant,
             lean,
             drain: self.config.drain_below > 0,
             // Bounce-synchronous waves start only in an empty pool, and a
@@ -336,7 +336,7 @@ impl<M: Machine> AccelVisitor for Run<'_, '_, M> {
         loop {
             w.iteration::<A>()?;
             if !stopped && self.stop.is_some_and(|s| s.load(Ordering::SeqCst)) {
-                total_work = stop_after_round(w.machine, self.control, self.args.work.pixels)?;
+                total_work = stop_after_round(w.machine, self.control, self.args.stage.work.pixels)?;
                 stopped = true;
             }
             if let Some(control) = w.machine.poll(self.control)? {
