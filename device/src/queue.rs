@@ -14,8 +14,8 @@ use crate::geometry::{Hit, PrimRef};
 use crate::kernel::Plain;
 use crate::math::{Ray, Rgb, Vec3};
 use crate::rng::PathRng;
-use crate::schedule::{QueueCounters, Schedule};
-use crate::shading::{SORTED_CLASS, ShadeClass};
+use crate::schedule::Schedule;
+use crate::shading::{SORTED_CLASS, ShadeClass, VARIANTS};
 use crate::stages::{PathState, ShadowRay};
 use crate::warp::append;
 
@@ -202,7 +202,7 @@ impl PathPool {
 
 /// A path's slot in the [`PathPool`]: the entry of every queue of paths.
 #[repr(transparent)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Slot(pub u32);
 
 impl Slot {
@@ -299,6 +299,7 @@ macro_rules! queues {
                 Queues {
                     $($queue,)*
                     $($list,)*
+                    // The block totals follow the lists.
                     scan_blocks: take(0).cast::<u32>(),
                     capacity: capacity as u32,
                 }
@@ -484,6 +485,28 @@ impl<T: Copy> WorkQueue<T> {
     }
 }
 
+/// What the kernels count during an iteration: the length of every queue
+/// and the entries each consuming stage has handed out so far.
+/// [`Schedule::plan`] takes them in and resets them for the next iteration.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueueCounters {
+    /// Entries in each queue (declared with the queues).
+    pub len: QueueLengths,
+    /// During a refill: holes taken by survivors moving down.
+    pub holes_taken: u32,
+    /// Ray-queue entries handed out to the extend kernel's warps so far.
+    pub extend_taken: u32,
+    /// Ray-queue entries handed out to the drain kernel's warps so far.
+    pub drain_taken: u32,
+    /// Shadow-queue entries handed out to the shadow kernel's warps so far.
+    pub shadow_taken: u32,
+    /// Sorting by variant: entries of the sorted class's queue per variant.
+    pub variants: [u32; VARIANTS],
+    /// Sorting by variant: entries placed so far per variant.
+    pub variants_placed: [u32; VARIANTS],
+}
+
 /// Everything the wavefront's kernels share besides the pool and queues:
 /// the schedule and the queue counters. One allocation, read back by the
 /// host as one value.
@@ -503,12 +526,21 @@ const COUNTER_PAD: usize = size_of::<QueueCounters>() / 4 % 2;
 
 impl Control {
     /// The block at the start of a render.
-    pub fn new(schedule: Schedule, counters: QueueCounters) -> Self {
+    pub fn new(schedule: Schedule) -> Self {
         Control {
             schedule,
-            counters,
+            counters: QueueCounters::default(),
             _pad: [0; COUNTER_PAD],
         }
+    }
+
+    /// Plans the next iteration ([`Schedule::plan`]) from what the last
+    /// one left: its `survivors` and the shadow rays queued; then resets
+    /// the counters the next iteration fills.
+    #[inline(always)]
+    pub fn plan(&mut self, survivors: u32) {
+        self.schedule.plan(survivors, self.counters.len.shadow);
+        self.counters = QueueCounters::default();
     }
 }
 

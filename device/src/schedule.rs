@@ -22,9 +22,6 @@
 //!    path, instead of one nearly empty iteration per bounce.
 //! 4. Otherwise every queued ray is traced and shaded.
 
-use crate::queue::QueueLengths;
-use crate::shading::VARIANTS;
-
 /// The schedule's settings, state and current plan (in device memory,
 /// inside [`crate::queue::Control`]).
 #[repr(C)]
@@ -70,16 +67,15 @@ const _: () = assert!(core::mem::size_of::<Schedule>() == 4 * 8 + 10 * 4);
 
 impl Schedule {
     /// A schedule for `total_work` items over `capacity` slots, before its
-    /// first plan, with its initial counters.
-    pub fn new(total_work: u64, capacity: u32, refill_below: u32, drain_below: u32) -> (Self, QueueCounters) {
-        let schedule = Schedule {
+    /// first plan.
+    pub fn new(total_work: u64, capacity: u32, refill_below: u32, drain_below: u32) -> Self {
+        Schedule {
             total_work,
             capacity,
             refill_below: refill_below.min(capacity),
             drain_below,
             ..Schedule::default()
-        };
-        (schedule, QueueCounters::default())
+        }
     }
 
     /// The mark that the refill of this iteration writes into the slots
@@ -90,10 +86,11 @@ impl Schedule {
     }
 
     /// Takes in what the last iteration left: its `survivors` (the length
-    /// of the ray queue they were pushed into) and `counters`; plans the
-    /// next iteration and resets the counters it will fill.
+    /// of the ray queue they were pushed into) and the `shadow_rays` it
+    /// traced; plans the next iteration (the caller then resets the queue
+    /// counters, [`crate::queue::Control::plan`]).
     #[inline(always)]
-    pub fn plan(&mut self, survivors: u32, counters: &mut QueueCounters) {
+    pub fn plan(&mut self, survivors: u32, shadow_rays: u32) {
         self.finished += (self.trace + self.drain - survivors) as u64;
         let remaining = self.total_work - self.next_work;
         // Every slot but the survivors' is free: finished paths leave
@@ -113,9 +110,8 @@ impl Schedule {
         // bounce; the next wave then starts in an empty pool.
         let drain = queued <= self.drain_below && (self.next_work == self.total_work || self.generate == 0);
         (self.trace, self.drain) = if drain { (0, queued) } else { (queued, 0) };
-        self.rays += self.trace as u64 + counters.len.shadow as u64;
+        self.rays += self.trace as u64 + shadow_rays as u64;
         self.iteration += 1;
-        *counters = QueueCounters::default();
     }
 
     /// The survivors the refill kernels go over this iteration: all of
@@ -129,28 +125,6 @@ impl Schedule {
     pub fn done(&self) -> bool {
         self.iteration > 0 && self.trace == 0 && self.drain == 0
     }
-}
-
-/// What the kernels count during an iteration: the length of every queue
-/// and the entries each consuming stage has handed out so far.
-/// [`Schedule::plan`] takes them in and resets them for the next iteration.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct QueueCounters {
-    /// Entries in each queue (declared with the queues).
-    pub len: QueueLengths,
-    /// During a refill: holes taken by survivors moving down.
-    pub holes_taken: u32,
-    /// Ray-queue entries handed out to the extend kernel's warps so far.
-    pub extend_taken: u32,
-    /// Ray-queue entries handed out to the drain kernel's warps so far.
-    pub drain_taken: u32,
-    /// Shadow-queue entries handed out to the shadow kernel's warps so far.
-    pub shadow_taken: u32,
-    /// Sorting by variant: entries of the sorted class's queue per variant.
-    pub variants: [u32; VARIANTS],
-    /// Sorting by variant: entries placed so far per variant.
-    pub variants_placed: [u32; VARIANTS],
 }
 
 #[cfg(test)]
@@ -170,11 +144,11 @@ mod tests {
         drain_below: u32,
         survives: impl Fn(u32, u32) -> bool,
     ) -> Vec<Schedule> {
-        let (mut s, mut c) = Schedule::new(total, capacity, refill_below, drain_below);
+        let mut s = Schedule::new(total, capacity, refill_below, drain_below);
         let mut plans = Vec::new();
         let mut in_flight = 0u32;
         loop {
-            s.plan(in_flight, &mut c);
+            s.plan(in_flight, 0);
             assert!(s.survivors + s.generate <= capacity, "more paths than slots: {s:?}");
             assert_eq!(s.survivors, in_flight, "survivors are what the last iteration kept");
             assert!(s.trace == 0 || s.drain == 0, "an iteration traces or drains");

@@ -257,7 +257,7 @@ impl Stage for Plan {
                 last.shade = control.counters.len.shade;
                 last.shadow = control.counters.len.shadow;
             }
-            control.schedule.plan(rays_in.count(), &mut control.counters);
+            control.plan(rays_in.count());
             if it < a.log_len {
                 let s = &control.schedule;
                 *a.log.add(it as usize) = IterationRecord {

@@ -109,8 +109,8 @@ pub fn render<M: Machine>(
 ) -> Result<WavefrontOutput, M::Error> {
     let shadows = job.traces_shadow_rays();
     let mut b = Buffers::alloc(machine, (capacity, shadows), job.pixel_count())?;
-    let (schedule, counters) = Schedule::new(total_work, capacity, config.refill_below(capacity), config.drain_below);
-    machine.write(&mut b.control, Control::new(schedule, counters).as_bytes())?;
+    let schedule = Schedule::new(total_work, capacity, config.refill_below(capacity), config.drain_below);
+    machine.write(&mut b.control, Control::new(schedule).as_bytes())?;
     let sort = material_sort(&job.scene.scene.materials, config.material_sort);
     let args = b.args(machine, job, scene, (config, sort), items);
     let loop_start = Instant::now();
