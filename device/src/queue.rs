@@ -1,23 +1,22 @@
 //! The wavefront's state: the path pool (structure of arrays, declared once
-//! by [`path_pool!`]), the queues of path slots (index lists, declared once
-//! by [`queues!`]), the typed [`WorkQueue`]s whose entries carry their own
-//! payload (the shadow rays), and the [`Control`] block of counters and
-//! schedule that the kernels share. There is no list of free slots: the paths in flight
+//! by [`path_pool!`]), the queues (typed [`WorkQueue`]s after pbrt-v4's,
+//! each declared once by [`queues!`] with its entry type, its room and its
+//! length counter), and the [`Control`] block of counters and schedule that
+//! the kernels share. There is no list of free slots: the paths in flight
 //! always occupy slots `0..n` after a refill ([`crate::schedule`]). Sizes,
-//! offsets and the bytes per path all derive from the two declarations; the
-//! host never counts fields itself.
+//! offsets, counters and the bytes per path all derive from the two
+//! declarations; the host never counts fields itself.
 //!
 //! Bytes per in-flight path: [`PathPool::BYTES_PER_PATH`] for path state,
-//! [`Queues::BYTES_PER_PATH`] for slot-queue entries and
-//! [`WorkQueue::BYTES_PER_PATH`] for each typed queue.
+//! [`Queues::bytes_per_path`] for queue entries and scratch words.
 
 use crate::geometry::{Hit, PrimRef};
 use crate::kernel::Plain;
 use crate::math::{Ray, Rgb, Vec3};
 use crate::rng::PathRng;
-use crate::schedule::{QueueCounters, Schedule};
-use crate::shading::{ShadeClass, VARIANTS};
-use crate::stages::PathState;
+use crate::schedule::Schedule;
+use crate::shading::{SORTED_CLASS, ShadeClass, VARIANTS};
+use crate::stages::{PathState, ShadowRay};
 use crate::warp::append;
 
 /// Every field array starts on this boundary.
@@ -104,8 +103,8 @@ impl PathPool {
     /// # Safety
     /// `slot` must be below the capacity, in memory of the side that runs.
     #[inline(always)]
-    pub unsafe fn load(&self, slot: u32) -> PathState {
-        let i = slot as usize;
+    pub unsafe fn load(&self, slot: Slot) -> PathState {
+        let i = slot.index();
         // SAFETY: the caller guarantees `slot < capacity`.
         unsafe {
             PathState {
@@ -124,8 +123,8 @@ impl PathPool {
     /// # Safety
     /// As for [`PathPool::load`].
     #[inline(always)]
-    pub unsafe fn store(&self, slot: u32, p: &PathState) {
-        let i = slot as usize;
+    pub unsafe fn store(&self, slot: Slot, p: &PathState) {
+        let i = slot.index();
         // SAFETY: the caller guarantees `slot < capacity`.
         unsafe {
             *self.rng.add(i) = p.rng;
@@ -141,8 +140,8 @@ impl PathPool {
     /// # Safety
     /// As for [`PathPool::load`].
     #[inline(always)]
-    pub unsafe fn store_shaded(&self, slot: u32, p: &PathState) {
-        let i = slot as usize;
+    pub unsafe fn store_shaded(&self, slot: Slot, p: &PathState) {
+        let i = slot.index();
         // SAFETY: the caller guarantees `slot < capacity`.
         unsafe {
             *self.origin.add(i) = p.ray.origin;
@@ -158,9 +157,9 @@ impl PathPool {
     /// # Safety
     /// As for [`PathPool::load`].
     #[inline(always)]
-    pub unsafe fn ray(&self, slot: u32) -> Ray {
+    pub unsafe fn ray(&self, slot: Slot) -> Ray {
         // SAFETY: the caller guarantees `slot < capacity`.
-        unsafe { Ray::new(*self.origin.add(slot as usize), *self.dir.add(slot as usize)) }
+        unsafe { Ray::new(*self.origin.add(slot.index()), *self.dir.add(slot.index())) }
     }
 
     /// Records what shading needs of the hit of `slot`'s current ray.
@@ -168,8 +167,8 @@ impl PathPool {
     /// # Safety
     /// As for [`PathPool::load`].
     #[inline(always)]
-    pub unsafe fn store_hit(&self, slot: u32, h: &Hit) {
-        let i = slot as usize;
+    pub unsafe fn store_hit(&self, slot: Slot, h: &Hit) {
+        let i = slot.index();
         // SAFETY: the caller guarantees `slot < capacity`.
         unsafe {
             *self.hit_t.add(i) = h.t;
@@ -185,8 +184,8 @@ impl PathPool {
     /// # Safety
     /// As for [`PathPool::load`].
     #[inline(always)]
-    pub unsafe fn hit(&self, slot: u32, ray: &Ray) -> Hit {
-        let i = slot as usize;
+    pub unsafe fn hit(&self, slot: Slot, ray: &Ray) -> Hit {
+        let i = slot.index();
         // SAFETY: the caller guarantees `slot < capacity`.
         unsafe {
             let t = *self.hit_t.add(i);
@@ -201,17 +200,41 @@ impl PathPool {
     }
 }
 
-/// Declares the queues once: each is a list of `u32` entries, one per path
-/// slot, or an array of such lists (`name[N]`). Derives the pointer struct,
-/// the bytes per path and the layout inside one allocation; the prefix-sum
-/// block totals follow the lists.
+/// A path's slot in the [`PathPool`]: the entry of every queue of paths.
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Slot(pub u32);
+
+impl Slot {
+    /// The slot as an index into the pool's arrays.
+    #[inline(always)]
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// Declares the queues once: each is a [`WorkQueue`] of its entry type, or
+/// an array of them (`name[N]`), with room for one entry per path slot
+/// (only when the render traces shadow rays, for one marked
+/// `where shadow_rays`) and one length counter in [`QueueLengths`]. Then
+/// the scratch lists of the compaction, one `u32` per slot, no counter.
+/// Derives the pointer struct, the counters, the bytes per path and the
+/// layout inside one allocation; the prefix-sum block totals follow.
 macro_rules! queues {
-    ($($(#[$doc:meta])* $field:ident $([$n:expr])?),* $(,)?) => {
-        /// Every queue of the wavefront, as pointers.
+    (
+        queues {
+            $($(#[$doc:meta])* $queue:ident $([$n:expr])?: $ty:ty $(where $when:ident)?,)*
+        }
+        lists {
+            $($(#[$list_doc:meta])* $list:ident,)*
+        }
+    ) => {
+        /// Every queue of the wavefront and the compaction's scratch lists.
         #[repr(C)]
         #[derive(Clone, Copy, Debug)]
         pub struct Queues {
-            $($(#[$doc])* pub $field: queues!(@ty $([$n])?),)*
+            $($(#[$doc])* pub $queue: queues!(@queue $ty $(, $n)?),)*
+            $($(#[$list_doc])* pub $list: *mut u32,)*
             /// Prefix-sum compaction: per-block totals, then offsets, then
             /// [`SCAN_BLOCK`] words of scratch.
             pub scan_blocks: *mut u32,
@@ -219,72 +242,117 @@ macro_rules! queues {
             pub capacity: u32,
         }
 
+        /// The length of every queue, in queue order (inside [`Control`]).
+        #[repr(C)]
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+        pub struct QueueLengths {
+            $($(#[$doc])* pub $queue: queues!(@len $($n)?),)*
+        }
+
         impl Queues {
-            /// Number of per-slot lists.
-            pub const LISTS: usize = 0 $(+ queues!(@count $([$n])?))*;
+            /// Number of queues (an array counts each of its queues).
+            pub const QUEUES: usize = 0 $(+ queues!(@count $($n)?))*;
 
-            /// Bytes of queue entries per path slot.
-            pub const BYTES_PER_PATH: usize = 4 * Self::LISTS;
+            /// Number of scratch lists.
+            pub const LISTS: usize = [$(stringify!($list)),*].len();
 
-            /// Bytes of one allocation holding queues for `capacity` slots.
-            pub const fn bytes(capacity: usize) -> usize {
-                aligned(4 * capacity) * Self::LISTS + aligned(4 * (scan_blocks(capacity) + SCAN_BLOCK as usize))
+            /// Bytes of queue entries and scratch words per path slot, with
+            /// the queues only shadow rays need when `shadow_rays`.
+            pub const fn bytes_per_path(shadow_rays: bool) -> usize {
+                0 $(+ queues!(@count $($n)?) * queues!(@rows 1, shadow_rays $(, $when)?) * size_of::<$ty>())*
+                    + 4 * Self::LISTS
             }
 
-            /// Lays the queues out in one allocation.
+            /// Bytes of one allocation holding the queues of `capacity`
+            /// slots (with those only shadow rays need when `shadow_rays`).
+            pub const fn bytes(capacity: usize, shadow_rays: bool) -> usize {
+                0 $(+ queues!(@count $($n)?) * aligned(size_of::<$ty>() * queues!(@rows capacity, shadow_rays $(, $when)?)))*
+                    + Self::LISTS * aligned(4 * capacity)
+                    + aligned(4 * (scan_blocks(capacity) + SCAN_BLOCK as usize))
+            }
+
+            /// Lays the queues out in one allocation, their counters in
+            /// `lengths`.
             ///
             /// # Safety
-            /// `base` must point to [`Queues::bytes`]`(capacity)` bytes,
-            /// aligned to 256, that outlive every use.
-            pub unsafe fn from_base(base: *mut u8, capacity: usize) -> Self {
-                let list = aligned(4 * capacity);
-                let mut next = 0;
-                let mut take = || {
-                    // SAFETY: `LISTS` lists of `list` bytes fit in `bytes(capacity)`.
-                    let p = unsafe { base.add(next * list) } as *mut u32;
-                    next += 1;
+            /// `base` must point to [`Queues::bytes`]`(capacity,
+            /// shadow_rays)` bytes, aligned to 256, and `lengths` to one
+            /// value, both outliving every use; a queue that only shadow
+            /// rays need has no room unless `shadow_rays`.
+            pub unsafe fn from_base(base: *mut u8, capacity: usize, shadow_rays: bool, lengths: *mut QueueLengths) -> Self {
+                let mut offset = 0;
+                let mut take = |bytes: usize| {
+                    // SAFETY: the pieces taken add up to `bytes(capacity, shadow_rays)`.
+                    let p = unsafe { base.add(offset) };
+                    offset += aligned(bytes);
                     p
                 };
-                $(let $field = queues!(@take take $([$n])?);)*
+                $(
+                    let rows = queues!(@rows capacity, shadow_rays $(, $when)?);
+                    // SAFETY: room for `rows` entries each, and one counter
+                    // each in `lengths` (the caller's contract).
+                    let $queue = unsafe {
+                        queues!(@take take, (&raw mut (*lengths).$queue).cast::<u32>(), size_of::<$ty>() * rows $(, $n)?)
+                    };
+                )*
+                $(let $list = take(4 * capacity).cast::<u32>();)*
                 Queues {
-                    $($field,)*
-                    // SAFETY: the block totals follow the lists.
-                    scan_blocks: unsafe { base.add(Self::LISTS * list) } as *mut u32,
+                    $($queue,)*
+                    $($list,)*
+                    // The block totals follow the lists.
+                    scan_blocks: take(0).cast::<u32>(),
                     capacity: capacity as u32,
                 }
             }
         }
+
+        // One queue (two pointers) per queue and one pointer per list, then
+        // `scan_blocks` and the capacity: the same layout on both targets.
+        const _: () = assert!(core::mem::size_of::<Queues>() == Queues::QUEUES * 16 + (Queues::LISTS + 1) * 8 + 8);
     };
-    (@ty) => { *mut u32 };
-    (@ty [$n:expr]) => { [*mut u32; $n] };
+    (@queue $ty:ty) => { WorkQueue<$ty> };
+    (@queue $ty:ty, $n:expr) => { [WorkQueue<$ty>; $n] };
+    (@len) => { u32 };
+    (@len $n:expr) => { [u32; $n] };
     (@count) => { 1 };
-    (@count [$n:expr]) => { $n };
-    (@take $take:ident) => { $take() };
-    (@take $take:ident [$n:expr]) => { core::array::from_fn::<_, { $n }, _>(|_| $take()) };
+    (@count $n:expr) => { $n };
+    (@rows $rows:expr, $shadow_rays:expr) => { $rows };
+    (@rows $rows:expr, $shadow_rays:expr, shadow_rays) => { if $shadow_rays { $rows } else { 0 } };
+    (@take $take:ident, $len:expr, $bytes:expr) => { WorkQueue::new($take($bytes), $len) };
+    (@take $take:ident, $len:expr, $bytes:expr, $n:expr) => {
+        core::array::from_fn::<_, { $n }, _>(|k| WorkQueue::new($take($bytes), $len.add(k)))
+    };
 }
 
 queues! {
-    /// Slots whose ray is traced this iteration.
-    rays_in,
-    /// Slots whose path continues (built by compaction).
-    rays_out,
-    /// One queue per shading class.
-    shade[ShadeClass::COUNT],
-    /// Prefix-sum compaction: 1 at each ray-queue position whose path
-    /// continues. During a refill, before any path is shaded: the free
-    /// slots below the survivor count (the holes survivors move into).
-    alive,
-    /// Prefix-sum compaction: per-warp counts, then offsets. One word per
-    /// slot, enough for warps of one lane (the host's emulation). Before
-    /// the compaction, while paths are shaded, the sorted class's queue
-    /// ([`Queues::sorted`]).
-    scan_warps,
+    queues {
+        /// Slots whose ray is traced this iteration. Its length is the
+        /// plan's; its counter holds the survivors pushed into it as the
+        /// last iteration's `rays_out` until the plan takes them in.
+        rays_in: Slot,
+        /// Slots whose path continues (built by compaction).
+        rays_out: Slot,
+        /// One queue per shading class.
+        shade[ShadeClass::COUNT]: Slot,
+        /// During a refill: the free slots below the survivor count (the
+        /// holes survivors move into). Its storage then holds the
+        /// prefix-sum flags ([`Queues::alive`]).
+        holes: Slot,
+        /// Shadow rays of next-event estimation, from the shading kernels
+        /// to the shadow kernel (room only when the render traces them).
+        shadow: ShadowRay where shadow_rays,
+    }
+    lists {
+        /// Prefix-sum compaction: per-warp counts, then offsets. One word per
+        /// slot, enough for warps of one lane (the host's emulation). Before
+        /// the compaction, while paths are shaded, the sorted class's queue
+        /// ([`Queues::sorted`]).
+        scan_warps,
+    }
 }
 
-// One pointer per field and per list, then `scan_blocks` and the capacity:
-// the same layout on both targets.
+// One pointer per field: the same layout on both targets.
 const _: () = assert!(core::mem::size_of::<PathPool>() == PathPool::FIELDS * 8);
-const _: () = assert!(core::mem::size_of::<Queues>() == (Queues::LISTS + 1) * 8 + 8);
 
 /// Threads per block of the prefix-sum kernels.
 pub const SCAN_BLOCK: u32 = 1024;
@@ -295,18 +363,30 @@ pub const fn scan_blocks(capacity: usize) -> usize {
 }
 
 impl Queues {
-    /// The queue of [`crate::shading::SORTED_CLASS`] sorted by variant,
-    /// when the render sorts. It lives in `scan_warps`: the prefix-sum
-    /// compaction writes that only after every shading kernel has run, and
-    /// it holds one word per slot, as a queue needs. (A list of its own
-    /// would take the 4 bytes per path that keep 2^22 paths within the
-    /// default 512 MiB.)
+    /// The queue of [`SORTED_CLASS`] sorted by variant, when the render
+    /// sorts, with that class's length. It lives in `scan_warps`: the
+    /// prefix-sum compaction writes that only after every shading kernel
+    /// has run, and it holds one word per slot, as a queue needs. (A queue
+    /// of its own would take the 4 bytes per path that keep 2^22 paths
+    /// within the default 512 MiB.)
     #[inline(always)]
-    pub fn sorted(&self) -> *mut u32 {
-        self.scan_warps
+    pub fn sorted(&self) -> WorkQueue<Slot> {
+        WorkQueue {
+            entries: self.scan_warps.cast(),
+            len: self.shade[SORTED_CLASS as usize].len,
+        }
     }
 
-    /// The same queues with the two ray queues exchanged (between iterations).
+    /// Prefix-sum compaction: 1 at each ray-queue position whose path
+    /// continues. They live in the storage of `holes`, whose entries are
+    /// spent once the refill is over, before any path is shaded.
+    #[inline(always)]
+    pub fn alive(&self) -> *mut u32 {
+        self.holes.entries.cast()
+    }
+
+    /// The same queues with the two ray queues (and their counters)
+    /// exchanged (between iterations).
     pub fn swapped(self) -> Self {
         Queues {
             rays_in: self.rays_out,
@@ -339,21 +419,13 @@ impl<T> Clone for WorkQueue<T> {
 impl<T> Copy for WorkQueue<T> {}
 
 impl<T: Copy> WorkQueue<T> {
-    /// Bytes of entries per path slot.
-    pub const BYTES_PER_PATH: usize = core::mem::size_of::<T>();
-
-    /// Bytes of one allocation holding entries for `capacity` slots.
-    pub const fn bytes(capacity: usize) -> usize {
-        aligned(Self::BYTES_PER_PATH * capacity)
-    }
-
     /// The queue over `entries` with its counter at `len`.
     ///
     /// # Safety
-    /// `entries` must point to [`WorkQueue::bytes`]`(capacity)` bytes,
-    /// aligned for `T`, and `len` to a counter, both outliving every use;
-    /// no iteration may push more than `capacity` entries.
-    pub unsafe fn new(entries: *mut u8, len: *mut u32) -> Self {
+    /// `entries` must point to room for one `T` per path slot, aligned for
+    /// `T`, and `len` to a counter, both outliving every use; no iteration
+    /// may push more entries than there is room for.
+    unsafe fn new(entries: *mut u8, len: *mut u32) -> Self {
         WorkQueue {
             entries: entries.cast(),
             len,
@@ -364,7 +436,7 @@ impl<T: Copy> WorkQueue<T> {
     /// them must), with one atomic add per warp.
     ///
     /// # Safety
-    /// The contract of [`WorkQueue::new`]; `group` holds the calling lane.
+    /// The contract of [`Queues::from_base`]; `group` holds the calling lane.
     #[inline(always)]
     pub unsafe fn push(&self, group: u32, entry: T) {
         // SAFETY: the caller's contract.
@@ -374,12 +446,65 @@ impl<T: Copy> WorkQueue<T> {
     /// Entry `i`.
     ///
     /// # Safety
-    /// `i` must be below the entries pushed this iteration.
+    /// `i` must be below the entries written this iteration.
     #[inline(always)]
     pub unsafe fn get(&self, i: u32) -> T {
         // SAFETY: the caller's contract.
         unsafe { *self.entries.add(i as usize) }
     }
+
+    /// Writes entry `i` (a place the plan or a count reserved).
+    ///
+    /// # Safety
+    /// `i` must be below the room of the queue; no other thread writes it
+    /// now.
+    #[inline(always)]
+    pub unsafe fn set(&self, i: u32, entry: T) {
+        // SAFETY: the caller's contract.
+        unsafe { *self.entries.add(i as usize) = entry }
+    }
+
+    /// The entries pushed (or counted) this iteration so far.
+    ///
+    /// # Safety
+    /// The counter must not be written concurrently.
+    #[inline(always)]
+    pub unsafe fn count(&self) -> u32 {
+        // SAFETY: the caller's contract.
+        unsafe { *self.len }
+    }
+
+    /// Sets the count (a compaction that counts its entries itself).
+    ///
+    /// # Safety
+    /// No other thread reads or writes the counter now.
+    #[inline(always)]
+    pub unsafe fn set_count(&self, count: u32) {
+        // SAFETY: the caller's contract.
+        unsafe { *self.len = count }
+    }
+}
+
+/// What the kernels count during an iteration: the length of every queue
+/// and the entries each consuming stage has handed out so far.
+/// [`Schedule::plan`] takes them in and resets them for the next iteration.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueueCounters {
+    /// Entries in each queue (declared with the queues).
+    pub len: QueueLengths,
+    /// During a refill: holes taken by survivors moving down.
+    pub holes_taken: u32,
+    /// Ray-queue entries handed out to the extend kernel's warps so far.
+    pub extend_taken: u32,
+    /// Ray-queue entries handed out to the drain kernel's warps so far.
+    pub drain_taken: u32,
+    /// Shadow-queue entries handed out to the shadow kernel's warps so far.
+    pub shadow_taken: u32,
+    /// Sorting by variant: entries of the sorted class's queue per variant.
+    pub variants: [u32; VARIANTS],
+    /// Sorting by variant: entries placed so far per variant.
+    pub variants_placed: [u32; VARIANTS],
 }
 
 /// Everything the wavefront's kernels share besides the pool and queues:
@@ -392,12 +517,37 @@ pub struct Control {
     pub schedule: Schedule,
     /// Queue lengths and the entries handed out so far.
     pub counters: QueueCounters,
+    /// Keeps the size a multiple of 8 (no padding after `counters`).
+    _pad: [u32; COUNTER_PAD],
 }
 
-// SAFETY: both are `#[repr(C)]` integers only; the assertion checks that
-// there is no padding.
+/// Words after the counters that round the block up to 8 bytes.
+const COUNTER_PAD: usize = size_of::<QueueCounters>() / 4 % 2;
+
+impl Control {
+    /// The block at the start of a render.
+    pub fn new(schedule: Schedule) -> Self {
+        Control {
+            schedule,
+            counters: QueueCounters::default(),
+            _pad: [0; COUNTER_PAD],
+        }
+    }
+
+    /// Plans the next iteration ([`Schedule::plan`]) from what the last
+    /// one left: its `survivors` and the shadow rays queued; then resets
+    /// the counters the next iteration fills.
+    #[inline(always)]
+    pub fn plan(&mut self, survivors: u32) {
+        self.schedule.plan(survivors, self.counters.len.shadow);
+        self.counters = QueueCounters::default();
+    }
+}
+
+// SAFETY: `#[repr(C)]` integers only: the schedule is asserted free of
+// padding, the counters are `u32`s and arrays of them (align 4, so none
+// inside), and `_pad` rounds the whole to the schedule's alignment; the
+// assertions check that there is no padding.
 unsafe impl Plain for Control {}
-const _: () = assert!(
-    core::mem::size_of::<Control>()
-        == core::mem::size_of::<Schedule>() + 4 * (ShadeClass::COUNT + 7 + 2 * VARIANTS + (ShadeClass::COUNT + 7) % 2)
-);
+const _: () = assert!(align_of::<QueueCounters>() == 4);
+const _: () = assert!(size_of::<Control>() == size_of::<Schedule>() + size_of::<QueueCounters>() + 4 * COUNTER_PAD);

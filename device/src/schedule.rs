@@ -22,8 +22,6 @@
 //!    path, instead of one nearly empty iteration per bounce.
 //! 4. Otherwise every queued ray is traced and shaded.
 
-use crate::shading::{ShadeClass, VARIANTS};
-
 /// The schedule's settings, state and current plan (in device memory,
 /// inside [`crate::queue::Control`]).
 #[repr(C)]
@@ -69,16 +67,15 @@ const _: () = assert!(core::mem::size_of::<Schedule>() == 4 * 8 + 10 * 4);
 
 impl Schedule {
     /// A schedule for `total_work` items over `capacity` slots, before its
-    /// first plan, with its initial counters.
-    pub fn new(total_work: u64, capacity: u32, refill_below: u32, drain_below: u32) -> (Self, QueueCounters) {
-        let schedule = Schedule {
+    /// first plan.
+    pub fn new(total_work: u64, capacity: u32, refill_below: u32, drain_below: u32) -> Self {
+        Schedule {
             total_work,
             capacity,
             refill_below: refill_below.min(capacity),
             drain_below,
             ..Schedule::default()
-        };
-        (schedule, QueueCounters::default())
+        }
     }
 
     /// The mark that the refill of this iteration writes into the slots
@@ -88,11 +85,12 @@ impl Schedule {
         u32::MAX - self.iteration
     }
 
-    /// Takes in what the last iteration left in `counters`, plans the next
-    /// iteration and resets the counters it will fill.
+    /// Takes in what the last iteration left: its `survivors` (the length
+    /// of the ray queue they were pushed into) and the `shadow_rays` it
+    /// traced; plans the next iteration (the caller then resets the queue
+    /// counters, [`crate::queue::Control::plan`]).
     #[inline(always)]
-    pub fn plan(&mut self, counters: &mut QueueCounters) {
-        let survivors = counters.rays_out;
+    pub fn plan(&mut self, survivors: u32, shadow_rays: u32) {
         self.finished += (self.trace + self.drain - survivors) as u64;
         let remaining = self.total_work - self.next_work;
         // Every slot but the survivors' is free: finished paths leave
@@ -112,9 +110,8 @@ impl Schedule {
         // bounce; the next wave then starts in an empty pool.
         let drain = queued <= self.drain_below && (self.next_work == self.total_work || self.generate == 0);
         (self.trace, self.drain) = if drain { (0, queued) } else { (queued, 0) };
-        self.rays += self.trace as u64 + counters.shadow as u64;
+        self.rays += self.trace as u64 + shadow_rays as u64;
         self.iteration += 1;
-        *counters = QueueCounters::default();
     }
 
     /// The survivors the refill kernels go over this iteration: all of
@@ -128,36 +125,6 @@ impl Schedule {
     pub fn done(&self) -> bool {
         self.iteration > 0 && self.trace == 0 && self.drain == 0
     }
-}
-
-/// What the kernels count during an iteration: queue lengths and the
-/// entries handed out so far. [`Schedule::plan`] takes them in and resets
-/// them for the next iteration.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct QueueCounters {
-    /// Entries in each shading queue, by [`ShadeClass`].
-    pub shade: [u32; ShadeClass::COUNT],
-    /// Entries in the next ray queue (survivors).
-    pub rays_out: u32,
-    /// During a refill: free slots found below the survivor count.
-    pub holes: u32,
-    /// During a refill: holes taken by survivors moving down.
-    pub holes_taken: u32,
-    /// Ray-queue entries handed out to the extend kernel's warps so far.
-    pub extend_taken: u32,
-    /// Ray-queue entries handed out to the drain kernel's warps so far.
-    pub drain_taken: u32,
-    /// Entries in the shadow-ray queue.
-    pub shadow: u32,
-    /// Shadow-queue entries handed out to the shadow kernel's warps so far.
-    pub shadow_taken: u32,
-    /// Sorting by variant: entries of the sorted class's queue per variant.
-    pub variants: [u32; VARIANTS],
-    /// Sorting by variant: entries placed so far per variant.
-    pub variants_placed: [u32; VARIANTS],
-    /// Keeps the size a multiple of 8 (no padding before the next field).
-    pub _pad: [u32; (ShadeClass::COUNT + 7) % 2],
 }
 
 #[cfg(test)]
@@ -177,11 +144,11 @@ mod tests {
         drain_below: u32,
         survives: impl Fn(u32, u32) -> bool,
     ) -> Vec<Schedule> {
-        let (mut s, mut c) = Schedule::new(total, capacity, refill_below, drain_below);
+        let mut s = Schedule::new(total, capacity, refill_below, drain_below);
         let mut plans = Vec::new();
         let mut in_flight = 0u32;
         loop {
-            s.plan(&mut c);
+            s.plan(in_flight, 0);
             assert!(s.survivors + s.generate <= capacity, "more paths than slots: {s:?}");
             assert_eq!(s.survivors, in_flight, "survivors are what the last iteration kept");
             assert!(s.trace == 0 || s.drain == 0, "an iteration traces or drains");
@@ -197,9 +164,7 @@ mod tests {
             assert!(plans.len() < 10_000, "the schedule does not end");
             // What the kernels do: survivors to the next queue, the rest
             // finish; a drain finishes everything.
-            let kept = (0..s.trace).filter(|&i| survives(s.iteration, i)).count() as u32;
-            c.rays_out = kept;
-            in_flight = kept;
+            in_flight = (0..s.trace).filter(|&i| survives(s.iteration, i)).count() as u32;
         }
         plans
     }

@@ -7,9 +7,9 @@
 //! and in the host's emulation (warps of one): a block's warp counts are
 //! summed by its first thread in a short serial loop.
 
-use super::wavefront::WavefrontArgs;
-use crate::kernel::{Kernel, Thread};
-use crate::queue::{Queues, SCAN_BLOCK};
+use super::wavefront::{Stage, StageArgs};
+use crate::kernel::Thread;
+use crate::queue::{Queues, SCAN_BLOCK, Slot, WorkQueue};
 use crate::warp::{WARP_SIZE, ballot, inclusive_scan, lane_id, lanes_below};
 
 /// Warps per scan block.
@@ -20,9 +20,9 @@ const WARPS: u32 = SCAN_BLOCK / WARP_SIZE;
 /// # Safety
 /// `n` entries of `alive` are valid.
 #[inline(always)]
-unsafe fn alive_at(queues: &Queues, i: u32, n: u32) -> bool {
+unsafe fn alive_at(alive: *mut u32, i: u32, n: u32) -> bool {
     // SAFETY: the caller's contract.
-    i < n && unsafe { *queues.alive.add(i as usize) } != 0
+    i < n && unsafe { *alive.add(i as usize) } != 0
 }
 
 /// This iteration's ray count (the plan's).
@@ -30,21 +30,26 @@ unsafe fn alive_at(queues: &Queues, i: u32, n: u32) -> bool {
 /// # Safety
 /// The control block must be valid.
 #[inline(always)]
-unsafe fn traced(a: &WavefrontArgs) -> u32 {
+unsafe fn traced(a: &StageArgs) -> u32 {
     // SAFETY: the caller's contract.
     unsafe { (*a.control).schedule.trace }
 }
 
-/// Step 1, over blocks of [`SCAN_BLOCK`] flags: each warp's count, then
-/// (phase 1) each block's exclusive warp offsets and its total.
+/// Step 1, over blocks of [`SCAN_BLOCK`] `alive` flags: each warp's count
+/// (in `scan_warps`), then (phase 1) each block's exclusive warp offsets
+/// and its total (in `scan_blocks`).
 pub struct ScanCount;
 
-impl Kernel for ScanCount {
-    type Args = WavefrontArgs;
+impl Stage for ScanCount {
+    type Io = (*mut u32, *mut u32, *mut u32);
     const PHASES: u32 = 2;
 
+    fn io(q: &Queues) -> Self::Io {
+        (q.alive(), q.scan_warps, q.scan_blocks)
+    }
+
     #[inline(always)]
-    unsafe fn run(thread: Thread, phase: u32, a: &WavefrontArgs) {
+    unsafe fn run(thread: Thread, phase: u32, a: &StageArgs, (alive, scan_warps, scan_blocks): Self::Io) {
         let (block, tid) = (thread.block[0], thread.index[0]);
         // SAFETY: the contract of `WavefrontArgs`; the grid covers the
         // capacity, so every index stays within the queues.
@@ -53,9 +58,9 @@ impl Kernel for ScanCount {
             if block * SCAN_BLOCK >= n {
                 return;
             }
-            let warps = a.queues.scan_warps.add((block * WARPS) as usize);
+            let warps = scan_warps.add((block * WARPS) as usize);
             if phase == 0 {
-                let votes = ballot(u32::MAX, alive_at(&a.queues, block * SCAN_BLOCK + tid, n));
+                let votes = ballot(u32::MAX, alive_at(alive, block * SCAN_BLOCK + tid, n));
                 if lane_id() == 0 {
                     *warps.add((tid / WARP_SIZE) as usize) = votes.count_ones();
                 }
@@ -66,23 +71,28 @@ impl Kernel for ScanCount {
                     *warps.add(w) = sum;
                     sum += c;
                 }
-                *a.queues.scan_blocks.add(block as usize) = sum;
+                *scan_blocks.add(block as usize) = sum;
             }
         }
     }
 }
 
-/// Step 2, one block of [`SCAN_BLOCK`] threads: turns the block totals into
-/// exclusive offsets and sets the survivor count. Phase 0 sums each thread's share of the
-/// blocks per warp, phase 1 scans the warp sums, phase 2 writes offsets.
+/// Step 2, one block of [`SCAN_BLOCK`] threads: turns the block totals in
+/// `scan_blocks` into exclusive offsets and sets the count of `rays_out`
+/// (the survivors). Phase 0 sums each thread's share of the blocks per
+/// warp, phase 1 scans the warp sums, phase 2 writes offsets.
 pub struct ScanBlocks;
 
-impl Kernel for ScanBlocks {
-    type Args = WavefrontArgs;
+impl Stage for ScanBlocks {
+    type Io = (*mut u32, WorkQueue<Slot>);
     const PHASES: u32 = 3;
 
+    fn io(q: &Queues) -> Self::Io {
+        (q.scan_blocks, q.rays_out)
+    }
+
     #[inline(always)]
-    unsafe fn run(thread: Thread, phase: u32, a: &WavefrontArgs) {
+    unsafe fn run(thread: Thread, phase: u32, a: &StageArgs, (totals, rays_out): Self::Io) {
         let tid = thread.index[0];
         // SAFETY: the contract of `WavefrontArgs`; `scan_blocks` holds the
         // block totals and `SCAN_BLOCK` words of scratch after them.
@@ -91,7 +101,6 @@ impl Kernel for ScanBlocks {
             let blocks = n.div_ceil(SCAN_BLOCK);
             let per = blocks.div_ceil(SCAN_BLOCK);
             let (start, end) = ((tid * per).min(blocks), ((tid + 1) * per).min(blocks));
-            let totals = a.queues.scan_blocks;
             let scratch = totals.add(blocks as usize);
             let warp = tid / WARP_SIZE;
             // Phases 0 and 2 both need the thread's sum and its warp's
@@ -123,7 +132,7 @@ impl Kernel for ScanBlocks {
                         running += c;
                     }
                     if tid == SCAN_BLOCK - 1 {
-                        (*a.control).counters.rays_out = exclusive + local;
+                        rays_out.set_count(exclusive + local);
                     }
                 }
             }
@@ -131,14 +140,25 @@ impl Kernel for ScanBlocks {
     }
 }
 
-/// Step 3: survivors to the next ray queue in their previous order.
+/// Step 3: the survivors of `rays_in` (by their `alive` flags and the
+/// offsets in `scan_warps` and `scan_blocks`) to `rays_out`, in their
+/// previous order.
 pub struct ScanScatter;
 
-impl Kernel for ScanScatter {
-    type Args = WavefrontArgs;
+impl Stage for ScanScatter {
+    type Io = (WorkQueue<Slot>, (*mut u32, *mut u32, *mut u32), WorkQueue<Slot>);
+
+    fn io(q: &Queues) -> Self::Io {
+        (q.rays_in, (q.alive(), q.scan_warps, q.scan_blocks), q.rays_out)
+    }
 
     #[inline(always)]
-    unsafe fn run(thread: Thread, _phase: u32, a: &WavefrontArgs) {
+    unsafe fn run(
+        thread: Thread,
+        _phase: u32,
+        a: &StageArgs,
+        (rays_in, (alive, scan_warps, scan_blocks), rays_out): Self::Io,
+    ) {
         let (block, tid) = (thread.block[0], thread.index[0]);
         // SAFETY: as for `ScanCount`, after steps 1 and 2.
         unsafe {
@@ -147,13 +167,12 @@ impl Kernel for ScanScatter {
                 return;
             }
             let i = block * SCAN_BLOCK + tid;
-            let flag = alive_at(&a.queues, i, n);
+            let flag = alive_at(alive, i, n);
             let votes = ballot(u32::MAX, flag);
-            let warp_offset = *a.queues.scan_warps.add((block * WARPS + tid / WARP_SIZE) as usize);
-            let alive_pos =
-                *a.queues.scan_blocks.add(block as usize) + warp_offset + (votes & lanes_below()).count_ones();
+            let warp_offset = *scan_warps.add((block * WARPS + tid / WARP_SIZE) as usize);
+            let alive_pos = *scan_blocks.add(block as usize) + warp_offset + (votes & lanes_below()).count_ones();
             if flag {
-                *a.queues.rays_out.add(alive_pos as usize) = *a.queues.rays_in.add(i as usize);
+                rays_out.set(alive_pos, rays_in.get(i));
             }
         }
     }

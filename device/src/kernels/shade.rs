@@ -3,14 +3,15 @@
 //! names the entry points; this module gives them their kernel type), and
 //! [`visit_shade`], which picks a class's kernel at run time.
 
-use super::wavefront::{WavefrontArgs, deposit, grid_stride};
-use crate::kernel::{EntryPoint, Kernel, Thread};
+use super::wavefront::{Stage, StageArgs, WavefrontArgs, deposit, grid_stride};
+use crate::kernel::{EntryPoint, Thread};
 use crate::launch::{Compaction, MaterialSort};
 use crate::observe::{BranchObserver, WarpDivergence};
+use crate::queue::{Queues, Slot, WorkQueue};
 use crate::shading::{SORTED_CLASS, ShadeClass, Shader, class};
-use crate::stages::PathStatus;
 use crate::stages::shade::{escaped, surface};
-use crate::warp::{active_mask, append, ballot};
+use crate::stages::{PathStatus, ShadowRay};
+use crate::warp::{active_mask, ballot};
 use core::marker::PhantomData;
 
 /// Shades every path in class `S`'s queue: adds the light it found to its
@@ -19,11 +20,24 @@ use core::marker::PhantomData;
 /// simply no longer in a queue).
 pub struct Shade<S>(PhantomData<S>);
 
-impl<S: Shader> Kernel for Shade<S> {
-    type Args = WavefrontArgs;
+impl<S: Shader> Stage for Shade<S> {
+    /// The class's queue, the sorted queue (read instead when the class
+    /// is sorted by variant), the next ray queue, the prefix sum's alive
+    /// flags and the shadow rays.
+    type Io = (
+        WorkQueue<Slot>,
+        WorkQueue<Slot>,
+        WorkQueue<Slot>,
+        *mut u32,
+        WorkQueue<ShadowRay>,
+    );
+
+    fn io(q: &Queues) -> Self::Io {
+        (q.shade[S::CLASS as usize], q.sorted(), q.rays_out, q.alive(), q.shadow)
+    }
 
     #[inline(always)]
-    unsafe fn run(thread: Thread, _phase: u32, a: &WavefrontArgs) {
+    unsafe fn run(thread: Thread, _phase: u32, a: &StageArgs, (queue, sorted, rays_out, alive, shadow): Self::Io) {
         let k = S::CLASS as usize;
         let divergence = WarpDivergence(if a.divergence.is_null() {
             a.divergence
@@ -34,14 +48,13 @@ impl<S: Shader> Kernel for Shade<S> {
         // SAFETY: the contract of `WavefrontArgs`; queue entries are slots
         // and every slot's `queue_pos` is within this iteration's ray queue.
         unsafe {
-            let count = a.control().counters.shade[k];
             let queue = if S::CLASS == SORTED_CLASS && a.material_sort == MaterialSort::ByVariant {
-                a.queues.sorted()
+                sorted
             } else {
-                a.queues.shade[k]
+                queue
             };
-            grid_stride(&thread, count, |i| {
-                let slot = *queue.add(i as usize);
+            grid_stride(&thread, queue.count(), |i| {
+                let slot = queue.get(i);
                 let mut path = a.pool.load(slot);
                 let shaded = if S::CLASS == ShadeClass::Escaped {
                     divergence.material_branch(S::CLASS, 0);
@@ -54,7 +67,7 @@ impl<S: Shader> Kernel for Shade<S> {
                 };
                 let casters = ballot(active_mask(), shaded.shadow.is_some());
                 if let Some(ray) = shaded.shadow {
-                    a.shadow.push(casters, ray);
+                    shadow.push(casters, ray);
                 }
                 if !shaded.light.is_black() {
                     deposit(shaded.light, path.pixel, a.film, a.counters);
@@ -63,27 +76,27 @@ impl<S: Shader> Kernel for Shade<S> {
                 if keep {
                     a.pool.store_shaded(slot, &path);
                 }
-                pass_on(a, slot, keep);
+                pass_on(a, slot, keep, (rays_out, alive));
             });
         }
     }
 }
 
-/// Hands a shaded path to the compaction: survivors to the next ray queue.
+/// Hands a shaded path to the compaction: survivors to `rays_out`, or
+/// their flags to `alive` for the prefix sum.
 ///
 /// # Safety
 /// As for [`Shade`]'s run, for `slot` of this iteration's ray queue.
 #[inline(always)]
-unsafe fn pass_on(a: &WavefrontArgs, slot: u32, keep: bool) {
+unsafe fn pass_on(a: &StageArgs, slot: Slot, keep: bool, (rays_out, alive): (WorkQueue<Slot>, *mut u32)) {
     // SAFETY: the caller's contract.
     unsafe {
         match a.compaction {
-            Compaction::PrefixSum => *a.queues.alive.add(*a.pool.queue_pos.add(slot as usize) as usize) = keep as u32,
+            Compaction::PrefixSum => *alive.add(*a.pool.queue_pos.add(slot.index()) as usize) = keep as u32,
             Compaction::AtomicAppend => {
                 let keepers = ballot(active_mask(), keep);
                 if keep {
-                    let rays_out = &raw mut (*a.control).counters.rays_out;
-                    append(rays_out, keepers, slot, a.queues.rays_out);
+                    rays_out.push(keepers, slot);
                 }
             }
         }

@@ -14,40 +14,42 @@
 //! numbers are keyed by its pixel and sample, and the film sums in fixed
 //! point.
 
-use super::wavefront::{WavefrontArgs, grid_stride};
-use crate::kernel::{Kernel, Thread};
+use super::wavefront::{Stage, StageArgs, grid_stride};
+use crate::kernel::Thread;
+use crate::queue::{Queues, Slot, WorkQueue};
 use crate::shading::{SORTED_CLASS, VARIANTS};
 use crate::warp::{active_mask, match_any, reserve};
 
 /// The variant of the material that `slot`'s path hit.
 ///
 /// # Safety
-/// The contract of [`WavefrontArgs`], for a slot of the sorted class's
+/// The contract of [`WavefrontArgs`](super::wavefront::WavefrontArgs), for a slot of the sorted class's
 /// queue this iteration (its hit is recorded).
 #[inline(always)]
-unsafe fn variant_of(a: &WavefrontArgs, slot: u32) -> u32 {
+unsafe fn variant_of(a: &StageArgs, slot: Slot) -> u32 {
     // SAFETY: the caller's contract.
-    let material = unsafe { *a.pool.hit_material.add(slot as usize) };
+    let material = unsafe { *a.pool.hit_material.add(slot.index()) };
     a.scene.materials.as_slice()[material as usize].variant()
 }
 
 /// Counts the entries of the sorted class's queue per variant.
 pub struct CountVariants;
 
-impl Kernel for CountVariants {
-    type Args = WavefrontArgs;
+impl Stage for CountVariants {
+    type Io = WorkQueue<Slot>;
+
+    fn io(q: &Queues) -> Self::Io {
+        q.shade[SORTED_CLASS as usize]
+    }
 
     #[inline(always)]
-    unsafe fn run(thread: Thread, _phase: u32, a: &WavefrontArgs) {
-        let k = SORTED_CLASS as usize;
+    unsafe fn run(thread: Thread, _phase: u32, a: &StageArgs, queue: Self::Io) {
         // SAFETY: the contract of `WavefrontArgs`; queue entries are slots
         // whose hit the extend kernel recorded; variants are below
         // `VARIANTS`.
         unsafe {
-            let count = a.control().counters.shade[k];
-            let queue = a.queues.shade[k];
-            grid_stride(&thread, count, |i| {
-                let v = variant_of(a, *queue.add(i as usize)) as usize;
+            grid_stride(&thread, queue.count(), |i| {
+                let v = variant_of(a, queue.get(i)) as usize;
                 let group = match_any(active_mask(), v as u32);
                 reserve(&raw mut (*a.control).counters.variants[v], group);
             });
@@ -59,22 +61,23 @@ impl Kernel for CountVariants {
 /// queue that its shading kernel then reads.
 pub struct SortByVariant;
 
-impl Kernel for SortByVariant {
-    type Args = WavefrontArgs;
+impl Stage for SortByVariant {
+    type Io = (WorkQueue<Slot>, WorkQueue<Slot>);
+
+    fn io(q: &Queues) -> Self::Io {
+        (q.shade[SORTED_CLASS as usize], q.sorted())
+    }
 
     #[inline(always)]
-    unsafe fn run(thread: Thread, _phase: u32, a: &WavefrontArgs) {
-        let k = SORTED_CLASS as usize;
+    unsafe fn run(thread: Thread, _phase: u32, a: &StageArgs, (queue, sorted): Self::Io) {
         // SAFETY: as for `CountVariants`, which finished counting before
         // this launch; each entry takes its own place (one atomic per
         // group), below the queue's length.
         unsafe {
             let counters = &raw mut (*a.control).counters;
             let counts: [u32; VARIANTS] = (*counters).variants;
-            let count = a.control().counters.shade[k];
-            let queue = a.queues.shade[k];
-            grid_stride(&thread, count, |i| {
-                let slot = *queue.add(i as usize);
+            grid_stride(&thread, queue.count(), |i| {
+                let slot = queue.get(i);
                 let v = variant_of(a, slot) as usize;
                 // NOTE: summed over every variant with a mask, so that the
                 // loop unrolls over constant indices and `counts` stays in
@@ -82,7 +85,7 @@ impl Kernel for SortByVariant {
                 let start: u32 = (0..VARIANTS).map(|u| if u < v { counts[u] } else { 0 }).sum();
                 let group = match_any(active_mask(), v as u32);
                 let at = reserve(&raw mut (*counters).variants_placed[v], group);
-                *a.queues.sorted().add((start + at) as usize) = slot;
+                sorted.set(start + at, slot);
             });
         }
     }

@@ -1,8 +1,10 @@
 //! The wavefront's stage kernels and their one argument struct: schedule,
 //! generate, extend, shadow and the tail drain (the shading kernels, one per class,
 //! are in [`super::shade`]; the prefix-sum compaction is in
-//! [`super::scan`]). Each runs one stage of [`crate::stages`] for every
-//! entry of its queue; paths live in the [`PathPool`] between launches.
+//! [`super::scan`]). Each is a [`Stage`]: it names the queues it reads and
+//! writes in its `Io` type, and its body sees those and no other. Each runs
+//! one stage of [`crate::stages`] for every entry of its queue; paths live
+//! in the [`PathPool`] between launches.
 //!
 //! Every queue length is read on the device, from the plan that
 //! [`Schedule`] wrote at the start of the iteration or from the queue
@@ -20,11 +22,11 @@ use crate::kernel::{Kernel, Thread};
 use crate::launch::{Compaction, LaunchCounters, MaterialSort};
 use crate::math::Rgb;
 use crate::observe::{DivergenceCounters, Unobserved};
-use crate::queue::{Control, PathPool, Queues, WorkQueue};
+use crate::queue::{Control, PathPool, Queues, Slot, WorkQueue};
 use crate::scene::{RenderParams, SceneView};
 use crate::shading::{AnyMaterial, ClassSet, ShadeClass};
 use crate::stages::{ShadowRay, extend::extend, generate::generate};
-use crate::warp::{WARP_SIZE, active_mask, append, ballot, lane_id, match_any, reserve, shuffle_index};
+use crate::warp::{WARP_SIZE, active_mask, ballot, lane_id, match_any, reserve, shuffle_index};
 use core::marker::PhantomData;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
@@ -64,28 +66,35 @@ impl WorkItems {
     }
 }
 
-/// The one argument of every wavefront kernel: the render, the state and
-/// the outputs. Between iterations the host only exchanges the two ray
-/// queues ([`Queues::swapped`]).
+/// The one argument of every wavefront kernel: what every stage sees
+/// ([`StageArgs`]) and the queues, which each stage gets only by name
+/// ([`Stage::Io`]). Between iterations the host only exchanges the two
+/// ray queues ([`Queues::swapped`]).
 ///
 /// Contract: every pointer is memory of the side that runs the kernels;
 /// the pool and queues were laid out for the same capacity as the
-/// schedule's; `film` holds one value per image pixel, `counters` and
-/// `control` one value; `divergence` is null or [`ShadeClass::COUNT`] values.
+/// schedule's, the queues' counters in the control block; `film` holds
+/// one value per image pixel, `counters` and `control` one value;
+/// `divergence` is null or [`ShadeClass::COUNT`] values.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct WavefrontArgs {
+    /// The render, the pool, the control block and the outputs.
+    pub stage: StageArgs,
+    /// Every queue, and the compaction's scratch.
+    pub queues: Queues,
+}
+
+/// What every wavefront stage sees: everything but the queues.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct StageArgs {
     /// The scene.
     pub scene: SceneView<'static>,
     /// Size, depth, seed, roulette and view.
     pub params: RenderParams,
     /// Path state.
     pub pool: PathPool,
-    /// Ray, shading and compaction queues.
-    pub queues: Queues,
-    /// Shadow rays of next-event estimation, from the shading kernels to
-    /// the shadow kernel.
-    pub shadow: WorkQueue<ShadowRay>,
     /// Schedule and queue counters.
     pub control: *mut Control,
     /// One fixed-point sum per pixel.
@@ -109,9 +118,43 @@ pub struct WavefrontArgs {
 // Crosses to the GPU by value: the layout must not depend on the target.
 const _: () = {
     use core::mem::size_of;
-    let fields = size_of::<SceneView>() + size_of::<RenderParams>() + size_of::<PathPool>() + size_of::<Queues>();
-    assert!(size_of::<WavefrontArgs>() == fields + 7 * 8 + size_of::<WorkItems>() + 3 * 4);
+    let fields = size_of::<SceneView>() + size_of::<RenderParams>() + size_of::<PathPool>();
+    assert!(size_of::<StageArgs>() == fields + 5 * 8 + size_of::<WorkItems>() + 3 * 4);
+    assert!(size_of::<WavefrontArgs>() == size_of::<StageArgs>() + size_of::<Queues>());
 };
+
+/// A stage of the wavefront: a kernel over [`WavefrontArgs`] whose body
+/// sees the queues it reads and writes, picked by [`Stage::io`], and no
+/// other; the data flow reads from `Io` and `io`. Every stage is a
+/// [`Kernel`] (the queues are picked at the entry point).
+pub trait Stage {
+    /// The queues it reads and writes: a queue, or a tuple of them.
+    type Io: Copy;
+
+    /// Phases separated by block-wide barriers ([`Kernel::PHASES`]).
+    const PHASES: u32 = 1;
+
+    /// Its queues, out of every queue.
+    fn io(queues: &Queues) -> Self::Io;
+
+    /// Runs `thread`'s part of `phase` over the queues `io`.
+    ///
+    /// # Safety
+    /// The contract of [`WavefrontArgs`], for `a` and the queues `io` were
+    /// picked from; every thread of a block must run every phase.
+    unsafe fn run(thread: Thread, phase: u32, a: &StageArgs, io: Self::Io);
+}
+
+impl<S: Stage> Kernel for S {
+    type Args = WavefrontArgs;
+    const PHASES: u32 = S::PHASES;
+
+    #[inline(always)]
+    unsafe fn run(thread: Thread, phase: u32, a: &WavefrontArgs) {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { <S as Stage>::run(thread, phase, &a.stage, S::io(&a.queues)) }
+    }
+}
 
 /// What one iteration did: the plan's counts and the shading queues'
 /// lengths. The host reads these back after the render to give each
@@ -137,7 +180,7 @@ pub struct IterationRecord {
 // SAFETY: `#[repr(C)]`, u32 fields only, hence no padding.
 unsafe impl crate::kernel::Plain for IterationRecord {}
 
-impl WavefrontArgs {
+impl StageArgs {
     /// The schedule's plan and the counters.
     ///
     /// # Safety
@@ -187,15 +230,20 @@ pub(super) fn grid_stride(thread: &Thread, count: u32, mut f: impl FnMut(u32)) {
     }
 }
 
-/// Plans the iteration (one thread): [`crate::schedule::Schedule::plan`],
-/// and logs the plan and the last iteration's shading-queue lengths.
+/// Plans the iteration (one thread): [`crate::schedule::Schedule::plan`]
+/// over the survivors in `rays_in`, and logs the plan and the last
+/// iteration's shading-queue lengths.
 pub struct Plan;
 
-impl Kernel for Plan {
-    type Args = WavefrontArgs;
+impl Stage for Plan {
+    type Io = WorkQueue<Slot>;
+
+    fn io(q: &Queues) -> Self::Io {
+        q.rays_in
+    }
 
     #[inline(always)]
-    unsafe fn run(thread: Thread, _phase: u32, a: &WavefrontArgs) {
+    unsafe fn run(thread: Thread, _phase: u32, a: &StageArgs, rays_in: Self::Io) {
         if thread.global_x() != 0 {
             return;
         }
@@ -206,10 +254,10 @@ impl Kernel for Plan {
             let it = control.schedule.iteration;
             if it > 0 && it - 1 < a.log_len {
                 let last = &mut *a.log.add(it as usize - 1);
-                last.shade = control.counters.shade;
-                last.shadow = control.counters.shadow;
+                last.shade = control.counters.len.shade;
+                last.shadow = control.counters.len.shadow;
             }
-            control.schedule.plan(&mut control.counters);
+            control.plan(rays_in.count());
             if it < a.log_len {
                 let s = &control.schedule;
                 *a.log.add(it as usize) = IterationRecord {
@@ -225,75 +273,85 @@ impl Kernel for Plan {
     }
 }
 
-/// Refill, step 1: marks the slots of the survivors (in `queue_pos`).
+/// Refill, step 1: marks the slots of the survivors in `rays_in` (in
+/// `queue_pos`).
 pub struct MarkSurvivors;
 
-impl Kernel for MarkSurvivors {
-    type Args = WavefrontArgs;
+impl Stage for MarkSurvivors {
+    type Io = WorkQueue<Slot>;
+
+    fn io(q: &Queues) -> Self::Io {
+        q.rays_in
+    }
 
     #[inline(always)]
-    unsafe fn run(thread: Thread, _phase: u32, a: &WavefrontArgs) {
+    unsafe fn run(thread: Thread, _phase: u32, a: &StageArgs, rays_in: Self::Io) {
         // SAFETY: the contract of `WavefrontArgs`; queue entries are slots.
         unsafe {
             let s = a.control().schedule;
-            let count = s.compacting();
-            grid_stride(&thread, count, |i| {
-                *a.pool.queue_pos.add(*a.queues.rays_in.add(i as usize) as usize) = s.survivor_mark();
+            grid_stride(&thread, s.compacting(), |i| {
+                *a.pool.queue_pos.add(rays_in.get(i).index()) = s.survivor_mark();
             });
         }
     }
 }
 
-/// Refill, step 2: lists the unmarked (free) slots below the survivor
-/// count: as many as there are survivors above it.
+/// Refill, step 2: pushes the unmarked (free) slots below the survivor
+/// count to `holes`: as many as there are survivors above it.
 pub struct FindHoles;
 
-impl Kernel for FindHoles {
-    type Args = WavefrontArgs;
+impl Stage for FindHoles {
+    type Io = WorkQueue<Slot>;
+
+    fn io(q: &Queues) -> Self::Io {
+        q.holes
+    }
 
     #[inline(always)]
-    unsafe fn run(thread: Thread, _phase: u32, a: &WavefrontArgs) {
+    unsafe fn run(thread: Thread, _phase: u32, a: &StageArgs, holes: Self::Io) {
         // SAFETY: the contract of `WavefrontArgs`; slots stay below the
         // survivor count, itself below the capacity.
         unsafe {
             let s = a.control().schedule;
-            let count = s.compacting();
-            grid_stride(&thread, count, |slot| {
+            grid_stride(&thread, s.compacting(), |slot| {
                 let free = *a.pool.queue_pos.add(slot as usize) != s.survivor_mark();
                 let group = ballot(active_mask(), free);
                 if free {
-                    append(&raw mut (*a.control).counters.holes, group, slot, a.queues.alive);
+                    holes.push(group, Slot(slot));
                 }
             });
         }
     }
 }
 
-/// Refill, step 3: moves every survivor whose slot is at or above the
-/// survivor count into a hole below it, so that the survivors occupy slots
-/// `0..survivors` and the new paths the contiguous slots after them.
+/// Refill, step 3: moves every survivor in `rays_in` whose slot is at or
+/// above the survivor count into one of the `holes` below it, so that the
+/// survivors occupy slots `0..survivors` and the new paths the contiguous
+/// slots after them.
 pub struct MoveSurvivors;
 
-impl Kernel for MoveSurvivors {
-    type Args = WavefrontArgs;
+impl Stage for MoveSurvivors {
+    type Io = (WorkQueue<Slot>, WorkQueue<Slot>);
+
+    fn io(q: &Queues) -> Self::Io {
+        (q.rays_in, q.holes)
+    }
 
     #[inline(always)]
-    unsafe fn run(thread: Thread, _phase: u32, a: &WavefrontArgs) {
+    unsafe fn run(thread: Thread, _phase: u32, a: &StageArgs, (rays_in, holes): Self::Io) {
         // SAFETY: the contract of `WavefrontArgs`; each mover takes its own
         // hole (one atomic each), and holes are free slots.
         unsafe {
             let s = a.control().schedule;
-            let count = s.compacting();
-            grid_stride(&thread, count, |i| {
-                let entry = a.queues.rays_in.add(i as usize);
-                let slot = *entry;
-                let moves = slot >= s.survivors;
+            grid_stride(&thread, s.compacting(), |i| {
+                let slot = rays_in.get(i);
+                let moves = slot.0 >= s.survivors;
                 let group = ballot(active_mask(), moves);
                 if moves {
                     let taken = &raw mut (*a.control).counters.holes_taken;
-                    let hole = *a.queues.alive.add(reserve(taken, group) as usize);
+                    let hole = holes.get(reserve(taken, group));
                     a.pool.store(hole, &a.pool.load(slot));
-                    *entry = hole;
+                    rays_in.set(i, hole);
                 }
             });
         }
@@ -301,48 +359,55 @@ impl Kernel for MoveSurvivors {
 }
 
 /// Starts the planned new paths: work items `next_work - generate ..` go to
-/// the slots and ray-queue places after the survivors.
+/// the slots and `rays_in` places after the survivors.
 pub struct Generate;
 
-impl Kernel for Generate {
-    type Args = WavefrontArgs;
+impl Stage for Generate {
+    type Io = WorkQueue<Slot>;
+
+    fn io(q: &Queues) -> Self::Io {
+        q.rays_in
+    }
 
     #[inline(always)]
-    unsafe fn run(thread: Thread, _phase: u32, a: &WavefrontArgs) {
+    unsafe fn run(thread: Thread, _phase: u32, a: &StageArgs, rays_in: Self::Io) {
         // SAFETY: the contract of `WavefrontArgs`; the plan keeps every
         // index below the capacity.
         unsafe {
             let s = a.control().schedule;
             let base = s.next_work - s.generate as u64;
             grid_stride(&thread, s.generate, |i| {
-                let slot = s.survivors + i;
+                let slot = Slot(s.survivors + i);
                 let (pixel, sample) = a.work.item(base + i as u64);
                 a.pool.store(slot, &generate(&a.scene, &a.params, pixel, sample));
-                *a.queues.rays_in.add((s.survivors + i) as usize) = slot;
+                rays_in.set(s.survivors + i, slot);
             });
         }
     }
 }
 
-/// Traces the ray of every path in the ray queue and routes each into the
-/// queue of its shading class (warp-aggregated atomics). Warps fetch rays
-/// as they finish (persistent threads).
+/// Traces the ray of every path in `rays_in` and pushes each to the `shade`
+/// queue of its class (warp-aggregated atomics). Warps fetch rays as they
+/// finish (persistent threads).
 pub struct Extend<T>(PhantomData<T>);
 
-impl<T: Traversal> Kernel for Extend<T> {
-    type Args = WavefrontArgs;
+impl<T: Traversal> Stage for Extend<T> {
+    // NOTE: `shade` is indexed at run time, so it is copied out of the
+    // kernel parameter: indexing the parameter itself would copy all of it
+    // to local memory.
+    type Io = (WorkQueue<Slot>, [WorkQueue<Slot>; ShadeClass::COUNT]);
+
+    fn io(q: &Queues) -> Self::Io {
+        (q.rays_in, q.shade)
+    }
 
     #[inline(always)]
-    unsafe fn run(_thread: Thread, _phase: u32, a: &WavefrontArgs) {
+    unsafe fn run(_thread: Thread, _phase: u32, a: &StageArgs, (rays_in, shade): Self::Io) {
         // SAFETY: the contract of `WavefrontArgs`; queue entries are slots.
         unsafe {
             let count = a.control().schedule.trace;
-            // NOTE: indexed at run time, so copied out of the kernel
-            // parameter: indexing the parameter itself would copy all of it
-            // to local memory.
-            let shade_queues = a.queues.shade;
             fetch_by_warp(&raw mut (*a.control).counters.extend_taken, count, |i| {
-                let slot = *a.queues.rays_in.add(i as usize);
+                let slot = rays_in.get(i);
                 let ray = a.pool.ray(slot);
                 let hit = extend::<T>(&a.scene, &ray);
                 let class = match &hit {
@@ -352,10 +417,9 @@ impl<T: Traversal> Kernel for Extend<T> {
                         a.scene.materials.as_slice()[h.material as usize].kind.class()
                     }
                 };
-                *a.pool.queue_pos.add(slot as usize) = i;
+                *a.pool.queue_pos.add(slot.index()) = i;
                 let group = match_any(active_mask(), class as u32);
-                let k = class as usize;
-                append(&raw mut (*a.control).counters.shade[k], group, slot, shade_queues[k]);
+                shade[class as usize].push(group, slot);
             });
         }
     }
@@ -383,23 +447,26 @@ pub(super) unsafe fn deposit(radiance: Rgb, pixel: u32, film: *mut FixedRgb, cou
 }
 
 /// The tail drain: once every sample has been issued and few paths remain,
-/// each remaining path is traced to its end by one thread (extend and shade
-/// in a loop, as the megakernel does), instead of paying a full iteration
-/// of launches per remaining bounce. `CLASSES` are the shading classes
-/// compiled in, as for the megakernel.
+/// each remaining path of `rays_in` is traced to its end by one thread
+/// (extend and shade in a loop, as the megakernel does), instead of paying
+/// a full iteration of launches per remaining bounce. `CLASSES` are the
+/// shading classes compiled in, as for the megakernel.
 pub struct Drain<T, const CLASSES: ClassSet>(PhantomData<T>);
 
-impl<T: Traversal, const CLASSES: ClassSet> Kernel for Drain<T, CLASSES> {
-    type Args = WavefrontArgs;
+impl<T: Traversal, const CLASSES: ClassSet> Stage for Drain<T, CLASSES> {
+    type Io = WorkQueue<Slot>;
+
+    fn io(q: &Queues) -> Self::Io {
+        q.rays_in
+    }
 
     #[inline(always)]
-    unsafe fn run(_thread: Thread, _phase: u32, a: &WavefrontArgs) {
+    unsafe fn run(_thread: Thread, _phase: u32, a: &StageArgs, rays_in: Self::Io) {
         // SAFETY: the contract of `WavefrontArgs`; queue entries are slots.
         unsafe {
             let count = a.control().schedule.drain;
             fetch_by_warp(&raw mut (*a.control).counters.drain_taken, count, |i| {
-                let slot = *a.queues.rays_in.add(i as usize);
-                let mut path = a.pool.load(slot);
+                let mut path = a.pool.load(rays_in.get(i));
                 let pixel = path.pixel;
                 let light = |c| deposit(c, pixel, a.film, a.counters);
                 let rays = finish_path::<T, AnyMaterial<CLASSES>>(
@@ -416,22 +483,25 @@ impl<T: Traversal, const CLASSES: ClassSet> Kernel for Drain<T, CLASSES> {
     }
 }
 
-/// Traces every shadow ray the shading kernels queued (any hit) and adds
-/// the contribution of each unblocked one to its pixel. Warps fetch rays
-/// as they finish (persistent threads).
+/// Traces every ray in `shadow` (any hit) and adds the contribution of
+/// each unblocked one to its pixel. Warps fetch rays as they finish
+/// (persistent threads).
 pub struct Shadow<T>(PhantomData<T>);
 
-impl<T: Traversal> Kernel for Shadow<T> {
-    type Args = WavefrontArgs;
+impl<T: Traversal> Stage for Shadow<T> {
+    type Io = WorkQueue<ShadowRay>;
+
+    fn io(q: &Queues) -> Self::Io {
+        q.shadow
+    }
 
     #[inline(always)]
-    unsafe fn run(_thread: Thread, _phase: u32, a: &WavefrontArgs) {
+    unsafe fn run(_thread: Thread, _phase: u32, a: &StageArgs, shadow: Self::Io) {
         // SAFETY: the contract of `WavefrontArgs`; entries below the
-        // queue's length were pushed this iteration.
+        // queue's count were pushed this iteration.
         unsafe {
-            let count = a.control().counters.shadow;
-            fetch_by_warp(&raw mut (*a.control).counters.shadow_taken, count, |i| {
-                let ray = a.shadow.get(i);
+            fetch_by_warp(&raw mut (*a.control).counters.shadow_taken, shadow.count(), |i| {
+                let ray = shadow.get(i);
                 if let Some(light) = ray.unblocked::<T>(&a.scene) {
                     deposit(light, ray.pixel, a.film, a.counters);
                 }

@@ -1,8 +1,7 @@
 //! The wavefront's pool capacity: how many paths are in flight, as a number
 //! of slots, a memory budget or `auto`, with its parser and limits.
 
-use device::queue::{PathPool, Queues, WorkQueue};
-use device::stages::ShadowRay;
+use device::queue::{PathPool, Queues};
 
 /// How many paths are in flight.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,14 +54,7 @@ impl Capacity {
 /// Total bytes of path state and queues for `capacity` slots, with the
 /// shadow-ray queue when the render traces shadow rays (`shadow_rays`).
 pub fn state_bytes(capacity: usize, shadow_rays: bool) -> usize {
-    PathPool::bytes(capacity) + Queues::bytes(capacity) + shadow_queue_bytes(capacity, shadow_rays)
-}
-
-/// Bytes of the shadow-ray queue: room for one ray per slot when the render
-/// traces shadow rays, else one ray's worth (an allocation the kernels never
-/// touch, so that no buffer is empty).
-pub fn shadow_queue_bytes(capacity: usize, shadow_rays: bool) -> usize {
-    WorkQueue::<ShadowRay>::bytes(if shadow_rays { capacity } else { 1 })
+    PathPool::bytes(capacity) + Queues::bytes(capacity, shadow_rays)
 }
 
 /// Parses a pool capacity: `auto`, a budget in MiB or GiB, `2^K` or a
@@ -112,14 +104,18 @@ mod tests {
     #[test]
     fn state_bytes_are_the_per_path_sizes_times_the_capacity() {
         // 12 pool fields: 4 of 12 bytes, the 8-byte random key and 7 of 4
-        // bytes; 4 queue lists of 4 (rays in and out, alive flags, warp
-        // counts) and one per class; one shadow ray of 48 bytes.
+        // bytes; slots of 4 bytes in 4 queues and lists (rays in and out,
+        // holes, warp counts) and one queue per class; one shadow ray of
+        // 48 bytes when the render traces them.
         assert_eq!(PathPool::BYTES_PER_PATH, 4 * 12 + 9 * 4);
-        assert_eq!(Queues::BYTES_PER_PATH, 4 * (4 + device::shading::ShadeClass::COUNT));
-        assert_eq!(WorkQueue::<ShadowRay>::BYTES_PER_PATH, 48);
+        assert_eq!(
+            Queues::bytes_per_path(false),
+            4 * (4 + device::shading::ShadeClass::COUNT)
+        );
+        assert_eq!(Queues::bytes_per_path(true), Queues::bytes_per_path(false) + 48);
         let c = 1 << 20;
         let per_path = state_bytes(c, true) as f64 / c as f64;
-        let expected = (PathPool::BYTES_PER_PATH + Queues::BYTES_PER_PATH + 48) as f64;
+        let expected = (PathPool::BYTES_PER_PATH + Queues::bytes_per_path(true)) as f64;
         // The prefix-sum block totals and alignment add well under 1%.
         assert!(
             per_path >= expected && per_path < expected * 1.01,

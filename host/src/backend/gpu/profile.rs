@@ -160,13 +160,13 @@ impl GpuProfile {
         if self.pool_capacity > 0 {
             let _ = writeln!(
                 s,
-                "path state and queues: {:.1} MiB for {} paths in flight ({:.1} B per path: {} of state, {} of queue entries, {} of shadow ray)",
+                "path state and queues: {:.1} MiB for {} paths in flight ({:.1} B per path: {} of state, {} of queue entries, {} more with shadow rays)",
                 self.state_bytes as f64 / (1 << 20) as f64,
                 self.pool_capacity,
                 self.state_bytes as f64 / self.pool_capacity as f64,
                 device::queue::PathPool::BYTES_PER_PATH,
-                device::queue::Queues::BYTES_PER_PATH,
-                device::queue::WorkQueue::<device::stages::ShadowRay>::BYTES_PER_PATH
+                device::queue::Queues::bytes_per_path(false),
+                device::queue::Queues::bytes_per_path(true) - device::queue::Queues::bytes_per_path(false)
             );
         }
         for (kernel, d) in &self.divergence {

@@ -4,20 +4,19 @@
 
 use super::{Grid, Machine, WavefrontConfig, state_bytes};
 use crate::backend::{Progress, RenderJob, SizedBy};
-use crate::settings::capacity::shadow_queue_bytes;
 use device::film::FixedRgb;
 use device::kernel::{AsBytes, EntryPoint, Plain};
 use device::kernels::scan::{ScanBlocks, ScanCount, ScanScatter};
 use device::kernels::shade::{ShadeVisitor, visit_shade};
 use device::kernels::sort::{CountVariants, SortByVariant};
 use device::kernels::wavefront::{
-    FindHoles, Generate, IterationRecord, MarkSurvivors, MoveSurvivors, Plan, WavefrontArgs, WorkItems,
+    FindHoles, Generate, IterationRecord, MarkSurvivors, MoveSurvivors, Plan, StageArgs, WavefrontArgs, WorkItems,
 };
 use device::kernels::{AccelKernels, AccelVisitor, visit_accel};
 use device::launch::{Compaction, LaunchCounters, MaterialSort};
 use device::material::Material;
 use device::observe::DivergenceCounters;
-use device::queue::{Control, PathPool, Queues, SCAN_BLOCK, WorkQueue, scan_blocks};
+use device::queue::{Control, PathPool, Queues, SCAN_BLOCK, scan_blocks};
 use device::scene::SceneView;
 use device::schedule::Schedule;
 use device::shading::{COSTLY_CLASSES, SORTED_CLASS, ShadeClass};
@@ -73,7 +72,6 @@ struct Buffers<M: Machine> {
     shadows: bool,
     pool: M::Buffer,
     queues: M::Buffer,
-    shadow: M::Buffer,
     control: M::Buffer,
     film: M::Buffer,
     counters: M::Buffer,
@@ -111,8 +109,8 @@ pub fn render<M: Machine>(
 ) -> Result<WavefrontOutput, M::Error> {
     let shadows = job.traces_shadow_rays();
     let mut b = Buffers::alloc(machine, (capacity, shadows), job.pixel_count())?;
-    let (schedule, counters) = Schedule::new(total_work, capacity, config.refill_below(capacity), config.drain_below);
-    machine.write(&mut b.control, Control { schedule, counters }.as_bytes())?;
+    let schedule = Schedule::new(total_work, capacity, config.refill_below(capacity), config.drain_below);
+    machine.write(&mut b.control, Control::new(schedule).as_bytes())?;
     let sort = material_sort(&job.scene.scene.materials, config.material_sort);
     let args = b.args(machine, job, scene, (config, sort), items);
     let loop_start = Instant::now();
@@ -175,12 +173,7 @@ impl<M: Machine> Buffers<M> {
             capacity,
             shadows,
             pool: machine.alloc("the path pool", SizedBy::PathPool, PathPool::bytes(cap))?,
-            queues: machine.alloc("the queues", SizedBy::PathPool, Queues::bytes(cap))?,
-            shadow: machine.alloc(
-                "the shadow-ray queue",
-                SizedBy::PathPool,
-                shadow_queue_bytes(cap, shadows),
-            )?,
+            queues: machine.alloc("the queues", SizedBy::PathPool, Queues::bytes(cap, shadows))?,
             control: machine.alloc("the schedule", SizedBy::Fixed, size_of::<Control>())?,
             film: machine.alloc("the film", SizedBy::Image, pixels * size_of::<FixedRgb>())?,
             counters: machine.alloc("the counters", SizedBy::Fixed, size_of::<LaunchCounters>())?,
@@ -209,22 +202,25 @@ impl<M: Machine> Buffers<M> {
         let cap = self.capacity as usize;
         let control: *mut Control = machine.address(&self.control).cast();
         // SAFETY: the allocations were made by `alloc` with the sizes these
-        // layouts need for `capacity` slots and outlive the render; the
-        // shadow queue's counter is a field of the control block, and each
-        // path queues at most one shadow ray per iteration.
-        let (pool, queues, shadow) = unsafe {
+        // layouts need for `capacity` slots (and shadow rays when the render
+        // traces them) and outlive the render; the queues' counters are a
+        // field of the control block, and each path enters each queue at
+        // most once per iteration.
+        let (pool, queues) = unsafe {
             (
                 PathPool::from_base(machine.address(&self.pool), cap),
-                Queues::from_base(machine.address(&self.queues), cap),
-                WorkQueue::new(machine.address(&self.shadow), &raw mut (*control).counters.shadow),
+                Queues::from_base(
+                    machine.address(&self.queues),
+                    cap,
+                    self.shadows,
+                    &raw mut (*control).counters.len,
+                ),
             )
         };
-        WavefrontArgs {
+        let stage = StageArgs {
             scene,
             params: job.params,
             pool,
-            queues,
-            shadow,
             control,
             film: machine.address(&self.film).cast(),
             counters: machine.address(&self.counters).cast(),
@@ -238,7 +234,8 @@ impl<M: Machine> Buffers<M> {
             log: machine.address(&self.log).cast(),
             log_len: LOG_ITERATIONS,
             material_sort,
-        }
+        };
+        WavefrontArgs { stage, queues }
     }
 
     /// Reads back what the render produced: the film of `pixels`, the
@@ -324,7 +321,7 @@ impl<M: Machine> AccelVisitor for Run<'_, '_, M> {
             scan_grid,
             classes: self.classes,
             compaction: self.config.compaction,
-            sorts: self.args.material_sort == MaterialSort::ByVariant,
+            sorts: self.args.stage.material_sort == MaterialSort::ByVariant,
             lean,
             drain: self.config.drain_below > 0,
             // Bounce-synchronous waves start only in an empty pool, and a
@@ -339,7 +336,7 @@ impl<M: Machine> AccelVisitor for Run<'_, '_, M> {
         loop {
             w.iteration::<A>()?;
             if !stopped && self.stop.is_some_and(|s| s.load(Ordering::SeqCst)) {
-                total_work = stop_after_round(w.machine, self.control, self.args.work.pixels)?;
+                total_work = stop_after_round(w.machine, self.control, self.args.stage.work.pixels)?;
                 stopped = true;
             }
             if let Some(control) = w.machine.poll(self.control)? {
