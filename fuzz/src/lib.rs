@@ -83,6 +83,17 @@ pub fn obj_import(data: &[u8]) -> Result<LoadedMesh, String> {
         for t in &mesh.triangles {
             assert!(t.iter().all(|v| v.is_finite()), "non-finite corner in {t:?}");
         }
+        if let Some(uvs) = &mesh.uvs {
+            assert_eq!(
+                uvs.len(),
+                mesh.triangles.len(),
+                "texture coordinates not one per triangle"
+            );
+            assert!(
+                uvs.iter().flatten().flatten().all(|c| c.is_finite()),
+                "non-finite texture coordinate"
+            );
+        }
     }
     result
 }
