@@ -207,8 +207,12 @@ impl Textures<'_> {
         }
     }
 
-    /// Texture `t` at `at`.
-    #[inline(always)]
+    /// Texture `t` at `at`. Called, not inlined: a colour is read at
+    /// several places in every material class, and inlining the noise
+    /// loop, the filter and the coordinates into each of them made every
+    /// megakernel ten times as large (21 MB of PTX per architecture, against
+    /// 2 MB). A constant colour never gets here.
+    #[inline(never)]
     fn lookup(&self, t: &Texture, primitives: &Primitives, at: &SurfacePoint) -> Rgb {
         let laid_out = |t: &Texture| match t.space {
             TextureSpace::World => at.point * t.frequency,
