@@ -14,6 +14,13 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+// The fingerprint of the source the binary is built from, computed as the
+// results summary computes it for a checkout (the module's other functions
+// serve the library).
+#[allow(dead_code)]
+#[path = "host/src/system/fingerprint.rs"]
+mod fingerprint;
+
 /// Turing through Hopper. The driver JIT-compiles the newest PTX not newer
 /// than the device, so later GPUs run the sm_90 PTX.
 const DEFAULT_ARCHS: &str = "sm_75,sm_80,sm_86,sm_89,sm_90";
@@ -32,6 +39,11 @@ fn run() -> Result<(), String> {
     println!("cargo:rerun-if-changed=device/Cargo.toml");
     println!("cargo:rerun-if-env-changed=WAVEPATH_CUDA_ARCHS");
     println!("cargo:rustc-env=WAVEPATH_COMMIT={}", commit(&manifest_dir));
+    for source in fingerprint::MEASURED_SOURCES {
+        println!("cargo:rerun-if-changed={source}");
+    }
+    let source = fingerprint::source_fingerprint(&manifest_dir).ok_or("cannot read the source to fingerprint it")?;
+    println!("cargo:rustc-env=WAVEPATH_SOURCE={source}");
 
     let archs = parse_archs(&env::var("WAVEPATH_CUDA_ARCHS").unwrap_or_else(|_| DEFAULT_ARCHS.to_string()))?;
     let builds: Vec<_> = archs

@@ -89,3 +89,48 @@ fn a_fresh_experiment_is_summarised_and_an_edited_config_is_flagged() {
     );
     assert!(Path::new(&results).join("gain/runs.csv").is_file());
 }
+
+/// Not a check: `scripts/source-fingerprints` runs it to print the table of
+/// the measured source of each commit behind a committed folder whose
+/// manifest does not record it (those from before it was recorded).
+#[test]
+#[ignore = "prints results/source_fingerprints.toml for scripts/source-fingerprints"]
+fn print_the_source_fingerprints_of_the_committed_runs() {
+    use std::collections::BTreeSet;
+    use std::process::Command;
+    use wavepath::experiment::records::Manifest;
+    use wavepath::system::fingerprint::source_fingerprint;
+    let mut commits = BTreeSet::new();
+    for entry in std::fs::read_dir(repo("results")).unwrap() {
+        let manifest = entry.unwrap().path().join("manifest.toml");
+        let Ok(text) = std::fs::read_to_string(&manifest) else {
+            continue;
+        };
+        let m: Manifest = toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", manifest.display()));
+        if m.build.source.is_none() {
+            commits.insert(m.build.commit);
+        }
+    }
+    println!(
+        "# The measured source's fingerprint of each commit behind a committed\n# folder whose manifest does not record it: scripts/source-fingerprints."
+    );
+    for commit in commits {
+        let dir = tempfile::tempdir().unwrap();
+        let archive = Command::new("git")
+            .current_dir(repo(""))
+            .args(["archive", "--format=tar", &commit])
+            .output()
+            .unwrap();
+        assert!(archive.status.success(), "git archive {commit}");
+        let mut tar = Command::new("tar")
+            .current_dir(dir.path())
+            .arg("-x")
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write as _;
+        tar.stdin.take().unwrap().write_all(&archive.stdout).unwrap();
+        assert!(tar.wait().unwrap().success());
+        println!("\"{commit}\" = \"{}\"", source_fingerprint(dir.path()).unwrap());
+    }
+}

@@ -44,12 +44,12 @@
 //! what was expected, like scene errors. Reading a study is a series of
 //! named checks (`StudySource`), one per field.
 
-use super::fingerprint::fingerprint;
 use super::params::{Param, RunSpec, Setting, Sweep, describe, plain_names, scene_path};
 use crate::scene::line_col;
 use crate::settings::backend::{BackendArg, BackendKind, concrete_backend};
 use crate::settings::choice::choice;
 use crate::settings::repetitions::{MAX_REPEAT, MAX_WARMUP, STUDY_REPEAT, STUDY_WARMUP};
+use crate::system::fingerprint::fingerprint;
 use indexmap::IndexMap;
 use serde::Deserialize;
 use serde_spanned::Spanned;

@@ -3,8 +3,8 @@
 //! structure) must have the
 //! same film, compared through a hash of its fixed-point sums.
 
-use super::fingerprint::fingerprint;
 use super::records::RunRow;
+use crate::system::fingerprint::fingerprint;
 use device::film::FixedRgb;
 use std::collections::HashMap;
 

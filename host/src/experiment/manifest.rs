@@ -46,6 +46,7 @@ pub fn begin(
             commit: meta.commit_hash().to_string(),
             dirty: meta.dirty(),
             allow_dirty,
+            source: Some(meta.source.clone()),
         },
         study: plan.iter().map(|(s, runs)| planned(s, runs)).collect(),
         config_text: config.text.clone(),

@@ -22,7 +22,6 @@
 pub mod bench;
 pub mod config;
 pub mod films;
-mod fingerprint;
 mod manifest;
 mod measure;
 pub mod output;

@@ -380,7 +380,7 @@ impl ManifestInput {
             .map_err(|e| anyhow::anyhow!("{}: cannot read an input to fingerprint it: {e}", path.display()))?;
         Ok(ManifestInput {
             path: path.display().to_string(),
-            fingerprint: super::fingerprint::fingerprint(bytes.iter().map(|&b| u64::from(b))),
+            fingerprint: crate::system::fingerprint::fingerprint(bytes.iter().map(|&b| u64::from(b))),
         })
     }
 }
@@ -454,6 +454,11 @@ pub struct ManifestBuild {
     /// The run was told to accept a dirty build (`--allow-dirty`).
     #[serde(default)]
     pub allow_dirty: bool,
+    /// The fingerprint of the measured source it was built from
+    /// (`system::fingerprint::source_fingerprint`); manifests from before
+    /// it was recorded have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
 }
 
 /// One `[[study]]` of the manifest.

@@ -5,6 +5,9 @@
 pub struct Provenance {
     /// Commit the binary was built from (with `-dirty` for uncommitted changes).
     pub commit: String,
+    /// The fingerprint of the measured source it was built from
+    /// ([`super::fingerprint::source_fingerprint`]).
+    pub source: String,
     /// Host CPU model and thread count.
     pub cpu: String,
     /// Host CPU model.
@@ -31,6 +34,7 @@ impl Provenance {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         Provenance {
             commit: env!("WAVEPATH_COMMIT").to_string(),
+            source: env!("WAVEPATH_SOURCE").to_string(),
             cpu: format!("{model} ({threads} threads)"),
             cpu_model: model,
             cpu_threads: threads,

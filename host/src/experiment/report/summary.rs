@@ -14,27 +14,35 @@
 //!   estimation off and on, the error each reaches and what NEE gains at
 //!   equal spp and at equal time.
 //!
-//! Each figure also says whether the config that produced it, and every
-//! scene, mesh and reference image its runs read, still read as they were
-//! run (their fingerprints in the manifest against the files in the
-//! repository, `RESULTS/..`). The page is a function of committed files
-//! alone (no dates), so a test can regenerate it and fail when it differs
-//! from the committed file: a figure cannot outlive the run behind it
-//! unnoticed.
+//! Each figure also says whether the config that produced it, every
+//! scene, mesh and reference image its runs read, and the renderer's
+//! measured source still read as they were run (their fingerprints in the
+//! manifest against the files in the repository, `RESULTS/..`; for runs
+//! from before manifests recorded the source, the fingerprint of their
+//! commit's source in [`SOURCE_TABLE`]). The page is a function of
+//! committed files alone (no dates), so a test can regenerate it and fail
+//! when it differs from the committed file: a figure cannot outlive the
+//! run or the code behind it unnoticed.
 
 use super::input;
 use super::stats::{self, Config, StudyData};
 use super::tables::{fmt_speedup, fmt_value, our_hardware, published_value, table_head, table_row};
 use crate::backend::BackendKind;
 use crate::experiment::config::SeedTime;
-use crate::experiment::fingerprint::fingerprint;
 use crate::experiment::records::{Manifest, RunRow};
+use crate::system::fingerprint::{fingerprint, source_fingerprint};
 use anyhow::Context;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 /// The summary's file name inside the results folder.
 pub const SUMMARY_FILE: &str = "SUMMARY.md";
+
+/// A table in the results folder, `"commit" = "fingerprint"`: the measured
+/// source of each commit that ran a committed folder before manifests
+/// recorded it (written by `scripts/source-fingerprints` from the
+/// repository's history).
+pub const SOURCE_TABLE: &str = "source_fingerprints.toml";
 
 /// One experiment folder, read.
 struct Folder {
@@ -59,14 +67,58 @@ enum Current {
     Missing,
     /// An input (a scene, a mesh, a reference image) changed or went away.
     Input(String),
+    /// The renderer's measured source changed since the run.
+    Source,
+    /// Config and inputs as run, but which source ran is not known.
+    SourceUnknown,
+}
+
+/// What the summary knows of the measured source: the checkout's own
+/// (`None` outside a checkout, where it cannot tell) and the table of
+/// earlier commits' ([`SOURCE_TABLE`]).
+struct Sources {
+    now: Option<String>,
+    by_commit: std::collections::BTreeMap<String, String>,
+}
+
+impl Sources {
+    /// Reads them for results folder `results` in the checkout `root`.
+    fn read(results: &Path, root: &Path) -> anyhow::Result<Self> {
+        let table = results.join(SOURCE_TABLE);
+        let by_commit = match std::fs::read_to_string(&table) {
+            Ok(text) => {
+                toml::from_str(&text).with_context(|| format!("{}: not a table of commits", table.display()))?
+            }
+            Err(_) => Default::default(),
+        };
+        Ok(Sources {
+            now: source_fingerprint(root),
+            by_commit,
+        })
+    }
+
+    /// Whether the source that built `manifest`'s binary is the checkout's.
+    fn compare(&self, manifest: &Manifest) -> Current {
+        let Some(now) = &self.now else { return Current::Yes };
+        let then = manifest
+            .build
+            .source
+            .as_ref()
+            .or_else(|| self.by_commit.get(&manifest.build.commit));
+        match then {
+            None => Current::SourceUnknown,
+            Some(then) if then != now => Current::Source,
+            Some(_) => Current::Yes,
+        }
+    }
 }
 
 impl Current {
     /// Compares the config the manifest names (relative to the repository
     /// root, the results folder's parent) with its fingerprint as run, then
     /// each input the manifest lists (manifests from before inputs were
-    /// listed have none).
-    fn of(manifest: &Manifest, root: &Path) -> Current {
+    /// listed have none), then the measured source.
+    fn of(manifest: &Manifest, root: &Path, sources: &Sources) -> Current {
         let read = |path: &str| std::fs::read(root.join(path)).ok();
         let hash = |bytes: &[u8]| fingerprint(bytes.iter().map(|&b| u64::from(b)));
         match read(&manifest.experiment.config) {
@@ -83,7 +135,7 @@ impl Current {
                 Some(_) => {}
             }
         }
-        Current::Yes
+        sources.compare(manifest)
     }
 
     /// The table cell.
@@ -93,6 +145,8 @@ impl Current {
             Current::Edited => "**no**: its config has changed since; re-run it".into(),
             Current::Missing => "**no**: its config is gone".into(),
             Current::Input(what) => format!("**no**: its input {what}; re-run it"),
+            Current::Source => "**no**: the renderer's source has changed since; re-run it".into(),
+            Current::SourceUnknown => "config and inputs yes; the source it ran is not recorded".into(),
         }
     }
 }
@@ -114,7 +168,9 @@ pub fn summary(results: &Path) -> anyhow::Result<String> {
          Generated by `wavepath report --summary results` from the experiment folders below; \
          CI regenerates it and fails if it differs. Each folder's `report.md` has every \
          configuration, and its `manifest.toml` the config as run. A figure from rows of \
-         several builds, or of a dirty build, says so in its commit column.\n",
+         several builds, or of a dirty build, says so in its commit column; its \
+         \"as run?\" column, whether its config, its inputs and the renderer's measured source \
+         still read as they did when it ran.\n",
     );
     out += &seed_table(&folders);
     out += &mega_wave_table(&folders);
@@ -133,6 +189,7 @@ fn read_folders(results: &Path) -> anyhow::Result<Vec<Folder>> {
         .collect();
     dirs.sort();
     let root = results.parent().unwrap_or(Path::new("."));
+    let sources = Sources::read(results, root)?;
     dirs.iter()
         .map(|dir| {
             let manifest = input::read_manifest(&dir.join("manifest.toml"))?;
@@ -144,7 +201,7 @@ fn read_folders(results: &Path) -> anyhow::Result<Vec<Folder>> {
                     .unwrap_or_default(),
                 configs: stats::group_configs(&runs),
                 builds: builds(&runs),
-                current: Current::of(&manifest, root),
+                current: Current::of(&manifest, root, &sources),
                 manifest,
             })
         })
@@ -207,14 +264,7 @@ fn sources_table(folders: &[Folder]) -> String {
 ",
     );
     out += &table_head(&[
-        "folder",
-        "config",
-        "config as run?",
-        "commit",
-        "device",
-        "host CPU",
-        "command",
-        "ran",
+        "folder", "config", "as run?", "commit", "device", "host CPU", "command", "ran",
     ]);
     for f in folders.iter().filter(|f| f.is_cited()) {
         let e = &f.manifest.experiment;
@@ -255,7 +305,7 @@ fn seed_table(folders: &[Folder]) -> String {
         "ours ÷ theirs",
         "our hardware",
         "study",
-        "config as run?",
+        "as run?",
         "commit",
     ]);
     for f in folders {
@@ -306,7 +356,7 @@ fn mega_wave_table(folders: &[Folder]) -> String {
         "its run",
         "wavefront ÷ megakernel",
         "study",
-        "config as run?",
+        "as run?",
         "commit",
     ]);
     let mega = BackendKind::GpuMega.label();
@@ -393,7 +443,7 @@ fn nee_table(folders: &[Folder]) -> String {
         "gain, equal spp",
         "gain, equal time",
         "study",
-        "config as run?",
+        "as run?",
         "commit",
     ]);
     for f in folders {
@@ -470,4 +520,47 @@ fn nee_table(folders: &[Folder]) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::records::ManifestBuild;
+
+    fn manifest(commit: &str, source: Option<&str>) -> Manifest {
+        Manifest {
+            build: ManifestBuild {
+                commit: commit.into(),
+                source: source.map(String::from),
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_run_is_current_only_while_the_checkout_holds_the_source_it_ran() {
+        let sources = Sources {
+            now: Some("aaaa".into()),
+            by_commit: [
+                ("old".to_string(), "bbbb".to_string()),
+                ("same".to_string(), "aaaa".to_string()),
+            ]
+            .into(),
+        };
+        let cell = |m: &Manifest| sources.compare(m).cell();
+        // Recorded in the manifest.
+        assert_eq!(cell(&manifest("x", Some("aaaa"))), "yes");
+        assert!(cell(&manifest("x", Some("cccc"))).contains("source has changed since"));
+        // From the table, for manifests that do not record it.
+        assert_eq!(cell(&manifest("same", None)), "yes");
+        assert!(cell(&manifest("old", None)).contains("source has changed since"));
+        assert!(cell(&manifest("unlisted", None)).contains("not recorded"));
+        // Outside a checkout nothing can be told.
+        let outside = Sources {
+            now: None,
+            by_commit: Default::default(),
+        };
+        assert_eq!(outside.compare(&manifest("x", Some("cccc"))).cell(), "yes");
+    }
 }
