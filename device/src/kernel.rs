@@ -1,5 +1,5 @@
 //! How a kernel is declared, once for both sides: a [`Kernel`] is a body
-//! over one `#[repr(C)]` argument struct, and [`entry_points!`] gives it its
+//! over one `#[repr(C)]` argument struct, and `entry_points!` gives it its
 //! name in the PTX. On the GPU the name is an `extern "ptx-kernel"` entry
 //! point that takes the struct by value; on the host the same body runs in
 //! the serial emulation (`wavepath`'s `backend::emulated`), block after

@@ -1,6 +1,6 @@
 //! The wavefront's state: the path pool (structure of arrays, declared once
-//! by [`path_pool!`]), the queues (typed [`WorkQueue`]s after pbrt-v4's,
-//! each declared once by [`queues!`] with its entry type, its room and its
+//! by `path_pool!`), the queues (typed [`WorkQueue`]s after pbrt-v4's,
+//! each declared once by `queues!` with its entry type, its room and its
 //! length counter), and the [`Control`] block of counters and schedule that
 //! the kernels share. There is no list of free slots: the paths in flight
 //! always occupy slots `0..n` after a refill ([`crate::schedule`]). Sizes,

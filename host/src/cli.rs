@@ -94,7 +94,7 @@ pub struct ExperimentArgs {
     /// The experiment config (TOML), e.g. experiments/smallptcuda.toml.
     pub config: PathBuf,
     /// The folder for runs.csv, kernels.csv and manifest.toml (default:
-    /// out/<config name>).
+    /// out/NAME, NAME the config's file stem).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Run only this study.

@@ -3,11 +3,13 @@
 # landed (not yet run: the session that built them had no device time
 # left): the GPU against the CPU on the textured scene and on the seed scenes with
 # next-event estimation and Sobol samples (both GPU back ends, bit for bit),
-# then every study whose code changed, in three calls of the device tool
+# then every study whose code changed, in five or six calls of the device tool
 # (each under its 600-s limit):
 #   bash results/textures/run.sh checks      # checks + the short studies
 #   bash results/textures/run.sh mega        # mega_vs_wave
 #   bash results/textures/run.sh cs500       # cs500_speedup (its serial run: ~6 min)
+#   bash results/textures/run.sh rtiow       # rtiow_parallel (twice, resumed)
+#   bash results/textures/run.sh older       # register_cap, small_scenes, traversal, regression_check
 # Each writes its log and the experiments' folders (as .tar.gz) under $OUT.
 # The binary travels as gpu-run/wavepath.gz (WAVEPATH_CUDA_ARCHS=sm_90,
 # stripped: 26 MB, 6.8 MB gzipped), unpacked here. rtiow_parallel (about
@@ -34,7 +36,8 @@ case ${1:-} in
     BUDGET=${BUDGET:-480} bash results/experiments.sh nee material_cost smallptcuda launch_timing wavefront_tuning smallpt_spp
     ;;
   rtiow) BUDGET=${BUDGET:-585} bash results/experiments.sh rtiow_parallel ;;
+  older) BUDGET=${BUDGET:-585} bash results/experiments.sh register_cap small_scenes traversal regression_check ;;
   mega) BUDGET=${BUDGET:-585} bash results/experiments.sh mega_vs_wave ;;
   cs500) BUDGET=${BUDGET:-590} bash results/experiments.sh cs500_speedup ;;
-  *) echo "usage: $0 checks|mega|cs500|rtiow" >&2; exit 2 ;;
+  *) echo "usage: $0 checks|mega|cs500|rtiow|older" >&2; exit 2 ;;
 esac

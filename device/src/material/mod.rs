@@ -2,7 +2,7 @@
 //!
 //! Each material class has its own module and its own `scatter` function, so
 //! the wavefront back end can run one shading kernel per class without
-//! divergence; [`scatter`] dispatches on the class for the megakernel and the
+//! divergence; [`AnyMaterial`] dispatches on the class for the megakernel and the
 //! CPU back ends. The classes themselves are declared once, in
 //! [`crate::shading`], whose table names each class's `scatter` function
 //! here while [`Material::kind`] names the table's [`MaterialKind`]: the

@@ -6,7 +6,7 @@
 //! [`surface`] takes the material's functions as a type parameter so that
 //! the wavefront back end can instantiate it once per material class (one
 //! kernel each, no divergence on the material) while the megakernel passes
-//! the dispatching [`AnyMaterial`].
+//! the dispatching [`crate::shading::AnyMaterial`].
 //!
 //! With next-event estimation on, light reaches a path by two strategies:
 //! a shadow ray towards a point chosen on a light, and a scattered ray

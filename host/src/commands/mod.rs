@@ -1,7 +1,7 @@
 //! One thin `run` per subcommand: take the validated arguments, call the
 //! layer that does the work, print what it returns, choose the exit status.
 //!
-//! Output to stdout goes through [`out!`] and [`outln!`], which return a
+//! Output to stdout goes through `out!` and `outln!`, which return a
 //! write error (a closed pipe) instead of panicking as `print!` does.
 
 mod bench;

@@ -2,7 +2,7 @@
 //! the table at the end of this file ([`SETTINGS`]). An entry carries the
 //! setting's name in configs and reports, the kind of [`Value`] it takes and
 //! the parser of that value, the back ends it concerns and the field of a
-//! run ([`RunSpec`]) it sets. Its default is the value [`RunSpec::new`]
+//! run ([`RunSpec`]) it sets. Its default is the value `RunSpec::new`
 //! starts from, which comes from the constants in [`crate::settings`]; how
 //! it prints is its kind's ([`describe`]). Adding a sweepable setting is one
 //! entry (and the field it sets).

@@ -5,7 +5,7 @@
 //! stands there must be absent or a regular file. A symbolic link is
 //! followed to its target, so the link stays and the target is written.
 //!
-//! [`write`] puts the bytes in a temporary file beside the target and renames
+//! [`write()`] puts the bytes in a temporary file beside the target and renames
 //! it into place, so a failed or interrupted command never leaves half a
 //! file. Temporary files in flight are registered
 //! ([`crate::system::unfinished`]), so that an immediate exit (a second

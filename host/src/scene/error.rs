@@ -32,7 +32,7 @@ pub enum SceneError {
         path: PathBuf,
         /// 1-based line of the entry at fault.
         line: usize,
-        /// The entry and field, e.g. "objects[3] (sphere), field `radius`".
+        /// The entry and field, e.g. ``objects[3] (sphere), field `radius` ``.
         item: String,
         /// What was wrong and what was expected.
         message: String,

@@ -78,7 +78,7 @@ impl Geometry {
         self.counts().iter().sum()
     }
 
-    /// How many primitives of each kind there are, in the order of [`KINDS`].
+    /// How many primitives of each kind there are, in the order of `KINDS`.
     pub fn counts(&self) -> [usize; 4] {
         [
             self.spheres.len(),

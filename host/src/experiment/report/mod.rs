@@ -32,8 +32,8 @@ pub struct ReportOutput {
 }
 
 /// Reads DIR/runs.csv, DIR/kernels.csv (may be absent or empty) and
-/// DIR/manifest.toml; writes DIR/report.md and DIR/figures/<name>.svg and
-/// .png.
+/// DIR/manifest.toml; writes DIR/report.md and `DIR/figures/<name>.svg` and
+/// `.png`.
 pub fn write_report(dir: &Path, allow_mixed: bool) -> anyhow::Result<ReportOutput> {
     let manifest = input::read_manifest(&dir.join("manifest.toml"))?;
     let runs = input::read_runs(&dir.join("runs.csv"), &manifest)?;
