@@ -6,7 +6,10 @@
 //! light through the ceiling), a mirror and glass (whose light is found by
 //! scattering alone), a coated ball (a mirror lobe, unweighted, over a
 //! textured base that next-event estimation weighs) and an emissive box (which is no light: scattering
-//! alone finds it too). The seeds are fixed, so the test is deterministic;
+//! alone finds it too). Two lights emit through textures (a checker over
+//! the panel's texture coordinates, noise over the sphere), which the
+//! light pick weighs by their means and a shadow ray takes where its point
+//! lies, and the floor's albedo is a checker. The seeds are fixed, so the test is deterministic;
 //! its tolerance comes from the spread between independent seeds.
 
 mod util;
@@ -33,9 +36,30 @@ vfov = 50.0
 kind = "constant"
 color = [0.0, 0.0, 0.0]
 
+[textures.tiles]
+kind = "checker"
+colors = [[0.8, 0.8, 0.8], [0.3, 0.4, 0.3]]
+frequency = 3.0
+
+[textures.stripes]
+kind = "checker"
+colors = [[6.0, 6.0, 8.0], [0.5, 0.5, 0.5]]
+frequency = 3.0
+space = "uv"
+
+[textures.glow]
+kind = "noise"
+colors = [[2.0, 1.5, 1.0], [10.0, 8.0, 6.0]]
+octaves = 2
+frequency = 3.0
+
 [materials.white]
 kind = "diffuse"
 albedo = [0.8, 0.8, 0.8]
+
+[materials.floor]
+kind = "diffuse"
+albedo = "tiles"
 
 [materials.red]
 kind = "diffuse"
@@ -60,11 +84,11 @@ frequency = 4.0
 [materials.warm]
 kind = "diffuse"
 albedo = [0.0, 0.0, 0.0]
-emission = [6.0, 5.0, 4.0]
+emission = "glow"
 
 [materials.panel]
 kind = "emissive"
-emission = [3.0, 3.0, 4.0]
+emission = "stripes"
 
 [materials.lamp]
 kind = "emissive"
@@ -73,7 +97,7 @@ emission = [8.0, 2.0, 2.0]
 [[objects]]
 kind = "polygon"   # floor
 vertices = [[-1.5, 0, -1.5], [-1.5, 0, 1.5], [1.5, 0, 1.5], [1.5, 0, -1.5]]
-material = "white"
+material = "floor"
 
 [[objects]]
 kind = "polygon"   # ceiling

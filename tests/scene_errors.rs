@@ -361,6 +361,12 @@ fn bad_textures_and_texture_names_are_refused_at_their_lines() {
             "file = ",
             "cannot read image",
         ),
+        // A folder (or a FIFO, a device) is refused before it is read.
+        (
+            "kind = \"image\"\nfile = \"scenes\"",
+            "file = ",
+            "is a folder, not a regular file",
+        ),
     ] {
         let body = format!("\n[textures.t]\n{table}\n{sphere}");
         let (msg, line) = error_for(&body, marker);

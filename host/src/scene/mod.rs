@@ -30,7 +30,7 @@ pub use mesh::LoadedMesh;
 pub use mesh::MAX_OBJ_FILE_BYTES;
 pub use schema::ToneCurve;
 pub use sections::blank_material;
-pub use textures::{MAX_IMAGE_SIDE, MAX_TEXELS, SceneTextures};
+pub use textures::{MAX_IMAGE_FILE_BYTES, MAX_IMAGE_SIDE, MAX_TEXELS, SceneTextures};
 
 use crate::accel::AccelSettings;
 use crate::settings::nee::NeeMode;

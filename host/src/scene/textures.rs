@@ -16,6 +16,9 @@ pub const MAX_TEXELS: u64 = 1 << 26;
 /// The widest and tallest image accepted.
 pub const MAX_IMAGE_SIDE: u32 = 16_384;
 
+/// The largest image file read.
+pub const MAX_IMAGE_FILE_BYTES: u64 = 512 << 20;
+
 /// What a material colour naming a texture becomes.
 #[derive(Clone, Copy, Debug)]
 struct Named {
@@ -177,14 +180,16 @@ fn srgb_to_linear(c: f32) -> f32 {
     }
 }
 
-/// Reads the image at `path` (its format from its contents), after
+/// Reads the image at `path` (a regular file of at most
+/// [`MAX_IMAGE_FILE_BYTES`]; its format from its contents), after
 /// `texels_before` texels of earlier images. Integer formats are sRGB and
 /// are decoded to linear light; float formats (OpenEXR) are linear already.
 /// Errors name the file.
 fn read_image(path: &Path, texels_before: u64) -> Result<Texels, String> {
     let fail = |e: &dyn std::fmt::Display| format!("cannot read image {}: {e}", path.display());
-    let mut reader = image::ImageReader::open(path)
-        .map_err(|e| fail(&e))?
+    let bytes = crate::io::input_file::read_limited(path, MAX_IMAGE_FILE_BYTES)
+        .map_err(|e| format!("image {} {e}", path.display()))?;
+    let mut reader = image::ImageReader::new(std::io::Cursor::new(bytes))
         .with_guessed_format()
         .map_err(|e| fail(&e))?;
     let mut limits = image::Limits::default();
