@@ -219,3 +219,72 @@ fn the_emulated_wavefront_renders_every_light_and_the_coated_material_as_the_cpu
         assert_eq!(out.rays, reference.rays);
     }
 }
+
+/// Not a check: prints, for the scenes where next-event estimation pays
+/// least and most, how many shadow rays from the first hit find their
+/// light blocked (`cargo test --release --test nee -- --ignored --nocapture
+/// print`). The Cornell boxes' light is a sphere of radius 600 poking
+/// through the ceiling: most of the cone a shadow ray is sampled in lies
+/// behind the ceiling.
+#[test]
+#[ignore = "prints a measurement for the README and the notes"]
+fn print_the_share_of_blocked_shadow_rays() {
+    use device::accel::{Dispatch, Traversal};
+    use device::geometry::Interval;
+    use device::material::offset_origin;
+    use device::math::Ray;
+    use device::rng::Dim;
+    use device::stages::generate::generate;
+    use util::seed_scene;
+    for name in ["cornell_diffuse", "cornell_smallpt", "cs500"] {
+        let s = seed_scene(name);
+        let (params, _) = params_for(&s.scene, &Overrides::default(), RenderView::Radiance);
+        let params = RenderParams {
+            width: 96,
+            height: 72,
+            ..params
+        };
+        let view = s.view(s.scene.camera_for(params.width, params.height));
+        let (mut asked, mut none, mut blocked) = (0u64, 0u64, 0u64);
+        for pixel in 0..params.width * params.height {
+            for sample in 0..4 {
+                let path = generate(&view, &params, pixel, sample);
+                let Some(hit) = Dispatch::closest_hit(&view.primitives, &view.accel, &path.ray, Interval::POSITIVE)
+                else {
+                    continue;
+                };
+                if !view.materials.as_slice()[hit.material as usize].emission.is_black() {
+                    continue;
+                }
+                asked += 1;
+                let origin = offset_origin(hit.point, hit.facing_normal(&path.ray));
+                let numbers = (
+                    path.rng.uniform(0, Dim::LightPick),
+                    path.rng.uniform(0, Dim::LightU),
+                    path.rng.uniform(0, Dim::LightV),
+                );
+                let Some(light) = view.lights.sample(
+                    &view.primitives,
+                    view.materials.as_slice(),
+                    &view.textures,
+                    origin,
+                    numbers,
+                ) else {
+                    none += 1;
+                    continue;
+                };
+                let ray = Ray::new(origin, light.dir);
+                let range = Interval {
+                    min: 0.0,
+                    max: light.distance,
+                };
+                blocked += Dispatch::occluded(&view.primitives, &view.accel, &ray, range, light.prim) as u64;
+            }
+        }
+        println!(
+            "{name}: {asked} first hits; light point facing away {:.1} %, shadow ray blocked {:.1} % of those traced",
+            100.0 * none as f64 / asked as f64,
+            100.0 * blocked as f64 / (asked - none) as f64
+        );
+    }
+}
