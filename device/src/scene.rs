@@ -114,12 +114,7 @@ impl SceneView<'_> {
     /// The value of `colour` at `hit`.
     #[inline(always)]
     pub fn colour_at(&self, colour: &Colour, hit: &Hit) -> Rgb {
-        let at = SurfacePoint {
-            prim: hit.prim,
-            point: hit.point,
-            normal: hit.normal,
-        };
-        self.textures.colour(colour, &self.primitives, &at)
+        self.textures.colour(colour, &self.primitives, &SurfacePoint::of(hit))
     }
 
     /// The same view with its borrow's lifetime erased, for a kernel's

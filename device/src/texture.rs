@@ -16,7 +16,7 @@
 //! box face's own edges. Every lookup is plain `+ - * /`, `floor` and the
 //! crate's own [`scalar`] functions, so all back ends read the same bits.
 
-use crate::geometry::{PrimKind, PrimRef, Primitives};
+use crate::geometry::{Hit, PrimKind, PrimRef, Primitives};
 use crate::material::noise::{Basis, fbm};
 use crate::math::{Rgb, Vec3, scalar};
 use crate::slice::DeviceSlice;
@@ -171,6 +171,18 @@ pub struct SurfacePoint {
     pub point: Vec3,
     /// The primitive's outward unit normal there.
     pub normal: Vec3,
+}
+
+impl SurfacePoint {
+    /// Where `hit` lies.
+    #[inline(always)]
+    pub fn of(hit: &Hit) -> Self {
+        SurfacePoint {
+            prim: hit.prim,
+            point: hit.point,
+            normal: hit.normal,
+        }
+    }
 }
 
 /// The scene's textures as the stages read them.

@@ -124,12 +124,8 @@ impl ScatterInput<'_> {
     /// The value of `colour` at the hit.
     #[inline(always)]
     pub fn colour(&self, colour: &Colour) -> Rgb {
-        let at = SurfacePoint {
-            prim: self.hit.prim,
-            point: self.hit.point,
-            normal: self.hit.normal,
-        };
-        self.textures.colour(colour, self.primitives, &at)
+        self.textures
+            .colour(colour, self.primitives, &SurfacePoint::of(self.hit))
     }
 }
 

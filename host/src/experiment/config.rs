@@ -49,7 +49,7 @@ use crate::scene::line_col;
 use crate::settings::backend::{BackendArg, BackendKind, concrete_backend};
 use crate::settings::choice::choice;
 use crate::settings::repetitions::{MAX_REPEAT, MAX_WARMUP, STUDY_REPEAT, STUDY_WARMUP};
-use crate::system::fingerprint::fingerprint;
+use crate::system::fingerprint::fingerprint_bytes;
 use indexmap::IndexMap;
 use serde::Deserialize;
 use serde_spanned::Spanned;
@@ -235,7 +235,7 @@ impl Config {
     /// A short fingerprint of the config text (FNV-1a, hex): resumed runs
     /// must come from the same config.
     pub fn fingerprint(&self) -> String {
-        fingerprint(self.text.bytes().map(u64::from))
+        fingerprint_bytes(self.text.as_bytes())
     }
 }
 

@@ -380,7 +380,7 @@ impl ManifestInput {
             .map_err(|e| anyhow::anyhow!("{}: cannot read an input to fingerprint it: {e}", path.display()))?;
         Ok(ManifestInput {
             path: path.display().to_string(),
-            fingerprint: crate::system::fingerprint::fingerprint(bytes.iter().map(|&b| u64::from(b))),
+            fingerprint: crate::system::fingerprint::fingerprint_bytes(&bytes),
         })
     }
 }

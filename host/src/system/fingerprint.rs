@@ -20,6 +20,11 @@ pub fn fingerprint(words: impl Iterator<Item = u64>) -> String {
     )
 }
 
+/// The byte-wise fingerprint of `bytes` (a file's or a text's).
+pub fn fingerprint_bytes(bytes: &[u8]) -> String {
+    fingerprint(bytes.iter().map(|&b| u64::from(b)))
+}
+
 /// The files and folders (relative to the repository root) whose change
 /// can change what a run measures: the device crate, the host's code, the
 /// build script, the manifests, the lock file and the toolchain.
@@ -56,7 +61,7 @@ pub fn source_fingerprint(root: &Path) -> Option<String> {
         bytes.extend_from_slice(&std::fs::read(root.join(file)).ok()?);
         bytes.push(0);
     }
-    Some(fingerprint(bytes.iter().map(|&b| u64::from(b))))
+    Some(fingerprint_bytes(&bytes))
 }
 
 /// Adds `rel` (a file, or every file below a folder) to `files` as

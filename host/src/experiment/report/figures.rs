@@ -10,8 +10,8 @@ use crate::experiment::records::{KernelRow, Manifest};
 use crate::io::atomic_file;
 use anyhow::{Context, anyhow};
 use indexmap::IndexMap;
-use plotters::coord::Shift;
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::coord::{CoordTranslate, Shift};
 use plotters::prelude::*;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -740,15 +740,25 @@ impl LineChart {
                 .label("ideal (y = x)")
                 .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], style));
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .label_font((FONT, 14))
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()?;
-        Ok(())
+        draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)
     }
+}
+
+/// Draws `chart`'s legend at `position`, in the style every figure shares.
+fn draw_legend<'a, DB, CT>(chart: &mut ChartContext<'a, DB, CT>, position: SeriesLabelPosition) -> anyhow::Result<()>
+where
+    DB: DrawingBackend + 'a,
+    DB::ErrorType: 'static,
+    CT: CoordTranslate,
+{
+    chart
+        .configure_series_labels()
+        .position(position)
+        .label_font((FONT, 14))
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()?;
+    Ok(())
 }
 
 /// Smallest and largest of `values` (0, 1 when empty).
@@ -837,14 +847,7 @@ impl BarChart {
                 .label(name.as_str())
                 .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 12, y + 6)], fill));
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .label_font((FONT, 14))
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()?;
-        Ok(())
+        draw_legend(&mut chart, SeriesLabelPosition::UpperRight)
     }
 }
 
@@ -937,14 +940,7 @@ impl HeatMap {
             .draw_series(edges.into_iter().map(|e| PathElement::new(e.to_vec(), contour)))?
             .label("speedup 1.0")
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], contour));
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .label_font((FONT, 14))
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()?;
-        Ok(())
+        draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)
     }
 }
 

@@ -30,7 +30,7 @@ use super::tables::{fmt_speedup, fmt_value, our_hardware, published_value, table
 use crate::backend::BackendKind;
 use crate::experiment::config::SeedTime;
 use crate::experiment::records::{Manifest, RunRow};
-use crate::system::fingerprint::{fingerprint, source_fingerprint};
+use crate::system::fingerprint::{fingerprint_bytes, source_fingerprint};
 use anyhow::Context;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -120,16 +120,15 @@ impl Current {
     /// listed have none), then the measured source.
     fn of(manifest: &Manifest, root: &Path, sources: &Sources) -> Current {
         let read = |path: &str| std::fs::read(root.join(path)).ok();
-        let hash = |bytes: &[u8]| fingerprint(bytes.iter().map(|&b| u64::from(b)));
         match read(&manifest.experiment.config) {
             None => return Current::Missing,
-            Some(text) if hash(&text) != manifest.experiment.config_hash => return Current::Edited,
+            Some(text) if fingerprint_bytes(&text) != manifest.experiment.config_hash => return Current::Edited,
             Some(_) => {}
         }
         for input in &manifest.input {
             match read(&input.path) {
                 None => return Current::Input(format!("`{}` is gone", input.path)),
-                Some(bytes) if hash(&bytes) != input.fingerprint => {
+                Some(bytes) if fingerprint_bytes(&bytes) != input.fingerprint => {
                     return Current::Input(format!("`{}` has changed since", input.path));
                 }
                 Some(_) => {}
