@@ -12,6 +12,8 @@ budget=${BUDGET:-540}
 B=gpu-run/wavepath
 R=${OUT:-/tmp/out}
 mkdir -p "$R"
+# the binary travels gzipped (scripts/gpu-pack); unpack it once
+[[ -x $B ]] || { gunzip -kf "$B.gz" && chmod +x "$B"; } || exit 1
 log="$R/session_$(date +%H%M%S).log"
 {
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
