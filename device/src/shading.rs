@@ -39,6 +39,9 @@ pub const VARIANTS: usize = crate::material::noise::BASES as usize;
 /// How a surface scatters: one class's functions, or [`AnyMaterial`]'s
 /// dispatch over every class.
 pub trait Bsdf {
+    /// What the code using it is compiled with ([`Features`]): every
+    /// feature, but for [`AnyMaterial`]'s specialised kernels.
+    const FEATURES: Features = ALL_FEATURES;
     /// Samples the next direction (escaped rays never call it).
     fn scatter(material: &Material, input: &ScatterInput) -> Scatter;
     /// The BSDF towards `dir` and the density of sampling it, for
@@ -52,34 +55,70 @@ pub trait Shader: Bsdf {
     const CLASS: ShadeClass;
 }
 
-/// A set of shading classes, one bit per [`ShadeClass`]: the classes whose
-/// code a kernel that dispatches over materials is compiled with.
-pub type ClassSet = u32;
+/// What a kernel that dispatches over materials (the megakernel, the
+/// wavefront's drain) is compiled with: one bit per [`ShadeClass`] whose
+/// code it holds, and the light-transport features [`NEE`] and
+/// [`TEXTURES`] above them. Each left-out part is code the kernel does not
+/// carry: fewer registers and less local memory for the rest. The host
+/// runs the smallest [`KernelVariant`] that holds what the scene needs.
+pub type Features = u32;
 
-/// Every class.
-pub const ALL_CLASSES: ClassSet = ClassSet::MAX;
+/// Next-event estimation (light sampling and multiple importance sampling).
+pub const NEE: Features = 1 << 30;
+
+/// Texture lookups (a colour that is not constant).
+pub const TEXTURES: Features = 1 << 31;
+
+/// Every class and feature.
+pub const ALL_FEATURES: Features = Features::MAX;
 
 /// The classes whose code is large (the coated material's sixteen noise
-/// programs). Kernels that dispatch over every class (the megakernel, the
-/// wavefront's drain) are also built without them, [`LEAN_CLASSES`], for
-/// scenes that do not use them: compiled in, their code made the
-/// megakernel up to 13% slower on scenes that never run it
-/// (results/material_cost/).
-pub const COSTLY_CLASSES: ClassSet = 1 << ShadeClass::Coated as u32;
+/// programs): compiled in, their code made the megakernel up to 13% slower
+/// on scenes that never run it (results/material_cost/).
+pub const COSTLY_CLASSES: Features = 1 << ShadeClass::Coated as u32;
 
-/// Every class but the costly ones.
-pub const LEAN_CLASSES: ClassSet = !COSTLY_CLASSES;
+/// Every class but the costly ones, with every feature.
+pub const LEAN: Features = !COSTLY_CLASSES;
+
+/// The seeds' workloads: pure path tracing of constant colours, without
+/// the costly classes. Next-event estimation and textures compiled in took
+/// the megakernel with the BVH from 135 to 213 registers (`ptxas -v`, sm_90).
+pub const PLAIN: Features = LEAN & !NEE & !TEXTURES;
 
 /// The classes the materials `materials` need.
-pub fn classes_of(materials: &[Material]) -> ClassSet {
+pub fn classes_of(materials: &[Material]) -> Features {
     materials.iter().fold(0, |set, m| set | 1 << m.kind.class() as u32)
 }
 
-/// Every material, dispatching on its kind over the classes of `CLASSES`
+/// The builds of a kernel that dispatches over materials, smallest first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KernelVariant {
+    /// [`PLAIN`].
+    Plain,
+    /// [`LEAN`].
+    Lean,
+    /// [`ALL_FEATURES`].
+    Full,
+}
+
+impl KernelVariant {
+    /// The smallest variant that holds every class and feature of `needed`.
+    pub fn holding(needed: Features) -> Self {
+        if needed & !PLAIN == 0 {
+            KernelVariant::Plain
+        } else if needed & !LEAN == 0 {
+            KernelVariant::Lean
+        } else {
+            KernelVariant::Full
+        }
+    }
+}
+
+/// Every material, dispatching on its kind over the classes of `FEATURES`
 /// (the megakernel and the CPU back ends; the wavefront runs one kernel per
 /// class instead). A material of a class left out absorbs: the host runs
 /// such a kernel only on scenes without that class.
-pub struct AnyMaterial<const CLASSES: ClassSet = ALL_CLASSES>;
+pub struct AnyMaterial<const FEATURES: Features = ALL_FEATURES>;
 
 /// The table, handed to the macro `$declare` (one in scope where this is
 /// invoked): `surfaces { Kind => scatter, evaluate, kernel name; … }`, then
@@ -147,11 +186,13 @@ macro_rules! shading_classes {
             }
         }
 
-        impl<const CLASSES: ClassSet> Bsdf for AnyMaterial<CLASSES> {
+        impl<const FEATURES: Features> Bsdf for AnyMaterial<FEATURES> {
+            const FEATURES: Features = FEATURES;
+
             #[inline(always)]
             fn scatter(material: &Material, input: &ScatterInput) -> Scatter {
                 match material.kind {
-                    $(MaterialKind::$surface if CLASSES & 1 << ShadeClass::$surface as u32 != 0 => {
+                    $(MaterialKind::$surface if FEATURES & 1 << ShadeClass::$surface as u32 != 0 => {
                         $scatter(material, input)
                     })*
                     _ => Scatter::Absorbed,
@@ -161,7 +202,7 @@ macro_rules! shading_classes {
             #[inline(always)]
             fn evaluate(material: &Material, input: &ScatterInput, dir: Vec3) -> Option<Evaluated> {
                 match material.kind {
-                    $(MaterialKind::$surface if CLASSES & 1 << ShadeClass::$surface as u32 != 0 => {
+                    $(MaterialKind::$surface if FEATURES & 1 << ShadeClass::$surface as u32 != 0 => {
                         $evaluate(material, input, dir)
                     })*
                     _ => None,
@@ -212,3 +253,29 @@ macro_rules! shading_classes {
 }
 
 classes!(shading_classes);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_smallest_variant_that_holds_the_needs_is_chosen() {
+        let class = |c: ShadeClass| 1 << c as u32;
+        let seeds = class(ShadeClass::Diffuse) | class(ShadeClass::Metal) | class(ShadeClass::Dielectric);
+        assert_eq!(KernelVariant::holding(0), KernelVariant::Plain);
+        assert_eq!(KernelVariant::holding(seeds), KernelVariant::Plain);
+        assert_eq!(KernelVariant::holding(seeds | NEE), KernelVariant::Lean);
+        assert_eq!(KernelVariant::holding(seeds | TEXTURES), KernelVariant::Lean);
+        assert_eq!(KernelVariant::holding(class(ShadeClass::Coated)), KernelVariant::Full);
+        assert_eq!(KernelVariant::holding(ALL_FEATURES), KernelVariant::Full);
+    }
+
+    #[test]
+    fn the_variants_nest_and_the_plain_one_leaves_out_exactly_the_costly_classes_and_both_features() {
+        assert_eq!(PLAIN & !LEAN, 0);
+        assert_eq!(LEAN & !ALL_FEATURES, 0);
+        assert_eq!(!PLAIN, COSTLY_CLASSES | NEE | TEXTURES);
+        // The feature bits lie above every class's bit.
+        assert!(ShadeClass::ALL.iter().all(|&c| (1 << c as u32) & (NEE | TEXTURES) == 0));
+    }
+}

@@ -211,63 +211,67 @@ impl Textures<'static> {
 
 impl Textures<'_> {
     /// The value of `colour` at `at` on one of `primitives`.
+    ///
+    /// Where the texture is read, it is laid out here (inlined), and
+    /// evaluated by `evaluate`, which is called with values only: were a
+    /// reference into the scene passed to a called function, every kernel
+    /// would copy all its parameters to local memory on entry.
     #[inline(always)]
     pub fn colour(&self, colour: &Colour, primitives: &Primitives, at: &SurfacePoint) -> Rgb {
         match colour.texture.index() {
             None => colour.rgb,
-            Some(i) => self.lookup(&self.textures.as_slice()[i], primitives, at),
-        }
-    }
-
-    /// Texture `t` at `at`. Called, not inlined: a colour is read at
-    /// several places in every material class, and inlining the noise
-    /// loop, the filter and the coordinates into each of them made every
-    /// megakernel ten times as large (21 MB of PTX per architecture, against
-    /// 2 MB). A constant colour never gets here.
-    #[inline(never)]
-    fn lookup(&self, t: &Texture, primitives: &Primitives, at: &SurfacePoint) -> Rgb {
-        let laid_out = |t: &Texture| match t.space {
-            TextureSpace::World => at.point * t.frequency,
-            TextureSpace::Uv => {
-                let uv = surface_uv(primitives, self.triangle_uvs, at);
-                Vec3::new(uv.u, uv.v, 0.0) * t.frequency
-            }
-        };
-        match t.kind {
-            TextureKind::Checker => {
-                let p = laid_out(t);
-                let cells = scalar::floor(p.x) + scalar::floor(p.y) + scalar::floor(p.z);
-                let odd = cells - 2.0 * scalar::floor(0.5 * cells);
-                t.colours[(odd != 0.0) as usize]
-            }
-            TextureKind::Noise => t.colours[0].lerp(t.colours[1], fbm(laid_out(t), t.octaves, Basis(0))),
-            TextureKind::Image => {
-                let uv = surface_uv(primitives, self.triangle_uvs, at);
-                t.colours[0] * self.bilinear(t, uv.u * t.frequency, uv.v * t.frequency)
+            Some(i) => {
+                let t = &self.textures.as_slice()[i];
+                let on_surface = t.kind == TextureKind::Image || t.space == TextureSpace::Uv;
+                let p = if on_surface {
+                    let uv = surface_uv(primitives, self.triangle_uvs, at);
+                    Vec3::new(uv.u, uv.v, 0.0)
+                } else {
+                    at.point
+                };
+                evaluate(t, self.texels.as_slice(), p * t.frequency)
             }
         }
     }
+}
 
-    /// Image `t` filtered bilinearly at `(u, v)`, repeating: texel centres
-    /// sit at half-integer multiples of the texel size.
-    #[inline(always)]
-    fn bilinear(&self, t: &Texture, u: f32, v: f32) -> Rgb {
-        let texels = self.texels.as_slice();
-        let (w, h) = (t.width as f32, t.height as f32);
-        // Positions in texels, relative to the texel centres, wrapped into
-        // one copy of the image.
-        let x = (u - scalar::floor(u)) * w - 0.5;
-        let y = (v - scalar::floor(v)) * h - 0.5;
-        let (fx, fy) = (scalar::floor(x), scalar::floor(y));
-        let (ax, ay) = (x - fx, y - fy);
-        let wrap = |i: f32, n: u32| ((i as i32).rem_euclid(n as i32)) as u32;
-        let (x0, y0) = (wrap(fx, t.width), wrap(fy, t.height));
-        let (x1, y1) = ((x0 + 1) % t.width, (y0 + 1) % t.height);
-        let at = |x: u32, y: u32| texels[(t.first_texel + y * t.width + x) as usize];
-        let bottom = at(x0, y0).lerp(at(x1, y0), ax);
-        let top = at(x0, y1).lerp(at(x1, y1), ax);
-        bottom.lerp(top, ay)
+/// Texture `t` at `p`, its point in texture space: the world point or the
+/// texture coordinates `(u, v, 0)`, scaled by its frequency. Called, not
+/// inlined: a colour is read at several places in every material class,
+/// and inlining the noise loop and the filter into each of them made every
+/// megakernel ten times as large (21 MB of PTX per architecture, against
+/// 2 MB). A constant colour never gets here.
+#[inline(never)]
+fn evaluate(t: &Texture, texels: &[Rgb], p: Vec3) -> Rgb {
+    match t.kind {
+        TextureKind::Checker => {
+            let cells = scalar::floor(p.x) + scalar::floor(p.y) + scalar::floor(p.z);
+            let odd = cells - 2.0 * scalar::floor(0.5 * cells);
+            t.colours[(odd != 0.0) as usize]
+        }
+        TextureKind::Noise => t.colours[0].lerp(t.colours[1], fbm(p, t.octaves, Basis(0))),
+        TextureKind::Image => t.colours[0] * bilinear(t, texels, p.x, p.y),
     }
+}
+
+/// Image `t` filtered bilinearly at `(u, v)`, repeating: texel centres
+/// sit at half-integer multiples of the texel size.
+#[inline(always)]
+fn bilinear(t: &Texture, texels: &[Rgb], u: f32, v: f32) -> Rgb {
+    let (w, h) = (t.width as f32, t.height as f32);
+    // Positions in texels, relative to the texel centres, wrapped into
+    // one copy of the image.
+    let x = (u - scalar::floor(u)) * w - 0.5;
+    let y = (v - scalar::floor(v)) * h - 0.5;
+    let (fx, fy) = (scalar::floor(x), scalar::floor(y));
+    let (ax, ay) = (x - fx, y - fy);
+    let wrap = |i: f32, n: u32| ((i as i32).rem_euclid(n as i32)) as u32;
+    let (x0, y0) = (wrap(fx, t.width), wrap(fy, t.height));
+    let (x1, y1) = ((x0 + 1) % t.width, (y0 + 1) % t.height);
+    let at = |x: u32, y: u32| texels[(t.first_texel + y * t.width + x) as usize];
+    let bottom = at(x0, y0).lerp(at(x1, y0), ax);
+    let top = at(x0, y1).lerp(at(x1, y1), ax);
+    bottom.lerp(top, ay)
 }
 
 /// The coordinates of `p` in the plane of `origin + s·a + t·b`, as `(s, t)`

@@ -7,7 +7,7 @@ use crate::kernel::{Kernel, Thread};
 use crate::launch::{LaunchCounters, Tile};
 use crate::observe::{DivergenceCounters, Unobserved, WarpDivergence};
 use crate::scene::{RenderParams, SceneView};
-use crate::shading::{AnyMaterial, ClassSet};
+use crate::shading::{AnyMaterial, Features};
 use core::marker::PhantomData;
 use core::sync::atomic::{AtomicU64, Ordering};
 
@@ -45,12 +45,11 @@ const _: () = assert!(core::mem::size_of::<MegakernelArgs>() == 392 + 32 + 8 + 1
 /// `COUNTED` compiles the divergence counting in. The kernel that does not
 /// count is a separate entry point without it: even behind a null check that
 /// never passes, the counting code made the brute-force megakernel 36%
-/// slower (`results/regression/`). `CLASSES` are the shading classes
-/// compiled in ([`crate::shading::LEAN_CLASSES`] for scenes without the
-/// costly ones).
-pub struct Megakernel<T, const COUNTED: bool, const CLASSES: ClassSet>(PhantomData<T>);
+/// slower (`results/regression/`). `FEATURES` are the shading classes
+/// and features compiled in ([`crate::shading::KernelVariant`]).
+pub struct Megakernel<T, const COUNTED: bool, const FEATURES: Features>(PhantomData<T>);
 
-impl<T: Traversal, const COUNTED: bool, const CLASSES: ClassSet> Kernel for Megakernel<T, COUNTED, CLASSES> {
+impl<T: Traversal, const COUNTED: bool, const FEATURES: Features> Kernel for Megakernel<T, COUNTED, FEATURES> {
     type Args = MegakernelArgs;
 
     #[inline(always)]
@@ -61,7 +60,7 @@ impl<T: Traversal, const COUNTED: bool, const CLASSES: ClassSet> Kernel for Mega
         }
         let pixel = (a.tile.y0 + ty) * a.params.width + a.tile.x0 + tx;
         let result = if COUNTED {
-            render_pixel::<T, AnyMaterial<CLASSES>>(
+            render_pixel::<T, AnyMaterial<FEATURES>>(
                 &a.scene,
                 &a.params,
                 pixel,
@@ -69,7 +68,7 @@ impl<T: Traversal, const COUNTED: bool, const CLASSES: ClassSet> Kernel for Mega
                 &WarpDivergence(a.divergence),
             )
         } else {
-            render_pixel::<T, AnyMaterial<CLASSES>>(&a.scene, &a.params, pixel, a.samples, &Unobserved)
+            render_pixel::<T, AnyMaterial<FEATURES>>(&a.scene, &a.params, pixel, a.samples, &Unobserved)
         };
         // SAFETY: each pixel belongs to exactly one thread of this launch, and
         // the caller guarantees the buffers' sizes.

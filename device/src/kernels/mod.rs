@@ -8,6 +8,15 @@
 //! structure chosen at run time. The shading kernels ([`shade`]) are
 //! compiled once per class, declared from the table of classes in
 //! [`crate::shading`], and [`shade::visit_shade`] picks one at run time.
+//!
+//! **Local memory.** A kernel's arguments live in the parameter space, and
+//! a reference into them may not leave the kernel: passed to a function
+//! that is called rather than inlined (a closure too large to inline, or a
+//! function kept out of line), it makes the kernel copy all its arguments
+//! (up to a kilobyte) to local memory on entry, in every thread. So the
+//! closures that kernels run per item are `#[inline(always)]`, and what is
+//! kept out of line ([`crate::texture`]'s evaluation) takes values only;
+//! `ptxas -v` shows the stack frame each kernel is left with.
 
 pub mod fault;
 pub mod megakernel;
@@ -19,20 +28,23 @@ pub mod wavefront;
 
 use crate::accel::{AccelKind, BruteForce, Bvh, Bvh8, KdTree, Traversal};
 use crate::kernel::EntryPoint;
-use crate::shading::{ALL_CLASSES, LEAN_CLASSES};
+use crate::shading::{ALL_FEATURES, LEAN, PLAIN};
 use megakernel::{Megakernel, MegakernelArgs};
 use raycast::{Raycast, RaycastArgs};
 use wavefront::{Drain, Extend, Shadow, WavefrontArgs};
 
 /// The kernels compiled for one acceleration structure. The megakernel
-/// and the drain come twice: with every shading class, and lean (without
-/// the costly classes, [`crate::shading::LEAN_CLASSES`]) for scenes that do
-/// not use them.
+/// and the drain come in three builds, one per
+/// [`KernelVariant`](crate::shading::KernelVariant): with
+/// every class and feature, lean (without the costly classes) and plain
+/// (lean, and without next-event estimation and textures).
 pub trait AccelKernels: Traversal {
     /// The megakernel.
     type Megakernel: EntryPoint<Args = MegakernelArgs>;
     /// The megakernel without the costly classes.
     type LeanMegakernel: EntryPoint<Args = MegakernelArgs>;
+    /// The lean megakernel without next-event estimation and textures.
+    type PlainMegakernel: EntryPoint<Args = MegakernelArgs>;
     /// The megakernel that counts divergence at the material branch.
     type CountingMegakernel: EntryPoint<Args = MegakernelArgs>;
     /// The ray-casting kernel.
@@ -43,6 +55,8 @@ pub trait AccelKernels: Traversal {
     type Drain: EntryPoint<Args = WavefrontArgs>;
     /// The tail drain without the costly classes.
     type LeanDrain: EntryPoint<Args = WavefrontArgs>;
+    /// The lean drain without next-event estimation and textures.
+    type PlainDrain: EntryPoint<Args = WavefrontArgs>;
     /// The wavefront's shadow-ray kernel (any hit).
     type Shadow: EntryPoint<Args = WavefrontArgs>;
 }
@@ -57,16 +71,18 @@ pub trait AccelVisitor {
 }
 
 macro_rules! accel_kernels {
-    ($($kind:ident => $t:ty: $mega:ident, $lean:ident, $counting:ident, $cast:ident, $extend:ident, $drain:ident, $lean_drain:ident, $shadow:ident;)*) => {
+    ($($kind:ident => $t:ty: $mega:ident, $lean:ident, $plain:ident, $counting:ident, $cast:ident, $extend:ident, $drain:ident, $lean_drain:ident, $plain_drain:ident, $shadow:ident;)*) => {
         $(
             impl AccelKernels for $t {
-                type Megakernel = Megakernel<$t, false, ALL_CLASSES>;
-                type LeanMegakernel = Megakernel<$t, false, LEAN_CLASSES>;
-                type CountingMegakernel = Megakernel<$t, true, ALL_CLASSES>;
+                type Megakernel = Megakernel<$t, false, ALL_FEATURES>;
+                type LeanMegakernel = Megakernel<$t, false, LEAN>;
+                type PlainMegakernel = Megakernel<$t, false, PLAIN>;
+                type CountingMegakernel = Megakernel<$t, true, ALL_FEATURES>;
                 type Raycast = Raycast<$t>;
                 type Extend = Extend<$t>;
-                type Drain = Drain<$t, ALL_CLASSES>;
-                type LeanDrain = Drain<$t, LEAN_CLASSES>;
+                type Drain = Drain<$t, ALL_FEATURES>;
+                type LeanDrain = Drain<$t, LEAN>;
+                type PlainDrain = Drain<$t, PLAIN>;
                 type Shadow = Shadow<$t>;
             }
         )*
@@ -81,13 +97,15 @@ macro_rules! accel_kernels {
 
         crate::kernel::entry_points! {
             $(
-                $mega => Megakernel<$t, false, ALL_CLASSES>,
-                $lean => Megakernel<$t, false, LEAN_CLASSES>,
-                $counting => Megakernel<$t, true, ALL_CLASSES>,
+                $mega => Megakernel<$t, false, ALL_FEATURES>,
+                $lean => Megakernel<$t, false, LEAN>,
+                $plain => Megakernel<$t, false, PLAIN>,
+                $counting => Megakernel<$t, true, ALL_FEATURES>,
                 $cast => Raycast<$t>,
                 $extend => Extend<$t>,
-                $drain => Drain<$t, ALL_CLASSES>,
-                $lean_drain => Drain<$t, LEAN_CLASSES>,
+                $drain => Drain<$t, ALL_FEATURES>,
+                $lean_drain => Drain<$t, LEAN>,
+                $plain_drain => Drain<$t, PLAIN>,
                 $shadow => Shadow<$t>,
             )*
         }
@@ -95,10 +113,10 @@ macro_rules! accel_kernels {
 }
 
 accel_kernels! {
-    None => BruteForce: megakernel_brute, megakernel_lean_brute, megakernel_counting_brute, raycast_brute, wf_extend_brute, wf_drain_brute, wf_drain_lean_brute, wf_shadow_brute;
-    Bvh => Bvh: megakernel_bvh, megakernel_lean_bvh, megakernel_counting_bvh, raycast_bvh, wf_extend_bvh, wf_drain_bvh, wf_drain_lean_bvh, wf_shadow_bvh;
-    KdTree => KdTree: megakernel_kdtree, megakernel_lean_kdtree, megakernel_counting_kdtree, raycast_kdtree, wf_extend_kdtree, wf_drain_kdtree, wf_drain_lean_kdtree, wf_shadow_kdtree;
-    Bvh8 => Bvh8: megakernel_bvh8, megakernel_lean_bvh8, megakernel_counting_bvh8, raycast_bvh8, wf_extend_bvh8, wf_drain_bvh8, wf_drain_lean_bvh8, wf_shadow_bvh8;
+    None => BruteForce: megakernel_brute, megakernel_lean_brute, megakernel_plain_brute, megakernel_counting_brute, raycast_brute, wf_extend_brute, wf_drain_brute, wf_drain_lean_brute, wf_drain_plain_brute, wf_shadow_brute;
+    Bvh => Bvh: megakernel_bvh, megakernel_lean_bvh, megakernel_plain_bvh, megakernel_counting_bvh, raycast_bvh, wf_extend_bvh, wf_drain_bvh, wf_drain_lean_bvh, wf_drain_plain_bvh, wf_shadow_bvh;
+    KdTree => KdTree: megakernel_kdtree, megakernel_lean_kdtree, megakernel_plain_kdtree, megakernel_counting_kdtree, raycast_kdtree, wf_extend_kdtree, wf_drain_kdtree, wf_drain_lean_kdtree, wf_drain_plain_kdtree, wf_shadow_kdtree;
+    Bvh8 => Bvh8: megakernel_bvh8, megakernel_lean_bvh8, megakernel_plain_bvh8, megakernel_counting_bvh8, raycast_bvh8, wf_extend_bvh8, wf_drain_bvh8, wf_drain_lean_bvh8, wf_drain_plain_bvh8, wf_shadow_bvh8;
 }
 
 /// Every entry point in the PTX, for listings and checks (the last,

@@ -24,7 +24,7 @@ use crate::math::Rgb;
 use crate::observe::{DivergenceCounters, Unobserved};
 use crate::queue::{Control, PathPool, Queues, Slot, WorkQueue};
 use crate::scene::{RenderParams, SceneView};
-use crate::shading::{AnyMaterial, ClassSet, ShadeClass};
+use crate::shading::{AnyMaterial, Features, ShadeClass};
 use crate::stages::{ShadowRay, extend::extend, generate::generate};
 use crate::warp::{WARP_SIZE, active_mask, ballot, lane_id, match_any, reserve, shuffle_index};
 use core::marker::PhantomData;
@@ -449,11 +449,11 @@ pub(super) unsafe fn deposit(radiance: Rgb, pixel: u32, film: *mut FixedRgb, cou
 /// The tail drain: once every sample has been issued and few paths remain,
 /// each remaining path of `rays_in` is traced to its end by one thread
 /// (extend and shade in a loop, as the megakernel does), instead of paying
-/// a full iteration of launches per remaining bounce. `CLASSES` are the
-/// shading classes compiled in, as for the megakernel.
-pub struct Drain<T, const CLASSES: ClassSet>(PhantomData<T>);
+/// a full iteration of launches per remaining bounce. `FEATURES` are the
+/// shading classes and features compiled in, as for the megakernel.
+pub struct Drain<T, const FEATURES: Features>(PhantomData<T>);
 
-impl<T: Traversal, const CLASSES: ClassSet> Stage for Drain<T, CLASSES> {
+impl<T: Traversal, const FEATURES: Features> Stage for Drain<T, FEATURES> {
     type Io = WorkQueue<Slot>;
 
     fn io(q: &Queues) -> Self::Io {
@@ -465,20 +465,26 @@ impl<T: Traversal, const CLASSES: ClassSet> Stage for Drain<T, CLASSES> {
         // SAFETY: the contract of `WavefrontArgs`; queue entries are slots.
         unsafe {
             let count = a.control().schedule.drain;
-            fetch_by_warp(&raw mut (*a.control).counters.drain_taken, count, |i| {
-                let mut path = a.pool.load(rays_in.get(i));
-                let pixel = path.pixel;
-                let light = |c| deposit(c, pixel, a.film, a.counters);
-                let rays = finish_path::<T, AnyMaterial<CLASSES>>(
-                    &a.scene,
-                    &a.params,
-                    &mut path,
-                    &Unobserved,
-                    |_, _| {},
-                    light,
-                );
-                AtomicU64::from_ptr(&raw mut (*a.counters).rays).fetch_add(rays as u64, Ordering::Relaxed);
-            });
+            fetch_by_warp(
+                &raw mut (*a.control).counters.drain_taken,
+                count,
+                // Inlined: see `kernels` on closures and local memory.
+                #[inline(always)]
+                |i| {
+                    let mut path = a.pool.load(rays_in.get(i));
+                    let pixel = path.pixel;
+                    let light = |c| deposit(c, pixel, a.film, a.counters);
+                    let rays = finish_path::<T, AnyMaterial<FEATURES>>(
+                        &a.scene,
+                        &a.params,
+                        &mut path,
+                        &Unobserved,
+                        |_, _| {},
+                        light,
+                    );
+                    AtomicU64::from_ptr(&raw mut (*a.counters).rays).fetch_add(rays as u64, Ordering::Relaxed);
+                },
+            );
         }
     }
 }

@@ -118,14 +118,22 @@ pub struct ScatterInput<'a> {
     pub primitives: &'a Primitives<'a>,
     /// The scene's textures.
     pub textures: &'a Textures<'a>,
+    /// Whether colours may be textures: false in kernels compiled without
+    /// [`crate::shading::TEXTURES`] (a constant, so the lookups vanish),
+    /// which run only on scenes whose colours are all constant.
+    pub textured: bool,
 }
 
 impl ScatterInput<'_> {
     /// The value of `colour` at the hit.
     #[inline(always)]
     pub fn colour(&self, colour: &Colour) -> Rgb {
-        self.textures
-            .colour(colour, self.primitives, &SurfacePoint::of(self.hit))
+        if self.textured {
+            self.textures
+                .colour(colour, self.primitives, &SurfacePoint::of(self.hit))
+        } else {
+            colour.rgb
+        }
     }
 }
 

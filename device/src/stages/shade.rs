@@ -22,7 +22,7 @@ use crate::math::{Ray, Rgb};
 use crate::observe::BranchObserver;
 use crate::rng::Dim;
 use crate::scene::{Nee, RenderParams, SceneView};
-use crate::shading::{Bsdf, ShadeClass};
+use crate::shading::{Bsdf, NEE, ShadeClass, TEXTURES};
 
 /// The smallest Russian-roulette survival probability, so that a dim path is
 /// never weighted up by more than 20×.
@@ -60,11 +60,17 @@ pub fn surface<B: Bsdf>(
     hit: &Hit,
     material: &Material,
 ) -> Shaded {
-    let sample_lights = params.nee == Nee::On && !scene.lights.is_empty();
+    let sample_lights = B::FEATURES & NEE != 0 && params.nee == Nee::On && !scene.lights.is_empty();
+    let textured = B::FEATURES & TEXTURES != 0;
     let mut light = Rgb::BLACK;
     if hit.front_face(&path.ray) && !material.emission.is_black() {
-        light = path.throughput * scene.colour_at(&material.emission, hit);
-        if path.bsdf_pdf > 0.0 {
+        let emission = if textured {
+            scene.colour_at(&material.emission, hit)
+        } else {
+            material.emission.rgb
+        };
+        light = path.throughput * emission;
+        if sample_lights && path.bsdf_pdf > 0.0 {
             let pdf = scene
                 .lights
                 .pdf(&scene.primitives, &path.ray, hit, material.emission.rgb);
@@ -78,6 +84,7 @@ pub fn surface<B: Bsdf>(
         bounce: path.bounce,
         primitives: &scene.primitives,
         textures: &scene.textures,
+        textured,
     };
     // A shadow ray is one segment longer than the path: only where the
     // path itself may still go on.

@@ -25,6 +25,7 @@ use crate::settings::megakernel::MegakernelConfig;
 use device::camera::Camera;
 use device::film::FixedRgb;
 use device::scene::RenderParams;
+use device::shading::{KernelVariant, NEE, TEXTURES, classes_of};
 use gpu::profile::GpuProfile;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -67,6 +68,21 @@ impl RenderJob<'_> {
     /// and a light to sample.
     pub fn traces_shadow_rays(&self) -> bool {
         self.params.nee == device::scene::Nee::On && !self.scene.lights.lights.is_empty()
+    }
+
+    /// The smallest build of the kernels that dispatch over materials
+    /// (the megakernel, the wavefront's drain) that holds what this render
+    /// needs: its materials' classes, next-event estimation where it
+    /// traces shadow rays, textures where the scene has any.
+    pub fn kernel_variant(&self) -> KernelVariant {
+        let mut needed = classes_of(&self.scene.scene.materials);
+        if self.traces_shadow_rays() {
+            needed |= NEE;
+        }
+        if !self.scene.scene.textures.textures.is_empty() {
+            needed |= TEXTURES;
+        }
+        KernelVariant::holding(needed)
     }
 
     /// Pixels in the image.

@@ -21,7 +21,7 @@ use device::kernels::megakernel::MegakernelArgs;
 use device::kernels::{AccelKernels, AccelVisitor, visit_accel};
 use device::launch::{LaunchCounters, Tile};
 use device::observe::DivergenceCounters;
-use device::shading::{COSTLY_CLASSES, classes_of};
+use device::shading::KernelVariant;
 use std::time::Instant;
 
 /// The tiles covering a `width × height` image, row by row.
@@ -115,10 +115,12 @@ impl AccelVisitor for Launches<'_> {
     fn visit<A: AccelKernels>(self) -> Result<RenderOutput, GpuError> {
         if self.config.count_divergence {
             self.run::<A::CountingMegakernel>()
-        } else if classes_of(&self.job.scene.scene.materials) & COSTLY_CLASSES == 0 {
-            self.run::<A::LeanMegakernel>()
         } else {
-            self.run::<A::Megakernel>()
+            match self.job.kernel_variant() {
+                KernelVariant::Plain => self.run::<A::PlainMegakernel>(),
+                KernelVariant::Lean => self.run::<A::LeanMegakernel>(),
+                KernelVariant::Full => self.run::<A::Megakernel>(),
+            }
         }
     }
 }

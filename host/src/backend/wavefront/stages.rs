@@ -19,7 +19,7 @@ use device::observe::DivergenceCounters;
 use device::queue::{Control, PathPool, Queues, SCAN_BLOCK, scan_blocks};
 use device::scene::SceneView;
 use device::schedule::Schedule;
-use device::shading::{COSTLY_CLASSES, SORTED_CLASS, ShadeClass};
+use device::shading::{KernelVariant, SORTED_CLASS, ShadeClass};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -89,7 +89,7 @@ struct Wavefront<'m, M: Machine> {
     classes: Vec<ShadeClass>,
     compaction: Compaction,
     sorts: bool,
-    lean: bool,
+    variant: KernelVariant,
     drain: bool,
     refills: bool,
     shadows: bool,
@@ -122,6 +122,7 @@ pub fn render<M: Machine>(
             args,
             config,
             classes: shade_classes(job),
+            variant: job.kernel_variant(),
             shadows,
             control: &mut b.control,
             stop: job.stop,
@@ -291,6 +292,7 @@ struct Run<'a, 'm, M: Machine> {
     args: WavefrontArgs,
     config: &'a WavefrontConfig,
     classes: Vec<ShadeClass>,
+    variant: KernelVariant,
     shadows: bool,
     control: &'a mut M::Buffer,
     stop: Option<&'a AtomicBool>,
@@ -307,7 +309,6 @@ impl<M: Machine> AccelVisitor for Run<'_, '_, M> {
             blocks: scan_blocks(capacity as usize) as u32,
             block: SCAN_BLOCK,
         };
-        let lean = self.classes.iter().all(|&c| COSTLY_CLASSES & 1 << c as u32 == 0);
         let mut w = Wavefront {
             machine: self.machine,
             args: [
@@ -322,7 +323,7 @@ impl<M: Machine> AccelVisitor for Run<'_, '_, M> {
             classes: self.classes,
             compaction: self.config.compaction,
             sorts: self.args.stage.material_sort == MaterialSort::ByVariant,
-            lean,
+            variant: self.variant,
             drain: self.config.drain_below > 0,
             // Bounce-synchronous waves start only in an empty pool, and a
             // pool that holds every path of the render is never refilled.
@@ -437,12 +438,12 @@ impl<M: Machine> Wavefront<'_, M> {
     }
 
     /// The last paths, one thread each (a no-op until the plan drains),
-    /// by the lean drain where the scene has none of the costly classes.
+    /// by the smallest build that holds what the render needs.
     fn drain<A: AccelKernels>(&mut self) -> Result<(), M::Error> {
-        if self.lean {
-            self.launch_resident::<A::LeanDrain>()
-        } else {
-            self.launch_resident::<A::Drain>()
+        match self.variant {
+            KernelVariant::Plain => self.launch_resident::<A::PlainDrain>(),
+            KernelVariant::Lean => self.launch_resident::<A::LeanDrain>(),
+            KernelVariant::Full => self.launch_resident::<A::Drain>(),
         }
     }
 
