@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The GPU session script for the seed studies: runs the named experiment
-# configs through `wavepath experiment`, writes each report, and packs each
-# output folder for the trip back. A folder already holding runs.csv (a run
-# cut short earlier, carried back in) is resumed, not restarted.
+# configs through `wavepath experiment`, writes each report, and packs the
+# output folders into one results.tar.gz for the trip back. A folder
+# already holding runs.csv (a run cut short earlier, carried back in) is
+# resumed, not restarted.
 #   bash results/experiments.sh smallptcuda mega_vs_wave
 # Each experiment stops (keeping its finished rows) once BUDGET seconds
 # (default 540) have passed since the script began, so the packing still runs.
@@ -20,6 +21,7 @@ log="$R/session_$(date +%H%M%S).log"
   lscpu | grep -E "Model name|^CPU\(s\)"
   $B --version
 } >>"$log" 2>&1
+done=()
 for name in "$@"; do
   dir=gpu-run/results/$name
   mkdir -p "$dir"
@@ -31,5 +33,9 @@ for name in "$@"; do
   timeout "$left" $B experiment "experiments/$name.toml" --out "$dir" $resume --quiet >>"$log" 2>&1
   echo "exit $? ($(date -u +%FT%TZ))" >>"$log"
   $B report "$dir" >>"$log" 2>&1
-  tar czf "$R/$name.tar.gz" -C gpu-run/results "$name"
+  # One archive of every folder so far, rewritten after each experiment:
+  # the device tool returns only a few files per call, and a call cut
+  # short still leaves the finished folders.
+  tar czf "$R/results.tar.gz.part" -C gpu-run/results "${done[@]}" "$name" && mv "$R/results.tar.gz.part" "$R/results.tar.gz"
+  done+=("$name")
 done

@@ -10,7 +10,7 @@
 #   bash results/textures/run.sh cs500       # cs500_speedup (its serial run: ~6 min)
 #   bash results/textures/run.sh rtiow       # rtiow_parallel (twice, resumed)
 #   bash results/textures/run.sh older       # register_cap, small_scenes, traversal, regression_check
-# Each writes its log and the experiments' folders (as .tar.gz) under $OUT.
+# Each writes its log and the experiments' folders (one results.tar.gz) under $OUT.
 # The binary travels as gpu-run/wavepath.gz (WAVEPATH_CUDA_ARCHS=sm_90,
 # stripped: 26 MB, 6.8 MB gzipped), unpacked here. rtiow_parallel (about
 # 11 minutes) needs two calls: the second carries the first's folder back
