@@ -18,7 +18,7 @@
 #![warn(missing_docs)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, stdarch_nvptx, asm_experimental_arch))]
 #![feature(core_intrinsics)]
-// `#[inline(always)]` on the closures that kernels run per item: see `kernels`.
+// `#[inline(always)]` on a closure (the drain's per-item body): see `kernels`.
 #![feature(stmt_expr_attributes)]
 #![allow(internal_features)]
 

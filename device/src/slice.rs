@@ -35,6 +35,16 @@ impl<'a, T> DeviceSlice<'a, T> {
         })
     }
 
+    /// No elements.
+    pub const fn empty() -> Self {
+        DeviceSlice {
+            ptr: core::ptr::NonNull::dangling().as_ptr(),
+            len: 0,
+            _pad: 0,
+            _borrow: PhantomData,
+        }
+    }
+
     /// Wraps memory owned elsewhere (a device allocation).
     ///
     /// # Safety

@@ -202,9 +202,9 @@ impl Textures<'static> {
     /// No textures (a scene whose colours are all constants).
     pub fn none() -> Self {
         Textures {
-            textures: DeviceSlice::from_slice(&[]).unwrap_or_else(|| unreachable!()),
-            texels: DeviceSlice::from_slice(&[]).unwrap_or_else(|| unreachable!()),
-            triangle_uvs: DeviceSlice::from_slice(&[]).unwrap_or_else(|| unreachable!()),
+            textures: DeviceSlice::empty(),
+            texels: DeviceSlice::empty(),
+            triangle_uvs: DeviceSlice::empty(),
         }
     }
 }

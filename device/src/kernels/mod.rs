@@ -13,10 +13,13 @@
 //! a reference into them may not leave the kernel: passed to a function
 //! that is called rather than inlined (a closure too large to inline, or a
 //! function kept out of line), it makes the kernel copy all its arguments
-//! (up to a kilobyte) to local memory on entry, in every thread. So the
-//! closures that kernels run per item are `#[inline(always)]`, and what is
-//! kept out of line ([`crate::texture`]'s evaluation) takes values only;
-//! `ptxas -v` shows the stack frame each kernel is left with.
+//! (up to a kilobyte) to local memory on entry, in every thread. So what is
+//! kept out of line ([`crate::texture`]'s evaluation) takes values only, and
+//! the drain's per-item closure is `#[inline(always)]`. The shading
+//! kernels' closures are left to the compiler: forced inline, they raised
+//! every class's registers by about a third, so the coated class's, too
+//! large to inline, keeps its copy. `ptxas -v` shows the stack frame each
+//! kernel is left with.
 
 pub mod fault;
 pub mod megakernel;

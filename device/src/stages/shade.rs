@@ -61,22 +61,6 @@ pub fn surface<B: Bsdf>(
     material: &Material,
 ) -> Shaded {
     let sample_lights = B::FEATURES & NEE != 0 && params.nee == Nee::On && !scene.lights.is_empty();
-    let textured = B::FEATURES & TEXTURES != 0;
-    let mut light = Rgb::BLACK;
-    if hit.front_face(&path.ray) && !material.emission.is_black() {
-        let emission = if textured {
-            scene.colour_at(&material.emission, hit)
-        } else {
-            material.emission.rgb
-        };
-        light = path.throughput * emission;
-        if sample_lights && path.bsdf_pdf > 0.0 {
-            let pdf = scene
-                .lights
-                .pdf(&scene.primitives, &path.ray, hit, material.emission.rgb);
-            light = light * power_heuristic(path.bsdf_pdf, pdf);
-        }
-    }
     let input = ScatterInput {
         ray: &path.ray,
         hit,
@@ -84,8 +68,18 @@ pub fn surface<B: Bsdf>(
         bounce: path.bounce,
         primitives: &scene.primitives,
         textures: &scene.textures,
-        textured,
+        textured: B::FEATURES & TEXTURES != 0,
     };
+    let mut light = Rgb::BLACK;
+    if hit.front_face(&path.ray) && !material.emission.is_black() {
+        light = path.throughput * input.colour(&material.emission);
+        if sample_lights && path.bsdf_pdf > 0.0 {
+            let pdf = scene
+                .lights
+                .pdf(&scene.primitives, &path.ray, hit, material.emission.rgb);
+            light = light * power_heuristic(path.bsdf_pdf, pdf);
+        }
+    }
     // A shadow ray is one segment longer than the path: only where the
     // path itself may still go on.
     let shadow = if sample_lights && path.bounce + 1 < params.max_depth {
