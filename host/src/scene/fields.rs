@@ -2,6 +2,7 @@
 //! the error they give before `Locator` places it in the file.
 
 use super::schema::Triple;
+use device::material::noise::MAX_OCTAVES;
 use device::math::{Rgb, Vec3};
 
 /// The largest coordinate accepted anywhere in a scene, after transforms.
@@ -25,6 +26,17 @@ pub fn field_error(field: &str, message: impl Into<String>) -> FieldError {
     FieldError {
         field: field.to_string(),
         message: message.into(),
+    }
+}
+
+/// A noise's octaves: a whole number from 0 to [`MAX_OCTAVES`].
+pub fn octaves(field: &str, v: i64) -> FieldResult<u32> {
+    match u32::try_from(v) {
+        Ok(n) if n <= MAX_OCTAVES => Ok(n),
+        _ => Err(field_error(
+            field,
+            format!("must be a whole number from 0 to at most {MAX_OCTAVES}, got {v}"),
+        )),
     }
 }
 

@@ -29,7 +29,7 @@ use super::fields::{FieldResult, point, positive, vec3};
 use super::schema::TransformDef;
 use device::math::{Vec3, scalar};
 use std::borrow::Cow;
-use std::io::{BufRead, Read};
+use std::io::{BufRead, Read, Write};
 use std::num::IntErrorKind;
 use std::path::Path;
 
@@ -306,7 +306,8 @@ impl Checker<'_> {
             return Err(self.error(self.number, format!("texture coordinate ({u}, {v}) is not finite")));
         }
         self.texcoords += 1;
-        out.extend_from_slice(format!("vt {u} {v}\n").as_bytes());
+        // Writing into a `Vec` cannot fail.
+        let _ = writeln!(out, "vt {u} {v}");
         Ok(())
     }
 
@@ -344,7 +345,7 @@ impl Checker<'_> {
             let has_texture = !texture.is_empty();
             if has_texture {
                 let index = self.texture_index(texture, k)?;
-                out.extend_from_slice(format!("/{index}").as_bytes());
+                let _ = write!(out, "/{index}");
             }
             match textured {
                 None => textured = Some(has_texture),

@@ -2,14 +2,14 @@
 //! each `[materials.*]`, `[accel]`), validated into their host and device
 //! types.
 
-use super::fields::{FieldResult, field_error, finite, point, positive, rgb, vec3};
+use super::fields::{self, FieldResult, field_error, finite, point, positive, rgb, vec3};
 use super::schema::{AccelDef, BackgroundDef, CameraDef, ColourDef, FresnelDef, MaterialDef, RenderDef};
 use super::textures::SceneTextures;
 use super::{SceneSettings, ToneMapping};
 use crate::accel::AccelSettings;
 use crate::settings::size::{MAX_DEPTH, MAX_IMAGE_SIDE, MAX_SPP};
 use device::camera::CameraSpec;
-use device::material::noise::{BASES, Basis, MAX_OCTAVES};
+use device::material::noise::{BASES, Basis};
 use device::material::{FresnelModel, Material, MaterialKind};
 use device::math::Rgb;
 use device::scene::Background;
@@ -244,15 +244,7 @@ pub fn material(def: &MaterialDef, textures: &SceneTextures) -> FieldResult<Mate
             basis,
             emission: e,
         } => {
-            let octaves = match u32::try_from(*octaves) {
-                Ok(n) if n <= MAX_OCTAVES => n,
-                _ => {
-                    return Err(field_error(
-                        "octaves",
-                        format!("must be a whole number from 0 to at most {MAX_OCTAVES}, got {octaves}"),
-                    ));
-                }
-            };
+            let octaves = fields::octaves("octaves", *octaves)?;
             let basis = match u32::try_from(*basis) {
                 Ok(b) if b < BASES => Basis(b),
                 _ => {

@@ -2,9 +2,8 @@
 //! with the texels of their images read through the `image` crate, and
 //! the materials' colours resolved against them ([`SceneTextures::colour`]).
 
-use super::fields::{FieldResult, field_error, positive, rgb};
+use super::fields::{self, FieldResult, field_error, positive, rgb};
 use super::schema::{ColourDef, TextureDef, TextureSpaceDef};
-use device::material::noise::MAX_OCTAVES;
 use device::math::Rgb;
 use device::texture::{Colour, Texture, TextureKind, TextureRef, TextureSpace};
 use std::collections::BTreeMap;
@@ -61,13 +60,7 @@ impl SceneTextures {
                 space,
             } => {
                 let colours = two_colours(colors)?;
-                let octaves = match u32::try_from(*octaves) {
-                    Ok(n) if n <= MAX_OCTAVES => n,
-                    _ => {
-                        let msg = format!("must be a whole number from 0 to at most {MAX_OCTAVES}, got {octaves}");
-                        return Err(field_error("octaves", msg));
-                    }
-                };
+                let octaves = fields::octaves("octaves", *octaves)?;
                 let t = Texture {
                     octaves,
                     ..procedural(TextureKind::Noise, colours, *frequency, *space)?
