@@ -108,6 +108,53 @@ fn textures_render_like_the_cpu_on_both_gpu_back_ends() {
 }
 
 #[test]
+fn every_kernel_build_that_holds_the_scene_renders_like_the_cpu_on_both_gpu_back_ends() {
+    use wavepath::settings::kernels::KernelBuild;
+    use wavepath::settings::nee::NeeMode;
+    let Some(_gpu) = gpu_or_skip("kernel builds") else {
+        return;
+    };
+    // Plain holds the seeds, lean adds next-event estimation and textures,
+    // full adds the coated material (the textured scene has one).
+    let cases = [
+        (
+            "scenes/rtiow_final.toml",
+            NeeMode::Off,
+            [KernelBuild::Plain, KernelBuild::Lean, KernelBuild::Full].as_slice(),
+        ),
+        (
+            "scenes/cs500.toml",
+            NeeMode::On,
+            &[KernelBuild::Lean, KernelBuild::Full],
+        ),
+        (
+            "scenes/textured.toml",
+            NeeMode::Off,
+            &[KernelBuild::Lean, KernelBuild::Full],
+        ),
+    ];
+    for (path, nee, builds) in cases {
+        let overrides = Overrides {
+            spp: Some(2),
+            size: Some((96, 64)),
+            nee: Some(nee),
+            ..Overrides::default()
+        };
+        for &kernels in builds {
+            for kind in [BackendKind::GpuMega, BackendKind::GpuWave] {
+                let mut options = BackendOptions::default();
+                options.megakernel.kernels = kernels;
+                options.wavefront.kernels = kernels;
+                let report = verify(&repo(path), &overrides, kind, options)
+                    .unwrap_or_else(|e| panic!("{path} [{kernels:?}]: {e:#}"));
+                eprintln!("{} [{kernels:?}]", report.describe());
+                assert!(report.passed(), "{} [{kernels:?}]", report.describe());
+            }
+        }
+    }
+}
+
+#[test]
 fn launch_shape_never_changes_the_image() {
     let Some(_gpu) = gpu_or_skip("launch shapes") else {
         return;
@@ -134,6 +181,7 @@ fn launch_shape_never_changes_the_image() {
             samples_per_launch,
             count_divergence: true,
             max_registers,
+            ..MegakernelConfig::default()
         };
         let options = BackendOptions {
             megakernel,
@@ -438,6 +486,7 @@ fn wavefront_matches_the_cpu_bit_for_bit_in_every_schedule_and_compaction() {
                 time_launches: true,
                 max_registers: None,
                 drain_below,
+                ..WavefrontConfig::default()
             };
             let options = BackendOptions {
                 wavefront,

@@ -112,6 +112,15 @@ impl KernelVariant {
             KernelVariant::Full
         }
     }
+
+    /// The classes and features this variant holds.
+    pub fn features(self) -> Features {
+        match self {
+            KernelVariant::Plain => PLAIN,
+            KernelVariant::Lean => LEAN,
+            KernelVariant::Full => ALL_FEATURES,
+        }
+    }
 }
 
 /// Every material, dispatching on its kind over the classes of `FEATURES`

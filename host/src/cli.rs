@@ -12,6 +12,7 @@ use crate::render::{Overrides, RenderRequest};
 use crate::settings::backend::{BackendArg, concrete_backend};
 use crate::settings::capacity::{Capacity, parse_capacity};
 use crate::settings::cpu::{CpuSchedule, DEFAULT_THREADS, parse_threads};
+use crate::settings::kernels::KernelBuild;
 use crate::settings::megakernel::MegakernelConfig;
 use crate::settings::megakernel::{DEFAULT_BLOCK, DEFAULT_SAMPLES_PER_LAUNCH};
 use crate::settings::nee::NeeMode;
@@ -256,6 +257,10 @@ pub struct LaunchArgs {
     /// not capped.
     #[arg(long)]
     pub max_registers: Option<u32>,
+    /// GPU megakernel and wavefront drain: which build runs (`auto`: the
+    /// smallest that holds what the scene needs).
+    #[arg(long, value_enum, default_value_t = KernelBuild::Auto)]
+    pub kernels: KernelBuild,
     /// Wavefront: when new camera paths enter the pool.
     #[arg(long, value_enum, default_value_t = DEFAULT_SCHEDULE)]
     pub schedule: WaveSchedule,
@@ -300,6 +305,7 @@ impl LaunchArgs {
             samples_per_launch: self.samples_per_launch,
             count_divergence: self.count_divergence,
             max_registers: self.max_registers.or(MegakernelConfig::default().max_registers),
+            kernels: self.kernels,
         };
         megakernel.validate()?;
         let wavefront = WavefrontConfig {
@@ -312,6 +318,7 @@ impl LaunchArgs {
             count_divergence: self.count_divergence,
             time_launches: !self.untimed_launches,
             max_registers: self.max_registers,
+            kernels: self.kernels,
             drain_below: self.drain_below,
         };
         wavefront.validate()?;

@@ -21,11 +21,12 @@ pub use sized_by::SizedBy;
 use crate::prepared::PreparedScene;
 pub use crate::settings::backend::BackendKind;
 use crate::settings::cpu::CpuSchedule;
+use crate::settings::kernels::KernelBuild;
 use crate::settings::megakernel::MegakernelConfig;
 use device::camera::Camera;
 use device::film::FixedRgb;
 use device::scene::RenderParams;
-use device::shading::{KernelVariant, NEE, TEXTURES, classes_of};
+use device::shading::{Features, KernelVariant, NEE, TEXTURES, classes_of};
 use gpu::profile::GpuProfile;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -70,11 +71,11 @@ impl RenderJob<'_> {
         self.params.nee == device::scene::Nee::On && !self.scene.lights.lights.is_empty()
     }
 
-    /// The smallest build of the kernels that dispatch over materials
-    /// (the megakernel, the wavefront's drain) that holds what this render
-    /// needs: its materials' classes, next-event estimation where it
-    /// traces shadow rays, textures where the scene has any.
-    pub fn kernel_variant(&self) -> KernelVariant {
+    /// The classes and features this render needs of the kernels that
+    /// dispatch over materials (the megakernel, the wavefront's drain): its
+    /// materials' classes, next-event estimation where it traces shadow
+    /// rays, textures where the scene has any.
+    pub fn needed_features(&self) -> Features {
         let mut needed = classes_of(&self.scene.scene.materials);
         if self.traces_shadow_rays() {
             needed |= NEE;
@@ -82,7 +83,13 @@ impl RenderJob<'_> {
         if !self.scene.scene.textures.textures.is_empty() {
             needed |= TEXTURES;
         }
-        KernelVariant::holding(needed)
+        needed
+    }
+
+    /// The build of those kernels to run under `build`: an error where a
+    /// named build leaves out what this render needs.
+    pub fn kernel_variant(&self, build: KernelBuild) -> Result<KernelVariant, String> {
+        build.variant(self.needed_features())
     }
 
     /// Pixels in the image.

@@ -16,6 +16,7 @@ use crate::render::Overrides;
 use crate::settings::capacity::{Capacity, parse_capacity};
 use crate::settings::choice::choice;
 use crate::settings::cpu::{CpuSchedule, MAX_THREADS, check_threads};
+use crate::settings::kernels::KernelBuild;
 use crate::settings::megakernel::check_register_cap;
 use crate::settings::nee::NeeMode;
 use crate::settings::sampler::SamplerKind;
@@ -97,6 +98,8 @@ pub enum Value {
     Sampler(SamplerKind),
     /// Next-event estimation on or off.
     Nee(NeeMode),
+    /// A build of the material-dispatching kernels.
+    Kernels(KernelBuild),
     /// A flag.
     Flag(bool),
     /// A scene-file value, checked when the scene loads.
@@ -287,6 +290,7 @@ pub fn describe(v: &Value) -> String {
         Value::CpuSchedule(s) => s.label().into(),
         Value::Sampler(s) => s.name().into(),
         Value::Nee(n) => n.name().into(),
+        Value::Kernels(k) => k.name().into(),
         Value::Flag(f) => f.to_string(),
         Value::Scene(v) => v.to_string(),
     }
@@ -396,6 +400,10 @@ fn wavefront(b: BackendKind) -> bool {
     b.is_wavefront()
 }
 
+fn dispatching(b: BackendKind) -> bool {
+    b == BackendKind::GpuMega || b.is_wavefront()
+}
+
 fn gpu(b: BackendKind) -> bool {
     b.is_gpu()
 }
@@ -491,6 +499,12 @@ settings! {
     };
     /// Time each wavefront launch with CUDA events (off: wall time only).
     TIME_LAUNCHES = "time_launches", Flag(flag), for gpu_wave, |r, f| r.options.wavefront.time_launches = f;
+    /// Which build of the megakernel and the drain runs: auto, plain, lean
+    /// or full.
+    KERNELS = "kernels", Kernels(named), for dispatching, |r, k| {
+        r.options.megakernel.kernels = k;
+        r.options.wavefront.kernels = k;
+    };
     /// Registers per thread every GPU kernel may use, or `"none"`.
     MAX_REGISTERS = "max_registers", RegisterCap(register_cap), for gpu, |r, cap| {
         r.options.megakernel.max_registers = cap;

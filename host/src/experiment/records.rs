@@ -93,6 +93,10 @@ pub struct RunRow {
     /// Registers per thread the GPU kernels were capped at (empty: none).
     #[serde(default)]
     pub max_registers: Option<u32>,
+    /// GPU megakernel and wavefront drains: the build of the kernels asked
+    /// for, `auto` or one named (empty in rows from before builds: auto).
+    #[serde(default)]
+    pub kernels: Option<String>,
     /// Whether divergence was counted (timings then include the counting).
     pub count_divergence: bool,
     /// GPU wavefront: whether each launch was timed with CUDA events (the

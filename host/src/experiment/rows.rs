@@ -134,6 +134,11 @@ fn with_settings(spec: &RunSpec, row: RunRow) -> RunRow {
             BackendKind::GpuWave => wave.max_registers,
             _ => None,
         },
+        kernels: match spec.backend {
+            BackendKind::GpuMega => Some(mega.kernels.name().into()),
+            b if b.is_wavefront() => Some(wave.kernels.name().into()),
+            _ => None,
+        },
         count_divergence: spec.backend.is_gpu() && (mega.count_divergence || wave.count_divergence),
         time_launches: is(BackendKind::GpuWave).then_some(wave.time_launches),
         ..row

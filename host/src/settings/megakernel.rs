@@ -1,6 +1,7 @@
 //! How the megakernel is launched ([`MegakernelConfig`]) and its defaults,
 //! and the register cap every GPU kernel may be given.
 
+use crate::settings::kernels::KernelBuild;
 use crate::system::ptx::{MAX_REGISTER_CAP, MIN_REGISTER_CAP};
 
 /// Block shape in threads: the best shape measured for RTIOW's final scene
@@ -40,6 +41,8 @@ pub struct MegakernelConfig {
     pub count_divergence: bool,
     /// Registers per thread the kernels may use (`None`: as compiled).
     pub max_registers: Option<u32>,
+    /// Which build of the megakernel runs.
+    pub kernels: KernelBuild,
 }
 
 impl Default for MegakernelConfig {
@@ -50,6 +53,7 @@ impl Default for MegakernelConfig {
             samples_per_launch: DEFAULT_SAMPLES_PER_LAUNCH,
             count_divergence: false,
             max_registers: Some(DEFAULT_MAX_REGISTERS),
+            kernels: KernelBuild::Auto,
         }
     }
 }
@@ -58,7 +62,13 @@ impl MegakernelConfig {
     /// A short description for reports, e.g. "8x8/spl16" or "8x8/spl16/reg64".
     pub fn label(&self) -> String {
         let cap = self.max_registers.map(|r| format!("/reg{r}")).unwrap_or_default();
-        format!("{}x{}/spl{}{cap}", self.block.0, self.block.1, self.samples_per_launch)
+        format!(
+            "{}x{}/spl{}{cap}{}",
+            self.block.0,
+            self.block.1,
+            self.samples_per_launch,
+            self.kernels.label()
+        )
     }
 
     /// Checks the block shape against CUDA's limits.

@@ -13,6 +13,7 @@
 //! - [`backend`]: which back end, or `auto`;
 //! - [`size`]: `WIDTHxHEIGHT` values and the render limits;
 //! - [`megakernel`]: the megakernel's defaults and the register cap;
+//! - [`kernels`]: which build of the material-dispatching kernels runs;
 //! - [`wavefront`]: the wavefront's schedule, compaction, refill and defaults;
 //! - [`capacity`]: the wavefront's pool capacity;
 //! - [`cpu`]: the `cpu` back end's threads and work distribution;
@@ -25,6 +26,7 @@ pub mod backend;
 pub mod capacity;
 pub mod choice;
 pub mod cpu;
+pub mod kernels;
 pub mod megakernel;
 pub mod nee;
 pub mod repetitions;

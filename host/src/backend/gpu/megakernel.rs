@@ -85,6 +85,10 @@ pub fn render_launches(
         what: "megakernel",
         error,
     })?;
+    let variant = job.kernel_variant(config.kernels).map_err(|error| GpuError::Config {
+        what: "megakernel",
+        error,
+    })?;
     let gpu = &gpu.with_register_cap(config.max_registers)?;
     visit_accel(
         job.scene.accel.kind,
@@ -92,6 +96,7 @@ pub fn render_launches(
             gpu,
             job,
             config,
+            variant,
             tiles,
             passes,
             progress,
@@ -104,6 +109,7 @@ struct Launches<'a> {
     gpu: &'a Gpu,
     job: &'a RenderJob<'a>,
     config: &'a MegakernelConfig,
+    variant: KernelVariant,
     tiles: &'a [Tile],
     passes: &'a [SampleRange],
     progress: Progress<'a>,
@@ -116,7 +122,7 @@ impl AccelVisitor for Launches<'_> {
         if self.config.count_divergence {
             self.run::<A::CountingMegakernel>()
         } else {
-            match self.job.kernel_variant() {
+            match self.variant {
                 KernelVariant::Plain => self.run::<A::PlainMegakernel>(),
                 KernelVariant::Lean => self.run::<A::LeanMegakernel>(),
                 KernelVariant::Full => self.run::<A::Megakernel>(),

@@ -10,7 +10,7 @@ use super::error::GpuError;
 use super::profile::{GpuProfile, LaunchRecord};
 use super::timeline::{Timeline, linear};
 use crate::backend::wavefront::stages::{self, WavefrontOutput};
-use crate::backend::wavefront::{Grid, Machine, WavefrontConfig, WavefrontError, pool_capacity};
+use crate::backend::wavefront::{Grid, Machine, WavefrontConfig, WavefrontError, resolve};
 use crate::backend::{Progress, RenderJob, RenderOutput, SizedBy};
 use cudarc::driver::PinnedHostSlice;
 use device::kernel::{EntryPoint, Plain};
@@ -158,7 +158,7 @@ pub fn render_items(
     work: (WorkItems, u64),
     progress: Progress,
 ) -> Result<RenderOutput, GpuError> {
-    let capacity = pool_capacity(config, (job, work.1), || {
+    let resolved = resolve(config, (job, work.1), || {
         gpu.memory().map(|(free, _)| free).map_err(WavefrontError::Machine)
     })?;
     let gpu = &gpu.with_register_cap(config.max_registers)?;
@@ -171,7 +171,7 @@ pub fn render_items(
     // SAFETY: the scene stays uploaded until the render has read back its
     // results (`scene` lives to the end of this function).
     let view = unsafe { scene.view(gpu, job.scene, job.camera).detached() };
-    let out: WavefrontOutput = stages::render(&mut machine, job, view, config, work, capacity, progress)?;
+    let out: WavefrontOutput = stages::render(&mut machine, job, view, config, work, resolved, progress)?;
     let loop_time = out.loop_time;
 
     let mut launches = machine.timeline.finish()?;

@@ -4,6 +4,7 @@
 
 pub use crate::settings::capacity::{Capacity, state_bytes};
 use crate::settings::capacity::{MAX_CAPACITY, MIN_CAPACITY};
+use crate::settings::kernels::KernelBuild;
 use crate::settings::megakernel::check_register_cap;
 use crate::settings::wavefront::{
     DEFAULT_CAPACITY, DEFAULT_COMPACTION, DEFAULT_DRAIN_BELOW, DEFAULT_MATERIAL_SORT, DEFAULT_REFILL, DEFAULT_SCHEDULE,
@@ -67,6 +68,8 @@ pub struct WavefrontConfig {
     pub time_launches: bool,
     /// Registers per thread the kernels may use (`None`: as compiled).
     pub max_registers: Option<u32>,
+    /// Which build of the drain runs.
+    pub kernels: KernelBuild,
     /// When no new path joins (every sample is issued, or a bounce-
     /// synchronous wave runs down) and at most this many paths remain,
     /// finish them with one drain launch (one thread per path) instead of
@@ -86,6 +89,7 @@ impl Default for WavefrontConfig {
             count_divergence: false,
             time_launches: true,
             max_registers: None,
+            kernels: KernelBuild::Auto,
             drain_below: DEFAULT_DRAIN_BELOW,
         }
     }
@@ -131,10 +135,11 @@ impl WavefrontConfig {
             ""
         };
         format!(
-            "{schedule}/{}/{}/{}{drain}{cap}{unsorted}",
+            "{schedule}/{}/{}/{}{drain}{cap}{unsorted}{}",
             compaction_label(self.compaction),
             self.capacity.label(),
-            self.block
+            self.block,
+            self.kernels.label()
         )
     }
 }

@@ -7,7 +7,7 @@
 //! It is a correctness tool, not a fast renderer.
 
 use super::stages::{self, WavefrontOutput};
-use super::{Grid, Machine, WavefrontConfig, WavefrontError, pool_capacity};
+use super::{Grid, Machine, WavefrontConfig, WavefrontError, resolve};
 use crate::backend::{Progress, RenderJob, SizedBy};
 use device::kernel::{EntryPoint, Plain, Thread};
 use device::kernels::wavefront::WorkItems;
@@ -125,7 +125,7 @@ pub fn render_items(
     (items, work): (WorkItems, u64),
     progress: Progress,
 ) -> Result<WavefrontOutput, EmulatorError> {
-    let capacity = pool_capacity(config, (job, work), || {
+    let resolved = resolve(config, (job, work), || {
         Err(WavefrontError::Config(
             "`auto` capacity needs a GPU's free memory; give a number of slots or a budget".into(),
         ))
@@ -133,6 +133,6 @@ pub fn render_items(
     let view = job.scene.view(job.camera);
     // SAFETY: the scene outlives the render, which ends before this returns.
     let scene = unsafe { view.detached() };
-    stages::render(&mut Emulator, job, scene, config, (items, work), capacity, progress)
+    stages::render(&mut Emulator, job, scene, config, (items, work), resolved, progress)
         .map_err(WavefrontError::Machine)
 }

@@ -32,6 +32,7 @@ pub use config::{Capacity, WaveSchedule, WavefrontConfig, compaction_label, mate
 use crate::backend::{RenderJob, SizedBy};
 use device::kernel::EntryPoint;
 use device::queue::Control;
+use device::shading::KernelVariant;
 
 /// Why a wavefront render could not run, wherever it runs.
 #[derive(Debug, thiserror::Error)]
@@ -44,16 +45,26 @@ pub enum WavefrontError<E> {
     Machine(E),
 }
 
-/// The pool's slots for `work` items of `job` under `config`, once the
-/// configuration is checked; `free_bytes` is asked for the machine's free
-/// memory only for an `auto` capacity.
-pub fn pool_capacity<E>(
+/// What a wavefront configuration comes to for one render, once checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Resolved {
+    /// The pool's slots.
+    pub capacity: u32,
+    /// The build of the drain to run.
+    pub variant: KernelVariant,
+}
+
+/// Checks `config` and resolves it for `work` items of `job`; `free_bytes`
+/// is asked for the machine's free memory only for an `auto` capacity.
+pub fn resolve<E>(
     config: &WavefrontConfig,
     (job, work): (&RenderJob, u64),
     free_bytes: impl FnOnce() -> Result<usize, WavefrontError<E>>,
-) -> Result<u32, WavefrontError<E>> {
+) -> Result<Resolved, WavefrontError<E>> {
     config.validate().map_err(WavefrontError::Config)?;
-    config.capacity.resolve(work, job.traces_shadow_rays(), free_bytes)
+    let variant = job.kernel_variant(config.kernels).map_err(WavefrontError::Config)?;
+    let capacity = config.capacity.resolve(work, job.traces_shadow_rays(), free_bytes)?;
+    Ok(Resolved { capacity, variant })
 }
 
 /// A 1D launch: blocks and threads per block.

@@ -2,7 +2,7 @@
 //! loop that enqueues iterations until the schedule says the render is
 //! done, and the readback. It runs on any [`Machine`].
 
-use super::{Grid, Machine, WavefrontConfig, state_bytes};
+use super::{Grid, Machine, Resolved, WavefrontConfig, state_bytes};
 use crate::backend::{Progress, RenderJob, SizedBy};
 use device::film::FixedRgb;
 use device::kernel::{AsBytes, EntryPoint, Plain};
@@ -104,7 +104,7 @@ pub fn render<M: Machine>(
     scene: SceneView<'static>,
     config: &WavefrontConfig,
     (items, total_work): (WorkItems, u64),
-    capacity: u32,
+    Resolved { capacity, variant }: Resolved,
     progress: Progress,
 ) -> Result<WavefrontOutput, M::Error> {
     let shadows = job.traces_shadow_rays();
@@ -122,7 +122,7 @@ pub fn render<M: Machine>(
             args,
             config,
             classes: shade_classes(job),
-            variant: job.kernel_variant(),
+            variant,
             shadows,
             control: &mut b.control,
             stop: job.stop,

@@ -82,9 +82,10 @@ pub fn read_manifest(path: &Path) -> anyhow::Result<Manifest> {
 
 /// Columns added after results were first committed: older files may lack
 /// them (the rows then read them as empty).
-const ADDED_LATER: [&str; 10] = [
+const ADDED_LATER: [&str; 11] = [
     "refill",
     "max_registers",
+    "kernels",
     "time_launches",
     "sampler",
     "nee",
