@@ -13,8 +13,10 @@ budget=${BUDGET:-540}
 B=gpu-run/wavepath
 R=${OUT:-/tmp/out}
 mkdir -p "$R"
-# the binary travels gzipped (scripts/gpu-pack); unpack it once
-[[ -x $B ]] || { gunzip -kf "$B.gz" && chmod +x "$B"; } || exit 1
+# the binary travels packed (scripts/gpu-pack: xz, or gzip before 2026-11-25); unpack it once
+if [[ ! -x $B ]]; then
+  if [[ -f $B.xz ]]; then xz -dkf "$B.xz"; else gunzip -kf "$B.gz"; fi && chmod +x "$B" || exit 1
+fi
 log="$R/session_$(date +%H%M%S).log"
 {
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv

@@ -20,11 +20,26 @@ fn every_module_has_every_kernel_and_no_extern_functions() {
         }
         assert!(!ptx.contains(".extern .func"), "sm_{cc}: calls an external function");
         // Strict IEEE float semantics keep CPU and GPU bit-identical: no
-        // approximate instructions, and no fused multiply-add (the device
-        // code writes none; one formed by the compiler would round
-        // differently from the CPU).
+        // approximate instructions, no flush-to-zero, and every multiply-add
+        // the correctly rounded `fma.rn` that the device code's explicit
+        // `scalar::fma` becomes (never `mad`, nor another rounding).
         assert!(!ptx.contains(".approx"), "sm_{cc}: approximate math in the PTX");
-        assert!(!ptx.contains("fma."), "sm_{cc}: a fused multiply-add in the PTX");
+        assert!(!ptx.contains(".ftz"), "sm_{cc}: flush-to-zero in the PTX");
+        assert!(
+            !ptx.contains("mad.f32") && !ptx.contains("mad.rn.f32"),
+            "sm_{cc}: mad in the PTX"
+        );
+        for line in ptx.lines().filter(|l| l.contains("fma.")) {
+            assert!(
+                line.trim_start().starts_with("fma.rn.f32"),
+                "sm_{cc}: `{}`",
+                line.trim()
+            );
+        }
+        assert!(
+            ptx.contains("fma.rn.f32"),
+            "sm_{cc}: the explicit fused multiply-adds are missing"
+        );
     }
 }
 

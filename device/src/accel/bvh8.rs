@@ -141,13 +141,35 @@ impl Bvh8Node {
 
     /// The children whose boxes the ray enters within `range`, as a mask
     /// over visiting ranks (bit `slot ^ octant`).
+    ///
+    /// The distance to a quantised plane `origin + q · scale` is one fused
+    /// multiply-add per plane, `q · (scale · inv) + dist(origin)`, in the
+    /// node's frame: `scale` is a power of two, so `scale · inv` is exact,
+    /// and the result lies within a few ulps of the distance to the decoded
+    /// plane of [`Bvh8Node::child_box`], as the binary BVH's slab test lies
+    /// within a few ulps of the exact one. Where `scale · inv` overflows, a
+    /// plane at `q > 0` is ±∞ away with the right sign and one at `q = 0`
+    /// is NaN (ignored): never a box culled by mistake.
     #[inline(always)]
     fn hits(&self, boxes: &RayBoxTest, range: Interval, octant: u32) -> u32 {
+        let unit = Vec3::new(
+            scale(self.exponents[0]),
+            scale(self.exponents[1]),
+            scale(self.exponents[2]),
+        );
+        let step = unit.mul_elem(boxes.inv_dir());
+        let frame = boxes.frame_distances(self.origin);
         let mut ranks = 0;
         for slot in 0..WIDTH as u32 {
-            if self.child_mask as u32 & (1 << slot) != 0
-                && boxes.enter(&self.child_box(slot), range.min, range.max).is_some()
-            {
+            if self.child_mask as u32 & (1 << slot) == 0 {
+                continue;
+            }
+            let shift = 8 * slot;
+            let plane = |planes: &[u64; 3], k: usize| ((planes[k] >> shift) & 0xff) as u32 as f32;
+            let q = |planes: &[u64; 3]| Vec3::new(plane(planes, 0), plane(planes, 1), plane(planes, 2));
+            let t0 = q(&self.lo).mul_add(step, frame);
+            let t1 = q(&self.hi).mul_add(step, frame);
+            if boxes.enter_between(t0, t1, (range.min, range.max)).is_some() {
                 ranks |= 1 << (slot ^ octant);
             }
         }

@@ -6,6 +6,7 @@ use super::stack::Stack;
 use super::{AccelView, Closest, Query};
 use crate::geometry::{Hit, Interval, Primitives, RayBoxTest};
 use crate::math::Ray;
+use crate::math::scalar::fma;
 
 /// Deepest tree the traversal stack holds; the builder never exceeds it.
 pub const MAX_DEPTH: usize = 48;
@@ -102,10 +103,11 @@ pub fn search(primitives: &Primitives, accel: &AccelView, ray: &Ray, range: Inte
     }
     // The exit distance of the root cell (same slab test, reversed roles).
     let t_exit = root_exit(accel, &boxes, range);
-    let inv_dir = boxes.inv_dir();
+    let (inv_dir, shift) = (boxes.inv_dir(), boxes.neg_origin_inv());
     let origin = [ray.origin.x, ray.origin.y, ray.origin.z];
     let dir = [ray.dir.x, ray.dir.y, ray.dir.z];
     let inv = [inv_dir.x, inv_dir.y, inv_dir.z];
+    let shift = [shift.x, shift.y, shift.z];
     let mut c = Closest::new(range, query);
     let mut stack = Stack::<Todo, MAX_DEPTH>::new();
     let mut cell = Todo {
@@ -121,7 +123,7 @@ pub fn search(primitives: &Primitives, accel: &AccelView, ray: &Ray, range: Inte
         let n = &nodes[cell.node as usize];
         if !n.is_leaf() {
             let axis = n.axis();
-            let t_split = (n.position() - origin[axis]) * inv[axis];
+            let t_split = fma(n.position(), inv[axis], shift[axis]);
             // Which child the ray starts in: below unless it starts above the
             // plane, or on it while heading up.
             let below_first = origin[axis] < n.position() || (origin[axis] == n.position() && dir[axis] <= 0.0);
@@ -168,12 +170,12 @@ pub fn search(primitives: &Primitives, accel: &AccelView, ray: &Ray, range: Inte
 fn root_exit(accel: &AccelView, boxes: &RayBoxTest, range: Interval) -> f32 {
     let b = &accel.bounds;
     let inv = boxes.inv_dir();
-    // Distance to the far plane on each axis; NaN (ray in a plane) is ignored by `min`.
-    let far = |lo: f32, hi: f32, o: f32, i: f32| if i >= 0.0 { (hi - o) * i } else { (lo - o) * i };
-    let o = boxes.origin();
+    let (lo, hi) = (boxes.distances(b.min), boxes.distances(b.max));
+    // Distance to the far plane on each axis.
+    let far = |lo: f32, hi: f32, i: f32| if i >= 0.0 { hi } else { lo };
     range
         .max
-        .min(far(b.min.x, b.max.x, o.x, inv.x))
-        .min(far(b.min.y, b.max.y, o.y, inv.y))
-        .min(far(b.min.z, b.max.z, o.z, inv.z))
+        .min(far(lo.x, hi.x, inv.x))
+        .min(far(lo.y, hi.y, inv.y))
+        .min(far(lo.z, hi.z, inv.z))
 }

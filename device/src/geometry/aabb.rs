@@ -14,21 +14,48 @@ pub struct Aabb {
 
 const _: () = assert!(core::mem::size_of::<Aabb>() == 24);
 
-/// A ray prepared for many box tests: origin and reciprocal direction.
+/// A ray prepared for many box tests: its reciprocal direction and its
+/// origin scaled by it, so that the distance to a plane is one fused
+/// multiply-add ([`RayBoxTest::distances`]).
 #[derive(Clone, Copy, Debug)]
 pub struct RayBoxTest {
-    origin: Vec3,
     inv_dir: Vec3,
+    /// `-origin · inv_dir`, per component.
+    neg_origin_inv: Vec3,
 }
 
 impl RayBoxTest {
-    /// Precomputes `1 / dir` (infinite for zero components, which the slab
-    /// test handles).
+    /// Precomputes `1 / dir` and the scaled origin. A direction component
+    /// smaller than 2⁻⁶⁴ in magnitude counts as ±2⁻⁶⁴ (Aila and Laine's
+    /// clamp, at 2⁻⁶⁴ rather than their 2⁻⁸⁰ so that `origin · inv_dir`
+    /// stays finite for origins up to 2⁶⁴ from zero): every reciprocal is
+    /// finite and the fused distances never meet `∞ - ∞`. A ray parallel to
+    /// an axis gets distances of at least about 10¹⁹ times its offset to the
+    /// planes normal to it, with the sign of the side it runs on. Where
+    /// `origin · inv_dir` overflows all the same (an origin beyond 2⁶⁴ on
+    /// an axis the ray nearly parallels) that axis's distances are NaN: it
+    /// culls nothing, and the test stays conservative.
     #[inline(always)]
     pub fn new(ray: &Ray) -> Self {
+        let reciprocal = |d: f32| {
+            let tiny = f32::from_bits(TINY_DIRECTION.to_bits() | (d.to_bits() & SIGN_BIT));
+            1.0 / if d.abs() < TINY_DIRECTION { tiny } else { d }
+        };
+        let inv_dir = Vec3::new(reciprocal(ray.dir.x), reciprocal(ray.dir.y), reciprocal(ray.dir.z));
+        // An overflowed product would make every distance on its axis -∞
+        // or +∞ whatever the plane, culling boxes the ray runs through;
+        // NaN makes that axis cull nothing instead.
+        let shift = |o: f32, inv: f32| {
+            let s = -(o * inv);
+            if s.is_finite() { s } else { f32::NAN }
+        };
         RayBoxTest {
-            origin: ray.origin,
-            inv_dir: Vec3::new(1.0 / ray.dir.x, 1.0 / ray.dir.y, 1.0 / ray.dir.z),
+            inv_dir,
+            neg_origin_inv: Vec3::new(
+                shift(ray.origin.x, inv_dir.x),
+                shift(ray.origin.y, inv_dir.y),
+                shift(ray.origin.z, inv_dir.z),
+            ),
         }
     }
 
@@ -38,22 +65,49 @@ impl RayBoxTest {
         self.inv_dir
     }
 
-    /// The ray origin.
+    /// `-origin · inv_dir` (NaN where it overflowed): the distance to a plane at coordinate `p` on
+    /// axis `k` is `fma(p, inv_dir[k], neg_origin_inv[k])`.
     #[inline(always)]
-    pub fn origin(&self) -> Vec3 {
-        self.origin
+    pub fn neg_origin_inv(&self) -> Vec3 {
+        self.neg_origin_inv
+    }
+
+    /// The distances along the ray to the planes through `p` normal to
+    /// each axis: `p · inv_dir - origin · inv_dir`, one fused multiply-add
+    /// each.
+    #[inline(always)]
+    pub fn distances(&self, p: Vec3) -> Vec3 {
+        p.mul_add(self.inv_dir, self.neg_origin_inv)
+    }
+
+    /// [`RayBoxTest::distances`] to a frame's origin `p`, for distances to
+    /// planes measured from it (`q · step + frame`, the 8-wide BVH's
+    /// quantised planes): NaN where one overflowed. An overflowed distance
+    /// to a single plane is ±∞ with the right sign, but one used as a base
+    /// would swamp every offset from it; NaN makes that axis cull nothing.
+    #[inline(always)]
+    pub fn frame_distances(&self, p: Vec3) -> Vec3 {
+        let finite = |t: f32| if t.is_finite() { t } else { f32::NAN };
+        let t = self.distances(p);
+        Vec3::new(finite(t.x), finite(t.y), finite(t.z))
     }
 
     /// The ray's entry distance into `b` when it overlaps `(t_min, t_max)`.
-    ///
-    /// Near and far planes are chosen by the sign of the reciprocal
-    /// direction, not by comparing the distances, so the NaN of `0 · ∞` (a
-    /// ray lying in a face plane) lands in a slot that `max`/`min` ignore and
-    /// such rays count as inside the slab.
     #[inline(always)]
     pub fn enter(&self, b: &Aabb, t_min: f32, t_max: f32) -> Option<f32> {
-        let t0 = (b.min - self.origin).mul_elem(self.inv_dir);
-        let t1 = (b.max - self.origin).mul_elem(self.inv_dir);
+        self.enter_between(self.distances(b.min), self.distances(b.max), (t_min, t_max))
+    }
+
+    /// The entry distance into the box whose lower planes lie at distances
+    /// `t0` along the ray and upper planes at `t1`, when it overlaps
+    /// `(t_min, t_max)`.
+    ///
+    /// Near and far planes are chosen by the sign of the reciprocal
+    /// direction, not by comparing the distances, and a NaN distance (from
+    /// a box with an infinite plane) lands in a slot that `max`/`min`
+    /// ignore: such a box is kept, never culled by mistake.
+    #[inline(always)]
+    pub fn enter_between(&self, t0: Vec3, t1: Vec3, (t_min, t_max): (f32, f32)) -> Option<f32> {
         let order = |inv: f32, a: f32, b: f32| if inv >= 0.0 { (a, b) } else { (b, a) };
         let (nx, fx) = order(self.inv_dir.x, t0.x, t1.x);
         let (ny, fy) = order(self.inv_dir.y, t0.y, t1.y);
@@ -63,6 +117,12 @@ impl RayBoxTest {
         if enter <= exit { Some(enter) } else { None }
     }
 }
+
+/// The smallest direction component [`RayBoxTest`] divides by: 2⁻⁶⁴.
+const TINY_DIRECTION: f32 = 5.421_011e-20;
+
+/// An `f32`'s sign bit.
+const SIGN_BIT: u32 = 0x8000_0000;
 
 /// The larger of `acc` and `x`, ignoring a NaN `x` (`acc` is never NaN).
 /// The GPU's `max` instruction does this; on the CPU, `f32::max` costs
@@ -179,10 +239,33 @@ mod tests {
         assert_eq!(RayBoxTest::new(&hit).enter(&unit(), 0.0, 1.5), None);
         let miss = Ray::new(Vec3::new(1.5, 0.5, 3.0), Vec3::new(0.0, 0.0, -1.0));
         assert_eq!(RayBoxTest::new(&miss).enter(&unit(), 0.0, f32::INFINITY), None);
+        // Parallel to x and z, beside the box on x: culled.
+        let beside = Ray::new(Vec3::new(1.5, 0.5, 0.5), Vec3::new(0.0, 1.0, 0.0));
+        assert_eq!(RayBoxTest::new(&beside).enter(&unit(), 0.0, f32::INFINITY), None);
         let inside = Ray::new(Vec3::new(0.5, 0.5, 0.5), Vec3::new(1.0, 0.0, 0.0));
         assert_eq!(RayBoxTest::new(&inside).enter(&unit(), 0.0, f32::INFINITY), Some(0.0));
         let behind = Ray::new(Vec3::new(0.5, 0.5, 3.0), Vec3::new(0.0, 0.0, 1.0));
         assert_eq!(RayBoxTest::new(&behind).enter(&unit(), 0.0, f32::INFINITY), None);
+    }
+
+    #[test]
+    fn distances_are_exact_where_the_products_are() {
+        let ray = Ray::new(Vec3::new(1.0, -2.0, 0.5), Vec3::new(0.5, -0.25, 2.0));
+        let t = RayBoxTest::new(&ray).distances(Vec3::new(3.0, -4.0, 4.5));
+        assert_eq!(t, Vec3::new(4.0, 8.0, 2.0));
+        assert_eq!(TINY_DIRECTION, 2f32.powi(-64));
+    }
+
+    #[test]
+    fn an_origin_too_far_out_for_the_scaled_origin_culls_nothing_on_that_axis() {
+        // x = 2^70 with a direction of 0 on x: 2^70 · 2^64 overflows.
+        let far = (1u128 << 70) as f32;
+        let b = Aabb {
+            min: Vec3::new(far * 0.5, 0.0, 0.0),
+            max: Vec3::new(far * 1.5, 1.0, 1.0),
+        };
+        let through = Ray::new(Vec3::new(far, 0.5, 3.0), Vec3::new(0.0, 0.0, -1.0));
+        assert_eq!(RayBoxTest::new(&through).enter(&b, 0.0, f32::INFINITY), Some(2.0));
     }
 
     #[test]

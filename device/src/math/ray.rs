@@ -26,6 +26,6 @@ impl Ray {
     /// The point at distance `t` along the ray.
     #[inline(always)]
     pub fn at(&self, t: f32) -> Vec3 {
-        self.origin + self.dir * t
+        self.dir.mul_add(Vec3::splat(t), self.origin)
     }
 }

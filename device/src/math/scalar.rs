@@ -1,11 +1,17 @@
 //! Scalar functions with the same bits on every back end.
 //!
-//! `sqrt` and `floor` are correctly rounded (exact) on x86-64 and NVPTX alike,
-//! so they map to the compiler intrinsics. Everything transcendental is
-//! written here as range reduction plus a minimax polynomial (the Cephes
-//! single-precision coefficients) using only `+ - * /`, which both targets
-//! round identically. The libm or `*.approx` versions would differ between the
+//! `sqrt`, `floor` and the fused multiply-add `fma` are correctly rounded
+//! (exact) on x86-64 and NVPTX alike, so they map to the compiler
+//! intrinsics. Everything transcendental is written here as range reduction
+//! plus a minimax polynomial (the Cephes single-precision coefficients)
+//! using only `+ - * /` and explicit `fma`, which both targets round
+//! identically. The libm or `*.approx` versions would differ between the
 //! CPU and the GPU in the last bits and break bit-exact agreement.
+//!
+//! Bit-identity forbids *implicit* contraction (a compiler fusing `a * b +
+//! c` on one target and not the other), never an explicit `fma`: neither
+//! rustc nor its NVPTX back end contracts on its own, so every fused
+//! multiply-add in the device code is written as one.
 
 /// π.
 pub const PI: f32 = core::f32::consts::PI;
@@ -16,6 +22,16 @@ pub const TAU: f32 = core::f32::consts::TAU;
 #[inline(always)]
 pub fn sqrt(x: f32) -> f32 {
     core::intrinsics::sqrtf32(x)
+}
+
+/// `a * b + c` with a single rounding (IEEE 754 fusedMultiplyAdd), the
+/// same bits everywhere: `fma.rn.f32` on the GPU; on x86-64 one `vfmadd`
+/// where the build targets FMA (the project's `x86-64-v3`, see
+/// `.cargo/config.toml`), else the C library's exact `fmaf`, correct and
+/// slow.
+#[inline(always)]
+pub fn fma(a: f32, b: f32, c: f32) -> f32 {
+    core::intrinsics::fmaf32(a, b, c)
 }
 
 /// Largest integer not greater than `x`.
@@ -41,11 +57,15 @@ const TWO_OVER_PI: f32 = core::f32::consts::FRAC_2_PI;
 /// `|x|` up to about 10⁴, far beyond the angles a renderer forms.
 #[inline(always)]
 pub fn sin_cos(x: f32) -> (f32, f32) {
-    let k = floor(x * TWO_OVER_PI + 0.5);
-    let r = ((x - k * PIO2_HI) - k * PIO2_MID) - k * PIO2_LO;
+    let k = floor(fma(x, TWO_OVER_PI, 0.5));
+    let r = fma(-k, PIO2_LO, fma(-k, PIO2_MID, fma(-k, PIO2_HI, x)));
     let z = r * r;
-    let s = ((-1.951_529_6e-4 * z + 8.332_161e-3) * z - 1.666_665_5e-1) * z * r + r;
-    let c = ((2.443_315_7e-5 * z - 1.388_731_6e-3) * z + 4.166_664_6e-2) * z * z - 0.5 * z + 1.0;
+    let s = fma(fma(fma(-1.951_529_6e-4, z, 8.332_161e-3), z, -1.666_665_5e-1) * z, r, r);
+    let c = fma(
+        fma(fma(2.443_315_7e-5, z, -1.388_731_6e-3), z, 4.166_664_6e-2) * z,
+        z,
+        -0.5 * z,
+    ) + 1.0;
     match (k as i32) & 3 {
         0 => (s, c),
         1 => (c, -s),
@@ -92,14 +112,24 @@ pub fn exp(x: f32) -> f32 {
     if x < EXP_MIN_ARG {
         return 0.0;
     }
-    let n = floor(x * LOG2_E + 0.5);
-    let r = (x - n * LN2_HI) - n * LN2_LO;
+    let n = floor(fma(x, LOG2_E, 0.5));
+    let r = fma(-n, LN2_LO, fma(-n, LN2_HI, x));
     let z = r * r;
-    let p = (((((1.987_569_2e-4 * r + 1.398_2e-3) * r + 8.333_452e-3) * r + 4.166_579_6e-2) * r + 1.666_666_5e-1) * r
-        + 0.5)
-        * z
-        + r
-        + 1.0;
+    let p = fma(
+        horner(
+            r,
+            &[
+                1.987_569_2e-4,
+                1.398_2e-3,
+                8.333_452e-3,
+                4.166_579_6e-2,
+                1.666_666_5e-1,
+                0.5,
+            ],
+        ),
+        z,
+        r,
+    ) + 1.0;
     // n lies in [-126, 127] after the clamps above, so 2^n is a normal float.
     p * f32::from_bits(((n as i32 + 127) as u32) << 23)
 }
@@ -135,21 +165,29 @@ pub fn ln(x: f32) -> f32 {
     }
     let ef = e as f32;
     let z = m * m;
-    let mut y = ((((((((7.037_683_6e-2 * m - 1.151_461e-1) * m + 1.167_699_9e-1) * m - 1.242_014_1e-1) * m
-        + 1.424_932_3e-1)
-        * m
-        - 1.666_805_7e-1)
-        * m
-        + 2.000_071_4e-1)
-        * m
-        - 2.499_999_4e-1)
-        * m
-        + 3.333_333e-1)
-        * m
-        * z;
-    y += LN2_LO * ef;
-    y -= 0.5 * z;
-    m + y + LN2_HI * ef
+    let p = horner(
+        m,
+        &[
+            7.037_683_6e-2,
+            -1.151_461e-1,
+            1.167_699_9e-1,
+            -1.242_014_1e-1,
+            1.424_932_3e-1,
+            -1.666_805_7e-1,
+            2.000_071_4e-1,
+            -2.499_999_4e-1,
+            3.333_333e-1,
+        ],
+    );
+    let y = fma(-0.5, z, fma(LN2_LO, ef, p * m * z));
+    fma(LN2_HI, ef, m + y)
+}
+
+/// The polynomial with coefficients `c` (highest power first) at `x`, by
+/// Horner's rule with one fused multiply-add per coefficient.
+#[inline(always)]
+fn horner(x: f32, c: &[f32]) -> f32 {
+    c[1..].iter().fold(c[0], |acc, &k| fma(acc, x, k))
 }
 
 /// `base` raised to `exponent`, for `base >= 0` (the only case a renderer
@@ -178,7 +216,8 @@ pub fn atan(x: f32) -> f32 {
         (0.0, a)
     };
     let z = r * r;
-    let y = base + ((((8.053_744_5e-2 * z - 1.387_768_6e-1) * z + 1.997_771_1e-1) * z - 3.333_295e-1) * z * r + r);
+    let p = horner(z, &[8.053_744_5e-2, -1.387_768_6e-1, 1.997_771_1e-1, -3.333_295e-1]);
+    let y = base + fma(p * z, r, r);
     if x < 0.0 { -y } else { y }
 }
 

@@ -39,16 +39,26 @@ impl Vec3 {
     /// Dot product.
     #[inline(always)]
     pub fn dot(self, o: Vec3) -> f32 {
-        self.x * o.x + self.y * o.y + self.z * o.z
+        scalar::fma(self.x, o.x, scalar::fma(self.y, o.y, self.z * o.z))
     }
 
     /// Cross product (right-handed).
     #[inline(always)]
     pub fn cross(self, o: Vec3) -> Vec3 {
         Vec3::new(
-            self.y * o.z - self.z * o.y,
-            self.z * o.x - self.x * o.z,
-            self.x * o.y - self.y * o.x,
+            scalar::fma(self.y, o.z, -(self.z * o.y)),
+            scalar::fma(self.z, o.x, -(self.x * o.z)),
+            scalar::fma(self.x, o.y, -(self.y * o.x)),
+        )
+    }
+
+    /// `self * m + a`, each component fused (one rounding).
+    #[inline(always)]
+    pub fn mul_add(self, m: Vec3, a: Vec3) -> Vec3 {
+        Vec3::new(
+            scalar::fma(self.x, m.x, a.x),
+            scalar::fma(self.y, m.y, a.y),
+            scalar::fma(self.z, m.z, a.z),
         )
     }
 

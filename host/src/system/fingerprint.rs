@@ -27,7 +27,8 @@ pub fn fingerprint_bytes(bytes: &[u8]) -> String {
 
 /// The files and folders (relative to the repository root) whose change
 /// can change what a run measures: the device crate, the host's code, the
-/// build script, the manifests, the lock file and the toolchain.
+/// build script, the manifests, the lock file, the toolchain and the
+/// build's target CPU (`.cargo/config.toml`).
 pub const MEASURED_SOURCES: &[&str] = &[
     "device/src",
     "device/Cargo.toml",
@@ -36,6 +37,7 @@ pub const MEASURED_SOURCES: &[&str] = &[
     "Cargo.toml",
     "Cargo.lock",
     "rust-toolchain.toml",
+    ".cargo/config.toml",
 ];
 
 /// Folders inside [`MEASURED_SOURCES`] that only present results.
