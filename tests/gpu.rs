@@ -127,11 +127,7 @@ fn every_kernel_build_that_holds_the_scene_renders_like_the_cpu_on_both_gpu_back
             NeeMode::On,
             &[KernelBuild::Lean, KernelBuild::Full],
         ),
-        (
-            "scenes/textured.toml",
-            NeeMode::Off,
-            &[KernelBuild::Lean, KernelBuild::Full],
-        ),
+        ("scenes/textured.toml", NeeMode::Off, &[KernelBuild::Full]),
     ];
     for (path, nee, builds) in cases {
         let overrides = Overrides {

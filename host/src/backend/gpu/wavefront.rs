@@ -219,9 +219,13 @@ fn fill_items(launches: &mut [LaunchRecord], out: &WavefrontOutput, accel: devic
     use device::shading::{SORTED_CLASS, ShadeClass};
     struct Names;
     impl AccelVisitor for Names {
-        type Output = (&'static str, [&'static str; 2], &'static str);
+        type Output = (&'static str, [&'static str; 3], &'static str);
         fn visit<A: AccelKernels>(self) -> Self::Output {
-            (A::Extend::NAME, [A::Drain::NAME, A::LeanDrain::NAME], A::Shadow::NAME)
+            (
+                A::Extend::NAME,
+                [A::Drain::NAME, A::LeanDrain::NAME, A::PlainDrain::NAME],
+                A::Shadow::NAME,
+            )
         }
     }
     let (extend, drains, shadow) = visit_accel(accel, Names);
