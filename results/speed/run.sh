@@ -4,6 +4,7 @@
 #   bash results/speed/run.sh regression   # checks, then regression_check with every binary
 #   bash results/speed/run.sh final1       # the final binary: regression_check, experiments/speed.toml
 #   bash results/speed/run.sh final2       # speed.toml resumed, kernel_builds.toml, raycast, GPU tests
+#   bash results/speed/run.sh raycast      # raycast rates, this commit against 165192d
 # The driver compiles (JIT) the 13 MB PTX module once per register cap, about
 # 100 s each on an H100; a fresh machine pays it again, hence the split.
 # Binaries travel xz-packed (scripts/gpu-pack for this commit's,
@@ -106,5 +107,24 @@ case ${1:-} in
       [[ -x gpu-run/gpu-tests ]] && timeout $((585 - SECONDS)) gpu-run/gpu-tests --test-threads 1 2>&1 | grep -E "^test |test result|SKIPPED"
     } >"$log" 2>&1
     ;;
-  *) echo "usage: $0 regression|final1|final2" >&2; exit 2 ;;
+  raycast)
+    # Traversal alone on this commit's binary and the one before exact
+    # fused multiply-adds (165192d), one after the other on this GPU.
+    log=$R/raycast.log
+    {
+      nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
+      mkdir -p gpu-run/results/raycast_ab
+      for bin in $B gpu-run/old/wavepath-*; do
+        [[ $bin == *.xz ]] && continue
+        name=$($bin --version | grep -o 'commit [0-9a-f]*' | cut -c8-14)
+        for s in rtiow_final cs500 cs500_heavy displaced_sphere; do
+          for a in bvh bvh8; do
+            echo "raycast $name $s $a: $(timeout 120 $bin raycast scenes/$s.toml --accel $a --rays bounce --csv "gpu-run/results/raycast_ab/${name}_${s}_${a}_bounce.csv" 2>&1 | tail -1)"
+          done
+        done
+        pack
+      done
+    } >"$log" 2>&1
+    ;;
+  *) echo "usage: $0 regression|final1|final2|raycast" >&2; exit 2 ;;
 esac
