@@ -5,6 +5,7 @@
 #   bash results/speed/run.sh final1       # the final binary: regression_check, experiments/speed.toml
 #   bash results/speed/run.sh final2       # speed.toml resumed, kernel_builds.toml, raycast, GPU tests
 #   bash results/speed/run.sh raycast      # raycast rates, this commit against 165192d
+#   bash results/speed/run.sh cpu          # one CPU core, every binary, twice in turn
 # The driver compiles (JIT) the 13 MB PTX module once per register cap, about
 # 100 s each on an H100; a fresh machine pays it again, hence the split.
 # Binaries travel xz-packed (scripts/gpu-pack for this commit's,
@@ -126,5 +127,22 @@ case ${1:-} in
       done
     } >"$log" 2>&1
     ;;
-  *) echo "usage: $0 regression|final1|final2|raycast" >&2; exit 2 ;;
+  cpu)
+    # One CPU core (study cpu_core of regression_check) on every binary,
+    # twice in turn, on this machine's CPU.
+    log=$R/cpu.log
+    {
+      lscpu | grep -E "Model name|^CPU\(s\)"
+      for pass in 1 2; do
+        for bin in $B gpu-run/old/wavepath-*; do
+          [[ $bin == *.xz ]] && continue
+          name=$($bin --version | grep -o 'commit [0-9a-f]*' | cut -c8-14)
+          echo "== pass $pass $name $(date -u +%FT%TZ)"
+          $bin experiment experiments/regression_check.toml --only cpu_core --out "gpu-run/results/cpu${pass}_$name" --quiet 2>&1 | tail -1
+        done
+        pack
+      done
+    } >"$log" 2>&1
+    ;;
+  *) echo "usage: $0 regression|final1|final2|raycast|cpu" >&2; exit 2 ;;
 esac
