@@ -102,6 +102,9 @@ pub enum KernelVariant {
 }
 
 impl KernelVariant {
+    /// Every variant, smallest first.
+    pub const ALL: [KernelVariant; 3] = [KernelVariant::Plain, KernelVariant::Lean, KernelVariant::Full];
+
     /// The smallest variant that holds every class and feature of `needed`.
     pub fn holding(needed: Features) -> Self {
         if needed & !PLAIN == 0 {

@@ -45,10 +45,7 @@ impl RayBoxTest {
         // An overflowed product would make every distance on its axis -∞
         // or +∞ whatever the plane, culling boxes the ray runs through;
         // NaN makes that axis cull nothing instead.
-        let shift = |o: f32, inv: f32| {
-            let s = -(o * inv);
-            if s.is_finite() { s } else { f32::NAN }
-        };
+        let shift = |o: f32, inv: f32| finite_or_nan(-(o * inv));
         RayBoxTest {
             inv_dir,
             neg_origin_inv: Vec3::new(
@@ -87,9 +84,8 @@ impl RayBoxTest {
     /// would swamp every offset from it; NaN makes that axis cull nothing.
     #[inline(always)]
     pub fn frame_distances(&self, p: Vec3) -> Vec3 {
-        let finite = |t: f32| if t.is_finite() { t } else { f32::NAN };
         let t = self.distances(p);
-        Vec3::new(finite(t.x), finite(t.y), finite(t.z))
+        Vec3::new(finite_or_nan(t.x), finite_or_nan(t.y), finite_or_nan(t.z))
     }
 
     /// The ray's entry distance into `b` when it overlaps `(t_min, t_max)`.
@@ -120,6 +116,13 @@ impl RayBoxTest {
 
 /// The smallest direction component [`RayBoxTest`] divides by: 2⁻⁶⁴.
 const TINY_DIRECTION: f32 = 5.421_011e-20;
+
+/// `t`, or NaN where it overflowed: the slab test ignores a NaN distance,
+/// where an infinite one would cull.
+#[inline(always)]
+fn finite_or_nan(t: f32) -> f32 {
+    if t.is_finite() { t } else { f32::NAN }
+}
 
 /// An `f32`'s sign bit.
 const SIGN_BIT: u32 = 0x8000_0000;

@@ -31,7 +31,7 @@ pub mod wavefront;
 
 use crate::accel::{AccelKind, BruteForce, Bvh, Bvh8, KdTree, Traversal};
 use crate::kernel::EntryPoint;
-use crate::shading::{ALL_FEATURES, LEAN, PLAIN};
+use crate::shading::{ALL_FEATURES, KernelVariant, LEAN, PLAIN};
 use megakernel::{Megakernel, MegakernelArgs};
 use raycast::{Raycast, RaycastArgs};
 use wavefront::{Drain, Extend, Shadow, WavefrontArgs};
@@ -62,6 +62,15 @@ pub trait AccelKernels: Traversal {
     type PlainDrain: EntryPoint<Args = WavefrontArgs>;
     /// The wavefront's shadow-ray kernel (any hit).
     type Shadow: EntryPoint<Args = WavefrontArgs>;
+
+    /// The entry-point name of the drain built as `variant`.
+    fn drain_name(variant: KernelVariant) -> &'static str {
+        match variant {
+            KernelVariant::Plain => Self::PlainDrain::NAME,
+            KernelVariant::Lean => Self::LeanDrain::NAME,
+            KernelVariant::Full => Self::Drain::NAME,
+        }
+    }
 }
 
 /// Something done with an acceleration structure's kernels, chosen at run

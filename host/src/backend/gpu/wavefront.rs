@@ -216,16 +216,12 @@ fn fill_items(launches: &mut [LaunchRecord], out: &WavefrontOutput, accel: devic
     use device::kernels::sort::{CountVariants, SortByVariant};
     use device::kernels::wavefront::{FindHoles, Generate, MarkSurvivors, MoveSurvivors, Plan};
     use device::kernels::{AccelKernels, AccelVisitor, visit_accel};
-    use device::shading::{SORTED_CLASS, ShadeClass};
+    use device::shading::{KernelVariant, SORTED_CLASS, ShadeClass};
     struct Names;
     impl AccelVisitor for Names {
         type Output = (&'static str, [&'static str; 3], &'static str);
         fn visit<A: AccelKernels>(self) -> Self::Output {
-            (
-                A::Extend::NAME,
-                [A::Drain::NAME, A::LeanDrain::NAME, A::PlainDrain::NAME],
-                A::Shadow::NAME,
-            )
+            (A::Extend::NAME, KernelVariant::ALL.map(A::drain_name), A::Shadow::NAME)
         }
     }
     let (extend, drains, shadow) = visit_accel(accel, Names);
