@@ -13,7 +13,7 @@ budget=${BUDGET:-540}
 B=gpu-run/wavepath
 R=${OUT:-/tmp/out}
 mkdir -p "$R"
-# the binary travels packed (scripts/gpu-pack: xz, or gzip before 2026-11-25); unpack it once
+# the binary travels packed (scripts/gpu-pack: xz; gzip from older packs); unpack it once
 if [[ ! -x $B ]]; then
   if [[ -f $B.xz ]]; then xz -dkf "$B.xz"; else gunzip -kf "$B.gz"; fi && chmod +x "$B" || exit 1
 fi
