@@ -38,7 +38,7 @@ use wavefront::{Drain, Extend, Shadow, WavefrontArgs};
 
 /// The kernels compiled for one acceleration structure. The megakernel
 /// and the drain come in three builds, one per
-/// [`KernelVariant`](crate::shading::KernelVariant): with
+/// [`KernelVariant`]: with
 /// every class and feature, lean (without the costly classes) and plain
 /// (lean, and without next-event estimation and textures).
 pub trait AccelKernels: Traversal {
