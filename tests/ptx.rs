@@ -1,5 +1,6 @@
 //! The embedded PTX: a real kernel entry point, no external calls, and it
-//! assembles with `ptxas` for every architecture it was built for.
+//! assembles with `ptxas` for every architecture it was built for, whole
+//! and one kernel at a time (as the GPU back ends load it).
 //!
 //! `ptxas` comes from PyPI's `nvidia-cuda-nvcc` (see `.ci/run`). The test
 //! finds it through `$PTXAS` or `PATH`; without it, it fails under CI and is
@@ -8,7 +9,7 @@
 use device::kernels::all_entry_points;
 use std::path::PathBuf;
 use std::process::Command;
-use wavepath::system::ptx::PTX_MODULES;
+use wavepath::system::ptx::{PTX_MODULES, entry_module};
 
 #[test]
 fn every_module_has_every_kernel_and_no_extern_functions() {
@@ -86,5 +87,37 @@ fn ptx_assembles_for_every_architecture() {
                 .collect::<Vec<_>>()
                 .join("; ")
         );
+    }
+}
+
+/// The GPU back ends load each kernel alone in its module
+/// (`system::ptx::entry_module`): such a module must assemble by itself.
+/// Three stand for the rest: the smallest kernel, a shading kernel that
+/// calls functions kept out of line, and a megakernel.
+#[test]
+fn one_kernel_modules_assemble() {
+    let Some(ptxas) = find_ptxas() else {
+        assert!(std::env::var_os("CI").is_none(), "CI must provide ptxas (set PTXAS)");
+        eprintln!("SKIPPED: ptxas not found (set PTXAS or install nvidia-cuda-nvcc from PyPI)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (cc, ptx) = PTX_MODULES[PTX_MODULES.len() - 1];
+    for entry in ["fault_trap", "wf_shade_coated", "megakernel_plain_brute"] {
+        let module = entry_module(ptx, entry).unwrap_or_else(|| panic!("no kernel {entry}"));
+        assert!(module.contains(".func "), "{entry}: the shared functions must stay");
+        let src = dir.path().join(format!("{entry}.ptx"));
+        std::fs::write(&src, &module).unwrap();
+        let out = Command::new(&ptxas)
+            .arg(format!("-arch=sm_{cc}"))
+            .arg("-v")
+            .arg(&src)
+            .arg("-o")
+            .arg(dir.path().join(format!("{entry}.cubin")))
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", ptxas.display()));
+        let log = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "ptxas failed for {entry} alone:\n{log}");
+        assert_eq!(log.matches("Compiling entry function").count(), 1, "{entry}:\n{log}");
     }
 }

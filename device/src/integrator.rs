@@ -125,7 +125,8 @@ fn debug_value(scene: &SceneView, view: RenderView, hit: Option<&Hit>) -> Rgb {
 }
 
 /// Traces `samples` of `pixel` in order and sums their contributions in
-/// fixed point.
+/// fixed point. `at_each_sample` runs before each sample: the megakernel
+/// reconverges its warp there ([`crate::warp::sync`]), the CPU does nothing.
 #[inline(always)]
 pub fn render_pixel<T: Traversal, B: Bsdf>(
     scene: &SceneView,
@@ -133,10 +134,12 @@ pub fn render_pixel<T: Traversal, B: Bsdf>(
     pixel: u32,
     samples: SampleRange,
     observer: &impl BranchObserver,
+    at_each_sample: impl Fn(),
 ) -> PixelResult {
     let mut out = PixelResult::default();
     let mut rays = 0;
     for sample in samples.begin..samples.end {
+        at_each_sample();
         rays += trace_path::<T, B>(scene, params, (pixel, sample), observer, |c| out.deposit(c));
     }
     out.rays = rays;

@@ -1,6 +1,8 @@
-//! Warp-level primitives: the active mask, ballots, shuffles and matching.
+//! Warp-level primitives: the active mask, reconvergence, ballots, shuffles
+//! and matching.
 //! They serve the wavefront's queue appends, its prefix-sum compaction and
-//! the divergence counters.
+//! the divergence counters, and the megakernel reconverges its warps at
+//! each sample.
 //!
 //! On the GPU they are inline PTX over warps of [`WARP_SIZE`] lanes. On the
 //! host, where the emulation runs one thread at a time, a warp is one lane
@@ -45,6 +47,17 @@ pub fn lanes_below() -> u32 {
     // SAFETY: reads a special register.
     unsafe { asm!("mov.u32 {m}, %lanemask_lt;", m = out(reg32) m) };
     m
+}
+
+/// Waits until every lane of `mask` has arrived here (or at another
+/// `sync` with the same mask), and reconverges them: the lanes then run
+/// together again, whatever branches they took since they parted.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+pub fn sync(mask: u32) {
+    // SAFETY: `bar.warp.sync` only waits; the caller's lanes in `mask`
+    // must all arrive at a `sync` with this mask, or the warp hangs.
+    unsafe { asm!("bar.warp.sync {m};", m = in(reg32) mask) };
 }
 
 /// One bit per lane of `mask` whose `flag` is true. Every lane in `mask`
@@ -182,6 +195,10 @@ pub mod serial {
     pub fn lanes_below() -> u32 {
         0
     }
+
+    /// A warp of one lane is always converged.
+    #[inline(always)]
+    pub fn sync(_mask: u32) {}
 
     /// The one lane's vote, if it is in `mask`.
     #[inline(always)]

@@ -6,6 +6,10 @@
 #   bash results/speed/run.sh final2       # speed.toml resumed, kernel_builds.toml, raycast, GPU tests
 #   bash results/speed/run.sh raycast      # raycast rates, this commit against 165192d
 #   bash results/speed/run.sh cpu          # one CPU core, every binary, twice in turn
+# and of its second session (the megakernel's warps reconverged at each
+# sample, each kernel JIT-compiled alone):
+#   bash results/speed/run.sh check        # checks, regression_check (+ c01361f), regression_check_nee (+ 5beb205)
+#   bash results/speed/run.sh lanes        # Nsight Compute: lanes per instruction, RTIOW, each build
 # The driver compiles (JIT) the 13 MB PTX module once per register cap, about
 # 100 s each on an H100; a fresh machine pays it again, hence the split.
 # Binaries travel xz-packed (scripts/gpu-pack for this commit's,
@@ -144,5 +148,54 @@ case ${1:-} in
       done
     } >"$log" 2>&1
     ;;
-  *) echo "usage: $0 regression|final1|final2|raycast|cpu" >&2; exit 2 ;;
+  check)
+    # Correct first (every build, both GPU back ends), then both regression
+    # checks on this commit's binary and on the reference binary of each:
+    # c01361f (the issue's) for the seeds, 5beb205 (= 43fee73, before the
+    # lean/full megakernel regression) for next-event estimation.
+    log=$R/check.log
+    {
+      nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
+      lscpu | grep -E "Model name|^CPU\(s\)"
+      $B --version
+      for b in gpu-mega gpu-wave; do
+        for s in cornell_smallpt cornell_diffuse rtiow_final cs500; do
+          for k in auto lean full; do
+            echo "verify $s $b kernels=$k: $($B verify scenes/$s.toml --backend $b --spp 2 --size 160x120 --kernels $k 2>&1 | tail -1)"
+          done
+        done
+        for s in cornell_smallpt cs500; do
+          echo "verify $s $b nee sobol: $($B verify scenes/$s.toml --backend $b --spp 2 --size 160x120 --nee on --sampler sobol 2>&1 | tail -1)"
+        done
+        echo "verify textured $b: $($B verify scenes/textured.toml --backend $b --spp 4 2>&1 | tail -1)"
+      done
+      for e in regression_check:wavepath-c01361f regression_check_nee:wavepath-5beb205; do
+        cfg=${e%%:*}
+        for bin in $B gpu-run/old/${e#*:}; do
+          name=$($bin --version | grep -o 'commit [0-9a-f]*' | cut -c8-14)
+          echo "== $cfg with $name $(date -u +%FT%TZ)"
+          timeout $((590 - SECONDS)) $bin experiment experiments/$cfg.toml --out "gpu-run/results/${cfg}_$name" --quiet 2>&1 | tail -3
+          echo "exit ${PIPESTATUS[0]} $(date -u +%FT%TZ)"
+          $bin report "gpu-run/results/${cfg}_$name" 2>&1 | tail -1
+          pack
+        done
+      done
+    } >"$log" 2>&1
+    ;;
+  lanes)
+    # Lanes per warp instruction (thread over warp instructions executed)
+    # of the megakernel on RTIOW, each build at the default cap of 80.
+    log=$R/lanes.log
+    {
+      nvidia-smi --query-gpu=name,driver_version --format=csv
+      $B --version
+      for k in plain lean full; do
+        echo "== kernels=$k"
+        $B render scenes/rtiow_final.toml --backend gpu-mega --kernels $k --out /tmp/lanes_$k.png 2>&1 | tail -2
+        timeout 120 "$(command -v ncu || echo /usr/local/cuda/bin/ncu)" -k regex:megakernel -c 1 --metrics gpu__time_duration.sum,smsp__inst_executed.sum,smsp__thread_inst_executed.sum,l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum \
+          $B render scenes/rtiow_final.toml --backend gpu-mega --kernels $k --out /tmp/lanes_$k.png 2>&1 | grep -E "megakernel|duration|inst_executed|local_op"
+      done
+    } >"$log" 2>&1
+    ;;
+  *) echo "usage: $0 regression|final1|final2|raycast|cpu|check|lanes" >&2; exit 2 ;;
 esac

@@ -133,7 +133,7 @@ fn render_with<T: Traversal, B: Bsdf>(
         let render_span = |(first, span): Span| {
             let mut tally = Tally::default();
             for (i, out) in span.iter_mut().enumerate() {
-                let r = render_pixel::<T, B>(&view, &job.params, (first + i) as u32, samples, &Unobserved);
+                let r = render_pixel::<T, B>(&view, &job.params, (first + i) as u32, samples, &Unobserved, || {});
                 out.add(r.sum);
                 tally = tally.plus(Tally {
                     rays: r.rays as u64,

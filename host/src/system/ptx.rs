@@ -29,9 +29,92 @@ pub fn with_register_cap(ptx: &str, registers: u32) -> String {
     out
 }
 
+/// `ptx` with one kernel entry point, `entry`, and every other entry's
+/// definition left out (`None` if it holds no such entry). Functions,
+/// globals and the header stay: the driver compiles only what is loaded,
+/// so a module per kernel costs the driver's JIT seconds where the whole
+/// module (every kernel of every build) cost one to three minutes, per
+/// register cap, on a machine that has not cached it yet.
+pub fn entry_module(ptx: &str, entry: &str) -> Option<String> {
+    let mut out = String::with_capacity(ptx.len() / 8);
+    let mut found = false;
+    let mut skipping = false;
+    for line in ptx.lines() {
+        if let Some(name) = entry_name(line) {
+            skipping = name != entry;
+            found |= !skipping;
+        }
+        if !skipping {
+            out.push_str(line);
+            out.push('\n');
+        } else if line == "}" {
+            // LLVM closes each function body with a brace in column 0;
+            // blocks inside it are indented.
+            skipping = false;
+        }
+    }
+    found.then_some(out)
+}
+
+/// The name of the entry point whose definition starts on `line`.
+fn entry_name(line: &str) -> Option<&str> {
+    let rest = line
+        .strip_prefix(".visible .entry ")
+        .or_else(|| line.strip_prefix(".entry "))?;
+    rest.split(['(', ' ']).next()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_entry_module_keeps_its_entry_the_functions_and_the_globals_only() {
+        let ptx = ".version 8.7\n.global .align 4 .b8 table[4] = {1, 2, 3, 4};\n\
+                   .visible .entry a(\n\t.param .u32 a_param_0\n)\n{\n\t{ .reg .pred p; }\n\tret;\n}\n\
+                   .func f()\n{\n\tret;\n}\n\
+                   .visible .entry b(\n)\n{\n\tcall f;\n\tret;\n}\n";
+        assert_eq!(
+            entry_module(ptx, "b").unwrap(),
+            ".version 8.7\n.global .align 4 .b8 table[4] = {1, 2, 3, 4};\n\
+             .func f()\n{\n\tret;\n}\n\
+             .visible .entry b(\n)\n{\n\tcall f;\n\tret;\n}\n"
+        );
+        assert_eq!(
+            entry_module(ptx, "a").unwrap(),
+            ".version 8.7\n.global .align 4 .b8 table[4] = {1, 2, 3, 4};\n\
+             .visible .entry a(\n\t.param .u32 a_param_0\n)\n{\n\t{ .reg .pred p; }\n\tret;\n}\n\
+             .func f()\n{\n\tret;\n}\n"
+        );
+        assert_eq!(entry_module(ptx, "c"), None);
+        // A prefix of a name is not the name.
+        assert_eq!(entry_module(ptx, ""), None);
+    }
+
+    #[test]
+    fn the_embedded_module_splits_into_one_module_per_entry_point() {
+        let (_, text) = PTX_MODULES[PTX_MODULES.len() - 1];
+        let mut lengths = Vec::new();
+        for name in device::kernels::all_entry_points() {
+            let module = entry_module(text, name).unwrap_or_else(|| panic!("no entry {name}"));
+            assert_eq!(module.matches(".entry ").count(), 1, "{name}");
+            assert!(module.contains(&format!(".entry {name}(")), "{name}");
+            assert_eq!(
+                module.matches(".func ").count(),
+                text.matches(".func ").count(),
+                "{name}"
+            );
+            lengths.push(module.len());
+        }
+        // Each module is the shared part plus one entry, and the whole is
+        // the shared part plus every entry: nothing lost, nothing doubled.
+        let n = lengths.len();
+        let surplus = lengths.iter().sum::<usize>() - text.len();
+        assert_eq!(surplus % (n - 1), 0);
+        let shared = surplus / (n - 1);
+        assert!(lengths.iter().all(|&l| l > shared));
+        assert!(shared < text.len() / 10, "{shared} of {}", text.len());
+    }
 
     #[test]
     fn a_register_cap_follows_every_entry_parameter_list() {

@@ -9,6 +9,8 @@ use crate::system::ptx;
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute, cudaError_enum as Code};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DriverError};
 use cudarc::nvrtc::Ptx;
+use device::kernel::EntryPoint;
+use device::kernels::fault::FaultTrap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// What the report says about the GPU.
@@ -62,19 +64,25 @@ pub struct KernelInfo {
     pub occupancy: f64,
 }
 
-/// A register cap and the module JIT-compiled with it.
-type CappedModule = (u32, Arc<CudaModule>);
+/// A kernel's module as loaded: its register cap (`None`: as compiled)
+/// and its entry point's name.
+type ModuleKey = (Option<u32>, &'static str);
 
-/// An open GPU with the wavepath module loaded. Clones share the context,
-/// stream and module.
+/// The modules loaded so far, by key.
+type Modules = Vec<(ModuleKey, Arc<CudaModule>)>;
+
+/// An open GPU. Each kernel is JIT-compiled on first use, alone in its
+/// module ([`ptx::entry_module`]), once per register cap. Clones share the
+/// context, stream and modules; each clone has its own cap.
 #[derive(Clone)]
 pub struct Gpu {
     context: Arc<CudaContext>,
     stream: Arc<CudaStream>,
-    module: Arc<CudaModule>,
     ptx: &'static str,
-    /// Modules loaded with a register cap (shared by clones).
-    capped: Arc<Mutex<Vec<CappedModule>>>,
+    /// The register cap of the kernels this handle looks up.
+    cap: Option<u32>,
+    /// Every module loaded so far (shared by clones).
+    modules: Arc<Mutex<Modules>>,
     /// Launches not yet seen to finish, and the fault, once one happens
     /// (shared by clones: they share the stream).
     in_flight: Arc<Mutex<InFlight>>,
@@ -85,7 +93,8 @@ pub struct Gpu {
 
 impl Gpu {
     /// Opens device `ordinal`, picks the newest embedded PTX it can run and
-    /// JIT-loads it.
+    /// JIT-loads its smallest kernel, so that a PTX the driver cannot load
+    /// is found here.
     pub fn open(ordinal: usize) -> Result<Self, GpuError> {
         // SAFETY: only probes whether the shared library can be opened.
         if !unsafe { cudarc::driver::sys::is_culib_present() } {
@@ -105,8 +114,13 @@ impl Gpu {
             .map_err(open_error("reading the compute capability"))?;
         let (major, minor) = (major as u32, minor as u32);
         let (ptx_arch, ptx_text) = choose_ptx(&name, (major, minor), ptx::PTX_MODULES)?;
+        let probe = FaultTrap::NAME;
+        let probe_text = ptx::entry_module(ptx_text, probe).ok_or_else(|| GpuError::Config {
+            what: "PTX",
+            error: format!("the embedded sm_{ptx_arch} PTX has no kernel `{probe}`"),
+        })?;
         let module = context
-            .load_module(Ptx::from_src(ptx_text))
+            .load_module(Ptx::from_src(probe_text))
             .map_err(|e| module_error(ptx_arch, e))?;
         let attribute = |a| {
             context
@@ -129,9 +143,9 @@ impl Gpu {
         Ok(Gpu {
             context,
             stream,
-            module,
             ptx: ptx_text,
-            capped: Arc::default(),
+            cap: None,
+            modules: Arc::new(Mutex::new(vec![((None, probe), module)])),
             in_flight: Arc::default(),
             launch_blocking: std::env::var("CUDA_LAUNCH_BLOCKING").is_ok_and(|v| v.trim() == "1"),
             info,
@@ -210,32 +224,44 @@ impl Gpu {
         unsafe { self.context.alloc_pinned::<u8>(len) }.map_err(self.error("allocating pinned host memory"))
     }
 
-    /// The same GPU with every kernel capped at `registers` per thread
-    /// (`None`: the module as compiled). Each cap's module is JIT-compiled
-    /// once and kept.
-    pub fn with_register_cap(&self, registers: Option<u32>) -> Result<Gpu, GpuError> {
-        let Some(cap) = registers else {
-            return Ok(self.clone());
-        };
-        let mut capped = self.capped.lock().unwrap_or_else(|e| e.into_inner());
-        let module = match capped.iter().find(|(c, _)| *c == cap) {
+    /// The same GPU with every kernel it looks up capped at `registers`
+    /// per thread (`None`: as compiled).
+    pub fn with_register_cap(&self, registers: Option<u32>) -> Gpu {
+        Gpu {
+            cap: registers,
+            ..self.clone()
+        }
+    }
+
+    /// The kernel `name`, JIT-compiled under this handle's register cap on
+    /// first use.
+    pub fn function(&self, name: &'static str) -> Result<CudaFunction, GpuError> {
+        let key = (self.cap, name);
+        let mut modules = self.modules.lock().unwrap_or_else(|e| e.into_inner());
+        let module = match modules.iter().find(|(k, _)| *k == key) {
             Some((_, m)) => m.clone(),
             None => {
-                let text = ptx::with_register_cap(self.ptx, cap);
+                let text = ptx::entry_module(self.ptx, name).ok_or_else(|| GpuError::Config {
+                    what: "kernel",
+                    error: format!("the PTX has no kernel `{name}`"),
+                })?;
+                let text = match self.cap {
+                    Some(cap) => ptx::with_register_cap(&text, cap),
+                    None => text,
+                };
+                let cap = self
+                    .cap
+                    .map_or("as compiled".into(), |c| format!("capped at {c} registers"));
                 let m = self
                     .context
                     .load_module(Ptx::from_src(text))
-                    .map_err(self.error(format!("loading the PTX module capped at {cap} registers")))?;
-                capped.push((cap, m.clone()));
+                    .map_err(self.error(format!("loading kernel `{name}` ({cap})")))?;
+                modules.push((key, m.clone()));
                 m
             }
         };
-        Ok(Gpu { module, ..self.clone() })
-    }
-
-    /// A kernel of the loaded module.
-    pub fn function(&self, name: &str) -> Result<CudaFunction, GpuError> {
-        self.module
+        drop(modules);
+        module
             .load_function(name)
             .map_err(self.error(format!("looking up kernel `{name}`")))
     }

@@ -89,7 +89,7 @@ pub fn render_launches(
         what: "megakernel",
         error,
     })?;
-    let gpu = &gpu.with_register_cap(config.max_registers)?;
+    let gpu = &gpu.with_register_cap(config.max_registers);
     visit_accel(
         job.scene.accel.kind,
         Launches {

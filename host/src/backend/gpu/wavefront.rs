@@ -161,7 +161,7 @@ pub fn render_items(
     let resolved = resolve(config, (job, work.1), || {
         gpu.memory().map(|(free, _)| free).map_err(WavefrontError::Machine)
     })?;
-    let gpu = &gpu.with_register_cap(config.max_registers)?;
+    let gpu = &gpu.with_register_cap(config.max_registers);
     let upload_start = Instant::now();
     let scene = DeviceScene::for_job(gpu, job)?;
     let mut machine = GpuMachine::new(gpu, config.time_launches)?;
