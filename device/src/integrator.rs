@@ -11,6 +11,7 @@ use crate::observe::BranchObserver;
 use crate::scene::{RenderParams, RenderView, SceneView};
 use crate::shading::Bsdf;
 use crate::stages::{PathState, PathStatus, extend::extend, generate::generate, shade::shade};
+use crate::warp::Rejoin;
 
 /// A half-open range of sample indices.
 #[repr(C)]
@@ -57,6 +58,7 @@ pub fn trace_path<T: Traversal, B: Bsdf>(
     params: &RenderParams,
     (pixel, sample): (u32, u32),
     observer: &impl BranchObserver,
+    (rejoin, group): (impl Rejoin, u32),
     mut deposit: impl FnMut(Rgb),
 ) -> u32 {
     let mut path = generate(scene, params, pixel, sample);
@@ -65,7 +67,7 @@ pub fn trace_path<T: Traversal, B: Bsdf>(
         deposit(debug_value(scene, params.view, hit.as_ref()));
         return 1;
     }
-    finish_path::<T, B>(scene, params, &mut path, observer, |_, _| {}, deposit)
+    finish_path::<T, B>(scene, params, &mut path, observer, (rejoin, group), |_, _| {}, deposit)
 }
 
 /// Extends and shades `path` from its current ray until it ends, and
@@ -73,7 +75,8 @@ pub fn trace_path<T: Traversal, B: Bsdf>(
 /// each path state with the hit of its ray, before shading (for recording;
 /// a no-op compiles away); `deposit` gets each contribution to the pixel
 /// as it is found: light the path hits (emission, background) and every
-/// unblocked shadow ray's. The
+/// unblocked shadow ray's. After each bounce the lanes of `group` that go
+/// on rejoin (`rejoin`, [`Rejoin::bounce`]). The
 /// megakernel, the CPU back ends, the wavefront's tail drain and the host's
 /// diagnostics all trace through this one loop.
 #[inline(always)]
@@ -82,6 +85,7 @@ pub fn finish_path<T: Traversal, B: Bsdf>(
     params: &RenderParams,
     path: &mut PathState,
     observer: &impl BranchObserver,
+    (rejoin, mut group): (impl Rejoin, u32),
     mut on_segment: impl FnMut(&PathState, Option<&Hit>),
     mut deposit: impl FnMut(Rgb),
 ) -> u32 {
@@ -100,7 +104,9 @@ pub fn finish_path<T: Traversal, B: Bsdf>(
                 deposit(light);
             }
         }
-        if shaded.status == PathStatus::Finished {
+        let go_on = shaded.status != PathStatus::Finished;
+        group = rejoin.bounce(group, go_on);
+        if !go_on {
             return rays;
         }
     }
@@ -125,8 +131,9 @@ fn debug_value(scene: &SceneView, view: RenderView, hit: Option<&Hit>) -> Rgb {
 }
 
 /// Traces `samples` of `pixel` in order and sums their contributions in
-/// fixed point. `at_each_sample` runs before each sample: the megakernel
-/// reconverges its warp there ([`crate::warp::sync`]), the CPU does nothing.
+/// fixed point. `rejoin` says where the lanes of a warp meet again: before
+/// each sample and after each bounce in the megakernel
+/// ([`crate::warp::Synchronised`]), nowhere on the CPU.
 #[inline(always)]
 pub fn render_pixel<T: Traversal, B: Bsdf>(
     scene: &SceneView,
@@ -134,13 +141,15 @@ pub fn render_pixel<T: Traversal, B: Bsdf>(
     pixel: u32,
     samples: SampleRange,
     observer: &impl BranchObserver,
-    at_each_sample: impl Fn(),
+    rejoin: impl Rejoin,
 ) -> PixelResult {
     let mut out = PixelResult::default();
     let mut rays = 0;
     for sample in samples.begin..samples.end {
-        at_each_sample();
-        rays += trace_path::<T, B>(scene, params, (pixel, sample), observer, |c| out.deposit(c));
+        let group = rejoin.sample();
+        rays += trace_path::<T, B>(scene, params, (pixel, sample), observer, (rejoin, group), |c| {
+            out.deposit(c)
+        });
     }
     out.rays = rays;
     out

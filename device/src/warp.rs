@@ -172,6 +172,60 @@ pub fn inclusive_scan(value: u32) -> u32 {
     v
 }
 
+/// Where the lanes of a warp that trace paths side by side (the
+/// megakernel's, one pixel each) meet again. Lanes part within a path (one
+/// refracts, one is absorbed, one sends a shadow ray) and, left to the
+/// compiler, may not meet again for the rest of the pixel: the megakernel
+/// then runs each lane's path on its own (results/speed/README.md).
+pub trait Rejoin: Copy {
+    /// Called by every lane with a pixel before each sample: returns the
+    /// lanes that trace it, rejoined.
+    fn sample(self) -> u32;
+
+    /// Called by every lane of `group` (the lanes that traced this bounce)
+    /// after each bounce: returns the lanes whose paths `go_on`, rejoined.
+    fn bounce(self, group: u32, go_on: bool) -> u32;
+}
+
+/// Lanes left to the compiler: the CPU's, which has none to rejoin, and
+/// kernels whose lanes trace unrelated paths (the wavefront's drain).
+#[derive(Clone, Copy, Debug)]
+pub struct Unsynchronised;
+
+impl Rejoin for Unsynchronised {
+    #[inline(always)]
+    fn sample(self) -> u32 {
+        0
+    }
+
+    #[inline(always)]
+    fn bounce(self, _group: u32, _go_on: bool) -> u32 {
+        0
+    }
+}
+
+/// The lanes of a warp with a pixel (a ballot taken while the warp was
+/// converged), rejoined before every sample and after every bounce.
+#[derive(Clone, Copy, Debug)]
+pub struct Synchronised(pub u32);
+
+impl Rejoin for Synchronised {
+    #[inline(always)]
+    fn sample(self) -> u32 {
+        sync(self.0);
+        self.0
+    }
+
+    #[inline(always)]
+    fn bounce(self, group: u32, go_on: bool) -> u32 {
+        let going_on = ballot(group, go_on);
+        if go_on {
+            sync(going_on);
+        }
+        going_on
+    }
+}
+
 /// The primitives for a warp of one lane (the host's serial emulation).
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod serial {

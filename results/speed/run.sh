@@ -9,7 +9,7 @@
 # and of its second session (the megakernel's warps reconverged at each
 # sample, each kernel JIT-compiled alone):
 #   bash results/speed/run.sh check        # checks, regression_check (+ c01361f), regression_check_nee (+ 5beb205)
-#   bash results/speed/run.sh lanes        # Nsight Compute: lanes per instruction, RTIOW, each build
+#   bash results/speed/run.sh lanes        # Nsight Compute: lanes per instruction, RTIOW and CS500 with NEE, every binary
 # The driver compiles (JIT) the 13 MB PTX module once per register cap, about
 # 100 s each on an H100; a fresh machine pays it again, hence the split.
 # Binaries travel xz-packed (scripts/gpu-pack for this commit's,
@@ -184,16 +184,25 @@ case ${1:-} in
     ;;
   lanes)
     # Lanes per warp instruction (thread over warp instructions executed)
-    # of the megakernel on RTIOW, each build at the default cap of 80.
+    # of the megakernel at the default cap of 80: RTIOW in each build, and
+    # CS500 with next-event estimation; this commit's binary, then each of
+    # gpu-run/old/.
     log=$R/lanes.log
+    ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
     {
       nvidia-smi --query-gpu=name,driver_version --format=csv
-      $B --version
-      for k in plain lean full; do
-        echo "== kernels=$k"
-        $B render scenes/rtiow_final.toml --backend gpu-mega --kernels $k --out /tmp/lanes_$k.png 2>&1 | tail -2
-        timeout 120 "$(command -v ncu || echo /usr/local/cuda/bin/ncu)" -k regex:megakernel -c 1 --metrics gpu__time_duration.sum,smsp__inst_executed.sum,smsp__thread_inst_executed.sum,l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum \
-          $B render scenes/rtiow_final.toml --backend gpu-mega --kernels $k --out /tmp/lanes_$k.png 2>&1 | grep -E "megakernel|duration|inst_executed|local_op"
+      for bin in $B gpu-run/old/wavepath-*; do
+        [[ $bin == *.xz ]] && continue
+        $bin --version
+        for w in "rtiow_final --kernels plain" "rtiow_final --kernels lean" "rtiow_final --kernels full" \
+                 "cs500 --nee on --spp 16 --size 512x512"; do
+          set -- $w
+          scene=$1; shift
+          echo "== $scene $*"
+          $bin render scenes/$scene.toml --backend gpu-mega "$@" --out /tmp/lanes.png 2>&1 | tail -2
+          timeout 120 "$ncu" -k regex:megakernel -c 1 --metrics gpu__time_duration.sum,smsp__inst_executed.sum,smsp__thread_inst_executed.sum,l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum \
+            $bin render scenes/$scene.toml --backend gpu-mega "$@" --out /tmp/lanes.png 2>&1 | grep -E "megakernel|duration|inst_executed|local_op"
+        done
       done
     } >"$log" 2>&1
     ;;

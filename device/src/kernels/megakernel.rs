@@ -8,7 +8,7 @@ use crate::launch::{LaunchCounters, Tile};
 use crate::observe::{DivergenceCounters, Unobserved, WarpDivergence};
 use crate::scene::{RenderParams, SceneView};
 use crate::shading::{AnyMaterial, Features};
-use crate::warp::{active_mask, ballot, sync};
+use crate::warp::{Synchronised, active_mask, ballot};
 use core::marker::PhantomData;
 use core::sync::atomic::{AtomicU64, Ordering};
 
@@ -59,16 +59,16 @@ impl<T: Traversal, const COUNTED: bool, const FEATURES: Features> Kernel for Meg
         let in_tile = tx < a.tile.width && ty < a.tile.height;
         // The lanes of this warp with a pixel, taken while the warp is
         // still converged at entry. Each traces the same number of samples,
-        // and they reconverge before every one: left to the compiler, the
-        // lanes of a warp that parted in one path stayed apart for the rest
-        // of the pixel in the builds with textures and next-event
-        // estimation, running about 2 lanes per instruction instead of 9,
-        // 5x slower on RTIOW (Nsight Compute, results/speed/).
+        // and they rejoin before every one and after every bounce: left to
+        // the compiler, the lanes of a warp that parted in one path stayed
+        // apart for the rest of the pixel in the builds with textures and
+        // next-event estimation, running about 2 lanes per instruction
+        // instead of 9, 5x slower on RTIOW (Nsight Compute, results/speed/).
         let lanes = ballot(active_mask(), in_tile);
         if !in_tile {
             return;
         }
-        let reconverge = || sync(lanes);
+        let rejoin = Synchronised(lanes);
         let pixel = (a.tile.y0 + ty) * a.params.width + a.tile.x0 + tx;
         let result = if COUNTED {
             render_pixel::<T, AnyMaterial<FEATURES>>(
@@ -77,10 +77,10 @@ impl<T: Traversal, const COUNTED: bool, const FEATURES: Features> Kernel for Meg
                 pixel,
                 a.samples,
                 &WarpDivergence(a.divergence),
-                reconverge,
+                rejoin,
             )
         } else {
-            render_pixel::<T, AnyMaterial<FEATURES>>(&a.scene, &a.params, pixel, a.samples, &Unobserved, reconverge)
+            render_pixel::<T, AnyMaterial<FEATURES>>(&a.scene, &a.params, pixel, a.samples, &Unobserved, rejoin)
         };
         // SAFETY: each pixel belongs to exactly one thread of this launch, and
         // the caller guarantees the buffers' sizes.

@@ -26,7 +26,7 @@ use crate::queue::{Control, PathPool, Queues, Slot, WorkQueue};
 use crate::scene::{RenderParams, SceneView};
 use crate::shading::{AnyMaterial, Features, ShadeClass};
 use crate::stages::{ShadowRay, extend::extend, generate::generate};
-use crate::warp::{WARP_SIZE, active_mask, ballot, lane_id, match_any, reserve, shuffle_index};
+use crate::warp::{Unsynchronised, WARP_SIZE, active_mask, ballot, lane_id, match_any, reserve, shuffle_index};
 use core::marker::PhantomData;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
@@ -479,6 +479,7 @@ impl<T: Traversal, const FEATURES: Features> Stage for Drain<T, FEATURES> {
                         &a.params,
                         &mut path,
                         &Unobserved,
+                        (Unsynchronised, 0),
                         |_, _| {},
                         light,
                     );

@@ -15,6 +15,7 @@ use device::integrator::{SampleRange, render_pixel};
 use device::kernels::{AccelKernels, AccelVisitor, visit_accel};
 use device::observe::Unobserved;
 use device::shading::{AnyMaterial, Bsdf, KernelVariant, LEAN, PLAIN};
+use device::warp::Unsynchronised;
 use rayon::prelude::*;
 use std::time::{Duration, Instant};
 
@@ -133,7 +134,14 @@ fn render_with<T: Traversal, B: Bsdf>(
         let render_span = |(first, span): Span| {
             let mut tally = Tally::default();
             for (i, out) in span.iter_mut().enumerate() {
-                let r = render_pixel::<T, B>(&view, &job.params, (first + i) as u32, samples, &Unobserved, || {});
+                let r = render_pixel::<T, B>(
+                    &view,
+                    &job.params,
+                    (first + i) as u32,
+                    samples,
+                    &Unobserved,
+                    Unsynchronised,
+                );
                 out.add(r.sum);
                 tally = tally.plus(Tally {
                     rays: r.rays as u64,

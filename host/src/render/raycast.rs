@@ -22,6 +22,7 @@ use device::scene::RenderParams;
 use device::shading::AnyMaterial;
 use device::stages::PathState;
 use device::stages::generate::generate;
+use device::warp::Unsynchronised;
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -67,7 +68,15 @@ pub fn make_rays(scene: &PreparedScene, params: &RenderParams, kind: RayKind, co
                         out.push(p.ray)
                     }
                 };
-                finish_path::<Dispatch, AnyMaterial>(&view, params, &mut path, &Unobserved, segment, |_| {});
+                finish_path::<Dispatch, AnyMaterial>(
+                    &view,
+                    params,
+                    &mut path,
+                    &Unobserved,
+                    (Unsynchronised, 0),
+                    segment,
+                    |_| {},
+                );
                 out
             })
             .collect();

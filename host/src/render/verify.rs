@@ -25,6 +25,7 @@ use device::scene::{RenderParams, RenderView};
 use device::shading::AnyMaterial;
 use device::stages::PathState;
 use device::stages::generate::generate;
+use device::warp::Unsynchronised;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -172,7 +173,15 @@ pub fn trace_steps(scene: &PreparedScene, params: &RenderParams, pixel: u32, sam
             throughput: p.throughput,
         })
     };
-    finish_path::<Dispatch, AnyMaterial>(&view, params, &mut path, &Unobserved, segment, |_| {});
+    finish_path::<Dispatch, AnyMaterial>(
+        &view,
+        params,
+        &mut path,
+        &Unobserved,
+        (Unsynchronised, 0),
+        segment,
+        |_| {},
+    );
     steps
 }
 
@@ -272,7 +281,9 @@ fn first_differing_sample(
         // The same rule as `render_pixel`: each contribution in fixed
         // point, invalid ones adding nothing.
         let mut cpu = PixelResult::default();
-        trace_path::<Dispatch, AnyMaterial>(&view, &params, (pixel, sample), &Unobserved, |c| cpu.deposit(c));
+        trace_path::<Dispatch, AnyMaterial>(&view, &params, (pixel, sample), &Unobserved, (Unsynchronised, 0), |c| {
+            cpu.deposit(c)
+        });
         let cpu_value = cpu.sum;
         if gpu_value != cpu_value {
             let path = trace_steps(scene, &params, pixel, sample);
