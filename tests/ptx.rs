@@ -6,8 +6,10 @@
 //! finds it through `$PTXAS` or `PATH`; without it, it fails under CI and is
 //! skipped (saying so) elsewhere.
 
+use device::kernel::EntryPoint;
 use device::kernels::all_entry_points;
-use std::path::PathBuf;
+use device::kernels::fault::FaultTrap;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use wavepath::system::ptx::{PTX_MODULES, entry_module};
 
@@ -44,38 +46,49 @@ fn every_module_has_every_kernel_and_no_extern_functions() {
     }
 }
 
-fn find_ptxas() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("PTXAS") {
-        return Some(PathBuf::from(p));
+/// `ptxas`, from `$PTXAS` or `PATH`; `None` (having said so) where there is
+/// none, which CI does not allow.
+fn ptxas_or_skip() -> Option<PathBuf> {
+    let found = match std::env::var_os("PTXAS") {
+        Some(p) => Some(PathBuf::from(p)),
+        None => {
+            let ok = Command::new("ptxas")
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success());
+            ok.then(|| PathBuf::from("ptxas"))
+        }
+    };
+    if found.is_none() {
+        assert!(std::env::var_os("CI").is_none(), "CI must provide ptxas (set PTXAS)");
+        eprintln!("SKIPPED: ptxas not found (set PTXAS or install nvidia-cuda-nvcc from PyPI)");
     }
-    let ok = Command::new("ptxas")
-        .arg("--version")
+    found
+}
+
+/// Assembles `ptx` for `sm_{cc}` as `name` in `dir` with `ptxas -v`:
+/// whether it succeeded, and its log.
+fn assemble(ptxas: &Path, dir: &Path, name: &str, cc: u32, ptx: &str) -> (bool, String) {
+    let src = dir.join(format!("{name}.ptx"));
+    std::fs::write(&src, ptx).unwrap();
+    let out = Command::new(ptxas)
+        .arg(format!("-arch=sm_{cc}"))
+        .arg("-v")
+        .arg(&src)
+        .arg("-o")
+        .arg(dir.join(format!("{name}.cubin")))
         .output()
-        .is_ok_and(|o| o.status.success());
-    ok.then(|| PathBuf::from("ptxas"))
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", ptxas.display()));
+    (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
 #[test]
 fn ptx_assembles_for_every_architecture() {
-    let Some(ptxas) = find_ptxas() else {
-        assert!(std::env::var_os("CI").is_none(), "CI must provide ptxas (set PTXAS)");
-        eprintln!("SKIPPED: ptxas not found (set PTXAS or install nvidia-cuda-nvcc from PyPI)");
-        return;
-    };
+    let Some(ptxas) = ptxas_or_skip() else { return };
     let dir = tempfile::tempdir().unwrap();
     for (cc, ptx) in PTX_MODULES {
-        let src = dir.path().join(format!("sm_{cc}.ptx"));
-        std::fs::write(&src, ptx).unwrap();
-        let out = Command::new(&ptxas)
-            .arg(format!("-arch=sm_{cc}"))
-            .arg("-v")
-            .arg(&src)
-            .arg("-o")
-            .arg(dir.path().join(format!("sm_{cc}.cubin")))
-            .output()
-            .unwrap_or_else(|e| panic!("cannot run {}: {e}", ptxas.display()));
-        let log = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success(), "ptxas failed for sm_{cc}:\n{log}");
+        let (ok, log) = assemble(&ptxas, dir.path(), &format!("sm_{cc}"), *cc, ptx);
+        assert!(ok, "ptxas failed for sm_{cc}:\n{log}");
         assert!(
             log.contains("megakernel"),
             "sm_{cc}: ptxas did not report the megakernel:\n{log}"
@@ -96,28 +109,14 @@ fn ptx_assembles_for_every_architecture() {
 /// calls functions kept out of line, and a megakernel.
 #[test]
 fn one_kernel_modules_assemble() {
-    let Some(ptxas) = find_ptxas() else {
-        assert!(std::env::var_os("CI").is_none(), "CI must provide ptxas (set PTXAS)");
-        eprintln!("SKIPPED: ptxas not found (set PTXAS or install nvidia-cuda-nvcc from PyPI)");
-        return;
-    };
+    let Some(ptxas) = ptxas_or_skip() else { return };
     let dir = tempfile::tempdir().unwrap();
     let (cc, ptx) = PTX_MODULES[PTX_MODULES.len() - 1];
-    for entry in ["fault_trap", "wf_shade_coated", "megakernel_plain_brute"] {
+    for entry in [FaultTrap::NAME, "wf_shade_coated", "megakernel_plain_brute"] {
         let module = entry_module(ptx, entry).unwrap_or_else(|| panic!("no kernel {entry}"));
         assert!(module.contains(".func "), "{entry}: the shared functions must stay");
-        let src = dir.path().join(format!("{entry}.ptx"));
-        std::fs::write(&src, &module).unwrap();
-        let out = Command::new(&ptxas)
-            .arg(format!("-arch=sm_{cc}"))
-            .arg("-v")
-            .arg(&src)
-            .arg("-o")
-            .arg(dir.path().join(format!("{entry}.cubin")))
-            .output()
-            .unwrap_or_else(|e| panic!("cannot run {}: {e}", ptxas.display()));
-        let log = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success(), "ptxas failed for {entry} alone:\n{log}");
+        let (ok, log) = assemble(&ptxas, dir.path(), entry, cc, &module);
+        assert!(ok, "ptxas failed for {entry} alone:\n{log}");
         assert_eq!(log.matches("Compiling entry function").count(), 1, "{entry}:\n{log}");
     }
 }

@@ -10,8 +10,10 @@
 # sample, each kernel JIT-compiled alone):
 #   bash results/speed/run.sh check        # checks, regression_check (+ c01361f), regression_check_nee (+ 5beb205)
 #   bash results/speed/run.sh lanes        # Nsight Compute: lanes per instruction, RTIOW and CS500 with NEE, every binary
-# The driver compiles (JIT) the 13 MB PTX module once per register cap, about
-# 100 s each on an H100; a fresh machine pays it again, hence the split.
+# In the first session the driver compiled (JIT) the whole 13 MB PTX module
+# once per register cap, about 90 s each on an H100, and a fresh machine paid
+# it again, hence the split; binaries from da040e1 on compile each kernel
+# alone on first use.
 # Binaries travel xz-packed (scripts/gpu-pack for this commit's,
 # gpu-run/wavepath.xz; the earlier commits' as gpu-run/old/wavepath-<commit>.xz,
 # built the same way from clean checkouts), the GPU test binary as
@@ -27,10 +29,27 @@ unpack() { # file.xz -> file (xz, else Python's lzma)
 }
 for f in gpu-run/wavepath.xz gpu-run/old/*.xz gpu-run/gpu-tests.xz; do [[ -f $f ]] && unpack "$f"; done
 B=gpu-run/wavepath
-# The driver compiles each PTX module (per register cap) once, about a
-# minute for 13 MB; keep every one cached for the session.
+# Keep every module the driver compiles cached for the session.
 export CUDA_CACHE_MAXSIZE=4294967296
 pack() { tar czf "$R/results.tar.gz.part" -C gpu-run/results . && mv "$R/results.tar.gz.part" "$R/results.tar.gz"; }
+# `verify` of both GPU back ends against the CPU: every seed scene in each
+# kernel build named, next-event estimation with Sobol samples, the
+# textured scene.
+verify_all() {
+  for b in gpu-mega gpu-wave; do
+    for s in cornell_smallpt cornell_diffuse rtiow_final cs500; do
+      for k in "$@"; do
+        echo "verify $s $b kernels=$k: $($B verify scenes/$s.toml --backend $b --spp 2 --size 160x120 --kernels $k 2>&1 | tail -1)"
+      done
+    done
+    for s in cornell_smallpt cs500; do
+      echo "verify $s $b nee sobol: $($B verify scenes/$s.toml --backend $b --spp 2 --size 160x120 --nee on --sampler sobol 2>&1 | tail -1)"
+    done
+    echo "verify textured $b: $($B verify scenes/textured.toml --backend $b --spp 4 2>&1 | tail -1)"
+  done
+}
+# The abbreviated commit of binary $1.
+commit_of() { $1 --version | grep -o 'commit [0-9a-f]*' | cut -c8-14; }
 case ${1:-} in
   regression)
     log=$R/regression.log
@@ -39,21 +58,11 @@ case ${1:-} in
       lscpu | grep -E "Model name|^CPU\(s\)"
       $B --version
       # Correct first: every build the seeds and the lights need, both GPU back ends.
-      for b in gpu-mega gpu-wave; do
-        for s in cornell_smallpt cornell_diffuse rtiow_final cs500; do
-          for k in auto full; do
-            echo "verify $s $b kernels=$k: $($B verify scenes/$s.toml --backend $b --spp 2 --size 160x120 --kernels $k 2>&1 | tail -1)"
-          done
-        done
-        for s in cornell_smallpt cs500; do
-          echo "verify $s $b nee sobol: $($B verify scenes/$s.toml --backend $b --spp 2 --size 160x120 --nee on --sampler sobol 2>&1 | tail -1)"
-        done
-        echo "verify textured $b: $($B verify scenes/textured.toml --backend $b --spp 4 2>&1 | tail -1)"
-      done
+      verify_all auto full
       # The same work on each commit's binary, one after another on this GPU.
       for bin in $B gpu-run/old/wavepath-*; do
         [[ $bin == *.xz ]] && continue
-        name=$($bin --version | grep -o 'commit [0-9a-f]*' | cut -c8-14)
+        name=$(commit_of $bin)
         echo "== regression_check with $bin ($name) $(date -u +%FT%TZ)"
         timeout 175 $bin experiment experiments/regression_check.toml --out "gpu-run/results/regression_$name" --quiet 2>&1 | tail -3
         echo "exit ${PIPESTATUS[0]}"
@@ -70,7 +79,7 @@ case ${1:-} in
       nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
       lscpu | grep -E "Model name|^CPU\(s\)"
       $B --version
-      name=$($B --version | grep -o 'commit [0-9a-f]*' | cut -c8-14)
+      name=$(commit_of $B)
       echo "== regression_check ($name) $(date -u +%FT%TZ)"
       $B experiment experiments/regression_check.toml --out "gpu-run/results/regression_$name" --quiet 2>&1 | tail -3
       $B report "gpu-run/results/regression_$name" 2>&1 | tail -1
@@ -100,7 +109,7 @@ case ${1:-} in
       done
       # Traversal alone: 4 M bounce rays per scene and structure.
       mkdir -p gpu-run/results/raycast
-      name=$($B --version | grep -o 'commit [0-9a-f]*' | cut -c8-14)
+      name=$(commit_of $B)
       for s in rtiow_final cs500 cs500_heavy displaced_sphere; do
         for a in bvh bvh8; do
           (( SECONDS < 420 )) || break 2
@@ -121,7 +130,7 @@ case ${1:-} in
       mkdir -p gpu-run/results/raycast_ab
       for bin in $B gpu-run/old/wavepath-*; do
         [[ $bin == *.xz ]] && continue
-        name=$($bin --version | grep -o 'commit [0-9a-f]*' | cut -c8-14)
+        name=$(commit_of $bin)
         for s in rtiow_final cs500 cs500_heavy displaced_sphere; do
           for a in bvh bvh8; do
             echo "raycast $name $s $a: $(timeout 120 $bin raycast scenes/$s.toml --accel $a --rays bounce --csv "gpu-run/results/raycast_ab/${name}_${s}_${a}_bounce.csv" 2>&1 | tail -1)"
@@ -140,7 +149,7 @@ case ${1:-} in
       for pass in 1 2; do
         for bin in $B gpu-run/old/wavepath-*; do
           [[ $bin == *.xz ]] && continue
-          name=$($bin --version | grep -o 'commit [0-9a-f]*' | cut -c8-14)
+          name=$(commit_of $bin)
           echo "== pass $pass $name $(date -u +%FT%TZ)"
           $bin experiment experiments/regression_check.toml --only cpu_core --out "gpu-run/results/cpu${pass}_$name" --quiet 2>&1 | tail -1
         done
@@ -158,21 +167,11 @@ case ${1:-} in
       nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
       lscpu | grep -E "Model name|^CPU\(s\)"
       $B --version
-      for b in gpu-mega gpu-wave; do
-        for s in cornell_smallpt cornell_diffuse rtiow_final cs500; do
-          for k in auto lean full; do
-            echo "verify $s $b kernels=$k: $($B verify scenes/$s.toml --backend $b --spp 2 --size 160x120 --kernels $k 2>&1 | tail -1)"
-          done
-        done
-        for s in cornell_smallpt cs500; do
-          echo "verify $s $b nee sobol: $($B verify scenes/$s.toml --backend $b --spp 2 --size 160x120 --nee on --sampler sobol 2>&1 | tail -1)"
-        done
-        echo "verify textured $b: $($B verify scenes/textured.toml --backend $b --spp 4 2>&1 | tail -1)"
-      done
+      verify_all auto lean full
       for e in regression_check:wavepath-c01361f regression_check_nee:wavepath-5beb205; do
         cfg=${e%%:*}
         for bin in $B gpu-run/old/${e#*:}; do
-          name=$($bin --version | grep -o 'commit [0-9a-f]*' | cut -c8-14)
+          name=$(commit_of $bin)
           echo "== $cfg with $name $(date -u +%FT%TZ)"
           timeout $((590 - SECONDS)) $bin experiment experiments/$cfg.toml --out "gpu-run/results/${cfg}_$name" --quiet 2>&1 | tail -3
           echo "exit ${PIPESTATUS[0]} $(date -u +%FT%TZ)"
