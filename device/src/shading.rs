@@ -1,7 +1,8 @@
 //! The one table of shading classes. Each line declares a class: its
 //! material kind (for surfaces), its scattering function, its evaluation
-//! function (for next-event estimation) and the name of its wavefront
-//! shading kernel. Everything that depends on the set of
+//! function (for next-event estimation) and the names of its wavefront
+//! shading kernels (with every feature, and [`PLAIN`]: without next-event
+//! estimation and textures). Everything that depends on the set of
 //! classes derives from this table:
 //!
 //! * [`MaterialKind`] (what a scene's material can be) and [`ShadeClass`]
@@ -9,7 +10,8 @@
 //!   [`ShadeClass::COUNT`];
 //! * [`MaterialKind::class`] and the megakernel's dispatch, [`AnyMaterial`];
 //! * the marker types in [`class`], each a [`Shader`];
-//! * the wavefront's shading kernels, one entry point per class, which
+//! * the wavefront's shading kernels, two entry points per surface class
+//!   and one for escaped rays, which
 //!   `kernels::shade` declares by handing its own macro to
 //!   `classes!` (so this module needs nothing of the kernels);
 //! * the wavefront's shading queues and per-class counters, which are
@@ -133,22 +135,23 @@ impl KernelVariant {
 pub struct AnyMaterial<const FEATURES: Features = ALL_FEATURES>;
 
 /// The table, handed to the macro `$declare` (one in scope where this is
-/// invoked): `surfaces { Kind => scatter, evaluate, kernel name; … }`, then
-/// `escaped => kernel name;`, each line with its doc comment.
+/// invoked): `surfaces { Kind => scatter, evaluate, kernel name, plain
+/// kernel name; … }`, then `escaped => kernel name;` (escaped rays run the
+/// same code in every build), each line with its doc comment.
 macro_rules! classes {
     ($declare:ident) => {
         $declare! {
             surfaces {
                 /// Lambertian reflector, cosine-weighted sampling.
-                Diffuse => $crate::material::diffuse::scatter, $crate::material::diffuse::evaluate, wf_shade_diffuse;
+                Diffuse => $crate::material::diffuse::scatter, $crate::material::diffuse::evaluate, wf_shade_diffuse, wf_shade_plain_diffuse;
                 /// Mirror reflection perturbed inside a roughness ball.
-                Metal => $crate::material::metal::scatter, $crate::material::no_density, wf_shade_metal;
+                Metal => $crate::material::metal::scatter, $crate::material::no_density, wf_shade_metal, wf_shade_plain_metal;
                 /// Glass-like: Fresnel reflect-or-refract with Beer–Lambert absorption.
-                Dielectric => $crate::material::dielectric::scatter, $crate::material::no_density, wf_shade_dielectric;
+                Dielectric => $crate::material::dielectric::scatter, $crate::material::no_density, wf_shade_dielectric, wf_shade_plain_dielectric;
                 /// A clear coat over a noise-textured diffuse base: a material of tunable cost.
-                Coated => $crate::material::coated::scatter, $crate::material::coated::evaluate, wf_shade_coated;
+                Coated => $crate::material::coated::scatter, $crate::material::coated::evaluate, wf_shade_coated, wf_shade_plain_coated;
                 /// A pure emitter: emits on its front face and absorbs every path.
-                Emissive => $crate::material::absorb, $crate::material::no_density, wf_shade_emissive;
+                Emissive => $crate::material::absorb, $crate::material::no_density, wf_shade_emissive, wf_shade_plain_emissive;
             }
             /// Rays that escaped to the background.
             escaped => wf_shade_escaped;
@@ -160,7 +163,7 @@ pub(crate) use classes;
 macro_rules! shading_classes {
     (
         surfaces {
-            $($(#[$doc:meta])* $surface:ident => $scatter:path, $evaluate:path, $_kernel:ident;)*
+            $($(#[$doc:meta])* $surface:ident => $scatter:path, $evaluate:path, $_kernel:ident, $_plain_kernel:ident;)*
         }
         $(#[$escaped_doc:meta])* escaped => $_escaped_kernel:ident;
     ) => {
@@ -222,18 +225,23 @@ macro_rules! shading_classes {
             }
         }
 
-        /// One marker type per shading class.
+        /// One marker type per shading class, compiled with the features
+        /// `FEATURES` (of which only [`NEE`] and [`TEXTURES`] matter to one
+        /// class's code).
         pub mod class {
-            $($(#[$doc])* pub struct $surface;)*
+            use super::{ALL_FEATURES, Features};
+            $($(#[$doc])* pub struct $surface<const FEATURES: Features = ALL_FEATURES>;)*
             $(#[$escaped_doc])* pub struct Escaped;
         }
 
         $(
-            impl Shader for class::$surface {
+            impl<const FEATURES: Features> Shader for class::$surface<FEATURES> {
                 const CLASS: ShadeClass = ShadeClass::$surface;
             }
 
-            impl Bsdf for class::$surface {
+            impl<const FEATURES: Features> Bsdf for class::$surface<FEATURES> {
+                const FEATURES: Features = FEATURES;
+
                 #[inline(always)]
                 fn scatter(material: &Material, input: &ScatterInput) -> Scatter {
                     $scatter(material, input)

@@ -10,6 +10,9 @@
 # sample, each kernel JIT-compiled alone):
 #   bash results/speed/run.sh check        # checks, regression_check (+ c01361f), regression_check_nee (+ 5beb205)
 #   bash results/speed/run.sh lanes        # Nsight Compute: lanes per instruction, RTIOW and CS500 with NEE, every binary
+# and of its third session (the lanes rejoin after every bounce too; the
+# wavefront's shading kernels built plain):
+#   bash results/speed/run.sh extras       # the GPU tests, then raycast on the seeds and the dragon
 # In the first session the driver compiled (JIT) the whole 13 MB PTX module
 # once per register cap, about 90 s each on an H100, and a fresh machine paid
 # it again, hence the split; binaries from da040e1 on compile each kernel
@@ -119,6 +122,30 @@ case ${1:-} in
       pack
       echo "== GPU tests $(date -u +%FT%TZ)"
       [[ -x gpu-run/gpu-tests ]] && timeout $((585 - SECONDS)) gpu-run/gpu-tests --test-threads 1 2>&1 | grep -E "^test |test result|SKIPPED"
+    } >"$log" 2>&1
+    ;;
+  extras)
+    # The GPU tests, then the bounce rays' traversal rates of this commit's
+    # binary on the seeds and on the dragon (its OBJ carried as
+    # gpu-run/dragon.obj.xz, unpacked where experiments/scenes/dragon.toml
+    # reads it).
+    log=$R/extras.log
+    {
+      nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
+      $B --version
+      echo "== GPU tests $(date -u +%FT%TZ)"
+      [[ -x gpu-run/gpu-tests ]] && timeout 300 gpu-run/gpu-tests --test-threads 1 2>&1 | grep -E "^test |test result|SKIPPED"
+      mkdir -p gpu-run/results/raycast scenes/meshes/generated
+      [[ -f gpu-run/dragon.obj.xz ]] && python3 -c "import lzma,shutil,sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2],'wb'))" \
+        gpu-run/dragon.obj.xz scenes/meshes/generated/dragon.obj
+      name=$(commit_of $B)
+      for s in scenes/rtiow_final scenes/cs500 scenes/cs500_heavy scenes/displaced_sphere experiments/scenes/dragon; do
+        for a in bvh bvh8; do
+          (( SECONDS < 560 )) || break 2
+          echo "raycast ${s##*/} $a: $(timeout 90 $B raycast $s.toml --accel $a --rays bounce --csv "gpu-run/results/raycast/${name}_${s##*/}_${a}_bounce.csv" 2>&1 | tail -1)"
+        done
+      done
+      pack
     } >"$log" 2>&1
     ;;
   raycast)

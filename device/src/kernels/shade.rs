@@ -1,14 +1,20 @@
-//! The wavefront's shading kernels: [`Shade`], one entry point per class of
-//! the table in [`crate::shading`], declared from that table (the table
-//! names the entry points; this module gives them their kernel type), and
-//! [`visit_shade`], which picks a class's kernel at run time.
+//! The wavefront's shading kernels: [`Shade`], declared from the table in
+//! [`crate::shading`] (the table names the entry points; this module gives
+//! them their kernel type), and [`visit_shade`], which picks a class's
+//! kernel at run time.
+//!
+//! Each surface class has two builds, as the drain and the megakernel have
+//! their [`KernelVariant`]s: one with every feature, and one without
+//! next-event estimation and textures ([`PLAIN`]) for the renders that need
+//! neither. A class's kernel holds one class's code whatever the build, so
+//! the lean build is the full one here.
 
 use super::wavefront::{Stage, StageArgs, WavefrontArgs, deposit, grid_stride};
 use crate::kernel::{EntryPoint, Thread};
 use crate::launch::{Compaction, MaterialSort};
 use crate::observe::{BranchObserver, WarpDivergence};
 use crate::queue::{Queues, Slot, WorkQueue};
-use crate::shading::{SORTED_CLASS, ShadeClass, Shader, class};
+use crate::shading::{KernelVariant, PLAIN, SORTED_CLASS, ShadeClass, Shader, class};
 use crate::stages::shade::{escaped, surface};
 use crate::stages::{PathStatus, ShadowRay};
 use crate::warp::{active_mask, ballot};
@@ -103,8 +109,8 @@ unsafe fn pass_on(a: &StageArgs, slot: Slot, keep: bool, (rays_out, alive): (Wor
     }
 }
 
-/// Something done with one class's shading kernel, chosen at run time with
-/// [`visit_shade`] (launching it, naming it).
+/// Something done with one class's shading kernel in one build, chosen at
+/// run time with [`visit_shade`] (launching it, naming it).
 pub trait ShadeVisitor {
     /// What the visit returns.
     type Output;
@@ -117,20 +123,28 @@ pub trait ShadeVisitor {
 macro_rules! shade_kernels {
     (
         surfaces {
-            $($(#[$doc:meta])* $surface:ident => $scatter:path, $evaluate:path, $kernel:ident;)*
+            $($(#[$doc:meta])* $surface:ident => $scatter:path, $evaluate:path, $kernel:ident, $plain_kernel:ident;)*
         }
         $(#[$escaped_doc:meta])* escaped => $escaped_kernel:ident;
     ) => {
         crate::kernel::entry_points! {
-            $($kernel => Shade<class::$surface>,)*
+            $(
+                $kernel => Shade<class::$surface>,
+                $plain_kernel => Shade<class::$surface<PLAIN>>,
+            )*
             $escaped_kernel => Shade<class::Escaped>,
         }
 
-        /// Runs `visitor` with the shading kernel of `class`.
+        /// Runs `visitor` with the shading kernel of `class` in the build
+        /// that holds `variant`'s features.
         #[inline(always)]
-        pub fn visit_shade<V: ShadeVisitor>(class: ShadeClass, visitor: V) -> V::Output {
+        pub fn visit_shade<V: ShadeVisitor>(class: ShadeClass, variant: KernelVariant, visitor: V) -> V::Output {
+            let plain = variant == KernelVariant::Plain;
             match class {
-                $(ShadeClass::$surface => visitor.visit::<Shade<class::$surface>>(),)*
+                $(
+                    ShadeClass::$surface if plain => visitor.visit::<Shade<class::$surface<PLAIN>>>(),
+                    ShadeClass::$surface => visitor.visit::<Shade<class::$surface>>(),
+                )*
                 ShadeClass::Escaped => visitor.visit::<Shade<class::Escaped>>(),
             }
         }
@@ -139,8 +153,8 @@ macro_rules! shade_kernels {
 
 crate::shading::classes!(shade_kernels);
 
-/// The name of class `class`'s shading kernel.
-pub fn kernel_of(class: ShadeClass) -> &'static str {
+/// The name of class `class`'s shading kernel in the build for `variant`.
+pub fn kernel_of(class: ShadeClass, variant: KernelVariant) -> &'static str {
     struct Name;
     impl ShadeVisitor for Name {
         type Output = &'static str;
@@ -148,5 +162,5 @@ pub fn kernel_of(class: ShadeClass) -> &'static str {
             K::NAME
         }
     }
-    visit_shade(class, Name)
+    visit_shade(class, variant, Name)
 }

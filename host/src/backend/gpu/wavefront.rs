@@ -17,6 +17,7 @@ use device::kernel::{EntryPoint, Plain};
 use device::kernels::shade::kernel_of;
 use device::kernels::wavefront::WorkItems;
 use device::queue::Control;
+use device::shading::KernelVariant;
 use std::time::Instant;
 
 /// Iterations the host may run ahead of the GPU.
@@ -175,7 +176,7 @@ pub fn render_items(
     let loop_time = out.loop_time;
 
     let mut launches = machine.timeline.finish()?;
-    fill_items(&mut launches, &out, job.scene.accel.kind);
+    fill_items(&mut launches, &out, (job.scene.accel.kind, resolved.variant));
     let profile = GpuProfile {
         device: gpu.info().clone(),
         kernels: machine.kernels,
@@ -188,7 +189,7 @@ pub fn render_items(
         divergence: out
             .divergence
             .iter()
-            .map(|(class, d)| (kernel_of(*class).to_string(), *d))
+            .map(|(class, d)| (kernel_of(*class, resolved.variant).to_string(), *d))
             .collect(),
         state_bytes: out.state_bytes,
         pool_capacity: out.capacity as usize,
@@ -211,12 +212,16 @@ pub fn render_items(
 
 /// Gives each launch the number of items its iteration's log says it
 /// processed (launches of iterations beyond the log keep 0).
-fn fill_items(launches: &mut [LaunchRecord], out: &WavefrontOutput, accel: device::accel::AccelKind) {
+fn fill_items(
+    launches: &mut [LaunchRecord],
+    out: &WavefrontOutput,
+    (accel, variant): (device::accel::AccelKind, KernelVariant),
+) {
     use device::kernels::scan::{ScanCount, ScanScatter};
     use device::kernels::sort::{CountVariants, SortByVariant};
     use device::kernels::wavefront::{FindHoles, Generate, MarkSurvivors, MoveSurvivors, Plan};
     use device::kernels::{AccelKernels, AccelVisitor, visit_accel};
-    use device::shading::{KernelVariant, SORTED_CLASS, ShadeClass};
+    use device::shading::{SORTED_CLASS, ShadeClass};
     struct Names;
     impl AccelVisitor for Names {
         type Output = (&'static str, [&'static str; 3], &'static str);
@@ -225,7 +230,7 @@ fn fill_items(launches: &mut [LaunchRecord], out: &WavefrontOutput, accel: devic
         }
     }
     let (extend, drains, shadow) = visit_accel(accel, Names);
-    let shade = ShadeClass::ALL.map(kernel_of);
+    let shade = ShadeClass::ALL.map(|class| kernel_of(class, variant));
     for l in launches {
         let Some(r) = out.log.get(l.iteration as usize) else {
             continue;

@@ -447,8 +447,9 @@ impl<M: Machine> Wavefront<'_, M> {
         }
     }
 
-    /// One shading kernel per class the scene has, the sorted class's
-    /// queue first sorted by variant when the render sorts.
+    /// One shading kernel per class the scene has, in the smallest build
+    /// that holds what the render needs, the sorted class's queue first
+    /// sorted by variant when the render sorts.
     fn shade(&mut self) -> Result<(), M::Error> {
         if self.sorts {
             self.launch_resident::<CountVariants>()?;
@@ -463,7 +464,8 @@ impl<M: Machine> Wavefront<'_, M> {
         }
         for k in 0..self.classes.len() {
             let class = self.classes[k];
-            visit_shade(class, ShadeStage(self))?;
+            let variant = self.variant;
+            visit_shade(class, variant, ShadeStage(self))?;
         }
         Ok(())
     }
