@@ -645,3 +645,127 @@ fn a_stop_request_keeps_whole_samples_on_both_gpu_back_ends() {
         );
     }
 }
+
+#[test]
+fn a_render_split_over_every_gpu_is_the_one_gpu_render_bit_for_bit() {
+    use wavepath::render::split;
+    use wavepath::settings::backend::BackendChoice;
+    use wavepath::settings::devices::Devices;
+    let Some(_gpu) = gpu_or_skip("split over GPUs") else {
+        return;
+    };
+    let present = Gpu::count().expect("a GPU opened, so the driver counts it");
+    if present < 2 {
+        eprintln!("SKIPPED split over GPUs: {present} GPU present, a split needs two");
+        return;
+    }
+    for (name, spp) in [("cornell_smallpt", 96), ("cs500", 24)] {
+        let scene = seed_scene(name);
+        let overrides = Overrides {
+            spp: Some(spp),
+            size: Some((160, 120)),
+            ..Overrides::default()
+        };
+        let (params, spp) = params_for(&scene.scene, &overrides, device::scene::RenderView::Radiance);
+        for kind in [BackendKind::GpuMega, BackendKind::GpuWave] {
+            let options = BackendOptions::default();
+            let every = split::open(BackendChoice::Exactly(kind), options, &Devices::All).expect("every GPU opens");
+            let one = split::render_on(&every[..1], &scene, (params, spp), None, &|_| {}).expect("one GPU renders");
+            let all = split::render_on(&every, &scene, (params, spp), None, &|_| {}).expect("the split renders");
+            let what = format!("{name} on {} over {present} GPUs", kind.label());
+            assert_eq!(all.shares.len(), present, "{what}");
+            assert_eq!(all.shares.iter().map(|s| s.spp).sum::<u32>(), spp, "{what}");
+            assert_eq!(
+                (all.output.spp, all.output.rays),
+                (one.output.spp, one.output.rays),
+                "{what}"
+            );
+            assert!(all.output.film == one.output.film, "{what}: the merged film differs");
+            eprintln!("{what}: identical\n{}", split::describe(&all.shares));
+        }
+    }
+}
+
+#[test]
+fn an_experiment_spreads_its_gpu_runs_over_every_gpu() {
+    use wavepath::experiment::records::{RunRow, recover_rows};
+    let Some(_gpu) = gpu_or_skip("experiment over GPUs") else {
+        return;
+    };
+    let present = Gpu::count().expect("a GPU opened, so the driver counts it");
+    if present < 2 {
+        eprintln!("SKIPPED experiment over GPUs: {present} GPU present, spreading needs two");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let config = util::write_config(
+        dir.path(),
+        "spread",
+        r#"
+[experiment]
+name = "spread"
+description = "GPU runs over every GPU"
+
+[[study]]
+name = "blocks"
+scenes = ["SCENES/cornell_diffuse.toml"]
+backends = ["gpu-mega", "gpu-wave", "cpu"]
+warmup = 0
+repeat = 2
+fixed = { size = "64x48", spp = 4, depth = 4 }
+sweep = { block = ["8x8", "16x8", "32x4"] }
+"#,
+    );
+    let out = dir.path().join("out");
+    let run = util::run_experiment(&config, &out, &["--devices", "all"]);
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let rows = recover_rows::<RunRow>(&out.join("runs.csv")).unwrap().rows;
+    assert_eq!(rows.len(), 2 * 5, "four GPU configurations and the CPU's, twice each");
+    assert!(
+        rows.iter()
+            .all(|r| r.gpu_ordinal.is_some() == r.backend.starts_with("gpu")),
+        "GPU rows, and only they, name their GPU"
+    );
+    let used: std::collections::BTreeSet<usize> = rows.iter().filter_map(|r| r.gpu_ordinal).collect();
+    assert_eq!(used.len(), present.min(4), "every GPU took a configuration: {used:?}");
+    assert!(
+        rows.iter().all(|r| r.film_hash == rows[0].film_hash),
+        "one image on every GPU"
+    );
+    assert!(stdout.contains("load imbalance over the GPUs"), "{stdout}");
+}
+
+#[test]
+fn chunks_of_samples_on_a_gpu_add_up_to_the_whole_render_bit_for_bit() {
+    use device::integrator::SampleRange;
+    let Some(gpu) = gpu_or_skip("chunks of samples") else {
+        return;
+    };
+    let scene = seed_scene("cornell_smallpt");
+    let overrides = Overrides {
+        spp: Some(13),
+        size: Some((160, 120)),
+        ..Overrides::default()
+    };
+    let (params, spp) = params_for(&scene.scene, &overrides, device::scene::RenderView::Radiance);
+    for kind in [BackendKind::GpuMega, BackendKind::GpuWave] {
+        let renderer = Renderer::on(kind, BackendOptions::default(), Some(&gpu)).unwrap();
+        let whole = renderer.render(&scene, params, spp, &|_| {}).unwrap();
+        let mut sum = vec![device::film::FixedRgb::default(); whole.film.len()];
+        let mut rays = 0;
+        for (begin, end) in [(0, 1), (1, 6), (6, 13)] {
+            let samples = SampleRange { begin, end };
+            let chunk = renderer.render_samples(&scene, None, params, samples, &|_| {}).unwrap();
+            assert_eq!(chunk.spp, end - begin, "{}", kind.label());
+            sum.iter_mut().zip(&chunk.film).for_each(|(s, c)| s.add(*c));
+            rays += chunk.rays;
+        }
+        assert!(
+            sum == whole.film,
+            "{}: the chunks' films do not add up to the whole",
+            kind.label()
+        );
+        assert_eq!(rays, whole.rays, "{}", kind.label());
+    }
+}

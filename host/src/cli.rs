@@ -12,6 +12,7 @@ use crate::render::{Overrides, RenderRequest};
 use crate::settings::backend::{BackendArg, concrete_backend};
 use crate::settings::capacity::{Capacity, parse_capacity};
 use crate::settings::cpu::{CpuSchedule, DEFAULT_THREADS, parse_threads};
+use crate::settings::devices::{Devices, parse_devices};
 use crate::settings::kernels::KernelBuild;
 use crate::settings::megakernel::MegakernelConfig;
 use crate::settings::megakernel::{DEFAULT_BLOCK, DEFAULT_SAMPLES_PER_LAUNCH};
@@ -118,6 +119,10 @@ pub struct ExperimentArgs {
     /// Hide the progress bar.
     #[arg(long)]
     pub quiet: bool,
+    /// Spread the GPU runs over these GPUs, one run per GPU at a time:
+    /// `all`, or ordinals such as 0,1 (default: GPU 0).
+    #[arg(long, value_parser = parse_devices)]
+    pub devices: Option<Devices>,
 }
 
 impl ExperimentArgs {
@@ -353,6 +358,10 @@ pub struct RenderArgs {
     /// Write one CSV row per GPU kernel launch to this file.
     #[arg(long)]
     pub launch_log: Option<PathBuf>,
+    /// Render on these GPUs: `all`, or ordinals such as 0,1 (the samples
+    /// split between them, the films merged exactly; default: GPU 0).
+    #[arg(long, value_parser = parse_devices)]
+    pub devices: Option<Devices>,
     /// Sample the CPU back ends while they render: print the functions that
     /// took the time and write a flame graph (SVG) to this file.
     #[arg(long)]
@@ -374,6 +383,10 @@ pub struct VerifyArgs {
     /// Launch configuration.
     #[command(flatten)]
     pub launch: LaunchArgs,
+    /// Render the checked back end on these GPUs: `all`, or ordinals such
+    /// as 0,1 (the samples split between them; default: GPU 0).
+    #[arg(long, value_parser = parse_devices)]
+    pub devices: Option<Devices>,
 }
 
 /// `wavepath bench`.
@@ -427,6 +440,10 @@ pub struct BenchArgs {
     /// this CSV file (one row per kernel launch, with the back end).
     #[arg(long)]
     pub launch_log: Option<PathBuf>,
+    /// Spread the GPU configurations over these GPUs, one at a time on
+    /// each: `all`, or ordinals such as 0,1 (default: GPU 0).
+    #[arg(long, value_parser = parse_devices)]
+    pub devices: Option<Devices>,
 }
 
 impl BenchArgs {
@@ -473,6 +490,7 @@ impl RenderArgs {
             out: self.out.clone(),
             progress: !self.quiet,
             launch_log: self.launch_log.clone(),
+            devices: self.devices.clone(),
             stop: None,
         })
     }

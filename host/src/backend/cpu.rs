@@ -126,8 +126,8 @@ fn render_with<T: Traversal, B: Bsdf>(
     let start = Instant::now();
     let mut tally = Tally::default();
     let mut samples = SampleRange {
-        begin: 0,
-        end: 1.min(job.spp),
+        begin: job.samples.begin,
+        end: job.samples.end.min(job.samples.begin.saturating_add(1)),
     };
     while samples.begin < samples.end {
         let pass_start = Instant::now();
@@ -159,7 +159,7 @@ fn render_with<T: Traversal, B: Bsdf>(
         let next = (PASS_TIME.as_nanos() / per_sample.as_nanos().max(1)).clamp(1, u32::MAX as u128) as u32;
         samples = SampleRange {
             begin: samples.end,
-            end: samples.end.saturating_add(next).min(job.spp),
+            end: samples.end.saturating_add(next).min(job.samples.end),
         };
     }
     let device = match threads {
@@ -168,7 +168,7 @@ fn render_with<T: Traversal, B: Bsdf>(
     };
     Ok(RenderOutput {
         film,
-        spp: samples.end,
+        spp: samples.end - job.samples.begin,
         rays: tally.rays,
         invalid_samples: tally.invalid,
         elapsed: start.elapsed(),

@@ -25,6 +25,8 @@ use crate::settings::kernels::KernelBuild;
 use crate::settings::megakernel::MegakernelConfig;
 use device::camera::Camera;
 use device::film::FixedRgb;
+use device::integrator::SampleRange;
+use device::kernels::wavefront::WorkItems;
 use device::scene::RenderParams;
 use device::shading::{Features, KernelVariant, NEE, TEXTURES, classes_of};
 use gpu::profile::GpuProfile;
@@ -45,7 +47,8 @@ pub struct BackendOptions {
     pub wavefront: WavefrontConfig,
 }
 
-/// One render: a scene, the settings every stage reads, and the sample count.
+/// One render: a scene, the settings every stage reads, and the samples
+/// of every pixel to render.
 #[derive(Clone, Copy)]
 pub struct RenderJob<'a> {
     /// The scene.
@@ -54,8 +57,11 @@ pub struct RenderJob<'a> {
     pub params: RenderParams,
     /// The camera for this image size.
     pub camera: Camera,
-    /// Samples per pixel.
-    pub spp: u32,
+    /// The sample indices rendered in every pixel: `0..spp` for a whole
+    /// render, a later range for one chunk of a split render
+    /// ([`crate::render::split`]). Samples are keyed by their index, so a
+    /// range renders exactly its share of the whole render's film.
+    pub samples: SampleRange,
     /// The scene already in device memory, for a caller that renders it many
     /// times (GPU back ends; `None`: the render uploads it).
     pub uploaded: Option<&'a gpu::buffers::DeviceScene>,
@@ -90,6 +96,21 @@ impl RenderJob<'_> {
     /// named build leaves out what this render needs.
     pub fn kernel_variant(&self, build: KernelBuild) -> Result<KernelVariant, String> {
         build.variant(self.needed_features())
+    }
+
+    /// Samples per pixel this job renders.
+    pub fn spp(&self) -> u32 {
+        self.samples.end - self.samples.begin
+    }
+
+    /// The job's pixel-samples as wavefront work items, and their number.
+    pub fn work_items(&self) -> (WorkItems, u64) {
+        let pixels = self.pixel_count() as u32;
+        let items = WorkItems {
+            first_sample: self.samples.begin,
+            ..WorkItems::whole_image(pixels)
+        };
+        (items, pixels as u64 * self.spp() as u64)
     }
 
     /// Pixels in the image.

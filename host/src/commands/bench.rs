@@ -5,6 +5,7 @@ use super::{command_line, out};
 use crate::cli::BenchArgs;
 use crate::experiment::bench;
 use crate::experiment::runner::{self, RunOptions};
+use crate::experiment::spread;
 use crate::io::{atomic_file, csv};
 use anyhow::{Context, anyhow};
 use std::process::ExitCode;
@@ -24,6 +25,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
         // its CSV rows carry the commit and the dirty flag.
         allow_dirty: true,
         progress: false,
+        devices: args.devices.clone(),
         ..RunOptions::default()
     };
     let result = runner::run(&config, &options)?;
@@ -34,6 +36,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::FAILURE);
     }
     out!("{}", bench::summary(&result));
+    out!("{}", spread::per_gpu(&result.rows));
     if let Some(path) = &args.csv {
         csv::write_csv(path, &result.rows).with_context(|| format!("{}: writing the bench CSV", path.display()))?;
     }

@@ -5,6 +5,7 @@ use super::{command_line, out, outln};
 use crate::cli::ExperimentArgs;
 use crate::experiment::config;
 use crate::experiment::runner::{self, Outcome, RunOptions};
+use crate::experiment::spread;
 use crate::system::interrupt;
 use std::path::Path;
 use std::process::ExitCode;
@@ -27,6 +28,7 @@ pub fn run(args: &ExperimentArgs) -> anyhow::Result<ExitCode> {
         progress: !args.quiet,
         command: command_line(),
         stop: Some(stop),
+        devices: args.devices.clone(),
         ..RunOptions::default()
     };
     let outcome = runner::run(&config, &options)?;
@@ -60,6 +62,7 @@ fn print_summary(outcome: &Outcome, dir: &Path) -> anyhow::Result<()> {
             o.gpu_rows
         );
     }
+    out!("{}", spread::per_gpu(&outcome.rows));
     outln!(
         "wrote {}/runs.csv, kernels.csv and manifest.toml; `wavepath report {}` makes the tables and figures",
         dir.display(),

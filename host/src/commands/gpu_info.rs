@@ -1,5 +1,6 @@
-//! `wavepath gpu-info`: the embedded PTX, the GPU, and every kernel's
-//! registers, local memory and occupancy.
+//! `wavepath gpu-info`: the embedded PTX, the GPUs (by the ordinals
+//! `--devices` takes), and every kernel's registers, local memory and
+//! occupancy on GPU 0.
 
 use super::outln;
 use crate::backend::gpu::Gpu;
@@ -10,13 +11,16 @@ use std::process::ExitCode;
 /// Block sizes at which each kernel's occupancy is shown.
 const SHOWN_BLOCKS: [u32; 3] = [64, 128, 256];
 
-/// Describes the PTX modules, the GPU and its kernels.
+/// Describes the PTX modules, the GPUs and GPU 0's kernels.
 pub fn run() -> anyhow::Result<ExitCode> {
     for (arch, text) in ptx::PTX_MODULES {
         outln!("embedded PTX: sm_{arch} ({} bytes)", text.len());
     }
     let gpu = Gpu::open(0)?;
     outln!("GPU: {}", gpu.info().describe());
+    for ordinal in 1..Gpu::count()? {
+        outln!("GPU {ordinal}: {}", Gpu::open(ordinal)?.info().describe());
+    }
     for (name, threads) in all_entry_points().flat_map(|n| SHOWN_BLOCKS.map(|t| (n, t))) {
         let f = gpu.function(name)?;
         let k = gpu.kernel_info(name, &f, threads)?;

@@ -4,7 +4,7 @@
 use super::{out, outln};
 use crate::cli::RenderArgs;
 use crate::io::atomic_file;
-use crate::render::RenderSummary;
+use crate::render::{RenderSummary, split};
 use crate::settings::backend::BackendArg;
 use crate::system::cpu_profile::CpuProfiler;
 use crate::system::interrupt;
@@ -75,6 +75,7 @@ const PROFILE_ROWS: usize = 15;
 /// The summary line and, for a GPU back end, the per-kernel profile.
 fn print_summary(summary: &RenderSummary) -> anyhow::Result<()> {
     outln!("{}", summary.line());
+    out!("{}", split::describe(&summary.shares));
     if let Some(profile) = &summary.output.gpu {
         out!("{}", profile.table());
     }

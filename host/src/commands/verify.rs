@@ -11,7 +11,12 @@ use std::process::ExitCode;
 pub fn run(args: &VerifyArgs) -> anyhow::Result<ExitCode> {
     let backend = concrete_backend(args.backend).map_err(|e| anyhow!(e))?;
     let options = args.launch.options().map_err(|e| anyhow!(e))?;
-    let report = verify::verify(&args.scene.scene, &args.scene.overrides(), backend, options)?;
+    let report = verify::verify_on(
+        &args.scene.scene,
+        &args.scene.overrides(),
+        (backend, args.devices.as_ref()),
+        options,
+    )?;
     outln!("{}", report.describe());
     Ok(if report.passed() {
         ExitCode::SUCCESS

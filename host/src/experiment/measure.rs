@@ -50,6 +50,23 @@ pub struct Tally {
     pub profiles: Vec<(String, u32, GpuProfile)>,
 }
 
+impl Tally {
+    /// Adds what another worker's runs left (`experiment --devices`).
+    pub fn merge(&mut self, other: Tally) {
+        self.skipped.extend(other.skipped);
+        self.profiles.extend(other.profiles);
+        for p in other.parity {
+            match self.parity.iter_mut().find(|q| q.study == p.study) {
+                Some(q) => {
+                    q.identical += p.identical;
+                    q.mismatch = q.mismatch.take().or(p.mismatch);
+                }
+                None => self.parity.push(p),
+            }
+        }
+    }
+}
+
 /// The parity step of one study: every configuration that is not the CPU's
 /// own renders, at [`PARITY_SPP`] samples per pixel, the CPU's film bit for
 /// bit before it is timed.
@@ -97,6 +114,7 @@ impl From<anyhow::Error> for RunError {
 }
 
 /// What every run shares.
+#[derive(Clone, Copy)]
 pub struct Runs<'a> {
     /// Where the rows come from.
     pub origin: Origin<'a>,
@@ -140,30 +158,45 @@ fn what(study: &Study, run: &PlannedRun) -> String {
 impl Runs<'_> {
     /// Makes every run of `plan` in order, until the end, a stop request or
     /// an error.
-    pub fn all(&self, plan: &[(&Study, Vec<PlannedRun>)]) -> (Ending, Tally) {
+    pub fn all(&self, plan: &[(&Study, &PlannedRun)]) -> (Ending, Tally) {
         let mut scenes = SceneCache::default();
         let mut tally = Tally::default();
-        for (study, runs) in plan {
-            for run in runs {
-                match self.configuration(study, run, &mut scenes, &mut tally) {
-                    Ok(()) => {}
-                    Err(RunError::Skip(reason)) => tally.skipped.push(Skipped {
-                        study: study.name.clone(),
-                        config: run.label.clone(),
-                        reason,
-                    }),
-                    Err(RunError::Abort(e)) => return (Ending::Failed(e), tally),
-                }
-                if self.stop_requested() {
-                    return (Ending::Stopped(study.name.clone()), tally);
-                }
+        for &(study, run) in plan {
+            if let Err(e) = self.one(study, run, &mut scenes, &mut tally) {
+                return (Ending::Failed(e), tally);
+            }
+            if self.stop_requested() {
+                return (Ending::Stopped(study.name.clone()), tally);
             }
         }
         (Ending::Complete, tally)
     }
 
+    /// One configuration, made or skipped (the reason goes to `tally`);
+    /// an error that must end the experiment is returned.
+    pub fn one(
+        &self,
+        study: &Study,
+        run: &PlannedRun,
+        scenes: &mut SceneCache,
+        tally: &mut Tally,
+    ) -> anyhow::Result<()> {
+        match self.configuration(study, run, scenes, tally) {
+            Ok(()) => Ok(()),
+            Err(RunError::Skip(reason)) => {
+                tally.skipped.push(Skipped {
+                    study: study.name.clone(),
+                    config: run.label.clone(),
+                    reason,
+                });
+                Ok(())
+            }
+            Err(RunError::Abort(e)) => Err(e),
+        }
+    }
+
     /// True once a stop was requested.
-    fn stop_requested(&self) -> bool {
+    pub fn stop_requested(&self) -> bool {
         self.stop.as_ref().is_some_and(|s| s.load(Ordering::SeqCst))
     }
 

@@ -11,6 +11,7 @@
 //! - `writer`: the thread that hashes films, checks them and appends rows;
 //! - `progress`: the progress bar and each configuration's median line;
 //! - `measure`: the planned runs in turn: warm-up, timed repetitions, skips;
+//! - `spread`: the GPU runs spread over several GPUs (`--devices`);
 //! - `preflight`: every scene loads and every film fits, before the first run;
 //! - `films`: the identical-film check;
 //! - `fingerprint`: short hashes of films and config texts;
@@ -34,4 +35,5 @@ pub mod report;
 pub mod rows;
 pub mod runner;
 pub mod scenes;
+pub mod spread;
 mod writer;

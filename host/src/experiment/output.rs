@@ -6,6 +6,7 @@ use super::records::{KernelRow, Manifest, Recovered, RunRow, header, recover_row
 use crate::io::atomic_file;
 use crate::system::provenance::Provenance;
 use anyhow::{Context, bail};
+use serde::Serialize;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
@@ -172,6 +173,13 @@ fn config_inputs(config: &Config) -> Vec<&Path> {
 fn repair_records(files: &OutFiles) -> anyhow::Result<Vec<RunRow>> {
     let runs = recover_rows::<RunRow>(&files.runs)?;
     cut_incomplete(&files.runs, &runs)?;
+    if runs.older {
+        eprintln!(
+            "wavepath: {}: written by an older version; rewritten with this version's columns (the new ones empty)",
+            files.runs.display()
+        );
+        rewrite(&files.runs, &runs.rows)?;
+    }
     let done: HashSet<_> = runs
         .rows
         .iter()
@@ -190,16 +198,21 @@ fn repair_records(files: &OutFiles) -> anyhow::Result<Vec<RunRow>> {
                 files.kernels.display(),
                 kernels.rows.len() - kept.len() + usize::from(kernels.incomplete.is_some())
             );
-            let mut w = csv::Writer::from_writer(Vec::new());
-            w.write_record(header::<KernelRow>()?)?;
-            for k in kept {
-                w.serialize(k)?;
-            }
-            let bytes = w.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?;
-            atomic_file::write(&files.kernels, &bytes)?;
+            rewrite(&files.kernels, kept)?;
         }
     }
     Ok(runs.rows)
+}
+
+/// Replaces the CSV file at `path` with this version's header and `rows`.
+fn rewrite<'a, T: Serialize + Default + 'a>(path: &Path, rows: impl IntoIterator<Item = &'a T>) -> anyhow::Result<()> {
+    let mut w = csv::WriterBuilder::new().has_headers(false).from_writer(Vec::new());
+    w.write_record(header::<T>()?)?;
+    for row in rows {
+        w.serialize(row)?;
+    }
+    let bytes = w.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?;
+    atomic_file::write(path, &bytes)
 }
 
 /// Cuts an incomplete final record off `path`, saying so.

@@ -153,8 +153,13 @@ pub struct RunRow {
     pub flip: Option<f64>,
     /// What rendered, e.g. `cpu (16 threads, dynamic-rows)` or the GPU.
     pub device: String,
-    /// The GPU of the session, if one was opened.
+    /// The GPU of the session, if one was opened; with several
+    /// (`--devices`), the one that rendered a GPU run.
     pub gpu: String,
+    /// The ordinal of the GPU that rendered a GPU run (empty for the CPU
+    /// back ends, and in rows from before `--devices`).
+    #[serde(default)]
+    pub gpu_ordinal: Option<usize>,
     /// Its CUDA driver version.
     pub driver: String,
     /// Its compute capability.
@@ -251,6 +256,23 @@ impl CsvAppender {
     }
 }
 
+/// Columns added after results were first committed: older files may lack
+/// them (the rows then read them as empty), in a report and on `--resume`.
+pub const ADDED_LATER: [&str; 12] = [
+    "refill",
+    "max_registers",
+    "kernels",
+    "time_launches",
+    "sampler",
+    "nee",
+    "material_sort",
+    "rmse",
+    "rel_mse",
+    "mae",
+    "flip",
+    "gpu_ordinal",
+];
+
 /// The column names of rows of `T`, in file order.
 pub fn header<T: Serialize + Default>() -> anyhow::Result<Vec<String>> {
     let mut header = csv::Writer::from_writer(Vec::new());
@@ -270,10 +292,16 @@ pub struct Recovered<T> {
     /// A record cut short at the end (a crash mid-write, a full disk): its
     /// line number, and the bytes it took.
     pub incomplete: Option<(u64, u64)>,
+    /// The file is an older version's: its header lacks columns added
+    /// since ([`ADDED_LATER`]), and it must be rewritten with this
+    /// version's header before a row is appended.
+    pub older: bool,
 }
 
 /// Reads a CSV file that [`CsvAppender`] wrote to, for resuming: its header
-/// must be exactly `T`'s, and every record whole and well-formed, except
+/// must be `T`'s, or `T`'s without some columns [`ADDED_LATER`] (an older
+/// version's file, [`Recovered::older`]), and every record whole and
+/// well-formed, except
 /// that a last record without its closing newline (cut short by a crash or
 /// a full disk; the appender ends every record with one and flushes it) is
 /// set aside as [`Recovered::incomplete`], whatever it parses to. Anything
@@ -295,7 +323,11 @@ pub fn recover_rows<T: Serialize + Default + for<'de> Deserialize<'de>>(path: &P
         Ok(h) if !whole.is_empty() => h.iter().map(String::from).collect(),
         _ => Vec::new(),
     };
-    if found != expected {
+    let older: Vec<&String> = expected
+        .iter()
+        .filter(|c| found.contains(*c) || !ADDED_LATER.contains(&c.as_str()))
+        .collect();
+    if found != expected && !older.iter().copied().eq(found.iter()) {
         anyhow::bail!(
             "{}: line 1: the header is not this version's ({} columns, starting `{}`); \
              these records cannot be resumed: choose another --out",
@@ -308,16 +340,16 @@ pub fn recover_rows<T: Serialize + Default + for<'de> Deserialize<'de>>(path: &P
     for record in reader.records() {
         let record = record.map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
         let line = record.position().map_or(0, |p| p.line());
-        if record.len() != expected.len() {
+        if record.len() != found.len() {
             anyhow::bail!(
                 "{}: line {line}: {} fields, expected {}; the file is damaged: choose another --out",
                 path.display(),
                 record.len(),
-                expected.len()
+                found.len()
             );
         }
         let row = record
-            .deserialize(Some(&csv::StringRecord::from(expected.clone())))
+            .deserialize(Some(&csv::StringRecord::from(found.clone())))
             .map_err(|e| {
                 anyhow::anyhow!(
                     "{}: line {line}: {e}; the file is damaged: choose another --out",
@@ -330,6 +362,7 @@ pub fn recover_rows<T: Serialize + Default + for<'de> Deserialize<'de>>(path: &P
         rows,
         whole_bytes: whole_bytes as u64,
         incomplete,
+        older: found != expected,
     })
 }
 

@@ -15,12 +15,14 @@ use crate::settings::sampler::SamplerKind;
 use crate::system::provenance::{Provenance, now};
 
 /// Where rows come from: the experiment, the build and host, the GPU.
+#[derive(Clone, Copy)]
 pub struct Origin<'a> {
     /// The experiment's name.
     pub experiment: &'a str,
     /// Build, host and clock.
     pub meta: &'a Provenance,
-    /// The session's GPU, if one opened.
+    /// The session's GPU, if one opened (with several, the one the rows'
+    /// GPU runs render on).
     pub gpu: Option<&'a Gpu>,
 }
 
@@ -101,6 +103,7 @@ pub fn run_row(origin: &Origin, r: &Rendered, out: &RenderOutput) -> RunRow {
         accel_build_ms: r.scene.accel.stats.build_ms,
         accel_nodes: r.scene.accel.stats.nodes,
         accel_bytes: r.scene.accel.stats.bytes,
+        gpu_ordinal: origin.gpu.filter(|_| spec.backend.is_gpu()).map(|g| g.info().ordinal),
         ..RunRow::default()
     };
     with_origin(origin, out, with_measures(r, out, with_settings(&r.run.spec, row)))

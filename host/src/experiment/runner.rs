@@ -1,8 +1,9 @@
 //! Runs an experiment, step by step: check what every run needs (its scene
 //! loads, its film fits), prepare the output folder (its lock, its files
 //! checked, and what an interrupted run left there, repaired), open the GPU
-//! if a GPU run is planned, write
-//! the manifest, start the row writer, make the planned runs, and write the
+//! (or the GPUs of `--devices`) if a GPU run is planned, write the
+//! manifest, start the row writer, make the planned runs (spread over the
+//! GPUs, [`super::spread`], where there are several), and write the
 //! manifest again with how each study ended.
 
 pub use super::plan::{dry_run, plan};
@@ -15,10 +16,13 @@ use super::preflight;
 use super::progress::Progress;
 use super::records::{Manifest, ManifestInput, RunRow};
 use super::rows::Origin;
+use super::spread;
 use super::writer::RowWriter;
 use crate::backend::gpu::Gpu;
 use crate::backend::gpu::profile::GpuProfile;
+use crate::settings::devices::Devices;
 use crate::system::provenance::Provenance;
+use anyhow::Context;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
@@ -48,6 +52,8 @@ pub struct RunOptions {
     /// Set (by a Ctrl-C handler) to stop after the render in flight; the
     /// rows so far are written and the run can be resumed.
     pub stop: Option<&'static AtomicBool>,
+    /// The GPUs the GPU runs spread over (`--devices`; `None`: GPU 0).
+    pub devices: Option<Devices>,
 }
 
 /// What a finished experiment produced.
@@ -85,18 +91,11 @@ pub fn run(config: &Config, opts: &RunOptions) -> anyhow::Result<Outcome> {
     };
     let mut resumed = output::prepare(opts.out.as_deref(), policy, config, &meta)?;
     check_clean(&meta, opts.allow_dirty)?;
-    let (gpu, no_gpu) = open_gpu(&plan, opts.require_gpu)?;
+    let (gpus, no_gpu) = open_gpus(&plan, opts.require_gpu, opts.devices.as_ref())?;
+    let gpu = gpus.first();
     let files = opts.out.as_deref().map(OutFiles::in_folder);
     let earlier = resumed.manifest.take();
-    let mut manifest = manifest::begin(
-        config,
-        &opts.command,
-        &meta,
-        gpu.as_ref(),
-        &plan,
-        earlier,
-        opts.allow_dirty,
-    );
+    let mut manifest = manifest::begin(config, &opts.command, &meta, gpu, &plan, earlier, opts.allow_dirty);
     manifest.input = checked
         .inputs
         .iter()
@@ -110,7 +109,7 @@ pub fn run(config: &Config, opts: &RunOptions) -> anyhow::Result<Outcome> {
         origin: Origin {
             experiment: &config.name,
             meta: &meta,
-            gpu: gpu.as_ref(),
+            gpu,
         },
         no_gpu: no_gpu.as_deref(),
         resumed: &resumed,
@@ -120,7 +119,10 @@ pub fn run(config: &Config, opts: &RunOptions) -> anyhow::Result<Outcome> {
         keep_profiles: opts.keep_profiles,
         references: &checked.references,
     };
-    let (ending, tally) = runs.all(&plan);
+    let (ending, tally) = match gpus.len() {
+        0 | 1 => runs.all(&spread::each_run(&plan)),
+        _ => spread::all(&runs, &plan, &gpus),
+    };
     progress.finish();
     let written = writer.finish()?;
 
@@ -137,27 +139,41 @@ pub fn run(config: &Config, opts: &RunOptions) -> anyhow::Result<Outcome> {
     })
 }
 
-/// The GPU when a GPU run is planned, or why the GPU runs are skipped
-/// (`require_gpu`: an error instead).
-fn open_gpu(plan: &[(&Study, Vec<PlannedRun>)], require_gpu: bool) -> anyhow::Result<(Option<Gpu>, Option<String>)> {
+/// The GPUs when a GPU run is planned: those `devices` names, or GPU 0;
+/// or why the GPU runs are skipped (an error instead with `require_gpu`,
+/// or where `--devices` named GPUs).
+fn open_gpus(
+    plan: &[(&Study, Vec<PlannedRun>)],
+    require_gpu: bool,
+    devices: Option<&Devices>,
+) -> anyhow::Result<(Vec<Gpu>, Option<String>)> {
     let gpu_runs = plan
         .iter()
         .flat_map(|(_, runs)| runs)
         .filter(|r| r.spec.backend.is_gpu())
         .count();
     if gpu_runs == 0 {
-        return Ok((None, None));
+        return Ok((Vec::new(), None));
     }
-    match Gpu::open(0) {
-        Ok(g) => Ok((Some(g), None)),
+    let ordinals = match devices {
+        None => vec![0],
+        Some(devices) => {
+            let present =
+                Gpu::count().context("--devices picks the GPUs of the GPU runs, and none can be used here")?;
+            devices.ordinals(present).map_err(anyhow::Error::msg)?
+        }
+    };
+    match ordinals.into_iter().map(Gpu::open).collect::<Result<Vec<_>, _>>() {
+        Ok(gpus) => Ok((gpus, None)),
         Err(e) if require_gpu => {
             Err(anyhow::Error::new(e)
                 .context("the GPU back ends need a GPU; --backends cpu,cpu-serial measures the CPU"))
         }
+        Err(e) if devices.is_some() => Err(anyhow::Error::new(e).context("--devices: opening the GPUs")),
         Err(e) => {
             let note = format!("no usable GPU ({e}); the {gpu_runs} GPU configurations are skipped");
             eprintln!("wavepath: {note}; the CPU runs go ahead");
-            Ok((None, Some(note)))
+            Ok((Vec::new(), Some(note)))
         }
     }
 }

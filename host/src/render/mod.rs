@@ -1,26 +1,29 @@
 //! One render from start to finish: load the scene, apply overrides, pick a
 //! back end, render, write the image, summarise.
 
+pub mod chunks;
 pub mod compare;
 pub mod raycast;
+mod renderer;
+pub mod split;
 pub mod tone;
 pub mod verify;
 
+pub use renderer::Renderer;
+
 use crate::accel::AccelChoice;
-use crate::backend::cpu::{self, Threads};
-use crate::backend::gpu::buffers::DeviceScene;
-use crate::backend::gpu::{Gpu, megakernel, wavefront};
-use crate::backend::wavefront::emulated;
-use crate::backend::{BackendKind, BackendOptions, RenderJob, RenderOutput};
+use crate::backend::{BackendKind, BackendOptions, RenderOutput};
 use crate::io::{atomic_file, image as image_out};
 use crate::prepared::PreparedScene;
 use crate::scene::{self, Scene};
 use crate::settings::backend::BackendChoice;
+use crate::settings::devices::Devices;
 use crate::settings::nee::NeeMode;
 use crate::settings::sampler::SamplerKind;
 use anyhow::Context;
 use device::scene::{RenderParams, RenderView};
 use indicatif::{ProgressBar, ProgressStyle};
+use split::DeviceShare;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
@@ -69,6 +72,9 @@ pub struct RenderRequest {
     pub progress: bool,
     /// Write one CSV row per GPU kernel launch here.
     pub launch_log: Option<PathBuf>,
+    /// The GPUs to render on (`--devices`); `None`: the back end's own
+    /// choice (device 0 for a GPU back end).
+    pub devices: Option<Devices>,
     /// Set by Ctrl-C: stop after the samples in flight and write the image
     /// of the samples finished.
     pub stop: Option<&'static AtomicBool>,
@@ -93,6 +99,9 @@ pub struct RenderSummary {
     pub image: PathBuf,
     /// The acceleration structure, described.
     pub accel: String,
+    /// Each device's part of a render split over several (empty for a
+    /// render on one).
+    pub shares: Vec<DeviceShare>,
 }
 
 impl RenderSummary {
@@ -146,155 +155,6 @@ pub fn params_for(scene: &Scene, overrides: &Overrides, view: RenderView) -> (Re
         nee: overrides.nee.unwrap_or(s.nee).device(),
     };
     (params, overrides.spp.unwrap_or(s.spp))
-}
-
-/// A back end ready to render: for GPU back ends, an open device with the
-/// module loaded (opened once, reused across renders).
-pub struct Renderer {
-    kind: BackendKind,
-    options: BackendOptions,
-    gpu: Option<Gpu>,
-    stop: Option<&'static AtomicBool>,
-}
-
-impl Renderer {
-    /// Prepares `kind`; for a GPU back end this opens device 0.
-    pub fn new(kind: BackendKind, options: BackendOptions) -> anyhow::Result<Self> {
-        let gpu = if kind.is_gpu() {
-            Some(Gpu::open(0).with_context(|| format!("the {} back end needs a GPU", kind.label()))?)
-        } else {
-            None
-        };
-        Ok(Renderer {
-            kind,
-            options,
-            gpu,
-            stop: None,
-        })
-    }
-
-    /// Prepares `kind` on a GPU opened earlier (shared by many renderers);
-    /// a GPU back end without one is an error.
-    pub fn on(kind: BackendKind, options: BackendOptions, gpu: Option<&Gpu>) -> anyhow::Result<Self> {
-        if kind.is_gpu() && gpu.is_none() {
-            anyhow::bail!("the {} back end needs a GPU", kind.label());
-        }
-        Ok(Renderer {
-            kind,
-            options,
-            gpu: gpu.filter(|_| kind.is_gpu()).cloned(),
-            stop: None,
-        })
-    }
-
-    /// Resolves `choice`: `auto` takes the GPU megakernel when a GPU opens and
-    /// otherwise the `cpu` back end, with a note saying why.
-    pub fn choose(choice: BackendChoice, options: BackendOptions) -> anyhow::Result<(Self, Option<String>)> {
-        match choice {
-            BackendChoice::Exactly(kind) => Ok((Renderer::new(kind, options)?, None)),
-            BackendChoice::Auto => match Gpu::open(0) {
-                Ok(gpu) => {
-                    let note = format!("using the gpu-mega back end on {}", gpu.info().describe());
-                    Ok((
-                        Renderer {
-                            kind: BackendKind::GpuMega,
-                            options,
-                            gpu: Some(gpu),
-                            stop: None,
-                        },
-                        Some(note),
-                    ))
-                }
-                Err(e) => {
-                    let note = format!("no usable GPU ({e}); rendering on the cpu back end");
-                    Ok((Renderer::new(BackendKind::Cpu, options)?, Some(note)))
-                }
-            },
-        }
-    }
-
-    /// Makes renders stop early once `flag` is set (by Ctrl-C), keeping
-    /// the whole samples per pixel finished.
-    pub fn stopping_on(self, flag: Option<&'static AtomicBool>) -> Self {
-        Renderer { stop: flag, ..self }
-    }
-
-    /// The back end's options.
-    pub fn options(&self) -> BackendOptions {
-        self.options
-    }
-
-    /// The back end this renderer runs.
-    pub fn kind(&self) -> BackendKind {
-        self.kind
-    }
-
-    /// The open GPU, for GPU back ends.
-    pub fn gpu(&self) -> Option<&Gpu> {
-        self.gpu.as_ref()
-    }
-
-    /// Renders `scene` with `params` and `spp`, reporting progress in pixel-samples.
-    pub fn render(
-        &self,
-        scene: &PreparedScene,
-        params: RenderParams,
-        spp: u32,
-        progress: &(dyn Fn(u64) + Sync),
-    ) -> anyhow::Result<RenderOutput> {
-        self.render_uploaded(scene, None, params, spp, progress)
-    }
-
-    /// [`Renderer::render`] with the scene already in device memory (GPU
-    /// back ends; `None` uploads it for this render).
-    pub fn render_uploaded(
-        &self,
-        scene: &PreparedScene,
-        uploaded: Option<&DeviceScene>,
-        params: RenderParams,
-        spp: u32,
-        progress: &(dyn Fn(u64) + Sync),
-    ) -> anyhow::Result<RenderOutput> {
-        let job = RenderJob {
-            scene,
-            params,
-            camera: scene.scene.camera_for(params.width, params.height),
-            spp,
-            uploaded,
-            stop: self.stop,
-        };
-        let schedule = self.options.cpu_schedule;
-        match (self.kind, &self.gpu) {
-            (BackendKind::CpuSerial, _) => cpu::render(&job, Threads::Serial, schedule, progress),
-            (BackendKind::Cpu, _) => cpu::render(&job, Threads::Pool(self.options.threads), schedule, progress),
-            (BackendKind::GpuMega, Some(gpu)) => Ok(megakernel::render(gpu, &job, &self.options.megakernel, progress)?),
-            (BackendKind::GpuWave | BackendKind::CpuWave, _) if params.view != device::scene::RenderView::Radiance => {
-                anyhow::bail!(
-                    "debug views render on the cpu and gpu-mega back ends; the wavefront traces radiance only"
-                )
-            }
-            (BackendKind::GpuWave, Some(gpu)) => Ok(wavefront::render(gpu, &job, &self.options.wavefront, progress)?),
-            (BackendKind::CpuWave, _) => {
-                let out = emulated::render(&job, &self.options.wavefront, progress)?;
-                Ok(RenderOutput {
-                    spp: out.spp(&job),
-                    film: out.film,
-                    rays: out.rays,
-                    invalid_samples: out.invalid_samples,
-                    elapsed: out.loop_time,
-                    device: format!(
-                        "the host, emulating the wavefront ({}, {} paths in flight)",
-                        self.options.wavefront.label(),
-                        out.capacity
-                    ),
-                    gpu: None,
-                })
-            }
-            (BackendKind::GpuMega | BackendKind::GpuWave, None) => {
-                anyhow::bail!("internal: a GPU back end without an open GPU")
-            }
-        }
-    }
 }
 
 /// Renders `scene` once with a freshly prepared `kind` (convenience for tests
@@ -370,22 +230,32 @@ pub fn run(req: &RenderRequest) -> anyhow::Result<RenderSummary> {
         atomic_file::check(log, inputs)?;
     }
     let (params, spp) = params_for(&scene.scene, &req.overrides, req.view);
-    check_memory(&params, 1)?;
-    let (renderer, note) =
-        Renderer::choose(req.backend, req.options).context("`--backend cpu` renders without a GPU")?;
-    if req.launch_log.is_some() && !renderer.kind().is_gpu() {
+    let (renderers, note) = match &req.devices {
+        None => {
+            let (renderer, note) =
+                Renderer::choose(req.backend, req.options).context("`--backend cpu` renders without a GPU")?;
+            (vec![renderer], note)
+        }
+        Some(devices) => (split::open(req.backend, req.options, devices)?, None),
+    };
+    check_memory(&params, split::host_films(renderers.len()))?;
+    let kind = renderers[0].kind();
+    if req.launch_log.is_some() && !kind.is_gpu() {
         anyhow::bail!(
             "--launch-log records GPU kernel launches; the {} back end launches none (choose gpu-mega or gpu-wave)",
-            renderer.kind().label()
+            kind.label()
         );
     }
-    let renderer = renderer.stopping_on(req.stop);
+    if req.launch_log.is_some() && renderers.len() > 1 {
+        anyhow::bail!("--launch-log records the launches of one GPU; render on one device (--devices N) to log them");
+    }
     if let Some(n) = &note {
         eprintln!("wavepath: {n}");
     }
     let bar = progress_bar(params.width as u64 * params.height as u64 * spp as u64, req.progress)?;
-    let output = renderer.render(&scene, params, spp, &|n| bar.inc(n))?;
+    let split = split::render_on(&renderers, &scene, (params, spp), req.stop, &|n| bar.inc(n))?;
     bar.finish_and_clear();
+    let output = split.output;
     if let (Some(path), Some(profile)) = (&req.launch_log, &output.gpu) {
         profile.write_launch_csv(path)?;
     }
@@ -401,7 +271,7 @@ pub fn run(req: &RenderRequest) -> anyhow::Result<RenderSummary> {
     }
     Ok(RenderSummary {
         scene: req.scene.clone(),
-        backend: renderer.kind(),
+        backend: kind,
         note,
         params,
         spp,
@@ -415,5 +285,6 @@ pub fn run(req: &RenderRequest) -> anyhow::Result<RenderSummary> {
             ),
             _ => scene.accel.describe(),
         },
+        shares: split.shares,
     })
 }

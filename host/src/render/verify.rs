@@ -11,7 +11,9 @@ use crate::backend::gpu::wavefront::render_items;
 use crate::backend::wavefront::emulated;
 use crate::backend::{BackendKind, BackendOptions, RenderJob};
 use crate::prepared::PreparedScene;
-use crate::render::{Overrides, Renderer, check_memory, load_scene, params_for};
+use crate::render::{Overrides, Renderer, check_memory, load_scene, params_for, split};
+use crate::settings::backend::BackendChoice;
+use crate::settings::devices::Devices;
 use anyhow::Context;
 use device::accel::Dispatch;
 use device::film::FixedRgb;
@@ -192,13 +194,27 @@ pub fn verify(
     backend: BackendKind,
     options: BackendOptions,
 ) -> anyhow::Result<VerifyReport> {
+    verify_on(scene_path, overrides, (backend, None), options)
+}
+
+/// [`verify`] with the back end on the GPUs `devices` names (the render
+/// split over them, [`split`]; `None`: the back end's own device).
+pub fn verify_on(
+    scene_path: &Path,
+    overrides: &Overrides,
+    (backend, devices): (BackendKind, Option<&Devices>),
+    options: BackendOptions,
+) -> anyhow::Result<VerifyReport> {
     let scene = load_scene(scene_path, overrides)?;
     let (params, spp) = params_for(&scene.scene, overrides, RenderView::Radiance);
-    // The back end's film and the CPU's.
-    check_memory(&params, 2)?;
-    let checked = Renderer::new(backend, options).context("verify compares a GPU back end with the CPU")?;
+    let checked = match devices {
+        None => vec![Renderer::new(backend, options).context("verify compares a GPU back end with the CPU")?],
+        Some(devices) => split::open(BackendChoice::Exactly(backend), options, devices)?,
+    };
+    // The back end's films and the CPU's.
+    check_memory(&params, split::host_films(checked.len()) + 1)?;
     let reference = Renderer::new(BackendKind::Cpu, options)?;
-    let gpu_out = checked.render(&scene, params, spp, &|_| {})?;
+    let gpu_out = split::render_on(&checked, &scene, (params, spp), None, &|_| {})?.output;
     let cpu_out = reference.render(&scene, params, spp, &|_| {})?;
     let differing: Vec<usize> = (0..cpu_out.film.len())
         .filter(|&i| cpu_out.film[i] != gpu_out.film[i])
@@ -207,7 +223,7 @@ pub fn verify(
         None => None,
         Some(&i) => {
             let (x, y) = (i as u32 % params.width, i as u32 / params.width);
-            let sample = first_differing_sample(&checked, &options, &scene, params, spp, x, y)?;
+            let sample = first_differing_sample(&checked[0], &options, &scene, params, spp, x, y)?;
             Some(Mismatch {
                 x,
                 y,
@@ -247,7 +263,7 @@ fn first_differing_sample(
         scene,
         params,
         camera: scene.scene.camera_for(params.width, params.height),
-        spp,
+        samples: SampleRange { begin: 0, end: spp },
         uploaded: None,
         stop: None,
     };

@@ -17,6 +17,7 @@
 //! - [`wavefront`]: the wavefront's schedule, compaction, refill and defaults;
 //! - [`capacity`]: the wavefront's pool capacity;
 //! - [`cpu`]: the `cpu` back end's threads and work distribution;
+//! - [`devices`]: which GPUs a command renders on;
 //! - [`repetitions`]: warm-ups and timed repetitions;
 //! - [`sampler`]: the random-number sampler, hash or Sobol;
 //! - [`nee`]: next-event estimation on or off;
@@ -26,6 +27,7 @@ pub mod backend;
 pub mod capacity;
 pub mod choice;
 pub mod cpu;
+pub mod devices;
 pub mod kernels;
 pub mod megakernel;
 pub mod nee;

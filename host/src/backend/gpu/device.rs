@@ -16,6 +16,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 /// What the report says about the GPU.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GpuInfo {
+    /// The driver's ordinal of the device (0 for the first).
+    pub ordinal: usize,
     /// Marketing name, e.g. "NVIDIA H100 80GB HBM3".
     pub name: String,
     /// Compute capability (major, minor).
@@ -96,13 +98,8 @@ impl Gpu {
     /// JIT-loads its smallest kernel, so that a PTX the driver cannot load
     /// is found here.
     pub fn open(ordinal: usize) -> Result<Self, GpuError> {
-        // SAFETY: only probes whether the shared library can be opened.
-        if !unsafe { cudarc::driver::sys::is_culib_present() } {
-            return Err(GpuError::NoDriver);
-        }
-        cudarc::driver::result::init().map_err(|e| GpuError::NoDevice(describe(&e)))?;
-        let count = CudaContext::device_count().map_err(|e| GpuError::NoDevice(describe(&e)))?;
-        if ordinal as i32 >= count {
+        let count = Gpu::count()?;
+        if ordinal >= count {
             return Err(GpuError::NoDevice(format!(
                 "device {ordinal} requested, {count} present"
             )));
@@ -129,6 +126,7 @@ impl Gpu {
                 .map_err(open_error("reading a device attribute"))
         };
         let info = GpuInfo {
+            ordinal,
             name,
             compute_capability: (major, minor),
             multiprocessors: attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
@@ -150,6 +148,25 @@ impl Gpu {
             launch_blocking: std::env::var("CUDA_LAUNCH_BLOCKING").is_ok_and(|v| v.trim() == "1"),
             info,
         })
+    }
+
+    /// How many GPUs the driver sees; an error where there is no driver.
+    pub fn count() -> Result<usize, GpuError> {
+        // SAFETY: only probes whether the shared library can be opened.
+        if !unsafe { cudarc::driver::sys::is_culib_present() } {
+            return Err(GpuError::NoDriver);
+        }
+        cudarc::driver::result::init().map_err(|e| GpuError::NoDevice(describe(&e)))?;
+        let count = CudaContext::device_count().map_err(|e| GpuError::NoDevice(describe(&e)))?;
+        Ok(count.max(0) as usize)
+    }
+
+    /// Makes this GPU's context current on the calling thread: a thread
+    /// that renders on a GPU opened by another calls this first.
+    pub fn bind_to_thread(&self) -> Result<(), GpuError> {
+        self.context
+            .bind_to_thread()
+            .map_err(self.error("making the GPU's context current on a render thread"))
     }
 
     /// The device description.

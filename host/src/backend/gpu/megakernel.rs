@@ -41,13 +41,13 @@ pub fn tiles(width: u32, height: u32, tile: Option<(u32, u32)>) -> Vec<Tile> {
     out
 }
 
-/// The sample ranges of successive passes.
-pub fn passes(spp: u32, samples_per_launch: u32) -> Vec<SampleRange> {
-    (0..spp)
+/// The sample ranges of successive passes over `samples`.
+pub fn passes(samples: SampleRange, samples_per_launch: u32) -> Vec<SampleRange> {
+    (samples.begin..samples.end)
         .step_by(samples_per_launch as usize)
         .map(|begin| SampleRange {
             begin,
-            end: (begin + samples_per_launch).min(spp),
+            end: begin.saturating_add(samples_per_launch).min(samples.end),
         })
         .collect()
 }
@@ -65,7 +65,7 @@ pub fn render(
         job,
         config,
         &tiles,
-        &passes(job.spp, config.samples_per_launch),
+        &passes(job.samples, config.samples_per_launch),
         progress,
     )
 }
@@ -220,10 +220,10 @@ impl Launches<'_> {
             self.gpu.synchronize("running the megakernel")?;
             (self.progress)(pass_pixels * (samples.end - samples.begin) as u64);
             if self.job.stopping() {
-                return Ok(samples.end);
+                return Ok(samples.end - self.job.samples.begin);
             }
         }
-        Ok(self.job.spp)
+        Ok(self.job.spp())
     }
 }
 
@@ -310,11 +310,15 @@ mod tests {
 
     #[test]
     fn passes_split_the_samples() {
-        let p = passes(10, 4);
-        assert_eq!(
-            p.iter().map(|r| (r.begin, r.end)).collect::<Vec<_>>(),
-            [(0, 4), (4, 8), (8, 10)]
-        );
+        let ranges = |begin, end, per_launch| {
+            passes(SampleRange { begin, end }, per_launch)
+                .iter()
+                .map(|r| (r.begin, r.end))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(ranges(0, 10, 4), [(0, 4), (4, 8), (8, 10)]);
+        assert_eq!(ranges(5, 12, 4), [(5, 9), (9, 12)]);
+        assert_eq!(ranges(3, 3, 4), []);
     }
 
     #[test]

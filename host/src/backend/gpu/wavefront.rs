@@ -145,9 +145,7 @@ pub fn render(
     config: &WavefrontConfig,
     progress: Progress,
 ) -> Result<RenderOutput, GpuError> {
-    let pixels = job.pixel_count() as u32;
-    let work = pixels as u64 * job.spp as u64;
-    render_items(gpu, job, config, (WorkItems::whole_image(pixels), work), progress)
+    render_items(gpu, job, config, job.work_items(), progress)
 }
 
 /// Renders the work items `work` (pixel-samples, see [`WorkItems`]) of

@@ -112,9 +112,7 @@ pub type EmulatorError = WavefrontError<Infallible>;
 
 /// Renders `job` with the wavefront emulated on the host.
 pub fn render(job: &RenderJob, config: &WavefrontConfig, progress: Progress) -> Result<WavefrontOutput, EmulatorError> {
-    let pixels = job.pixel_count() as u32;
-    let work = pixels as u64 * job.spp as u64;
-    render_items(job, config, (WorkItems::whole_image(pixels), work), progress)
+    render_items(job, config, job.work_items(), progress)
 }
 
 /// Renders the work items `work` (pixel-samples, see [`WorkItems`]) of

@@ -61,7 +61,7 @@ impl WavefrontOutput {
         if job.stopping() {
             (self.work_done / job.pixel_count().max(1) as u64) as u32
         } else {
-            job.spp
+            job.spp()
         }
     }
 }

@@ -3,7 +3,7 @@
 //! wrote them. A CSV must have every column of its row type; errors name the
 //! file and what was expected.
 
-use crate::experiment::records::{KernelRow, Manifest, RunRow, header};
+use crate::experiment::records::{ADDED_LATER, KernelRow, Manifest, RunRow, header};
 use anyhow::{Context, bail};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -79,22 +79,6 @@ pub fn read_manifest(path: &Path) -> anyhow::Result<Manifest> {
         )
     })
 }
-
-/// Columns added after results were first committed: older files may lack
-/// them (the rows then read them as empty).
-const ADDED_LATER: [&str; 11] = [
-    "refill",
-    "max_registers",
-    "kernels",
-    "time_launches",
-    "sampler",
-    "nee",
-    "material_sort",
-    "rmse",
-    "rel_mse",
-    "mae",
-    "flip",
-];
 
 /// Parses CSV `text` (from `path`) into rows of `T` with their line
 /// numbers, by header name, after checking that every column of `T` is

@@ -1,0 +1,182 @@
+//! An experiment over several GPUs (`experiment --devices`): its
+//! independent runs spread over them, one configuration per GPU at a time.
+//!
+//! The runs of the CPU back ends go first, one after another, with nothing
+//! else running (they use every core). Then one worker thread per GPU takes
+//! the next GPU configuration from a shared cursor whenever it has finished
+//! its last, so a faster GPU makes more of them. Each worker has its own
+//! scenes (loaded, and uploaded to its GPU, once), its own context and
+//! stream, and makes a configuration's warm-up, parity step and timed
+//! repetitions alone on its GPU: no timed row shares its GPU with another
+//! run. Each row names the GPU it ran on (`gpu`, `gpu_ordinal`), and rows
+//! are keyed by study, run and repetition, so `--resume` continues however
+//! the configurations were spread.
+
+use super::config::{PlannedRun, Study};
+use super::measure::{Ending, Runs, Tally};
+use super::records::RunRow;
+use super::rows::Origin;
+use super::scenes::SceneCache;
+use crate::backend::gpu::Gpu;
+use crate::render::split::imbalance;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+/// Every configuration of `plan`, study by study.
+pub fn each_run<'p>(plan: &'p [(&'p Study, Vec<PlannedRun>)]) -> Vec<(&'p Study, &'p PlannedRun)> {
+    plan.iter()
+        .flat_map(|(study, runs)| runs.iter().map(move |run| (*study, run)))
+        .collect()
+}
+
+/// Makes the configurations of `plan`: the CPU back ends' one after
+/// another, then the GPU back ends' spread over `gpus`. A stop request
+/// ends every worker after the render it has in flight; the first error
+/// of any worker ends the others after theirs and is returned.
+pub fn all(runs: &Runs, plan: &[(&Study, Vec<PlannedRun>)], gpus: &[Gpu]) -> (Ending, Tally) {
+    let (on_gpus, on_host): (Vec<_>, Vec<_>) = each_run(plan)
+        .into_iter()
+        .partition(|(_, run)| run.spec.backend.is_gpu());
+    let (ending, mut tally) = runs.all(&on_host);
+    if !matches!(ending, Ending::Complete) {
+        return (ending, tally);
+    }
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let workers: Vec<Worker> = std::thread::scope(|s| {
+        let handles: Vec<_> = gpus
+            .iter()
+            .map(|gpu| {
+                let (next, failed, on_gpus) = (&next, &failed, &on_gpus);
+                let on_this = Runs {
+                    origin: Origin {
+                        gpu: Some(gpu),
+                        ..runs.origin
+                    },
+                    ..*runs
+                };
+                s.spawn(move || work(&on_this, gpu, on_gpus, (next, failed)))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+            .collect()
+    });
+    let mut error = None;
+    let mut cut = next.load(Ordering::SeqCst).min(on_gpus.len());
+    for w in workers {
+        tally.merge(w.tally);
+        error = error.or(w.error);
+        cut = w.cut.map_or(cut, |c| c.min(cut));
+    }
+    let ending = match error {
+        Some(e) => Ending::Failed(e),
+        None if runs.stop_requested() && cut < on_gpus.len() => Ending::Stopped(on_gpus[cut].0.name.clone()),
+        None => Ending::Complete,
+    };
+    (ending, tally)
+}
+
+/// What one GPU's worker left.
+struct Worker {
+    tally: Tally,
+    /// The error that ended it.
+    error: Option<anyhow::Error>,
+    /// The configuration it was making when a stop request came (its
+    /// repetitions may be unfinished).
+    cut: Option<usize>,
+}
+
+/// One GPU's loop: the next configuration of `plan` not yet taken, until
+/// none is left, a stop is requested, or a worker fails.
+fn work(runs: &Runs, gpu: &Gpu, plan: &[(&Study, &PlannedRun)], (next, failed): (&AtomicUsize, &AtomicBool)) -> Worker {
+    let mut worker = Worker {
+        tally: Tally::default(),
+        error: None,
+        cut: None,
+    };
+    let mut scenes = SceneCache::default();
+    if let Err(e) = gpu.bind_to_thread() {
+        failed.store(true, Ordering::SeqCst);
+        worker.error = Some(e.into());
+        return worker;
+    }
+    while !(failed.load(Ordering::SeqCst) || runs.stop_requested()) {
+        let i = next.fetch_add(1, Ordering::SeqCst);
+        let Some(&(study, run)) = plan.get(i) else {
+            break;
+        };
+        if let Err(e) = runs.one(study, run, &mut scenes, &mut worker.tally) {
+            failed.store(true, Ordering::SeqCst);
+            worker.error = Some(e);
+            break;
+        }
+        if runs.stop_requested() {
+            worker.cut = Some(i);
+        }
+    }
+    worker
+}
+
+/// Per GPU that `rows` ran on, when they ran on several: its rows, the
+/// time of their render calls and their samples, and the load imbalance
+/// (the busiest GPU's time over the mean, less one); empty otherwise.
+pub fn per_gpu(rows: &[RunRow]) -> String {
+    let mut gpus: BTreeMap<usize, (&str, usize, f64, f64)> = BTreeMap::new();
+    for r in rows {
+        if let Some(ordinal) = r.gpu_ordinal {
+            let g = gpus.entry(ordinal).or_insert((r.gpu.as_str(), 0, 0.0, 0.0));
+            g.1 += 1;
+            g.2 += r.total_ms / 1e3;
+            g.3 += r.width as f64 * r.height as f64 * r.spp as f64;
+        }
+    }
+    let mut s = String::new();
+    if gpus.len() < 2 {
+        return s;
+    }
+    for (ordinal, (name, rows, seconds, samples)) in &gpus {
+        let _ = writeln!(
+            s,
+            "GPU {ordinal} ({name}): {rows} rows, {seconds:.3} s of render calls, {:.3} G samples",
+            samples / 1e9
+        );
+    }
+    let busy: Vec<f64> = gpus.values().map(|g| g.2).collect();
+    let _ = writeln!(
+        s,
+        "load imbalance over the GPUs: {:.1} % (the busiest GPU's time over the mean)",
+        100.0 * imbalance(&busy)
+    );
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_gpu_sums_its_rows_and_the_imbalance_compares_them() {
+        let row = |ordinal: Option<usize>, total_ms| RunRow {
+            gpu: "H".into(),
+            gpu_ordinal: ordinal,
+            total_ms,
+            width: 10,
+            height: 10,
+            spp: 10,
+            ..RunRow::default()
+        };
+        assert!(per_gpu(&[row(Some(0), 1000.0), row(None, 50.0)]).is_empty(), "one GPU");
+        let text = per_gpu(&[
+            row(Some(1), 3000.0),
+            row(Some(0), 500.0),
+            row(Some(0), 500.0),
+            row(None, 9000.0),
+        ]);
+        assert!(text.contains("GPU 0 (H): 2 rows, 1.000 s of render calls"), "{text}");
+        assert!(text.contains("GPU 1 (H): 1 rows, 3.000 s"), "{text}");
+        assert!(text.contains("load imbalance over the GPUs: 50.0 %"), "{text}");
+    }
+}

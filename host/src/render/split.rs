@@ -1,0 +1,336 @@
+//! One image over several devices (`--devices`): one worker thread per
+//! device, each with its own context and stream (a [`Renderer`] on its own
+//! [`Gpu`], the scene uploaded once per device), takes chunks of samples
+//! from the shared cursor of [`super::chunks`] and adds each chunk's film
+//! to its own sum; the sums are merged at the end.
+//!
+//! The merge is exact: films are 64-bit fixed point ([`FixedRgb`]), so
+//! adding them is integer addition, associative and commutative, and the
+//! counters (rays, invalid samples) are sums as well. Whatever the number
+//! of devices, their speeds and the order chunks finish in, the merged
+//! film, its rays and its invalid samples equal the one-device render's,
+//! bit for bit.
+//!
+//! A stop request (Ctrl-C) is seen between chunks: no device takes a new
+//! chunk, the chunks in flight finish, and every finished sample of every
+//! device is kept. The chunks were handed out in order, so the finished
+//! samples are `0..n` and the image equals a render asked for `n` samples,
+//! as a stopped one-device render does.
+//!
+//! The devices need not be GPUs: [`render`] takes any function that renders
+//! a chunk on a device, which is how the tests run the split over several
+//! emulated devices on the CPU ([`Renderer`]s of the `cpu` and `cpu-wave`
+//! back ends).
+
+use super::Renderer;
+use super::chunks::{SampleCursor, chunk_samples};
+use crate::backend::gpu::Gpu;
+use crate::backend::gpu::buffers::DeviceScene;
+use crate::backend::{BackendKind, BackendOptions, Progress, RenderOutput};
+use crate::prepared::PreparedScene;
+use crate::settings::backend::BackendChoice;
+use crate::settings::devices::Devices;
+use anyhow::{Context, anyhow};
+use device::film::FixedRgb;
+use device::integrator::SampleRange;
+use device::scene::RenderParams;
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// One device's part of a split render.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DeviceShare {
+    /// The device, e.g. "GPU 1 (NVIDIA H100 80GB HBM3)".
+    pub device: String,
+    /// Chunks it rendered.
+    pub chunks: u32,
+    /// Samples per pixel it rendered.
+    pub spp: u32,
+    /// Ray segments it traced.
+    pub rays: u64,
+    /// Time it spent in its chunks' renders.
+    pub busy: Duration,
+}
+
+/// What a render on one or several devices produced.
+#[derive(Clone, Debug)]
+pub struct SplitOutput {
+    /// The merged render. Split over several devices, its `elapsed` is the
+    /// split's wall time (from the first chunk to the merge, the scene's
+    /// uploads included) and it has no GPU profile.
+    pub output: RenderOutput,
+    /// Each device's part, in the order of the devices (empty for a
+    /// render on one device).
+    pub shares: Vec<DeviceShare>,
+}
+
+/// The load imbalance of work spread over devices busy `busy` seconds
+/// each: the busiest device's time over the mean, less one (0 when every
+/// device was busy equally long).
+pub fn imbalance(busy: &[f64]) -> f64 {
+    let busiest = busy.iter().copied().fold(0.0, f64::max);
+    let mean = busy.iter().sum::<f64>() / busy.len().max(1) as f64;
+    if mean > 0.0 { busiest / mean - 1.0 } else { 0.0 }
+}
+
+/// One line per device and one for the imbalance (nothing for a render
+/// on one device).
+pub fn describe(shares: &[DeviceShare]) -> String {
+    let mut s = String::new();
+    if shares.is_empty() {
+        return s;
+    }
+    for share in shares {
+        let _ = writeln!(
+            s,
+            "  {}: {} spp in {} chunks, {:.3} s busy, {:.3} M rays",
+            share.device,
+            share.spp,
+            share.chunks,
+            share.busy.as_secs_f64(),
+            share.rays as f64 / 1e6
+        );
+    }
+    let _ = writeln!(
+        s,
+        "  load imbalance: {:.1} % (the busiest device's time over the mean)",
+        100.0 * imbalance(&shares.iter().map(|s| s.busy.as_secs_f64()).collect::<Vec<_>>())
+    );
+    s
+}
+
+/// Films a render on `devices` devices holds in host memory at once: the
+/// one film, or per device its sum and the chunk it just rendered (the
+/// merge adds into one of the sums).
+pub fn host_films(devices: usize) -> u64 {
+    match devices {
+        0 | 1 => 1,
+        n => 2 * n as u64,
+    }
+}
+
+/// Opens the back end `choice` on each GPU that `devices` names.
+/// `--devices` picks GPUs: `auto` is the megakernel, and a CPU back end,
+/// or a machine without a usable GPU, is an error that says so.
+pub fn open(choice: BackendChoice, options: BackendOptions, devices: &Devices) -> anyhow::Result<Vec<Renderer>> {
+    let kind = match choice {
+        BackendChoice::Auto => BackendKind::GpuMega,
+        BackendChoice::Exactly(kind) if kind.is_gpu() => kind,
+        BackendChoice::Exactly(kind) => anyhow::bail!(
+            "--devices picks the GPUs of gpu-mega and gpu-wave; the {} back end renders on the host (leave --devices out)",
+            kind.label()
+        ),
+    };
+    let present = Gpu::count().with_context(|| {
+        format!(
+            "--devices picks GPUs for the {} back end, and none can be used here; \
+             `--backend cpu` without --devices renders on the host",
+            kind.label()
+        )
+    })?;
+    let ordinals = devices.ordinals(present).map_err(|e| anyhow!(e))?;
+    ordinals
+        .into_iter()
+        .map(|d| {
+            let gpu = Gpu::open(d).with_context(|| format!("--devices: opening GPU {d}"))?;
+            Renderer::on(kind, options, Some(&gpu))
+        })
+        .collect()
+}
+
+/// Renders `spp` samples per pixel of `scene` on `renderers`: on one as it
+/// renders alone (stopping on `stop` as it does), on several split
+/// ([`render`]), each GPU with the scene uploaded once.
+pub fn render_on(
+    renderers: &[Renderer],
+    scene: &PreparedScene,
+    (params, spp): (RenderParams, u32),
+    stop: Option<&'static AtomicBool>,
+    progress: Progress,
+) -> anyhow::Result<SplitOutput> {
+    if let [one] = renderers {
+        let output = one.clone().stopping_on(stop).render(scene, params, spp, progress)?;
+        return Ok(SplitOutput {
+            output,
+            shares: Vec::new(),
+        });
+    }
+    // Each chunk runs to its end: the split sees the stop between chunks.
+    let workers: Vec<Renderer> = renderers.iter().map(|r| r.clone().stopping_on(None)).collect();
+    let names: Vec<String> = workers
+        .iter()
+        .enumerate()
+        .map(|(i, r)| match r.gpu() {
+            Some(gpu) => format!("GPU {} ({})", gpu.info().ordinal, gpu.info().name),
+            None => format!("host worker {i} ({})", r.kind().label()),
+        })
+        .collect();
+    render(&names, spp, stop, progress, |d| {
+        let renderer = &workers[d];
+        let uploaded = renderer
+            .gpu()
+            .map(|gpu| {
+                gpu.bind_to_thread()?;
+                DeviceScene::upload(gpu, scene)
+            })
+            .transpose()?;
+        Ok(move |samples: SampleRange, progress: Progress| {
+            renderer.render_samples(scene, uploaded.as_ref(), params, samples, progress)
+        })
+    })
+}
+
+/// Renders the samples `0..spp` over the devices `names`, one worker
+/// thread each: `open(d)`, on device `d`'s thread, prepares it and returns
+/// the function that renders a chunk of samples there (whole samples of
+/// every pixel, never stopping early). Each device renders at least one
+/// chunk; after that, a set `stop` ends the split once the chunks in
+/// flight are done. The first error of any device ends it too and is
+/// returned.
+pub fn render<W>(
+    names: &[String],
+    spp: u32,
+    stop: Option<&AtomicBool>,
+    progress: Progress,
+    open: impl Fn(usize) -> anyhow::Result<W> + Sync,
+) -> anyhow::Result<SplitOutput>
+where
+    W: FnMut(SampleRange, Progress) -> anyhow::Result<RenderOutput>,
+{
+    anyhow::ensure!(
+        spp > 0 && !names.is_empty(),
+        "internal: a split of no samples or over no device"
+    );
+    let cursor = SampleCursor::new(spp);
+    let failed = AtomicBool::new(false);
+    let halt = || failed.load(Ordering::SeqCst) || stop.is_some_and(|s| s.load(Ordering::SeqCst));
+    let start = Instant::now();
+    let parts: Vec<anyhow::Result<Option<Part>>> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..names.len())
+            .map(|d| {
+                let (cursor, open, halt, failed) = (&cursor, &open, &halt, &failed);
+                s.spawn(move || {
+                    let part = open(d).and_then(|chunk| work(chunk, cursor, names.len(), halt, progress));
+                    if part.is_err() {
+                        failed.store(true, Ordering::SeqCst);
+                    }
+                    part
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| w.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+            .collect()
+    });
+    let mut merged: Option<Part> = None;
+    let mut shares = Vec::new();
+    for (name, part) in names.iter().zip(parts) {
+        let part = part.with_context(|| format!("rendering on {name}"))?;
+        let share = DeviceShare {
+            device: name.clone(),
+            ..part.as_ref().map(|p| p.share.clone()).unwrap_or_default()
+        };
+        shares.push(share);
+        merged = match (merged, part) {
+            (Some(sum), Some(part)) => Some(sum.plus(part)),
+            (sum, part) => sum.or(part),
+        };
+    }
+    let merged = merged.ok_or_else(|| anyhow!("internal: the split rendered no chunk"))?;
+    let done: u32 = shares.iter().map(|s| s.spp).sum();
+    anyhow::ensure!(
+        done == cursor.taken(),
+        "internal: {} samples were handed out and {done} rendered",
+        cursor.taken()
+    );
+    Ok(SplitOutput {
+        output: RenderOutput {
+            film: merged.film,
+            spp: done,
+            rays: merged.share.rays,
+            invalid_samples: merged.invalid_samples,
+            elapsed: start.elapsed(),
+            device: format!("{} devices: {}", names.len(), names.join(", ")),
+            gpu: None,
+        },
+        shares,
+    })
+}
+
+/// A sum of chunks: one device's, or the merge of several.
+struct Part {
+    film: Vec<FixedRgb>,
+    invalid_samples: u64,
+    share: DeviceShare,
+}
+
+impl Part {
+    /// One chunk's render, which took `busy`.
+    fn chunk(out: RenderOutput, busy: Duration) -> Part {
+        Part {
+            share: DeviceShare {
+                chunks: 1,
+                spp: out.spp,
+                rays: out.rays,
+                busy,
+                ..DeviceShare::default()
+            },
+            film: out.film,
+            invalid_samples: out.invalid_samples,
+        }
+    }
+
+    /// This sum and `other`'s: every pixel and counter added exactly.
+    fn plus(mut self, other: Part) -> Part {
+        for (sum, add) in self.film.iter_mut().zip(&other.film) {
+            sum.add(*add);
+        }
+        self.invalid_samples += other.invalid_samples;
+        let (a, b) = (&mut self.share, &other.share);
+        a.chunks += b.chunks;
+        a.spp += b.spp;
+        a.rays += b.rays;
+        a.busy += b.busy;
+        self
+    }
+}
+
+/// One device's loop: take a chunk sized by its speed, render it, add it
+/// to the device's sum; until the samples run out or `halt` says to stop
+/// (checked after each chunk, so every device renders at least one).
+fn work<W>(
+    mut render_chunk: W,
+    cursor: &SampleCursor,
+    devices: usize,
+    halt: &dyn Fn() -> bool,
+    progress: Progress,
+) -> anyhow::Result<Option<Part>>
+where
+    W: FnMut(SampleRange, Progress) -> anyhow::Result<RenderOutput>,
+{
+    let mut sum: Option<Part> = None;
+    let mut per_sample = None;
+    while let Some(samples) = cursor.take(chunk_samples(per_sample, cursor.remaining(), devices)) {
+        let started = Instant::now();
+        let out = render_chunk(samples, progress)?;
+        let busy = started.elapsed();
+        let asked = samples.end - samples.begin;
+        anyhow::ensure!(
+            out.spp == asked,
+            "internal: a chunk of {asked} samples per pixel came back with {}",
+            out.spp
+        );
+        per_sample = Some(busy / asked);
+        let chunk = Part::chunk(out, busy);
+        sum = Some(match sum {
+            Some(sum) => sum.plus(chunk),
+            None => chunk,
+        });
+        if halt() {
+            break;
+        }
+    }
+    Ok(sum)
+}
