@@ -734,6 +734,8 @@ sweep = { block = ["8x8", "16x8", "32x4"] }
         "one image on every GPU"
     );
     assert!(stdout.contains("load imbalance over the GPUs"), "{stdout}");
+    let manifest = wavepath::experiment::records::Manifest::read(&out.join("manifest.toml")).unwrap();
+    assert_eq!(manifest.devices.len(), present, "the manifest lists every GPU");
 }
 
 #[test]

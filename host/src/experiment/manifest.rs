@@ -15,13 +15,14 @@ use crate::system::provenance::{Provenance, now};
 /// The status of a study a stop request cut short.
 pub const INTERRUPTED: &str = "interrupted";
 
-/// The manifest of a run starting now, on `gpu` if one opened; a resumed run
-/// keeps the `earlier` run's first start and its sessions, and adds its own.
+/// The manifest of a run starting now, on the `gpus` that opened; a
+/// resumed run keeps the `earlier` run's first start and its sessions, and
+/// adds its own.
 pub fn begin(
     config: &Config,
     command: &str,
     meta: &Provenance,
-    gpu: Option<&Gpu>,
+    gpus: &[Gpu],
     plan: &[(&Study, Vec<PlannedRun>)],
     earlier: Option<Manifest>,
     allow_dirty: bool,
@@ -40,7 +41,12 @@ pub fn begin(
             cpu: meta.cpu_model.clone(),
             cpu_threads: meta.cpu_threads,
         },
-        device: gpu.map(device),
+        device: gpus.first().map(device),
+        devices: if gpus.len() > 1 {
+            gpus.iter().map(device).collect()
+        } else {
+            Vec::new()
+        },
         build: ManifestBuild {
             version: meta.version.clone(),
             commit: meta.commit_hash().to_string(),
@@ -70,6 +76,7 @@ pub fn begin(
 fn device(gpu: &Gpu) -> ManifestDevice {
     let i = gpu.info();
     ManifestDevice {
+        ordinal: i.ordinal,
         name: i.name.clone(),
         driver: driver(gpu),
         compute_capability: format!("{}.{}", i.compute_capability.0, i.compute_capability.1),

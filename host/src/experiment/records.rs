@@ -376,9 +376,13 @@ pub struct Manifest {
     pub experiment: ManifestExperiment,
     /// The host.
     pub host: ManifestHost,
-    /// The GPU, when one was opened.
+    /// The GPU, when one was opened (with several, the first).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<ManifestDevice>,
+    /// Every GPU the GPU runs were spread over (`--devices`), when there
+    /// were several.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub devices: Vec<ManifestDevice>,
     /// The build.
     pub build: ManifestBuild,
     /// Each study's outcome.
@@ -467,6 +471,10 @@ pub struct ManifestHost {
 /// `[device]` of the manifest.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct ManifestDevice {
+    /// The driver's ordinal of the GPU (0 in manifests from before
+    /// `--devices`, which used GPU 0).
+    #[serde(default)]
+    pub ordinal: usize,
     /// The GPU's name.
     pub name: String,
     /// Its CUDA driver version.

@@ -95,7 +95,7 @@ pub fn run(config: &Config, opts: &RunOptions) -> anyhow::Result<Outcome> {
     let gpu = gpus.first();
     let files = opts.out.as_deref().map(OutFiles::in_folder);
     let earlier = resumed.manifest.take();
-    let mut manifest = manifest::begin(config, &opts.command, &meta, gpu, &plan, earlier, opts.allow_dirty);
+    let mut manifest = manifest::begin(config, &opts.command, &meta, &gpus, &plan, earlier, opts.allow_dirty);
     manifest.input = checked
         .inputs
         .iter()
