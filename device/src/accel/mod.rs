@@ -121,7 +121,7 @@ impl Closest {
         let i = prim.index() as usize;
         let (hit, material) = match prim.kind() {
             PrimKind::Sphere => {
-                let s = &primitives.spheres.as_slice()[i];
+                let s = &primitives.spheres.fetch(i);
                 (s.intersect(ray, self.range), s.material)
             }
             PrimKind::Parallelepiped => {
@@ -136,7 +136,7 @@ impl Closest {
                 )
             }
             PrimKind::Triangle => {
-                let t = &primitives.triangles.as_slice()[i];
+                let t = &primitives.triangles.fetch(i);
                 (t.intersect(ray, self.range), t.material)
             }
         };
