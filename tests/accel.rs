@@ -48,11 +48,7 @@ fn random_geometry(seed: u32, n: usize) -> Geometry {
     let mut g = Geometry::default();
     for i in 0..n {
         match i % 4 {
-            0 => g.spheres.push(Sphere {
-                center: r.point(10.0),
-                radius: r.range(0.05, 2.0),
-                material: 0,
-            }),
+            0 => g.spheres.push(Sphere::new(r.point(10.0), r.range(0.05, 2.0), 0)),
             1 => {
                 let corner = if r.next() < 0.5 {
                     r.point(10.0)
@@ -231,11 +227,7 @@ fn lopsided_trees_hit_the_depth_limit_with_small_leaves() {
     let mut g = Geometry::default();
     let xs: Vec<f32> = (0..400).map(|i| 1.2f32.powi(i)).collect();
     for &x in &xs {
-        g.spheres.push(Sphere {
-            center: Vec3::new(x, 0.0, 0.0),
-            radius: 0.1,
-            material: 0,
-        });
+        g.spheres.push(Sphere::new(Vec3::new(x, 0.0, 0.0), 0.1, 0));
     }
     let brute = scene_with(g.clone(), settings(AccelChoice::None));
     let rays: Vec<Ray> = xs

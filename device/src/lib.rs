@@ -18,6 +18,8 @@
 #![warn(missing_docs)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, stdarch_nvptx, asm_experimental_arch))]
 #![feature(core_intrinsics)]
+// `core::simd` on the host: the 8-wide BVH tests a node's eight boxes at once.
+#![cfg_attr(not(target_arch = "nvptx64"), feature(portable_simd))]
 // `#[inline(always)]` on a closure (the drain's per-item body): see `kernels`.
 #![feature(stmt_expr_attributes)]
 #![allow(internal_features)]

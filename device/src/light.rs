@@ -377,11 +377,7 @@ mod tests {
 
     #[test]
     fn a_sphere_light_is_sampled_by_its_cone_with_the_pdf_of_its_solid_angle() {
-        let spheres = [Sphere {
-            center: Vec3::new(0.0, 3.0, 0.0),
-            radius: 1.2,
-            material: 0,
-        }];
+        let spheres = [Sphere::new(Vec3::new(0.0, 3.0, 0.0), 1.2, 0)];
         let materials = [emitter(Rgb::new(2.0, 2.0, 2.0))];
         let lights = [Light {
             prim: PrimRef::new(PrimKind::Sphere, 0),

@@ -383,11 +383,7 @@ mod tests {
                 Vec3::new(1.0, 2.0, 0.0),
             ];
             Scene {
-                spheres: vec![Sphere {
-                    center: Vec3::new(0.0, 0.0, 0.0),
-                    radius: 2.0,
-                    material: 0,
-                }],
+                spheres: vec![Sphere::new(Vec3::new(0.0, 0.0, 0.0), 2.0, 0)],
                 boxes: vec![Parallelepiped::new(
                     Vec3::new(0.0, 0.0, 0.0),
                     [

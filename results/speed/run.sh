@@ -145,6 +145,12 @@ case ${1:-} in
           echo "raycast ${s##*/} $a: $(timeout 90 $B raycast $s.toml --accel $a --rays bounce --csv "gpu-run/results/raycast/${name}_${s##*/}_${a}_bounce.csv" 2>&1 | tail -1)"
         done
       done
+      # RTIOW's BVH with other leaf sizes (the builder's default is 4).
+      for n in 1 2 8; do
+        (( SECONDS < 570 )) || break
+        { cat scenes/rtiow_final.toml; printf '\n[accel]\nbvh_max_leaf = %d\n' $n; } >scenes/rtiow_final_leaf$n.toml
+        echo "raycast rtiow_final bvh_max_leaf=$n: $(timeout 60 $B raycast scenes/rtiow_final_leaf$n.toml --accel bvh --rays bounce --csv "gpu-run/results/raycast/${name}_rtiow_final_leaf${n}_bvh_bounce.csv" 2>&1 | tail -1)"
+      done
       pack
     } >"$log" 2>&1
     ;;

@@ -50,7 +50,9 @@ pub fn search(primitives: &Primitives, accel: &AccelView, ray: &Ray, range: Inte
     let mut node = 0usize;
     loop {
         // Test both children of `node`; take the nearer, keep the farther.
-        let n = &nodes[node];
+        // The node is read whole (on the GPU in 16-byte loads through the
+        // read-only cache; the child words, unused here, are never loaded).
+        let n = &accel.bvh_nodes.fetch(node);
         let near = match (enter(&n.bounds[0], &c), enter(&n.bounds[1], &c)) {
             (Some(a), Some(b)) => {
                 let (near, far, t_far) = if b < a { (1, 0, a) } else { (0, 1, b) };

@@ -7,7 +7,7 @@
 //! |---|---|---|
 //! | none | – | every primitive ([`brute`]) |
 //! | BVH | 64-byte binary node holding both child boxes | nearer child first, stack culled by entry distance ([`bvh`]) |
-//! | 8-wide BVH | 96-byte node, child boxes quantised to 8 bits | children in octant order, one stack entry per level ([`bvh8`]) |
+//! | 8-wide BVH | 96-byte node, child boxes quantised to 8 bits | children in octant order, one stack entry per level; the host tests the eight boxes at once ([`bvh8`]) |
 //! | kd-tree | 8-byte node | front-to-back with `t_min`/`t_max` per node ([`kdtree`]) |
 
 pub mod brute;
@@ -121,7 +121,7 @@ impl Closest {
         let i = prim.index() as usize;
         let (hit, material) = match prim.kind() {
             PrimKind::Sphere => {
-                let s = &primitives.spheres.as_slice()[i];
+                let s = &primitives.spheres.fetch(i);
                 (s.intersect(ray, self.range), s.material)
             }
             PrimKind::Parallelepiped => {
@@ -136,7 +136,7 @@ impl Closest {
                 )
             }
             PrimKind::Triangle => {
-                let t = &primitives.triangles.as_slice()[i];
+                let t = &primitives.triangles.fetch(i);
                 (t.intersect(ray, self.range), t.material)
             }
         };

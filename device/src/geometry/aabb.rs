@@ -1,6 +1,6 @@
 //! Axis-aligned bounding boxes: the acceleration structures' currency.
 
-use crate::math::{Ray, Vec3};
+use crate::math::{Ray, Vec3, scalar};
 
 /// An axis-aligned box; empty when `min > max` on some axis.
 #[repr(C)]
@@ -103,14 +103,108 @@ impl RayBoxTest {
     /// a box with an infinite plane) lands in a slot that `max`/`min`
     /// ignore: such a box is kept, never culled by mistake.
     #[inline(always)]
-    pub fn enter_between(&self, t0: Vec3, t1: Vec3, (t_min, t_max): (f32, f32)) -> Option<f32> {
-        let order = |inv: f32, a: f32, b: f32| if inv >= 0.0 { (a, b) } else { (b, a) };
-        let (nx, fx) = order(self.inv_dir.x, t0.x, t1.x);
-        let (ny, fy) = order(self.inv_dir.y, t0.y, t1.y);
-        let (nz, fz) = order(self.inv_dir.z, t0.z, t1.z);
-        let enter = larger(larger(larger(t_min, nx), ny), nz);
-        let exit = smaller(smaller(smaller(t_max, fx), fy), fz);
+    pub fn enter_between(&self, t0: Vec3, t1: Vec3, range: (f32, f32)) -> Option<f32> {
+        let (enter, exit) = self.slab([t0.x, t0.y, t0.z], [t1.x, t1.y, t1.z], range);
         if enter <= exit { Some(enter) } else { None }
+    }
+
+    /// The slab test of [`RayBoxTest::enter_between`] on lanes, each lane
+    /// one box: per lane, the entry and exit distances of the box whose
+    /// lower planes lie at distances `t0[k]` along the ray and upper planes
+    /// at `t1[k]`, clipped to `(t_min, t_max)`. The ray enters a lane's box
+    /// where `enter <= exit`.
+    ///
+    /// Written once for [`f32`] (one box, every back end) and, on the host,
+    /// for [`F32x8`] (eight boxes per instruction): the near/far choice is
+    /// one branch on the ray, shared by every lane, and each lane then runs
+    /// the same comparisons in the same order as the scalar test, so a
+    /// lane's results equal the scalar test's for its box bit for bit.
+    #[inline(always)]
+    pub fn slab<L: SlabLanes>(&self, t0: [L; 3], t1: [L; 3], (t_min, t_max): (f32, f32)) -> (L, L) {
+        let order = |inv: f32, a: L, b: L| if inv >= 0.0 { (a, b) } else { (b, a) };
+        let (nx, fx) = order(self.inv_dir.x, t0[0], t1[0]);
+        let (ny, fy) = order(self.inv_dir.y, t0[1], t1[1]);
+        let (nz, fz) = order(self.inv_dir.z, t0[2], t1[2]);
+        let enter = L::splat(t_min).larger(nx).larger(ny).larger(nz);
+        let exit = L::splat(t_max).smaller(fx).smaller(fy).smaller(fz);
+        (enter, exit)
+    }
+}
+
+/// What the slab test ([`RayBoxTest::slab`]) runs on: one `f32` per box,
+/// or (on the host) eight boxes in the lanes of an [`F32x8`]. Each
+/// operation is one IEEE operation per lane, the same for both types, so
+/// code written once over `SlabLanes` computes in every lane what it
+/// computes for `f32`, bit for bit.
+pub trait SlabLanes: Copy {
+    /// Every lane `x`.
+    fn splat(x: f32) -> Self;
+    /// `self · m + a` per lane, fused (one rounding).
+    fn mul_add(self, m: Self, a: Self) -> Self;
+    /// Per lane, the larger of `self` and `x`, ignoring a NaN `x` (the
+    /// slab test's `max`; `self` is never NaN).
+    fn larger(self, x: Self) -> Self;
+    /// Per lane, the smaller of `self` and `x`, ignoring a NaN `x` (the
+    /// slab test's `min`).
+    fn smaller(self, x: Self) -> Self;
+}
+
+impl SlabLanes for f32 {
+    #[inline(always)]
+    fn splat(x: f32) -> Self {
+        x
+    }
+
+    #[inline(always)]
+    fn mul_add(self, m: Self, a: Self) -> Self {
+        scalar::fma(self, m, a)
+    }
+
+    #[inline(always)]
+    fn larger(self, x: Self) -> Self {
+        larger(self, x)
+    }
+
+    #[inline(always)]
+    fn smaller(self, x: Self) -> Self {
+        smaller(self, x)
+    }
+}
+
+/// Eight `f32` lanes (the host's 256-bit vectors: one AVX instruction per
+/// operation on x86-64-v3).
+#[cfg(not(target_arch = "nvptx64"))]
+pub type F32x8 = core::simd::f32x8;
+
+/// The same operations as `f32`'s, lane by lane: `mul_add` is LLVM's
+/// `fma` on vectors (`vfmadd`), correctly rounded per lane like
+/// [`scalar::fma`]; `larger` and `smaller` select on the same comparisons
+/// (`x > self`, `x < self`) as `f32`'s do off the GPU, so NaN lanes and
+/// signed zeros come out the same.
+#[cfg(not(target_arch = "nvptx64"))]
+impl SlabLanes for F32x8 {
+    #[inline(always)]
+    fn splat(x: f32) -> Self {
+        F32x8::splat(x)
+    }
+
+    #[inline(always)]
+    fn mul_add(self, m: Self, a: Self) -> Self {
+        // SAFETY: `simd_fma` requires a vector of floats, which `f32x8` is;
+        // std's `StdFloat::mul_add` is this same call, which `core` lacks.
+        unsafe { core::intrinsics::simd::simd_fma(self, m, a) }
+    }
+
+    #[inline(always)]
+    fn larger(self, x: Self) -> Self {
+        use core::simd::{Select, cmp::SimdPartialOrd};
+        x.simd_gt(self).select(x, self)
+    }
+
+    #[inline(always)]
+    fn smaller(self, x: Self) -> Self {
+        use core::simd::{Select, cmp::SimdPartialOrd};
+        x.simd_lt(self).select(x, self)
     }
 }
 

@@ -3,8 +3,9 @@
 use super::{Interval, SurfaceHit};
 use crate::math::{Ray, Vec3, scalar};
 
-/// A sphere with a material.
-#[repr(C)]
+/// A sphere with a material, padded to 32 bytes so that the GPU reads it
+/// in two 16-byte loads ([`crate::slice::DeviceSlice::fetch`]).
+#[repr(C, align(16))]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Sphere {
     /// Centre.
@@ -13,14 +14,27 @@ pub struct Sphere {
     pub radius: f32,
     /// Index into the scene's materials.
     pub material: u32,
+    /// Zero.
+    pad: [u32; 3],
 }
 
-const _: () = assert!(core::mem::size_of::<Sphere>() == 20);
-// SAFETY: `#[repr(C)]`, a `Vec3`, an `f32` and a `u32`: the size asserted above is the sum of
-// the fields, so there is no padding.
+const _: () = assert!(core::mem::size_of::<Sphere>() == 32);
+// SAFETY: `#[repr(C)]`, a `Vec3`, an `f32`, a `u32` and three `u32` of
+// padding made explicit: the size asserted above is the sum of the fields,
+// so there is no implicit padding.
 unsafe impl crate::kernel::AsBytes for Sphere {}
 
 impl Sphere {
+    /// The sphere of `radius` about `center`.
+    pub fn new(center: Vec3, radius: f32, material: u32) -> Self {
+        Sphere {
+            center,
+            radius,
+            material,
+            pad: [0; 3],
+        }
+    }
+
     /// Closest intersection inside `range`. Uses the numerically careful form
     /// of Haines et al. (Ray Tracing Gems, ch. 7): the discriminant comes from
     /// the ray's perpendicular offset, and the smaller root from `c / q`, so
@@ -63,11 +77,7 @@ mod tests {
     use super::*;
 
     fn unit_sphere_at_origin() -> Sphere {
-        Sphere {
-            center: Vec3::ZERO,
-            radius: 1.0,
-            material: 0,
-        }
+        Sphere::new(Vec3::ZERO, 1.0, 0)
     }
 
     #[test]
@@ -120,11 +130,7 @@ mod tests {
     #[test]
     fn huge_sphere_keeps_single_precision() {
         // A smallpt-style wall: radius 1e5 with its surface at x = 1.
-        let wall = Sphere {
-            center: Vec3::new(-1e5 + 1.0, 40.8, 81.6),
-            radius: 1e5,
-            material: 0,
-        };
+        let wall = Sphere::new(Vec3::new(-1e5 + 1.0, 40.8, 81.6), 1e5, 0);
         let toward = Ray::new(Vec3::new(50.0, 40.8, 81.6), Vec3::new(-1.0, 0.0, 0.0));
         let hit = wall.intersect(&toward, Interval::POSITIVE).unwrap();
         // One ulp at 1e5 is 0.0078: the careful form stays within it.

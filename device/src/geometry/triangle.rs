@@ -4,8 +4,9 @@ use super::{Interval, SurfaceHit};
 use crate::math::{Ray, Vec3};
 
 /// A triangle stored for Möller–Trumbore: one vertex and two edges, plus its
-/// winding normal.
-#[repr(C)]
+/// winding normal, padded to 64 bytes so that the GPU reads it in four
+/// 16-byte loads ([`crate::slice::DeviceSlice::fetch`]).
+#[repr(C, align(16))]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Triangle {
     /// First vertex.
@@ -14,15 +15,18 @@ pub struct Triangle {
     pub e1: Vec3,
     /// `v2 - v0`.
     pub e2: Vec3,
-    /// Unit normal `e1 × e2` (counter-clockwise winding faces outward).
-    pub normal: Vec3,
     /// Index into the scene's materials.
     pub material: u32,
+    /// Unit normal `e1 × e2` (counter-clockwise winding faces outward).
+    pub normal: Vec3,
+    /// Zero.
+    pad: [u32; 3],
 }
 
-const _: () = assert!(core::mem::size_of::<Triangle>() == 52);
-// SAFETY: `#[repr(C)]`, four-byte fields only: the size asserted above is the sum of
-// the fields, so there is no padding.
+const _: () = assert!(core::mem::size_of::<Triangle>() == 64);
+// SAFETY: `#[repr(C)]`, four-byte fields only, the padding made explicit:
+// the size asserted above is the sum of the fields, so there is no
+// implicit padding.
 unsafe impl crate::kernel::AsBytes for Triangle {}
 
 impl Triangle {
@@ -34,8 +38,9 @@ impl Triangle {
             v0,
             e1,
             e2,
-            normal: e1.cross(e2).normalized(),
             material,
+            normal: e1.cross(e2).normalized(),
+            pad: [0; 3],
         }
     }
 

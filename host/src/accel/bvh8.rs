@@ -336,4 +336,47 @@ mod tests {
         };
         assert_eq!((first_prim(0), first_prim(1)), (0, 1));
     }
+
+    #[test]
+    fn built_nodes_test_their_children_at_once_as_one_by_one() {
+        // Every node of real trees, rays from around them in every
+        // direction: the host's wide box test enters the same children as
+        // the GPU's one-child test (the device crate's test compares entry
+        // distances too, bit for bit, on random nodes).
+        use device::geometry::{Interval, RayBoxTest};
+        use device::math::Ray;
+        let mut state = 0x2222_u64;
+        let mut unit = move || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (state >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0
+        };
+        for (n, offset, span) in [(9, 1e5, 3.0), (300, -7.5e3, 1e4), (2000, 3.3, 0.01)] {
+            let built = build(&line(n, offset, span), &BvhSettings::default());
+            for node in &built.bvh8_nodes {
+                let centre = node.child_box(node.child_mask.trailing_zeros()).center();
+                for _ in 0..64 {
+                    let jitter = Vec3::new(unit(), unit(), unit()) * span.max(1.0);
+                    let dir = Vec3::new(unit(), unit(), unit());
+                    let ray = Ray::new(centre + jitter, dir);
+                    let boxes = RayBoxTest::new(&ray);
+                    let range = Interval {
+                        min: 0.0,
+                        max: if unit() < 0.0 {
+                            f32::INFINITY
+                        } else {
+                            span * (unit() + 1.0)
+                        },
+                    };
+                    let octant = bvh8::octant(dir);
+                    assert_eq!(
+                        node.hits_all(&boxes, range, octant),
+                        node.hits_each(&boxes, range, octant),
+                        "{node:?} {ray:?}"
+                    );
+                }
+            }
+        }
+    }
 }

@@ -95,11 +95,7 @@ impl SceneBuilder {
 
     /// Adds a sphere.
     pub fn add_sphere(&mut self, center: Vec3, radius: f32, material: u32) {
-        self.geometry.spheres.push(Sphere {
-            center,
-            radius,
-            material,
-        });
+        self.geometry.spheres.push(Sphere::new(center, radius, material));
     }
 
     /// Adds a convex polygon (vertices counter-clockwise about its front).
