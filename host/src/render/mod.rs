@@ -21,7 +21,14 @@ use crate::settings::devices::Devices;
 use crate::settings::nee::NeeMode;
 use crate::settings::sampler::SamplerKind;
 use anyhow::Context;
-use device::scene::{RenderParams, RenderView};
+use device::accel::Dispatch;
+use device::geometry::Hit;
+use device::integrator::finish_path;
+use device::observe::Unobserved;
+use device::scene::{RenderParams, RenderView, SceneView};
+use device::shading::AnyMaterial;
+use device::stages::PathState;
+use device::warp::Unsynchronised;
 use indicatif::{ProgressBar, ProgressStyle};
 use split::DeviceShare;
 use std::path::{Path, PathBuf};
@@ -168,6 +175,20 @@ pub fn render_scene(
     progress: &(dyn Fn(u64) + Sync),
 ) -> anyhow::Result<RenderOutput> {
     Renderer::new(kind, *options)?.render(scene, params, spp, progress)
+}
+
+/// Follows `path` to its end on the CPU, as the CPU back end traces it
+/// (the scene's own structure, every material class), handing `on_segment`
+/// each path state with the hit of its ray; the light found is dropped.
+/// The host's path diagnostics record through it: `verify`'s trace of a
+/// differing sample, and the bounce rays `raycast` casts.
+pub fn follow_path(
+    view: &SceneView,
+    params: &RenderParams,
+    path: &mut PathState,
+    on_segment: impl FnMut(&PathState, Option<&Hit>),
+) {
+    finish_path::<Dispatch, AnyMaterial>(view, params, path, &Unobserved, (Unsynchronised, 0), on_segment, |_| {});
 }
 
 /// The default output path: `<scene name>.png` in the current folder.

@@ -12,17 +12,13 @@ use crate::backend::gpu::raycast::cast;
 use crate::prepared::PreparedScene;
 use crate::system::provenance::Provenance;
 use anyhow::bail;
-use device::accel::{Dispatch, closest_hit};
+use device::accel::closest_hit;
 use device::geometry::{Hit, Interval};
-use device::integrator::finish_path;
 use device::launch::RayHit;
 use device::math::Ray;
-use device::observe::Unobserved;
 use device::scene::RenderParams;
-use device::shading::AnyMaterial;
 use device::stages::PathState;
 use device::stages::generate::generate;
-use device::warp::Unsynchronised;
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -68,15 +64,7 @@ pub fn make_rays(scene: &PreparedScene, params: &RenderParams, kind: RayKind, co
                         out.push(p.ray)
                     }
                 };
-                finish_path::<Dispatch, AnyMaterial>(
-                    &view,
-                    params,
-                    &mut path,
-                    &Unobserved,
-                    (Unsynchronised, 0),
-                    segment,
-                    |_| {},
-                );
+                super::follow_path(&view, params, &mut path, segment);
                 out
             })
             .collect();

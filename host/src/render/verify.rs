@@ -18,7 +18,7 @@ use anyhow::Context;
 use device::accel::Dispatch;
 use device::film::FixedRgb;
 use device::geometry::{Hit, PrimRef};
-use device::integrator::{PixelResult, SampleRange, finish_path, trace_path};
+use device::integrator::{PixelResult, SampleRange, trace_path};
 use device::kernels::wavefront::WorkItems;
 use device::launch::Tile;
 use device::math::{Ray, Rgb};
@@ -175,15 +175,7 @@ pub fn trace_steps(scene: &PreparedScene, params: &RenderParams, pixel: u32, sam
             throughput: p.throughput,
         })
     };
-    finish_path::<Dispatch, AnyMaterial>(
-        &view,
-        params,
-        &mut path,
-        &Unobserved,
-        (Unsynchronised, 0),
-        segment,
-        |_| {},
-    );
+    super::follow_path(&view, params, &mut path, segment);
     steps
 }
 
