@@ -58,7 +58,7 @@ pub fn trace_path<T: Traversal, B: Bsdf>(
     params: &RenderParams,
     (pixel, sample): (u32, u32),
     observer: &impl BranchObserver,
-    (rejoin, group): (impl Rejoin, u32),
+    rejoin: &mut impl Rejoin,
     mut deposit: impl FnMut(Rgb),
 ) -> u32 {
     let mut path = generate(scene, params, pixel, sample);
@@ -67,7 +67,7 @@ pub fn trace_path<T: Traversal, B: Bsdf>(
         deposit(debug_value(scene, params.view, hit.as_ref()));
         return 1;
     }
-    finish_path::<T, B>(scene, params, &mut path, observer, (rejoin, group), |_, _| {}, deposit)
+    finish_path::<T, B>(scene, params, &mut path, observer, rejoin, |_, _| {}, deposit)
 }
 
 /// Extends and shades `path` from its current ray until it ends, and
@@ -75,8 +75,8 @@ pub fn trace_path<T: Traversal, B: Bsdf>(
 /// each path state with the hit of its ray, before shading (for recording;
 /// a no-op compiles away); `deposit` gets each contribution to the pixel
 /// as it is found: light the path hits (emission, background) and every
-/// unblocked shadow ray's. After each bounce the lanes of `group` that go
-/// on rejoin (`rejoin`, [`Rejoin::bounce`]). The
+/// unblocked shadow ray's. After each bounce the lanes whose paths go on
+/// rejoin (`rejoin`, [`Rejoin::bounce`]). The
 /// megakernel, the CPU back ends, the wavefront's tail drain and the host's
 /// diagnostics all trace through this one loop.
 #[inline(always)]
@@ -85,7 +85,7 @@ pub fn finish_path<T: Traversal, B: Bsdf>(
     params: &RenderParams,
     path: &mut PathState,
     observer: &impl BranchObserver,
-    (rejoin, mut group): (impl Rejoin, u32),
+    rejoin: &mut impl Rejoin,
     mut on_segment: impl FnMut(&PathState, Option<&Hit>),
     mut deposit: impl FnMut(Rgb),
 ) -> u32 {
@@ -105,7 +105,7 @@ pub fn finish_path<T: Traversal, B: Bsdf>(
             }
         }
         let go_on = shaded.status != PathStatus::Finished;
-        group = rejoin.bounce(group, go_on);
+        rejoin.bounce(go_on);
         if !go_on {
             return rays;
         }
@@ -141,13 +141,13 @@ pub fn render_pixel<T: Traversal, B: Bsdf>(
     pixel: u32,
     samples: SampleRange,
     observer: &impl BranchObserver,
-    rejoin: impl Rejoin,
+    mut rejoin: impl Rejoin,
 ) -> PixelResult {
     let mut out = PixelResult::default();
     let mut rays = 0;
     for sample in samples.begin..samples.end {
-        let group = rejoin.sample();
-        rays += trace_path::<T, B>(scene, params, (pixel, sample), observer, (rejoin, group), |c| {
+        rejoin.sample();
+        rays += trace_path::<T, B>(scene, params, (pixel, sample), observer, &mut rejoin, |c| {
             out.deposit(c)
         });
     }

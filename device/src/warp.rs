@@ -177,14 +177,13 @@ pub fn inclusive_scan(value: u32) -> u32 {
 /// refracts, one is absorbed, one sends a shadow ray) and, left to the
 /// compiler, may not meet again for the rest of the pixel: the megakernel
 /// then runs each lane's path on its own (results/speed/README.md).
-pub trait Rejoin: Copy {
-    /// Called by every lane with a pixel before each sample: returns the
-    /// lanes that trace it, rejoined.
-    fn sample(self) -> u32;
+pub trait Rejoin {
+    /// Called by every lane with a pixel before each sample: rejoins them.
+    fn sample(&mut self);
 
-    /// Called by every lane of `group` (the lanes that traced this bounce)
-    /// after each bounce: returns the lanes whose paths `go_on`, rejoined.
-    fn bounce(self, group: u32, go_on: bool) -> u32;
+    /// Called after each bounce by every lane that traced it: rejoins those
+    /// whose paths `go_on`, the lanes the next bounce's call expects.
+    fn bounce(&mut self, go_on: bool);
 }
 
 /// Lanes left to the compiler: the CPU's, which has none to rejoin, and
@@ -194,35 +193,43 @@ pub struct Unsynchronised;
 
 impl Rejoin for Unsynchronised {
     #[inline(always)]
-    fn sample(self) -> u32 {
-        0
-    }
+    fn sample(&mut self) {}
 
     #[inline(always)]
-    fn bounce(self, _group: u32, _go_on: bool) -> u32 {
-        0
-    }
+    fn bounce(&mut self, _go_on: bool) {}
 }
 
 /// The lanes of a warp with a pixel (a ballot taken while the warp was
 /// converged), rejoined before every sample and after every bounce.
 #[derive(Clone, Copy, Debug)]
-pub struct Synchronised(pub u32);
+pub struct Synchronised {
+    /// The lanes with a pixel.
+    lanes: u32,
+    /// The lanes still tracing this sample's paths.
+    tracing: u32,
+}
+
+impl Synchronised {
+    /// The lanes `lanes` of the calling warp, each with a pixel.
+    #[inline(always)]
+    pub fn new(lanes: u32) -> Self {
+        Synchronised { lanes, tracing: lanes }
+    }
+}
 
 impl Rejoin for Synchronised {
     #[inline(always)]
-    fn sample(self) -> u32 {
-        sync(self.0);
-        self.0
+    fn sample(&mut self) {
+        sync(self.lanes);
+        self.tracing = self.lanes;
     }
 
     #[inline(always)]
-    fn bounce(self, group: u32, go_on: bool) -> u32 {
-        let going_on = ballot(group, go_on);
+    fn bounce(&mut self, go_on: bool) {
+        self.tracing = ballot(self.tracing, go_on);
         if go_on {
-            sync(going_on);
+            sync(self.tracing);
         }
-        going_on
     }
 }
 

@@ -68,7 +68,7 @@ impl<T: Traversal, const COUNTED: bool, const FEATURES: Features> Kernel for Meg
         if !in_tile {
             return;
         }
-        let rejoin = Synchronised(lanes);
+        let rejoin = Synchronised::new(lanes);
         let pixel = (a.tile.y0 + ty) * a.params.width + a.tile.x0 + tx;
         let result = if COUNTED {
             render_pixel::<T, AnyMaterial<FEATURES>>(

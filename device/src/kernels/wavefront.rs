@@ -479,7 +479,7 @@ impl<T: Traversal, const FEATURES: Features> Stage for Drain<T, FEATURES> {
                         &a.params,
                         &mut path,
                         &Unobserved,
-                        (Unsynchronised, 0),
+                        &mut Unsynchronised,
                         |_, _| {},
                         light,
                     );

@@ -188,7 +188,7 @@ pub fn follow_path(
     path: &mut PathState,
     on_segment: impl FnMut(&PathState, Option<&Hit>),
 ) {
-    finish_path::<Dispatch, AnyMaterial>(view, params, path, &Unobserved, (Unsynchronised, 0), on_segment, |_| {});
+    finish_path::<Dispatch, AnyMaterial>(view, params, path, &Unobserved, &mut Unsynchronised, on_segment, |_| {});
 }
 
 /// The default output path: `<scene name>.png` in the current folder.

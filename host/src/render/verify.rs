@@ -289,7 +289,7 @@ fn first_differing_sample(
         // The same rule as `render_pixel`: each contribution in fixed
         // point, invalid ones adding nothing.
         let mut cpu = PixelResult::default();
-        trace_path::<Dispatch, AnyMaterial>(&view, &params, (pixel, sample), &Unobserved, (Unsynchronised, 0), |c| {
+        trace_path::<Dispatch, AnyMaterial>(&view, &params, (pixel, sample), &Unobserved, &mut Unsynchronised, |c| {
             cpu.deposit(c)
         });
         let cpu_value = cpu.sum;
