@@ -21,7 +21,7 @@
 # gpu-run/wavepath.xz; the earlier commits' as gpu-run/old/wavepath-<commit>.xz,
 # built the same way from clean checkouts), the GPU test binary as
 # gpu-run/gpu-tests.xz. Everything lands under $OUT: logs and one
-# results.tar.gz of the experiment folders.
+# speed.tar.gz of the folders under gpu-run/results.
 set -uo pipefail
 R=${OUT:-/tmp/out}
 mkdir -p "$R" gpu-run/results
@@ -34,7 +34,10 @@ for f in gpu-run/wavepath.xz gpu-run/old/*.xz gpu-run/gpu-tests.xz; do [[ -f $f 
 B=gpu-run/wavepath
 # Keep every module the driver compiles cached for the session.
 export CUDA_CACHE_MAXSIZE=4294967296
-pack() { tar czf "$R/results.tar.gz.part" -C gpu-run/results . && mv "$R/results.tar.gz.part" "$R/results.tar.gz"; }
+# Its own archive's name: results/experiments.sh, run in the same call,
+# writes results.tar.gz of its folders only (the third session lost the
+# seeds' raycast CSVs to that).
+pack() { tar czf "$R/speed.tar.gz.part" -C gpu-run/results . && mv "$R/speed.tar.gz.part" "$R/speed.tar.gz"; }
 # `verify` of both GPU back ends against the CPU: every seed scene in each
 # kernel build named, next-event estimation with Sobol samples, the
 # textured scene.
