@@ -670,8 +670,22 @@ fn a_render_split_over_every_gpu_is_the_one_gpu_render_bit_for_bit() {
         for kind in [BackendKind::GpuMega, BackendKind::GpuWave] {
             let options = BackendOptions::default();
             let every = split::open(BackendChoice::Exactly(kind), options, &Devices::All).expect("every GPU opens");
-            let one = split::render_on(&every[..1], &scene, (params, spp), None, &|_| {}).expect("one GPU renders");
-            let all = split::render_on(&every, &scene, (params, spp), None, &|_| {}).expect("the split renders");
+            let one = split::render_on(
+                &every[..1],
+                &scene,
+                (params, device::integrator::SampleRange { begin: 0, end: spp }),
+                None,
+                &|_| {},
+            )
+            .expect("one GPU renders");
+            let all = split::render_on(
+                &every,
+                &scene,
+                (params, device::integrator::SampleRange { begin: 0, end: spp }),
+                None,
+                &|_| {},
+            )
+            .expect("the split renders");
             let what = format!("{name} on {} over {present} GPUs", kind.label());
             assert_eq!(all.shares.len(), present, "{what}");
             assert_eq!(all.shares.iter().map(|s| s.spp).sum::<u32>(), spp, "{what}");

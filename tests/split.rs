@@ -62,7 +62,7 @@ fn split_render(
     let renderer = device(kind);
     let names: Vec<String> = (0..devices).map(|d| format!("emulated device {d}")).collect();
     let everyone_started = Barrier::new(devices);
-    split::render(&names, spp, stop, &|_| {}, |d| {
+    split::render(&names, SampleRange { begin: 0, end: spp }, stop, &|_| {}, |d| {
         let (renderer, everyone_started) = (&renderer, &everyone_started);
         let mut first = true;
         Ok(move |samples: SampleRange, progress: Progress| {
@@ -206,7 +206,7 @@ fn a_failing_device_ends_the_split_with_its_error() {
     let (scene, params) = small("cornell_diffuse", 8, NeeMode::Off);
     let renderer = device(BackendKind::Cpu);
     let names = ["good".to_string(), "broken".to_string()];
-    let result = split::render(&names, 8, None, &|_| {}, |d| {
+    let result = split::render(&names, SampleRange { begin: 0, end: 8 }, None, &|_| {}, |d| {
         let renderer = &renderer;
         let scene = &scene;
         Ok(move |samples: SampleRange, progress: Progress| {

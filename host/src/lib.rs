@@ -17,6 +17,8 @@
 //!   `raycast` built on it;
 //! - [`experiment`]: configs of studies, the runner, records, `bench` and
 //!   reports;
+//! - `cluster` (with `--features mpi`): `render` and `experiment` over
+//!   the ranks of an MPI launch;
 //! - [`cli`]: the clap definitions, mapped onto settings;
 //!   [`commands`]: one thin `run` per subcommand.
 //!
@@ -28,6 +30,8 @@
 pub mod accel;
 pub mod backend;
 pub mod cli;
+#[cfg(feature = "mpi")]
+pub mod cluster;
 pub mod commands;
 pub mod experiment;
 pub mod io;

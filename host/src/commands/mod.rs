@@ -42,7 +42,14 @@ pub(crate) use {out, outln};
 /// Runs one parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     interrupt::install()?;
-    match cli.command {
+    #[cfg(feature = "mpi")]
+    if crate::cluster::launch::launched() && !matches!(cli.command, Command::Render(_) | Command::Experiment(_)) {
+        anyhow::bail!(
+            "started by an MPI launcher: only `render` and `experiment` split their work over the ranks; \
+             run this command without mpirun"
+        );
+    }
+    let result = match cli.command {
         Command::Render(args) => render::run(&args),
         Command::Verify(args) => verify::run(&args),
         Command::Bench(args) => bench::run(&args),
@@ -52,7 +59,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::GpuInfo => gpu_info::run(),
         Command::Raycast(args) => raycast::run(&args),
         Command::GenMesh(args) => gen_mesh::run(&args),
-    }
+    };
+    #[cfg(feature = "mpi")]
+    let result = crate::cluster::failure::quiet(result);
+    result
 }
 
 /// The command line as typed, for manifests.

@@ -23,8 +23,20 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
         .as_deref()
         .map(|path| start_profile(args, path).map(|p| (p, path)))
         .transpose()?;
+    #[cfg(feature = "mpi")]
+    if let Some(cluster) = crate::cluster::Cluster::join()? {
+        return match crate::cluster::render::run(&cluster, &request)? {
+            Some(summary) => finish(&summary, profiler),
+            None => Ok(exit_status()),
+        };
+    }
     let summary = crate::render::run(&request)?;
-    print_summary(&summary).with_context(|| {
+    finish(&summary, profiler)
+}
+
+/// Prints the summary (and the profile), and chooses the exit status.
+fn finish(summary: &RenderSummary, profiler: Option<(CpuProfiler, &Path)>) -> anyhow::Result<ExitCode> {
+    print_summary(summary).with_context(|| {
         format!(
             "{} was written, but printing the summary to standard output failed",
             summary.image.display()
@@ -40,9 +52,17 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
             summary.spp,
             summary.image.display()
         );
-        return Ok(ExitCode::from(interrupt::EXIT_STATUS));
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(exit_status())
+}
+
+/// 130 after Ctrl-C (the finished samples were kept), 0 otherwise.
+fn exit_status() -> ExitCode {
+    if interrupt::requested() {
+        ExitCode::from(interrupt::EXIT_STATUS)
+    } else {
+        ExitCode::SUCCESS
+    }
 }
 
 /// Checks that `--profile FILE` can be honoured and starts sampling.

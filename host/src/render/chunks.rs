@@ -28,19 +28,22 @@ use std::time::Duration;
 /// enough that a stop request is answered promptly.
 pub const CHUNK_TIME: Duration = Duration::from_millis(500);
 
-/// The samples `0..spp` of a render, handed out in order.
+/// The samples of a render (`0..spp`, or one MPI rank's share of them),
+/// handed out in order.
 #[derive(Debug)]
 pub struct SampleCursor {
     next: AtomicU32,
-    spp: u32,
+    begin: u32,
+    end: u32,
 }
 
 impl SampleCursor {
-    /// A cursor over the samples `0..spp`.
-    pub fn new(spp: u32) -> Self {
+    /// A cursor over the sample indices `samples`.
+    pub fn new(samples: SampleRange) -> Self {
         SampleCursor {
-            next: AtomicU32::new(0),
-            spp,
+            next: AtomicU32::new(samples.begin),
+            begin: samples.begin,
+            end: samples.end.max(samples.begin),
         }
     }
 
@@ -48,11 +51,11 @@ impl SampleCursor {
     /// once every sample is taken.
     pub fn take(&self, want: u32) -> Option<SampleRange> {
         let want = want.max(1);
-        let spp = self.spp;
+        let end = self.end;
         self.next
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |next| {
-                if next < spp {
-                    Some(next + want.min(spp - next))
+                if next < end {
+                    Some(next + want.min(end - next))
                 } else {
                     None
                 }
@@ -60,18 +63,18 @@ impl SampleCursor {
             .ok()
             .map(|begin| SampleRange {
                 begin,
-                end: begin + want.min(spp - begin),
+                end: begin + want.min(end - begin),
             })
     }
 
     /// Samples not yet taken.
     pub fn remaining(&self) -> u32 {
-        self.spp - self.next.load(Ordering::SeqCst).min(self.spp)
+        self.end - self.next.load(Ordering::SeqCst).min(self.end)
     }
 
     /// Samples taken so far.
     pub fn taken(&self) -> u32 {
-        self.spp - self.remaining()
+        self.end - self.begin - self.remaining()
     }
 }
 
@@ -94,18 +97,25 @@ mod tests {
 
     #[test]
     fn the_cursor_hands_out_every_sample_once_in_order() {
-        let cursor = SampleCursor::new(10);
+        let cursor = SampleCursor::new(SampleRange { begin: 0, end: 10 });
         let taken: Vec<_> = std::iter::from_fn(|| cursor.take(4))
             .map(|r| (r.begin, r.end))
             .collect();
         assert_eq!(taken, [(0, 4), (4, 8), (8, 10)]);
         assert_eq!((cursor.remaining(), cursor.taken()), (0, 10));
-        assert!(SampleCursor::new(3).take(0).is_some_and(|r| r.end - r.begin == 1));
+        assert!(
+            SampleCursor::new(SampleRange { begin: 0, end: 3 })
+                .take(0)
+                .is_some_and(|r| r.end - r.begin == 1)
+        );
+        let share = SampleCursor::new(SampleRange { begin: 5, end: 8 });
+        assert_eq!(share.take(2), Some(SampleRange { begin: 5, end: 7 }), "a rank's share");
+        assert_eq!((share.remaining(), share.taken()), (1, 2));
     }
 
     #[test]
     fn threads_taking_at_once_cover_the_samples_without_overlap() {
-        let cursor = SampleCursor::new(1000);
+        let cursor = SampleCursor::new(SampleRange { begin: 0, end: 1000 });
         let mut ranges: Vec<SampleRange> = std::thread::scope(|s| {
             let workers: Vec<_> = (1..=4)
                 .map(|want| {

@@ -23,14 +23,14 @@ use crate::settings::sampler::SamplerKind;
 use anyhow::Context;
 use device::accel::Dispatch;
 use device::geometry::Hit;
-use device::integrator::finish_path;
+use device::integrator::{SampleRange, finish_path};
 use device::observe::Unobserved;
 use device::scene::{RenderParams, RenderView, SceneView};
 use device::shading::AnyMaterial;
 use device::stages::PathState;
 use device::warp::Unsynchronised;
 use indicatif::{ProgressBar, ProgressStyle};
-use split::DeviceShare;
+use split::{DeviceShare, SplitOutput};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
@@ -236,9 +236,38 @@ pub fn check_memory(params: &RenderParams, films: u64) -> anyhow::Result<()> {
     )
 }
 
-/// Runs a whole render request. Everything that can be checked is checked
-/// before the first sample: the output paths, the back end, the memory.
+/// A render made, its image not yet written: what [`make`] leaves for
+/// [`write`] (under MPI, each rank's, whose films rank 0 adds up first).
+pub struct Made {
+    /// The image to write.
+    pub out: PathBuf,
+    /// The scene.
+    pub scene: PreparedScene,
+    /// Settings used.
+    pub params: RenderParams,
+    /// Samples per pixel asked for (of the whole image, not of a share).
+    pub spp: u32,
+    /// The back end that ran.
+    pub kind: BackendKind,
+    /// Why the back end was chosen, when `auto` chose it.
+    pub note: Option<String>,
+    /// The film and each device's part.
+    pub split: SplitOutput,
+}
+
+/// Runs a whole render request: [`make`] of every sample, then [`write`].
 pub fn run(req: &RenderRequest) -> anyhow::Result<RenderSummary> {
+    let made = make(req, |spp| SampleRange { begin: 0, end: spp })?;
+    if let Some(n) = &made.note {
+        eprintln!("wavepath: {n}");
+    }
+    write(req, made)
+}
+
+/// Renders the sample indices `share(spp)` of the request (every sample,
+/// or an MPI rank's share). Everything that can be checked is checked
+/// before the first sample: the output paths, the back end, the memory.
+pub fn make(req: &RenderRequest, share: impl Fn(u32) -> SampleRange) -> anyhow::Result<Made> {
     let out = req.out.clone().unwrap_or_else(|| default_output(&req.scene));
     image_out::format_for(&out)?;
     let scene = load_scene(&req.scene, &req.overrides)?;
@@ -270,12 +299,34 @@ pub fn run(req: &RenderRequest) -> anyhow::Result<RenderSummary> {
     if req.launch_log.is_some() && renderers.len() > 1 {
         anyhow::bail!("--launch-log records the launches of one GPU; render on one device (--devices N) to log them");
     }
-    if let Some(n) = &note {
-        eprintln!("wavepath: {n}");
-    }
-    let bar = progress_bar(params.width as u64 * params.height as u64 * spp as u64, req.progress)?;
-    let split = split::render_on(&renderers, &scene, (params, spp), req.stop, &|n| bar.inc(n))?;
+    let samples = share(spp);
+    let pixels = params.width as u64 * params.height as u64;
+    let bar = progress_bar(pixels * samples.end.saturating_sub(samples.begin) as u64, req.progress)?;
+    let split = split::render_on(&renderers, &scene, (params, samples), req.stop, &|n| bar.inc(n))?;
     bar.finish_and_clear();
+    Ok(Made {
+        out,
+        scene,
+        params,
+        spp,
+        kind,
+        note,
+        split,
+    })
+}
+
+/// Writes the image of `made`'s film (and its launch log, if asked for)
+/// through the atomic-write helpers, and summarises the render.
+pub fn write(req: &RenderRequest, made: Made) -> anyhow::Result<RenderSummary> {
+    let Made {
+        out,
+        scene,
+        params,
+        spp,
+        kind,
+        note,
+        split,
+    } = made;
     let output = split.output;
     if let (Some(path), Some(profile)) = (&req.launch_log, &output.gpu) {
         profile.write_launch_csv(path)?;

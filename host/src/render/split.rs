@@ -139,18 +139,38 @@ pub fn open(choice: BackendChoice, options: BackendOptions, devices: &Devices) -
         .collect()
 }
 
-/// Renders `spp` samples per pixel of `scene` on `renderers`: on one as it
-/// renders alone (stopping on `stop` as it does), on several split
-/// ([`render`]), each GPU with the scene uploaded once.
+/// Renders the sample indices `samples` of `scene` on `renderers`: all of
+/// them (`0..spp`) on one as it renders alone (stopping on `stop` as it
+/// does); otherwise split ([`render`]), each GPU with the scene uploaded
+/// once. A share of no samples (an MPI rank's, when there are more ranks
+/// than samples) is a film of zeros.
 pub fn render_on(
     renderers: &[Renderer],
     scene: &PreparedScene,
-    (params, spp): (RenderParams, u32),
+    (params, samples): (RenderParams, SampleRange),
     stop: Option<&'static AtomicBool>,
     progress: Progress,
 ) -> anyhow::Result<SplitOutput> {
-    if let [one] = renderers {
-        let output = one.clone().stopping_on(stop).render(scene, params, spp, progress)?;
+    if samples.end <= samples.begin {
+        let pixels = params.width as usize * params.height as usize;
+        return Ok(SplitOutput {
+            output: RenderOutput {
+                film: vec![FixedRgb::default(); pixels],
+                spp: 0,
+                rays: 0,
+                invalid_samples: 0,
+                elapsed: Duration::ZERO,
+                device: "no device (no samples to render)".into(),
+                gpu: None,
+            },
+            shares: Vec::new(),
+        });
+    }
+    if let ([one], 0) = (renderers, samples.begin) {
+        let output = one
+            .clone()
+            .stopping_on(stop)
+            .render(scene, params, samples.end, progress)?;
         return Ok(SplitOutput {
             output,
             shares: Vec::new(),
@@ -166,7 +186,7 @@ pub fn render_on(
             None => format!("host worker {i} ({})", r.kind().label()),
         })
         .collect();
-    render(&names, spp, stop, progress, |d| {
+    render(&names, samples, stop, progress, |d| {
         let renderer = &workers[d];
         let uploaded = renderer
             .gpu()
@@ -181,7 +201,7 @@ pub fn render_on(
     })
 }
 
-/// Renders the samples `0..spp` over the devices `names`, one worker
+/// Renders the sample indices `samples` over the devices `names`, one worker
 /// thread each: `open(d)`, on device `d`'s thread, prepares it and returns
 /// the function that renders a chunk of samples there (whole samples of
 /// every pixel, never stopping early). Each device renders at least one
@@ -190,7 +210,7 @@ pub fn render_on(
 /// returned.
 pub fn render<W>(
     names: &[String],
-    spp: u32,
+    samples: SampleRange,
     stop: Option<&AtomicBool>,
     progress: Progress,
     open: impl Fn(usize) -> anyhow::Result<W> + Sync,
@@ -199,10 +219,10 @@ where
     W: FnMut(SampleRange, Progress) -> anyhow::Result<RenderOutput>,
 {
     anyhow::ensure!(
-        spp > 0 && !names.is_empty(),
+        samples.end > samples.begin && !names.is_empty(),
         "internal: a split of no samples or over no device"
     );
-    let cursor = SampleCursor::new(spp);
+    let cursor = SampleCursor::new(samples);
     let failed = AtomicBool::new(false);
     let halt = || failed.load(Ordering::SeqCst) || stop.is_some_and(|s| s.load(Ordering::SeqCst));
     let start = Instant::now();

@@ -206,7 +206,14 @@ pub fn verify_on(
     // The back end's films and the CPU's.
     check_memory(&params, split::host_films(checked.len()) + 1)?;
     let reference = Renderer::new(BackendKind::Cpu, options)?;
-    let gpu_out = split::render_on(&checked, &scene, (params, spp), None, &|_| {})?.output;
+    let gpu_out = split::render_on(
+        &checked,
+        &scene,
+        (params, SampleRange { begin: 0, end: spp }),
+        None,
+        &|_| {},
+    )?
+    .output;
     let cpu_out = reference.render(&scene, params, spp, &|_| {})?;
     let differing: Vec<usize> = (0..cpu_out.film.len())
         .filter(|&i| cpu_out.film[i] != gpu_out.film[i])
