@@ -152,8 +152,13 @@ fn commands_that_do_not_split_refuse_to_run_under_a_launcher() {
         .arg(repo("scenes/cornell_smallpt.toml"));
     let out = run(cmd);
     assert!(!out.status.success());
+    let mut cmd = mpiexec();
+    cmd.args(["-n", "2", WAVEPATH, "experiment", "--dry-run"])
+        .arg(repo("experiments/smallptcuda.toml"));
+    let out = run(cmd);
+    assert!(!out.status.success(), "experiments do not run over MPI yet");
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("only `render` and `experiment` split their work"),
+        String::from_utf8_lossy(&out.stderr).contains("only `render` splits its work over the ranks"),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );

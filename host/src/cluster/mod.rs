@@ -1,7 +1,7 @@
-//! One render or experiment over the ranks of an MPI launch
-//! (`mpirun -n N wavepath render|experiment …`, built with `--features
-//! mpi`): the samples of one image, or the configurations of an
-//! experiment, split across processes on one or several hosts.
+//! One render over the ranks of an MPI launch (`mpirun -n N wavepath
+//! render …`, built with `--features mpi`): the samples of one image split
+//! across processes on one or several hosts. (An experiment over the ranks
+//! is not built yet; under a launcher every other command refuses to run.)
 //!
 //! - [`launch`]: whether an MPI launcher started this process, and joining
 //!   its job ([`Cluster`]);
