@@ -237,7 +237,7 @@ pub fn check_memory(params: &RenderParams, films: u64) -> anyhow::Result<()> {
 }
 
 /// A render made, its image not yet written: what [`make`] leaves for
-/// [`write`] (under MPI, each rank's, whose films rank 0 adds up first).
+/// [`write()`] (under MPI, each rank's, whose films rank 0 adds up first).
 pub struct Made {
     /// The image to write.
     pub out: PathBuf,
@@ -255,7 +255,7 @@ pub struct Made {
     pub split: SplitOutput,
 }
 
-/// Runs a whole render request: [`make`] of every sample, then [`write`].
+/// Runs a whole render request: [`make`] of every sample, then [`write()`].
 pub fn run(req: &RenderRequest) -> anyhow::Result<RenderSummary> {
     let made = make(req, |spp| SampleRange { begin: 0, end: spp })?;
     if let Some(n) = &made.note {
