@@ -104,6 +104,7 @@ impl BenchPlan {
                 sweep: sweeps,
                 published: Vec::new(),
                 reference: None,
+                scaling: Default::default(),
             }],
         }
     }

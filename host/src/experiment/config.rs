@@ -44,7 +44,8 @@
 //! what was expected, like scene errors. Reading a study is a series of
 //! named checks (`StudySource`), one per field.
 
-use super::params::{Param, RunSpec, Setting, Sweep, describe, plain_names, scene_path};
+use super::params::{GPUS, Param, RunSpec, Setting, Sweep, describe, plain_names, scene_path};
+use super::scaling::Scaling;
 use crate::scene::line_col;
 use crate::settings::backend::{BackendArg, BackendKind, concrete_backend};
 use crate::settings::choice::choice;
@@ -214,6 +215,8 @@ pub struct Study {
     /// `.pfm`, resolved against the config's folder): each timed row gets
     /// its error against it.
     pub reference: Option<PathBuf>,
+    /// How the runs grow with their `gpus` (weak: the image height too).
+    pub scaling: Scaling,
 }
 
 /// A whole experiment config.
@@ -281,6 +284,7 @@ impl Study {
                     let own = self.per_backend.iter().filter(|(b, _)| *b == backend);
                     let settings = self.fixed.iter().chain(own.flat_map(|(_, s)| s)).chain(point);
                     settings.for_each(|s| spec.apply(s));
+                    self.scaling.apply(&mut spec);
                     if !seen.insert(format!("{spec:?}")) {
                         continue;
                     }
@@ -363,6 +367,8 @@ struct StudyDef {
     published: Vec<Spanned<Published>>,
     #[serde(default)]
     reference: Option<Spanned<String>>,
+    #[serde(default)]
+    scaling: Option<Spanned<String>>,
 }
 
 fn study_warmup() -> Spanned<u32> {
@@ -477,6 +483,12 @@ impl Source<'_> {
             .map(|(key, values)| st.sweep(key, values))
             .collect::<Result<Vec<_>, _>>()?;
         st.check_run_count(def.span(), scenes.len(), backends.len(), &sweep)?;
+        let scaling = s
+            .scaling
+            .as_ref()
+            .map(|v| st.scaling(v, &sweep))
+            .transpose()?
+            .unwrap_or_default();
         let published = s
             .published
             .iter()
@@ -501,11 +513,13 @@ impl Source<'_> {
             sweep,
             published,
             reference,
+            scaling,
         };
         let runs = study.runs();
         for run in &runs {
             run.spec
                 .validate()
+                .and_then(|()| scaling.check(&run.spec))
                 .map_err(|m| st.at(def.span(), &format!("run `{}`", run.label), m))?;
         }
         for (p, def) in study.published.iter_mut().zip(&s.published) {
@@ -635,6 +649,22 @@ impl StudySource<'_> {
             ));
         }
         Ok(kind)
+    }
+
+    /// The study's `scaling`: weak scaling needs a sweep of `gpus`.
+    fn scaling(&self, v: &Spanned<String>, sweep: &[Sweep]) -> Result<Scaling, ConfigError> {
+        let scaling = Scaling::parse(v.get_ref()).map_err(|m| self.at(v.span(), "field `scaling`", m))?;
+        let gpus = Param::Plain(&GPUS);
+        if scaling == Scaling::Weak && !sweep.iter().any(|s| s.param == gpus) {
+            return Err(self.at(
+                v.span(),
+                "field `scaling`",
+                "weak scaling grows the image with the GPU count, and the study sweeps no `gpus`: \
+                 add e.g. `sweep = { gpus = [1, 2] }`"
+                    .into(),
+            ));
+        }
+        Ok(scaling)
     }
 
     /// Checks `repeat` and `warmup` against their limits.

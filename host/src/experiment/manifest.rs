@@ -8,6 +8,7 @@ use super::records::{
     Manifest, ManifestBuild, ManifestDevice, ManifestExperiment, ManifestHost, ManifestSession, ManifestStudy, RunRow,
 };
 use super::rows::{driver, overhead};
+use super::scaling::Scaling;
 use super::writer::Written;
 use crate::backend::gpu::Gpu;
 use crate::system::provenance::{Provenance, now};
@@ -97,6 +98,7 @@ fn planned(s: &Study, runs: &[PlannedRun]) -> ManifestStudy {
         swept: s.swept(),
         runs_planned: runs.len(),
         status: "running".into(),
+        scaling: (s.scaling == Scaling::Weak).then(|| s.scaling.name().to_string()),
         ..Default::default()
     }
 }

@@ -11,10 +11,11 @@ use super::progress::Progress;
 use super::records::Skipped;
 use super::rows::{Origin, Rendered, run_row};
 use super::scenes::SceneCache;
+use super::team::{self, Team};
 use super::writer::{Finished, RowWriter};
-use crate::backend::gpu::GpuError;
 use crate::backend::gpu::buffers::DeviceScene;
 use crate::backend::gpu::profile::GpuProfile;
+use crate::backend::gpu::{Gpu, GpuError};
 use crate::backend::{BackendKind, RenderOutput};
 use crate::prepared::PreparedScene;
 use crate::render::{Renderer, params_for};
@@ -132,6 +133,9 @@ pub struct Runs<'a> {
     pub keep_profiles: bool,
     /// Each study's reference image, for the rows' error.
     pub references: &'a References,
+    /// The experiment's GPUs in order: a run of `gpus` = N renders on the
+    /// first N ([`team`]).
+    pub team: &'a [Gpu],
 }
 
 /// One configuration's renders, ready to go.
@@ -141,6 +145,8 @@ struct Job<'s> {
     renderer: Renderer,
     scene: &'s PreparedScene,
     uploaded: Option<&'s DeviceScene>,
+    /// The GPUs that split each render, for a run of several.
+    team: Option<Team<'s>>,
     params: RenderParams,
     /// Samples per pixel rendered.
     spp: u32,
@@ -220,9 +226,13 @@ impl Runs<'_> {
             .get(&spec.scene, &spec.scene_fields, spec.overrides.accel)
             .with_context(|| what(study, run))?;
         let mut loaded = loaded.borrow_mut();
-        if let (true, Some(gpu)) = (spec.backend.is_gpu(), self.origin.gpu) {
-            loaded.upload(gpu).with_context(|| what(study, run))?;
+        let gpus = team::gpus_for(spec, self.team).map_err(RunError::Skip)?;
+        match (spec.backend.is_gpu(), gpus, self.origin.gpu) {
+            (true, Some(gpus), _) => loaded.upload_to_each(gpus),
+            (true, None, Some(gpu)) => loaded.upload(gpu),
+            _ => Ok(()),
         }
+        .with_context(|| what(study, run))?;
         let (params, report_spp) = params_for(&loaded.scene.scene, &spec.overrides, RenderView::Radiance);
         let job = Job {
             study,
@@ -230,6 +240,7 @@ impl Runs<'_> {
             renderer: Renderer::on(spec.backend, spec.options, self.origin.gpu)?,
             scene: &loaded.scene,
             uploaded: loaded.device.as_ref().filter(|_| spec.backend.is_gpu()),
+            team: gpus.map(|g| Team::new(spec, g, &loaded.on_each)).transpose()?,
             params,
             spp: spec.spp_cap.map_or(report_spp, |cap| cap.min(report_spp)),
             report_spp,
@@ -271,10 +282,7 @@ impl Runs<'_> {
             return Ok(());
         }
         let spp = job.spp.min(PARITY_SPP);
-        let checked = job
-            .renderer
-            .render_uploaded(job.scene, job.uploaded, job.params, spp, &|_| {})
-            .map_err(|e| self.render_error(job, e))?;
+        let (checked, _) = self.render_spp(job, spp)?;
         let spec = &job.run.spec;
         let key = format!(
             "{:?} {:?} {:?} {:?} {spp}",
@@ -323,7 +331,7 @@ impl Runs<'_> {
             if self.stop_requested() {
                 break;
             }
-            self.render(job)?;
+            self.render_spp(job, job.spp)?;
             self.progress.rendered(job.estimate_ms);
         }
         Ok(())
@@ -338,7 +346,7 @@ impl Runs<'_> {
                 break;
             }
             let start = Instant::now();
-            let out = self.render(job)?;
+            let (out, split_imbalance) = self.render_spp(job, job.spp)?;
             let total_ms = start.elapsed().as_secs_f64() * 1e3;
             let recorded = Instant::now();
             times.push(out.elapsed.as_secs_f64() * 1e3);
@@ -353,6 +361,7 @@ impl Runs<'_> {
                 total_ms,
             };
             let mut row = run_row(&self.origin, &rendered, &out);
+            row.split_imbalance = split_imbalance;
             if self.keep_profiles
                 && let Some(p) = &out.gpu
             {
@@ -373,13 +382,23 @@ impl Runs<'_> {
         Ok(times)
     }
 
-    /// One render. A configuration the GPU cannot launch (a block too large
-    /// for the kernel's registers) or hold (a pool too large for its memory)
-    /// is skipped with the reason; the GPU still works for the next one.
-    fn render(&self, job: &Job) -> Result<RenderOutput, RunError> {
-        job.renderer
-            .render_uploaded(job.scene, job.uploaded, job.params, job.spp, &|_| {})
-            .map_err(|e| self.render_error(job, e))
+    /// One render of `spp` samples per pixel, on the run's GPU or split
+    /// over its team (with the split's imbalance). A configuration the GPU
+    /// cannot launch (a block too large for the kernel's registers) or hold
+    /// (a pool too large for its memory) is skipped with the reason; the
+    /// GPU still works for the next one.
+    fn render_spp(&self, job: &Job, spp: u32) -> Result<(RenderOutput, Option<f64>), RunError> {
+        match &job.team {
+            Some(team) => team
+                .render(job.scene, job.params, spp)
+                .map(|split| (team::split_imbalance(&split), split.output))
+                .map(|(imbalance, out)| (out, Some(imbalance))),
+            None => job
+                .renderer
+                .render_uploaded(job.scene, job.uploaded, job.params, spp, &|_| {})
+                .map(|out| (out, None)),
+        }
+        .map_err(|e| self.render_error(job, e))
     }
 
     /// A failed render as the runner treats it: a configuration the GPU

@@ -12,6 +12,9 @@
 //! - `progress`: the progress bar and each configuration's median line;
 //! - `measure`: the planned runs in turn: warm-up, timed repetitions, skips;
 //! - `spread`: the GPU runs spread over several GPUs (`--devices`);
+//! - `scaling`: strong and weak scaling over a run's `gpus`;
+//! - `team`: runs whose image several GPUs render together (`gpus`), in a
+//!   phase of their own;
 //! - `preflight`: every scene loads and every film fits, before the first run;
 //! - `films`: the identical-film check;
 //! - `fingerprint`: short hashes of films and config texts;
@@ -34,6 +37,8 @@ pub mod records;
 pub mod report;
 pub mod rows;
 pub mod runner;
+pub mod scaling;
 pub mod scenes;
 pub mod spread;
+pub mod team;
 mod writer;

@@ -16,6 +16,7 @@ use crate::render::Overrides;
 use crate::settings::capacity::{Capacity, parse_capacity};
 use crate::settings::choice::choice;
 use crate::settings::cpu::{CpuSchedule, MAX_THREADS, check_threads};
+use crate::settings::devices::MAX_GPUS;
 use crate::settings::kernels::KernelBuild;
 use crate::settings::megakernel::check_register_cap;
 use crate::settings::nee::NeeMode;
@@ -221,6 +222,9 @@ pub struct RunSpec {
     pub options: BackendOptions,
     /// Render at most this many spp, scaling the time to the spp asked for.
     pub spp_cap: Option<u32>,
+    /// GPUs that render each image together (the first `gpus` of the
+    /// experiment's GPU list), splitting its samples; 1 for the CPU back ends.
+    pub gpus: u32,
 }
 
 impl RunSpec {
@@ -236,6 +240,7 @@ impl RunSpec {
             overrides: Overrides::default(),
             options,
             spp_cap: None,
+            gpus: 1,
         }
     }
 
@@ -514,6 +519,9 @@ settings! {
     /// scene's `render.roulette_start`, so film groups and `scene_overrides` show it.
     ROULETTE = "roulette", Count(count::<0, { u32::MAX }>), for every,
         |r, n| r.set_scene_field("render.roulette_start", toml::Value::Integer(n.into()));
+    /// GPUs that render one image together, splitting its samples (GPU
+    /// back ends; 1: the run's own GPU).
+    GPUS = "gpus", Count(count::<1, MAX_GPUS>), for gpu, |r, n| r.gpus = n;
     /// Render at most this many spp and scale the time linearly to the spp
     /// asked for (for serial runs that would take too long at full settings).
     SPP_CAP = "spp_cap", Count(count::<1, MAX_SPP>), for every, |r, n| r.spp_cap = Some(n);
@@ -552,5 +560,25 @@ mod tests {
             Some(Param::SceneField("render.spp".into()))
         );
         assert_eq!(Param::named("blocks"), None);
+    }
+
+    #[test]
+    fn gpus_is_a_count_for_the_gpu_back_ends() {
+        let gpus = Param::named("gpus").unwrap();
+        assert_eq!(gpus.parse(&toml::Value::Integer(2)), Ok(Value::Count(2)));
+        for bad in [toml::Value::Integer(0), toml::Value::Integer(i64::from(MAX_GPUS) + 1)] {
+            let e = gpus.parse(&bad).unwrap_err();
+            assert!(e.contains(&format!("from 1 to {MAX_GPUS}")), "{e}");
+        }
+        assert!(gpus.parse(&toml::Value::String("2".into())).is_err());
+        assert!(gpus.applies_to(BackendKind::GpuMega) && gpus.applies_to(BackendKind::GpuWave));
+        assert!(!gpus.applies_to(BackendKind::Cpu) && !gpus.applies_to(BackendKind::CpuWave));
+        let mut run = RunSpec::new(PathBuf::from("a.toml"), BackendKind::GpuWave);
+        assert_eq!(run.gpus, 1);
+        run.apply(&Setting {
+            param: gpus,
+            value: Value::Count(2),
+        });
+        assert_eq!(run.gpus, 2);
     }
 }

@@ -57,7 +57,7 @@ pub fn estimate_s(spec: &RunSpec) -> f64 {
     rays / match spec.backend {
         BackendKind::CpuSerial => CPU_RAYS_PER_S_PER_THREAD,
         BackendKind::Cpu => CPU_RAYS_PER_S_PER_THREAD * threads as f64,
-        BackendKind::GpuMega | BackendKind::GpuWave => GPU_RAYS_PER_S,
+        BackendKind::GpuMega | BackendKind::GpuWave => GPU_RAYS_PER_S * f64::from(spec.gpus),
         // Serial, and every thread of every launch, empty or not.
         BackendKind::CpuWave => CPU_RAYS_PER_S_PER_THREAD / 4.0,
     }

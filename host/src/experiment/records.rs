@@ -157,9 +157,18 @@ pub struct RunRow {
     /// (`--devices`), the one that rendered a GPU run.
     pub gpu: String,
     /// The ordinal of the GPU that rendered a GPU run (empty for the CPU
-    /// back ends, and in rows from before `--devices`).
+    /// back ends, for runs over several GPUs, whose `device` names them,
+    /// and in rows from before `--devices`).
     #[serde(default)]
     pub gpu_ordinal: Option<usize>,
+    /// GPUs that rendered the image together (GPU back ends; empty for the
+    /// CPU's and in rows from before `gpus`).
+    #[serde(default)]
+    pub gpus: Option<u32>,
+    /// For an image split over several GPUs: the busiest GPU's time over
+    /// the mean, less one (0: perfectly balanced).
+    #[serde(default)]
+    pub split_imbalance: Option<f64>,
     /// Its CUDA driver version.
     pub driver: String,
     /// Its compute capability.
@@ -258,7 +267,7 @@ impl CsvAppender {
 
 /// Columns added after results were first committed: older files may lack
 /// them (the rows then read them as empty), in a report and on `--resume`.
-pub const ADDED_LATER: [&str; 12] = [
+pub const ADDED_LATER: [&str; 14] = [
     "refill",
     "max_registers",
     "kernels",
@@ -271,6 +280,8 @@ pub const ADDED_LATER: [&str; 12] = [
     "mae",
     "flip",
     "gpu_ordinal",
+    "gpus",
+    "split_imbalance",
 ];
 
 /// The column names of rows of `T`, in file order.
@@ -545,6 +556,10 @@ pub struct ManifestStudy {
     /// The reference image each row's error is measured against.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference: Option<String>,
+    /// `weak` where the study's images grow with their `gpus` (absent:
+    /// strong, the same image on more GPUs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scaling: Option<String>,
 }
 
 /// One run not made.

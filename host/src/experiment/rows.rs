@@ -103,7 +103,12 @@ pub fn run_row(origin: &Origin, r: &Rendered, out: &RenderOutput) -> RunRow {
         accel_build_ms: r.scene.accel.stats.build_ms,
         accel_nodes: r.scene.accel.stats.nodes,
         accel_bytes: r.scene.accel.stats.bytes,
-        gpu_ordinal: origin.gpu.filter(|_| spec.backend.is_gpu()).map(|g| g.info().ordinal),
+        // A run over several GPUs has no one ordinal: `device` names them.
+        gpu_ordinal: origin
+            .gpu
+            .filter(|_| spec.backend.is_gpu() && spec.gpus == 1)
+            .map(|g| g.info().ordinal),
+        gpus: spec.backend.is_gpu().then_some(spec.gpus),
         ..RunRow::default()
     };
     with_origin(origin, out, with_measures(r, out, with_settings(&r.run.spec, row)))

@@ -3,8 +3,9 @@
 //! checked, and what an interrupted run left there, repaired), open the GPU
 //! (or the GPUs of `--devices`) if a GPU run is planned, write the
 //! manifest, start the row writer, make the planned runs (spread over the
-//! GPUs, [`super::spread`], where there are several), and write the
-//! manifest again with how each study ended.
+//! GPUs of `--devices`, [`super::spread`], where there are several; runs
+//! whose image several GPUs render together last, [`super::team`]), and
+//! write the manifest again with how each study ended.
 
 pub use super::plan::{dry_run, plan};
 
@@ -17,6 +18,7 @@ use super::progress::Progress;
 use super::records::{Manifest, ManifestInput, RunRow};
 use super::rows::Origin;
 use super::spread;
+use super::team;
 use super::writer::RowWriter;
 use crate::backend::gpu::Gpu;
 use crate::backend::gpu::profile::GpuProfile;
@@ -118,10 +120,20 @@ pub fn run(config: &Config, opts: &RunOptions) -> anyhow::Result<Outcome> {
         stop: opts.stop,
         keep_profiles: opts.keep_profiles,
         references: &checked.references,
+        team: &gpus,
     };
-    let (ending, tally) = match gpus.len() {
-        0 | 1 => runs.all(&spread::each_run(&plan)),
-        _ => spread::all(&runs, &plan, &gpus),
+    let (alone, together) = team::phases(&plan);
+    let (ending, mut tally) = match (gpus.len(), &opts.devices) {
+        (2.., Some(_)) => spread::all(&runs, &alone, &gpus),
+        _ => runs.all(&alone),
+    };
+    let ending = match ending {
+        Ending::Complete => {
+            let (ending, more) = runs.all(&together);
+            tally.merge(more);
+            ending
+        }
+        cut => cut,
     };
     progress.finish();
     let written = writer.finish()?;
@@ -139,9 +151,10 @@ pub fn run(config: &Config, opts: &RunOptions) -> anyhow::Result<Outcome> {
     })
 }
 
-/// The GPUs when a GPU run is planned: those `devices` names, or GPU 0;
-/// or why the GPU runs are skipped (an error instead with `require_gpu`,
-/// or where `--devices` named GPUs).
+/// The GPUs when a GPU run is planned: those `devices` names, or GPU 0
+/// (GPUs 0 to N−1 where a run renders on N together); or why the GPU
+/// runs are skipped (an error instead with `require_gpu`, or where
+/// `--devices` named GPUs). Too few GPUs for a run of several is an error.
 fn open_gpus(
     plan: &[(&Study, Vec<PlannedRun>)],
     require_gpu: bool,
@@ -155,12 +168,22 @@ fn open_gpus(
     if gpu_runs == 0 {
         return Ok((Vec::new(), None));
     }
-    let ordinals = match devices {
-        None => vec![0],
-        Some(devices) => {
+    let ordinals = match (devices, team::most_gpus(plan).0) {
+        (None, 1) => vec![0],
+        // Without a usable GPU, opening GPU 0 below says why.
+        (None, n) => match Gpu::count() {
+            Ok(present) => {
+                team::check_enough(plan, present, "this host")?;
+                (0..n as usize).collect()
+            }
+            Err(_) => vec![0],
+        },
+        (Some(devices), _) => {
             let present =
                 Gpu::count().context("--devices picks the GPUs of the GPU runs, and none can be used here")?;
-            devices.ordinals(present).map_err(anyhow::Error::msg)?
+            let ordinals = devices.ordinals(present).map_err(anyhow::Error::msg)?;
+            team::check_enough(plan, ordinals.len(), "--devices")?;
+            ordinals
         }
     };
     match ordinals.into_iter().map(Gpu::open).collect::<Result<Vec<_>, _>>() {

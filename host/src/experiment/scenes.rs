@@ -1,5 +1,6 @@
 //! The scenes of an experiment: each distinct (file, replaced fields,
-//! structure) is loaded and built once, and uploaded to the GPU once.
+//! structure) is loaded and built once, and uploaded to the GPU once (to
+//! each GPU once, for runs that split an image over several).
 //!
 //! A replaced field is written into the scene text with `toml_edit`, which
 //! keeps the file's layout, so a scene error still points at the file's
@@ -24,6 +25,9 @@ pub struct LoadedScene {
     pub scene: PreparedScene,
     /// Its arrays on the GPU.
     pub device: Option<DeviceScene>,
+    /// Its arrays on each GPU of a run of several, in the order of the
+    /// experiment's GPUs.
+    pub on_each: Vec<DeviceScene>,
 }
 
 /// What identifies a distinct scene.
@@ -67,7 +71,11 @@ impl SceneCache {
             return Ok(s.clone());
         }
         let scene = PreparedScene::new(load_with_fields(file, fields)?, accel);
-        let loaded = Rc::new(std::cell::RefCell::new(LoadedScene { scene, device: None }));
+        let loaded = Rc::new(std::cell::RefCell::new(LoadedScene {
+            scene,
+            device: None,
+            on_each: Vec::new(),
+        }));
         self.scenes.insert(key, loaded.clone());
         Ok(loaded)
     }
@@ -78,6 +86,16 @@ impl LoadedScene {
     pub fn upload(&mut self, gpu: &Gpu) -> anyhow::Result<()> {
         if self.device.is_none() {
             self.device = Some(DeviceScene::upload(gpu, &self.scene)?);
+        }
+        Ok(())
+    }
+
+    /// Uploads the scene to each of `gpus` (the first GPUs of the
+    /// experiment's list) that it is not on yet.
+    pub fn upload_to_each(&mut self, gpus: &[Gpu]) -> anyhow::Result<()> {
+        for gpu in gpus.iter().skip(self.on_each.len()) {
+            gpu.bind_to_thread()?;
+            self.on_each.push(DeviceScene::upload(gpu, &self.scene)?);
         }
         Ok(())
     }

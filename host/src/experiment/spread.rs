@@ -30,14 +30,13 @@ pub fn each_run<'p>(plan: &'p [(&'p Study, Vec<PlannedRun>)]) -> Vec<(&'p Study,
         .collect()
 }
 
-/// Makes the configurations of `plan`: the CPU back ends' one after
-/// another, then the GPU back ends' spread over `gpus`. A stop request
+/// Makes the configurations of `plan` (runs of one GPU or of the host):
+/// the CPU back ends' one after another, then the GPU back ends' spread
+/// over `gpus`. A stop request
 /// ends every worker after the render it has in flight; the first error
 /// of any worker ends the others after theirs and is returned.
-pub fn all(runs: &Runs, plan: &[(&Study, Vec<PlannedRun>)], gpus: &[Gpu]) -> (Ending, Tally) {
-    let (on_gpus, on_host): (Vec<_>, Vec<_>) = each_run(plan)
-        .into_iter()
-        .partition(|(_, run)| run.spec.backend.is_gpu());
+pub fn all(runs: &Runs, plan: &[(&Study, &PlannedRun)], gpus: &[Gpu]) -> (Ending, Tally) {
+    let (on_gpus, on_host): (Vec<_>, Vec<_>) = plan.iter().partition(|(_, run)| run.spec.backend.is_gpu());
     let (ending, mut tally) = runs.all(&on_host);
     if !matches!(ending, Ending::Complete) {
         return (ending, tally);

@@ -178,15 +178,7 @@ pub fn render_on(
     }
     // Each chunk runs to its end: the split sees the stop between chunks.
     let workers: Vec<Renderer> = renderers.iter().map(|r| r.clone().stopping_on(None)).collect();
-    let names: Vec<String> = workers
-        .iter()
-        .enumerate()
-        .map(|(i, r)| match r.gpu() {
-            Some(gpu) => format!("GPU {} ({})", gpu.info().ordinal, gpu.info().name),
-            None => format!("host worker {i} ({})", r.kind().label()),
-        })
-        .collect();
-    render(&names, samples, stop, progress, |d| {
+    render(&device_names(&workers), samples, stop, progress, |d| {
         let renderer = &workers[d];
         let uploaded = renderer
             .gpu()
@@ -199,6 +191,59 @@ pub fn render_on(
             renderer.render_samples(scene, uploaded.as_ref(), params, samples, progress)
         })
     })
+}
+
+/// Renders `spp` samples per pixel of `scene` split over the GPU back ends
+/// `renderers`, GPU `d` reading the scene that `uploads[d]` holds there:
+/// uploaded beforehand, so that the render's time leaves the upload out,
+/// as a one-GPU render's does in an experiment. It is never stopped early.
+pub fn render_uploaded(
+    renderers: &[Renderer],
+    uploads: &[DeviceScene],
+    scene: &PreparedScene,
+    params: RenderParams,
+    spp: u32,
+) -> anyhow::Result<SplitOutput> {
+    anyhow::ensure!(
+        uploads.len() == renderers.len(),
+        "internal: {} uploads for {} devices",
+        uploads.len(),
+        renderers.len()
+    );
+    let samples = SampleRange { begin: 0, end: spp };
+    render(&device_names(renderers), samples, None, &|_| {}, |d| {
+        let (renderer, uploaded) = (&renderers[d], &uploads[d]);
+        if let Some(gpu) = renderer.gpu() {
+            gpu.bind_to_thread()?;
+        }
+        Ok(move |samples: SampleRange, progress: Progress| {
+            renderer.render_samples(scene, Some(uploaded), params, samples, progress)
+        })
+    })
+}
+
+/// The devices' names in summaries: `GPU 1 (NVIDIA H200)`; a host back
+/// end alone as its name (`cpu`: an MPI rank's share then reads `rank 1
+/// on node7 (cpu)`), several numbered (`host worker 2 (cpu)`).
+fn device_names(renderers: &[Renderer]) -> Vec<String> {
+    renderers
+        .iter()
+        .enumerate()
+        .map(|(i, r)| match r.gpu() {
+            Some(gpu) => format!("GPU {} ({})", gpu.info().ordinal, gpu.info().name),
+            None if renderers.len() == 1 => r.kind().label().to_string(),
+            None => format!("host worker {i} ({})", r.kind().label()),
+        })
+        .collect()
+}
+
+/// What rendered a split over the devices `names`: the device itself when
+/// there is one, else how many and which.
+fn devices_label(names: &[String]) -> String {
+    match names {
+        [one] => one.clone(),
+        _ => format!("{} devices: {}", names.len(), names.join(", ")),
+    }
 }
 
 /// Renders the sample indices `samples` over the devices `names`, one worker
@@ -272,7 +317,7 @@ where
             rays: merged.share.rays,
             invalid_samples: merged.invalid_samples,
             elapsed: start.elapsed(),
-            device: format!("{} devices: {}", names.len(), names.join(", ")),
+            device: devices_label(names),
             gpu: None,
         },
         shares,
@@ -353,4 +398,23 @@ where
         }
     }
     Ok(sum)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_devices_read_naturally_alone_and_numbered_together() {
+        let cpu = Renderer::new(BackendKind::Cpu, BackendOptions::default()).unwrap();
+        let one = device_names(std::slice::from_ref(&cpu));
+        assert_eq!(one, ["cpu"]);
+        assert_eq!(devices_label(&one), "cpu");
+        let two = device_names(&[cpu.clone(), cpu]);
+        assert_eq!(two, ["host worker 0 (cpu)", "host worker 1 (cpu)"]);
+        assert_eq!(
+            devices_label(&two),
+            "2 devices: host worker 0 (cpu), host worker 1 (cpu)"
+        );
+    }
 }

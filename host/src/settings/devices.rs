@@ -15,6 +15,10 @@ pub enum Devices {
     List(Vec<usize>),
 }
 
+/// The most GPUs one image may be split over (an experiment's `gpus`):
+/// more than any one host holds.
+pub const MAX_GPUS: u32 = 64;
+
 /// What `--devices` takes, for its error messages.
 const EXPECTED: &str = "expected `all` or a comma-separated list of GPU ordinals such as 0,1";
 
