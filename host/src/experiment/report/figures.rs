@@ -1,9 +1,11 @@
 //! Figures of a study, drawn with plotters to SVG and PNG: speedup against a
 //! swept parameter, a heat map of the speedup over two swept parameters,
 //! per-kernel time stacks (one per scene), time against spp
-//! and against primitive count, CPU thread scaling and active lanes per warp.
+//! and against primitive count, CPU thread scaling, scaling over GPUs and
+//! active lanes per warp.
 //! Every figure carries a footer naming config, study and command.
 
+use super::scaling;
 use super::stats::{Config, StudyData, median};
 use crate::experiment::config::SeedTime;
 use crate::experiment::records::{KernelRow, Manifest};
@@ -54,6 +56,7 @@ pub fn write_study_figures(study: &StudyData, m: &Manifest, dir: &Path) -> anyho
             one("error", error_plot(study)),
             one("primitives", primitives_plot(study)),
             one("threads", thread_plot(study)),
+            one("scaling", scaling_plot(study)),
             one("blocks", block_plot(study)),
             one("active_lanes", lanes_plot(study)),
         ]
@@ -199,7 +202,7 @@ fn param_desc(param: &str) -> String {
 
 /// Whether a swept parameter has a figure of its own.
 fn is_specialised(param: &str) -> bool {
-    param == "threads" || param == "spp" || param.starts_with("scene.")
+    param == "threads" || param == "spp" || param == "gpus" || param.starts_with("scene.")
 }
 
 /// Figure 3: time against spp, log-log, one line per back end.
@@ -288,7 +291,31 @@ fn thread_plot(study: &StudyData) -> Option<Plot> {
         format!("speedup over {reference} (x)"),
         series,
     )?;
-    Some(Plot::Line(chart.with_ideal()))
+    Some(Plot::Line(chart.with_ideal(Ideal::Diagonal)))
+}
+
+/// Scaling over GPUs, for a study that sweeps `gpus`: T1/TN against the
+/// GPU count, one line per scene and back end: under strong scaling the
+/// speedup with the ideal y = N, under weak scaling the efficiency with
+/// the ideal y = 1 ([`scaling`]).
+fn scaling_plot(study: &StudyData) -> Option<Plot> {
+    if !study.sweeps("gpus") {
+        return None;
+    }
+    let series = lines(
+        study.configs.iter(),
+        |c| Some(format!("{} {}", c.row.scene_name, c.row.backend)),
+        |c| Some((f64::from(c.row.gpus?), scaling::ratio(study, c)?)),
+        |c| !c.is_measured(),
+        Keep::Largest,
+    );
+    let (kind, y_desc, ideal) = match scaling::is_weak(study) {
+        true => ("Weak", "efficiency T1/TN (image N times as tall)", Ideal::One),
+        false => ("Strong", "speedup over one GPU, T1/TN (x)", Ideal::Diagonal),
+    };
+    let title = format!("{kind} scaling over GPUs (study {})", study.info.name);
+    let chart = LineChart::new(title, "GPUs".into(), y_desc.into(), series)?;
+    Some(Plot::Line(chart.with_ideal(ideal)))
 }
 
 /// Figure 2: the kernel stacks of the study, `kernels`, or one
@@ -575,7 +602,37 @@ struct LineChart {
     log_x: bool,
     /// Log y axis too (with a log x axis).
     log_y: bool,
-    ideal: bool,
+    /// The dashed ideal line, if drawn.
+    ideal: Option<Ideal>,
+}
+
+/// A chart's ideal line, drawn dashed at the points' x values.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Ideal {
+    /// y = x: a speedup equal to the threads or GPUs.
+    Diagonal,
+    /// y = 1: an efficiency of one.
+    One,
+}
+
+impl Ideal {
+    /// The line's points at `xs`.
+    fn points(self, xs: &[f64]) -> Vec<(f64, f64)> {
+        xs.iter()
+            .map(|&x| match self {
+                Ideal::Diagonal => (x, x),
+                Ideal::One => (x, 1.0),
+            })
+            .collect()
+    }
+
+    /// Its legend entry.
+    fn label(self) -> &'static str {
+        match self {
+            Ideal::Diagonal => "ideal (y = x)",
+            Ideal::One => "ideal (y = 1)",
+        }
+    }
 }
 
 /// How a line chart's axes map values; `base` is the x axis's log base.
@@ -596,7 +653,7 @@ impl LineChart {
             series,
             log_x: false,
             log_y: false,
-            ideal: false,
+            ideal: None,
         })
     }
 
@@ -614,9 +671,12 @@ impl LineChart {
         Self { log_x: true, ..self }
     }
 
-    /// The same chart with the dashed ideal line y = x.
-    fn with_ideal(self) -> Self {
-        Self { ideal: true, ..self }
+    /// The same chart with the dashed `ideal` line.
+    fn with_ideal(self, ideal: Ideal) -> Self {
+        Self {
+            ideal: Some(ideal),
+            ..self
+        }
     }
 
     /// Smallest and largest `coord` of all points.
@@ -657,7 +717,10 @@ impl LineChart {
     fn bounds(&self, axes: Axes) -> ((f64, f64), (f64, f64)) {
         let (x_lo, x_hi) = self.extent(|p| p.0);
         let (y_lo, y_hi) = self.extent(|p| p.1);
-        let y_hi = if self.ideal { y_hi.max(x_hi) } else { y_hi };
+        let ideal_hi = self
+            .ideal
+            .map_or(y_hi, |i| min_max(i.points(&self.xs()).iter().map(|p| p.1)).1);
+        let y_hi = y_hi.max(ideal_hi);
         let x = match axes {
             Axes::Linear => {
                 let pad = ((x_hi - x_lo) * 0.05).max(0.5);
@@ -732,12 +795,11 @@ impl LineChart {
                 Circle::new(p, 4, style)
             }))?;
         }
-        if self.ideal {
+        if let Some(ideal) = self.ideal {
             let style = BLACK.stroke_width(2);
-            let ideal = self.xs().into_iter().map(|x| (x, x));
             chart
-                .draw_series(DashedLineSeries::new(ideal, 10, 6, style))?
-                .label("ideal (y = x)")
+                .draw_series(DashedLineSeries::new(ideal.points(&self.xs()), 10, 6, style))?
+                .label(ideal.label())
                 .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], style));
         }
         draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)
@@ -1011,6 +1073,32 @@ mod tests {
             Some(Plot::Line(chart)) => chart,
             _ => panic!("expected a line chart"),
         }
+    }
+
+    #[test]
+    fn scaling_draws_t1_over_tn_against_gpus_with_the_ideal() {
+        use crate::experiment::report::scaling::tests::{info, rows};
+        let strong = info(false);
+        let chart = line_chart(scaling_plot(&study(&strong, &rows(), &[])));
+        let names: Vec<&str> = chart.series.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["cs500 gpu-mega", "cs500 gpu-wave"]);
+        // 800 ms on one GPU, 400 on two, 250 on four; 600 and 400.
+        assert_eq!(chart.series[0].points, [(1.0, 1.0), (2.0, 2.0), (4.0, 3.2)]);
+        assert_eq!(chart.series[1].points, [(1.0, 1.0), (2.0, 1.5)]);
+        assert_eq!(chart.ideal, Some(Ideal::Diagonal));
+        assert_eq!(
+            Ideal::Diagonal.points(&chart.xs()),
+            [(1.0, 1.0), (2.0, 2.0), (4.0, 4.0)]
+        );
+        // The ideal's top (4) sets the y axis, past the best point (3.2).
+        assert_eq!(chart.bounds(chart.axes()).1, (0.0, 4.0 * 1.15));
+        let weak = info(true);
+        let chart = line_chart(scaling_plot(&study(&weak, &rows(), &[])));
+        assert_eq!(chart.ideal, Some(Ideal::One));
+        assert!(chart.y_desc.starts_with("efficiency"));
+        assert_eq!(Ideal::One.points(&chart.xs()), [(1.0, 1.0), (2.0, 1.0), (4.0, 1.0)]);
+        let unswept = ManifestStudy::default();
+        assert!(scaling_plot(&study(&unswept, &rows(), &[])).is_none());
     }
 
     #[test]

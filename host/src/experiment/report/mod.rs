@@ -12,10 +12,12 @@
 //! - `stats`: medians, spreads, configurations and baseline matching;
 //! - `tables`: the Markdown;
 //! - `figures`: the plotters charts;
+//! - `scaling`: T1/TN over GPUs and its table, for a study sweeping `gpus`;
 //! - `summary`: `RESULTS/SUMMARY.md`, the headline figures of every folder.
 
 mod figures;
 mod input;
+mod scaling;
 pub mod stats;
 pub mod summary;
 mod tables;

@@ -119,6 +119,7 @@ impl Config {
         let r = &self.row;
         match name {
             "threads" => r.threads.map(|t| t as f64),
+            "gpus" => r.gpus.map(f64::from),
             "spp" => Some(f64::from(r.report_spp)),
             "max_depth" => Some(f64::from(r.max_depth)),
             "width" => Some(f64::from(r.width)),

@@ -93,6 +93,7 @@ pub fn study_section(study: &StudyData, m: &Manifest, figures: &[Figure], report
     }
     out.push_str(&status_list(study, m));
     out.push_str(&config_table(study, m));
+    out.push_str(&super::scaling::table(study, m));
     out.push_str(&published_table(study, m));
     for fig in figures {
         let link = |p: &Path| p.strip_prefix(report_dir).unwrap_or(p).display().to_string();
