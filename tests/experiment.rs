@@ -583,3 +583,82 @@ fn the_four_cpu_distributions_render_identical_films() {
         assert!(out.device.contains(cpu_schedule.label()), "{}", out.device);
     }
 }
+
+/// A study of the GPU back ends over `gpus`, with `extra` lines.
+fn gpus_study(extra: &str) -> String {
+    format!(
+        "[experiment]\nname = \"scale\"\n\n[[study]]\nname = \"weak\"\nscenes = [\"SCENES/cornell_diffuse.toml\"]\n\
+         backends = [\"cpu\", \"gpu-mega\", \"gpu-wave\"]\n{extra}\n"
+    )
+}
+
+#[test]
+fn gpus_and_weak_scaling_are_checked_when_the_config_loads() {
+    let sweep = "sweep = { gpus = [1, 2] }";
+    assert_error(
+        &gpus_study("sweep = { gpus = [1, 0] }"),
+        "sweep =",
+        &["study `weak`", "sweep `gpus`", "from 1 to 64", "got 0"],
+    );
+    assert_error(
+        &gpus_study("fixed = { gpus = \"two\" }"),
+        "fixed =",
+        &["fixed `gpus`", "expected a whole number"],
+    );
+    assert_error(
+        &gpus_study("scaling = \"linear\"\nfixed = { size = \"64x32\" }"),
+        "scaling =",
+        &["field `scaling`", "`strong` or `weak`", "`linear`"],
+    );
+    assert_error(
+        &gpus_study("scaling = \"weak\"\nfixed = { size = \"64x32\", gpus = 2 }"),
+        "scaling =",
+        &["field `scaling`", "sweeps no `gpus`"],
+    );
+    assert_error(
+        &gpus_study(&format!("scaling = \"weak\"\n{sweep}")),
+        "[[study]]",
+        &["run `gpu-mega gpus=1`", "needs the size", "`size`"],
+    );
+    assert_error(
+        &gpus_study(&format!(
+            "scaling = \"weak\"\nfixed = {{ size = \"64x20000\" }}\n{sweep}"
+        )),
+        "[[study]]",
+        &["run `gpu-mega gpus=2`", "64x40000", "largest side"],
+    );
+}
+
+#[test]
+fn weak_scaling_grows_each_gpu_runs_height_with_its_gpus() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = |extra: &str| {
+        let path = write_config(dir.path(), "scale", &gpus_study(extra));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let config = config::parse(&path, &text).unwrap();
+        config.studies[0]
+            .runs()
+            .into_iter()
+            .map(|r| (r.label, r.spec.gpus, r.spec.overrides.size))
+            .collect::<Vec<_>>()
+    };
+    let weak = plan("scaling = \"weak\"\nfixed = { size = \"64x32\" }\nsweep = { gpus = [1, 2, 4] }");
+    let size = Some((64, 32));
+    assert_eq!(
+        weak,
+        [
+            // `gpus` does not concern the CPU: one run, at the size given.
+            ("cpu".to_string(), 1, size),
+            ("gpu-mega gpus=1".to_string(), 1, size),
+            ("gpu-mega gpus=2".to_string(), 2, Some((64, 64))),
+            ("gpu-mega gpus=4".to_string(), 4, Some((64, 128))),
+            ("gpu-wave gpus=1".to_string(), 1, size),
+            ("gpu-wave gpus=2".to_string(), 2, Some((64, 64))),
+            ("gpu-wave gpus=4".to_string(), 4, Some((64, 128))),
+        ]
+    );
+    // Strong scaling (the default) keeps the image.
+    let strong = plan("fixed = { size = \"64x32\" }\nsweep = { gpus = [1, 2] }");
+    assert!(strong.iter().all(|(_, _, s)| *s == size), "{strong:?}");
+    assert_eq!(strong.iter().map(|r| r.1).max(), Some(2));
+}

@@ -753,6 +753,62 @@ sweep = { block = ["8x8", "16x8", "32x4"] }
 }
 
 #[test]
+fn an_experiment_run_on_two_gpus_renders_the_film_of_one() {
+    use wavepath::experiment::records::{Manifest, RunRow, recover_rows};
+    let Some(_gpu) = gpu_or_skip("gpus = [1, 2]") else {
+        return;
+    };
+    let present = Gpu::count().expect("a GPU opened, so the driver counts it");
+    if present < 2 {
+        eprintln!("SKIPPED gpus = [1, 2]: {present} GPU present, the split needs two");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let config = util::write_config(
+        dir.path(),
+        "together",
+        r#"
+[experiment]
+name = "together"
+description = "one image on one GPU and on two"
+
+[[study]]
+name = "split"
+scenes = ["SCENES/cornell_diffuse.toml"]
+backends = ["gpu-mega", "gpu-wave"]
+warmup = 1
+repeat = 2
+fixed = { size = "96x64", spp = 16, depth = 4 }
+sweep = { gpus = [1, 2] }
+"#,
+    );
+    // Spread over every GPU, the runs of two GPUs in a phase of their own.
+    let out = dir.path().join("out");
+    let run = util::run_experiment(&config, &out, &["--devices", "all"]);
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let rows = recover_rows::<RunRow>(&out.join("runs.csv")).unwrap().rows;
+    assert_eq!(rows.len(), 4 * 2, "two back ends on one GPU and on two, twice each");
+    for r in &rows {
+        let two = r.gpus == Some(2);
+        assert!(two || r.gpus == Some(1), "{r:?}");
+        assert_eq!(
+            r.split_imbalance.is_some(),
+            two,
+            "{}: the imbalance of a split only",
+            r.config
+        );
+        assert_eq!(r.gpu_ordinal.is_none(), two, "{}: a split has no one GPU", r.config);
+        assert_eq!(r.film_hash, rows[0].film_hash, "{}: the image of one GPU", r.config);
+    }
+    let manifest = Manifest::read(&out.join("manifest.toml")).unwrap();
+    assert!(
+        manifest.study[0].film_check.starts_with("identical: 1 group"),
+        "{}",
+        manifest.study[0].film_check
+    );
+}
+
+#[test]
 fn chunks_of_samples_on_a_gpu_add_up_to_the_whole_render_bit_for_bit() {
     use device::integrator::SampleRange;
     let Some(gpu) = gpu_or_skip("chunks of samples") else {
