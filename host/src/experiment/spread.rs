@@ -23,13 +23,6 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-/// Every configuration of `plan`, study by study.
-pub fn each_run<'p>(plan: &'p [(&'p Study, Vec<PlannedRun>)]) -> Vec<(&'p Study, &'p PlannedRun)> {
-    plan.iter()
-        .flat_map(|(study, runs)| runs.iter().map(move |run| (*study, run)))
-        .collect()
-}
-
 /// Makes the configurations of `plan` (runs of one GPU or of the host):
 /// the CPU back ends' one after another, then the GPU back ends' spread
 /// over `gpus`. A stop request

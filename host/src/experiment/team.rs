@@ -11,7 +11,6 @@
 
 use super::config::{PlannedRun, Study};
 use super::params::RunSpec;
-use super::spread::each_run;
 use crate::backend::gpu::Gpu;
 use crate::backend::gpu::buffers::DeviceScene;
 use crate::prepared::PreparedScene;
@@ -26,7 +25,9 @@ pub type Step<'p> = (&'p Study, &'p PlannedRun);
 /// one GPU or of the host, then those of several GPUs (which must have
 /// their GPUs to themselves).
 pub fn phases<'p>(plan: &'p [(&'p Study, Vec<PlannedRun>)]) -> (Vec<Step<'p>>, Vec<Step<'p>>) {
-    each_run(plan).into_iter().partition(|(_, run)| run.spec.gpus <= 1)
+    plan.iter()
+        .flat_map(|(study, runs)| runs.iter().map(move |run| (*study, run)))
+        .partition(|(_, run)| run.spec.gpus <= 1)
 }
 
 /// The most GPUs a GPU run of `plan` renders on, and the first study that

@@ -58,7 +58,8 @@ pub struct DeviceShare {
 pub struct SplitOutput {
     /// The merged render. Split over several devices, its `elapsed` is the
     /// split's wall time (from the first chunk to the merge, the scene's
-    /// uploads included) and it has no GPU profile.
+    /// uploads included unless they were made before, [`render_uploaded`])
+    /// and it has no GPU profile.
     pub output: RenderOutput,
     /// Each device's part, in the order of the devices (empty for a
     /// render on one device).

@@ -3,11 +3,9 @@
 //! (the configuration whose label differs only in `gpus=1`). Under strong
 //! scaling (the same image) that is the speedup, ideally N; under weak
 //! scaling (`scaling = "weak"`: the image N times as tall) the efficiency,
-//! ideally 1. The figure is drawn by [`super::figures`]; the table is here.
+//! ideally 1. [`super::figures`] draws it and [`super::tables`] tabulates it.
 
 use super::stats::{Config, StudyData};
-use super::tables::{caption, table_head, table_row};
-use std::fmt::Write as _;
 
 /// Whether the study's images grow with their GPU count.
 pub fn is_weak(study: &StudyData) -> bool {
@@ -38,54 +36,6 @@ pub fn ratio(study: &StudyData, c: &Config) -> Option<f64> {
         .iter()
         .find(|o| o.row.config == twin && o.row.gpus == Some(1))?;
     Some(one.median_ms / c.median_ms)
-}
-
-/// The scaling table: per GPU configuration its GPUs, image size, median
-/// time, its twin's, T1/TN beside the ideal, and the split's imbalance;
-/// nothing unless the study sweeps `gpus`.
-pub fn table(study: &StudyData, m: &crate::experiment::records::Manifest) -> String {
-    if !study.sweeps("gpus") {
-        return String::new();
-    }
-    let weak = is_weak(study);
-    let (what, ideal) = match weak {
-        true => ("efficiency T1/TN", "ideal 1"),
-        false => ("speedup T1/TN", "ideal N"),
-    };
-    let mut out = format!(
-        "\n{} scaling over GPUs (T1: the same configuration on one GPU{}):\n\n",
-        if weak { "Weak" } else { "Strong" },
-        if weak { ", its image 1/N as tall" } else { "" }
-    );
-    out += &table_head(&[
-        "config",
-        "scene",
-        "back end",
-        "gpus",
-        "size",
-        "median ms",
-        what,
-        ideal,
-        "split imbalance",
-    ]);
-    for c in study.configs.iter().filter(|c| c.row.gpus.is_some()) {
-        let r = &c.row;
-        let n = r.gpus.unwrap_or(1);
-        let ideal = if weak { 1.0 } else { f64::from(n) };
-        out += &table_row(&[
-            format!("`{}`", r.config),
-            r.scene_name.clone(),
-            r.backend.clone(),
-            n.to_string(),
-            format!("{}x{}", r.width, r.height),
-            format!("{:.2}", c.median_ms),
-            ratio(study, c).map_or("–".into(), |v| format!("{v:.3}")),
-            format!("{ideal:.0}"),
-            r.split_imbalance.map_or("–".into(), |v| format!("{:.1}%", v * 100.0)),
-        ]);
-    }
-    let _ = write!(out, "\n{}", caption("Table", &study.info.name, m));
-    out
 }
 
 #[cfg(test)]
@@ -149,22 +99,5 @@ pub(super) mod tests {
         let study = StudyData::new(&info, &configs, &[]);
         let ratios: Vec<Option<f64>> = study.configs.iter().map(|c| ratio(&study, c)).collect();
         assert_eq!(ratios, [Some(1.0), Some(2.0), Some(3.2), Some(1.0), Some(1.5)]);
-        let t = table(&study, &Default::default());
-        assert!(t.starts_with("\nStrong scaling"), "{t}");
-        assert!(
-            t.contains("| `cs500 gpu-mega gpus=4` | cs500 | gpu-mega | 4 | 64x256 | 250.00 | 3.200 | 4 | – |"),
-            "{t}"
-        );
-        let weak = info_weak_table();
-        assert!(
-            weak.contains("efficiency T1/TN") && weak.contains("| 2 | 64x128 | 400.00 | 2.000 | 1 |"),
-            "{weak}"
-        );
-    }
-
-    fn info_weak_table() -> String {
-        let info = info(true);
-        let configs = group_configs(&rows());
-        table(&StudyData::new(&info, &configs, &[]), &Default::default())
     }
 }

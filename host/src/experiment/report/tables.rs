@@ -3,6 +3,7 @@
 //! links, each with a caption naming config, study and command.
 
 use super::figures::Figure;
+use super::scaling;
 use super::stats::{Config, StudyData};
 use crate::backend::BackendKind;
 use crate::experiment::config::{Published, SeedTime};
@@ -93,7 +94,7 @@ pub fn study_section(study: &StudyData, m: &Manifest, figures: &[Figure], report
     }
     out.push_str(&status_list(study, m));
     out.push_str(&config_table(study, m));
-    out.push_str(&super::scaling::table(study, m));
+    out.push_str(&scaling_table(study, m));
     out.push_str(&published_table(study, m));
     for fig in figures {
         let link = |p: &Path| p.strip_prefix(report_dir).unwrap_or(p).display().to_string();
@@ -235,6 +236,54 @@ fn config_cells(c: &Config) -> Vec<String> {
     ]
 }
 
+/// The scaling table over GPUs ([`scaling`]): per GPU configuration its GPUs, image size, median
+/// time, its twin's, T1/TN beside the ideal, and the split's imbalance;
+/// nothing unless the study sweeps `gpus`.
+fn scaling_table(study: &StudyData, m: &Manifest) -> String {
+    if !study.sweeps("gpus") {
+        return String::new();
+    }
+    let weak = scaling::is_weak(study);
+    let (what, ideal) = match weak {
+        true => ("efficiency T1/TN", "ideal 1"),
+        false => ("speedup T1/TN", "ideal N"),
+    };
+    let mut out = format!(
+        "\n{} scaling over GPUs (T1: the same configuration on one GPU{}):\n\n",
+        if weak { "Weak" } else { "Strong" },
+        if weak { ", its image 1/N as tall" } else { "" }
+    );
+    out += &table_head(&[
+        "config",
+        "scene",
+        "back end",
+        "gpus",
+        "size",
+        "median ms",
+        what,
+        ideal,
+        "split imbalance",
+    ]);
+    for c in study.configs.iter().filter(|c| c.row.gpus.is_some()) {
+        let r = &c.row;
+        let n = r.gpus.unwrap_or(1);
+        let ideal = if weak { 1.0 } else { f64::from(n) };
+        out += &table_row(&[
+            format!("`{}`", r.config),
+            r.scene_name.clone(),
+            r.backend.clone(),
+            n.to_string(),
+            format!("{}x{}", r.width, r.height),
+            format!("{:.2}", c.median_ms),
+            scaling::ratio(study, c).map_or("–".into(), |v| format!("{v:.3}")),
+            format!("{ideal:.0}"),
+            r.split_imbalance.map_or("–".into(), |v| format!("{:.1}%", v * 100.0)),
+        ]);
+    }
+    let _ = write!(out, "\n{}", caption("Table", &study.info.name, m));
+    out
+}
+
 /// Published figures beside ours, or nothing when the study has none. Ours
 /// is the run the entry names (the seed's settings, measured, against a
 /// measured baseline); the study's best stands in a column of its own.
@@ -374,6 +423,28 @@ pub fn table_row(cells: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_scaling_table_gives_t1_over_tn_beside_the_ideal() {
+        use super::super::scaling::tests::{info, rows};
+        use crate::experiment::report::stats::group_configs;
+        let configs = group_configs(&rows());
+        let strong = info(false);
+        let t = scaling_table(&StudyData::new(&strong, &configs, &[]), &Manifest::default());
+        assert!(t.starts_with("\nStrong scaling"), "{t}");
+        assert!(
+            t.contains("| `cs500 gpu-mega gpus=4` | cs500 | gpu-mega | 4 | 64x256 | 250.00 | 3.200 | 4 | – |"),
+            "{t}"
+        );
+        let weak = info(true);
+        let t = scaling_table(&StudyData::new(&weak, &configs, &[]), &Manifest::default());
+        assert!(
+            t.contains("efficiency T1/TN") && t.contains("| 2 | 64x128 | 400.00 | 2.000 | 1 |"),
+            "{t}"
+        );
+        let unswept = crate::experiment::records::ManifestStudy::default();
+        assert!(scaling_table(&StudyData::new(&unswept, &configs, &[]), &Manifest::default()).is_empty());
+    }
 
     #[test]
     fn values_carry_their_unit() {
