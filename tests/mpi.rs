@@ -3,9 +3,11 @@
 //! (an uneven split, and more ranks than samples) write the image of one
 //! process bit for bit; a rank that fails is named, with its host, by rank
 //! 0, and the job exits non-zero without an image. An experiment over two
-//! and three ranks writes the rows of one process; a rank that fails
-//! mid-way is named, the rows finished on every rank are kept, and
-//! `--resume` under the launcher completes them.
+//! and three ranks writes the rows of one process; a rank that cannot read
+//! the config is named and nothing runs; a rank that fails mid-way is
+//! named, the rows finished on every rank are kept, and `--resume` under
+//! the launcher completes them; Ctrl-C keeps the finished rows, exits 130,
+//! and `--resume` completes them too.
 //!
 //! Needs `mpiexec` on the PATH and the MPI library on the loader's path
 //! (`eval "$(scripts/setup --mpi)"`); `scripts/test` runs these with
@@ -15,7 +17,8 @@
 mod util;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 use util::repo;
 
 /// The `wavepath` binary under test.
@@ -136,8 +139,7 @@ fn a_failing_rank_is_named_with_its_host_and_the_job_fails_without_an_image() {
     let out = run(cmd);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "the job must fail: {stderr}");
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
-    let expected = format!("rank 2 on {}: {}", host.trim(), missing.display());
+    let expected = format!("rank 2 on {}: {}", hostname(), missing.display());
     assert!(stderr.contains("1 of 3 MPI ranks failed"), "{stderr}");
     assert!(stderr.contains(&expected), "expected `{expected}` in: {stderr}");
     assert_eq!(
@@ -188,15 +190,24 @@ fixed = { size = "12x8", spp = 2, depth = 3 }
 sweep = { threads = [1, 2], cpu_schedule = ["collapsed", "cyclic-rows"] }
 "#;
 
-/// The config as the experiments name it, relative to their working folder.
+/// [`TINY`] as the experiments name it, relative to their working folder.
 const CONFIG: &str = "cfg/tiny.toml";
 
-/// Writes [`TINY`] into `folder/cfg/` with its scenes: `x.toml` (the diffuse
+/// [`TINY`] with renders of some tens of milliseconds and three
+/// repetitions: six rounds on three ranks, time enough to stop them in the
+/// second.
+fn slow() -> String {
+    TINY.replace("repeat = 2", "repeat = 3")
+        .replace(r#"size = "12x8", spp = 2"#, r#"size = "64x48", spp = 16"#)
+}
+
+/// Writes [`TINY`] into `folder/cfg/` (and [`slow`] as `slow.toml`) with its scenes: `x.toml` (the diffuse
 /// Cornell box) and, unless `y` is given, `y.toml` (smallpt's box).
 fn fixture(folder: &Path, y: Option<&Path>) {
     let cfg = folder.join("cfg");
     std::fs::create_dir_all(&cfg).unwrap();
     std::fs::write(cfg.join("tiny.toml"), TINY).unwrap();
+    std::fs::write(cfg.join("slow.toml"), slow()).unwrap();
     std::fs::copy(repo("scenes/cornell_diffuse.toml"), cfg.join("x.toml")).unwrap();
     match y {
         Some(target) => std::os::unix::fs::symlink(target, cfg.join("y.toml")).unwrap(),
@@ -204,9 +215,9 @@ fn fixture(folder: &Path, y: Option<&Path>) {
     }
 }
 
-/// `experiment` arguments into `out`, with `extra`.
-fn experiment_args(out: &Path, extra: &[&str]) -> Vec<String> {
-    let mut args: Vec<String> = ["experiment", CONFIG, "--quiet", "--allow-dirty", "--out"]
+/// `experiment` arguments for `config` into `out`, with `extra`.
+fn experiment_args(config: &str, out: &Path, extra: &[&str]) -> Vec<String> {
+    let mut args: Vec<String> = ["experiment", config, "--quiet", "--allow-dirty", "--out"]
         .map(String::from)
         .to_vec();
     args.push(out.to_str().unwrap().into());
@@ -214,10 +225,10 @@ fn experiment_args(out: &Path, extra: &[&str]) -> Vec<String> {
     args
 }
 
-/// The experiment in one process, run in `folder`: its `runs.csv`.
-fn one_process(folder: &Path, out: &Path) -> Vec<Vec<String>> {
+/// `config` in one process, run in `folder`: its `runs.csv`.
+fn one_process(folder: &Path, config: &str, out: &Path) -> Vec<Vec<String>> {
     let mut cmd = Command::new(WAVEPATH);
-    cmd.current_dir(folder).args(experiment_args(out, &[]));
+    cmd.current_dir(folder).args(experiment_args(config, out, &[]));
     let done = run(cmd);
     assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
     rows(out)
@@ -274,14 +285,14 @@ fn column(out: &Path, columns: &[&str]) -> Vec<Vec<String>> {
 fn two_and_three_ranks_write_the_rows_of_one_process() {
     let dir = tempfile::tempdir().unwrap();
     fixture(dir.path(), None);
-    let one = one_process(dir.path(), &dir.path().join("one"));
+    let one = one_process(dir.path(), CONFIG, &dir.path().join("one"));
     assert_eq!(one.len(), 16);
     for (ranks, extra) in [(2, &["--share-cores"][..]), (3, &["--share-cores"]), (3, &[])] {
         let out = dir.path().join(format!("{ranks}{}", extra.len()));
         let mut cmd = mpiexec();
         cmd.current_dir(dir.path())
             .args(["-n", &ranks.to_string(), WAVEPATH])
-            .args(experiment_args(&out, extra));
+            .args(experiment_args(CONFIG, &out, extra));
         let done = run(cmd);
         let stdout = String::from_utf8_lossy(&done.stdout);
         assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
@@ -316,13 +327,41 @@ fn two_and_three_ranks_write_the_rows_of_one_process() {
     }
 }
 
+/// This host's name, as MPI names it here.
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn a_rank_that_cannot_read_the_config_is_named_and_nothing_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path(), None);
+    let out = dir.path().join("out");
+    let mut cmd = mpiexec();
+    cmd.current_dir(dir.path())
+        .args(["-n", "2", WAVEPATH])
+        .args(experiment_args(CONFIG, &out, &[]))
+        .args([":", "-n", "1", WAVEPATH])
+        .args(experiment_args("cfg/missing.toml", &out, &[]));
+    let failed = run(cmd);
+    let stderr = String::from_utf8_lossy(&failed.stderr);
+    assert!(!failed.status.success(), "{stderr}");
+    let expected = format!("rank 2 on {}: cfg/missing.toml", hostname());
+    assert!(stderr.contains("1 of 3 MPI ranks failed"), "{stderr}");
+    assert!(stderr.contains(&expected), "expected `{expected}` in: {stderr}");
+    assert!(!out.exists(), "nothing is written when a rank cannot start");
+}
+
 #[test]
 fn a_rank_that_fails_mid_way_is_named_and_resume_completes_the_rows() {
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = (dir.path().join("a"), dir.path().join("b"));
     let out = dir.path().join("out");
     fixture(&a, None);
-    let one = one_process(&a, &dir.path().join("one"));
+    let one = one_process(&a, CONFIG, &dir.path().join("one"));
     // Rank 2 runs in a folder of its own (as on a host of its own), whose
     // `y.toml` is a link to the manifest rank 0 writes once every rank
     // has checked its scenes. A scene stands there at the check; then rank
@@ -331,7 +370,7 @@ fn a_rank_that_fails_mid_way_is_named_and_resume_completes_the_rows() {
     std::fs::create_dir_all(&out).unwrap();
     std::fs::copy(repo("scenes/cornell_smallpt.toml"), out.join("manifest.toml")).unwrap();
     fixture(&b, Some(&out.join("manifest.toml")));
-    let args = experiment_args(&out, &["--share-cores"]);
+    let args = experiment_args(CONFIG, &out, &["--share-cores"]);
     let mut cmd = mpiexec();
     cmd.args(["-n", "2", "-wdir", a.to_str().unwrap(), WAVEPATH])
         .args(&args)
@@ -340,8 +379,7 @@ fn a_rank_that_fails_mid_way_is_named_and_resume_completes_the_rows() {
     let failed = run(cmd);
     let stderr = String::from_utf8_lossy(&failed.stderr);
     assert!(!failed.status.success(), "the job must fail: {stderr}");
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
-    let expected = format!("rank 2 on {}: study `second`, run 1", host.trim());
+    let expected = format!("rank 2 on {}: study `second`, run 1", hostname());
     assert!(stderr.contains("1 of 3 MPI ranks failed"), "{stderr}");
     assert!(stderr.contains(&expected), "expected `{expected}` in: {stderr}");
     assert_eq!(
@@ -360,7 +398,7 @@ fn a_rank_that_fails_mid_way_is_named_and_resume_completes_the_rows() {
     let mut cmd = mpiexec();
     cmd.current_dir(&a)
         .args(["-n", "3", WAVEPATH])
-        .args(experiment_args(&out, &["--share-cores", "--resume"]));
+        .args(experiment_args(CONFIG, &out, &["--share-cores", "--resume"]));
     let resumed = run(cmd);
     assert!(resumed.status.success(), "{}", String::from_utf8_lossy(&resumed.stderr));
     let mut all = rows(&out);
@@ -369,4 +407,60 @@ fn a_rank_that_fails_mid_way_is_named_and_resume_completes_the_rows() {
     expected = one.clone();
     expected.sort();
     assert_eq!(all, expected, "resumed, the rows of one process, each once");
+}
+
+#[test]
+fn ctrl_c_stops_every_rank_after_its_render_and_resume_completes_the_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path(), None);
+    let config = "cfg/slow.toml";
+    let out = dir.path().join("out");
+    let mut one = one_process(dir.path(), config, &dir.path().join("one"));
+    let mut cmd = mpiexec();
+    cmd.current_dir(dir.path())
+        .args(["-n", "3", WAVEPATH])
+        .args(experiment_args(config, &out, &["--share-cores"]))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let child = cmd.spawn().unwrap();
+    // The launcher passes Ctrl-C on to every rank; it is sent once the
+    // first round's rows are written.
+    let start = Instant::now();
+    while rows_written(&out) == 0 {
+        assert!(start.elapsed() < Duration::from_secs(120), "no row was written");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let stopped = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&stopped.stderr);
+    assert_eq!(stopped.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("stopped by Ctrl-C"), "{stderr}");
+    let kept = rows(&out);
+    assert!(kept.len() >= 9 && kept.len() < one.len(), "{} rows kept", kept.len());
+    assert!(
+        kept.iter().all(|r| one.contains(r)),
+        "every kept row is one of one process's"
+    );
+    let manifest = std::fs::read_to_string(out.join("manifest.toml")).unwrap();
+    assert!(manifest.contains("interrupted by a stop request"), "{manifest}");
+
+    let mut cmd = mpiexec();
+    cmd.current_dir(dir.path())
+        .args(["-n", "3", WAVEPATH])
+        .args(experiment_args(config, &out, &["--share-cores", "--resume"]));
+    let resumed = run(cmd);
+    assert!(resumed.status.success(), "{}", String::from_utf8_lossy(&resumed.stderr));
+    let mut all = rows(&out);
+    all.sort();
+    one.sort();
+    assert_eq!(all, one, "resumed, the rows of one process, each once");
+}
+
+/// The rows in `out/runs.csv` so far (none before it exists).
+fn rows_written(out: &Path) -> usize {
+    std::fs::read_to_string(out.join("runs.csv")).map_or(0, |t| t.lines().count().saturating_sub(1))
 }

@@ -41,6 +41,7 @@ use crate::system::provenance::Provenance;
 use anyhow::{anyhow, bail};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+use std::sync::atomic::Ordering;
 
 /// Runs `config` over the ranks of `cluster`; `share_cores` lets every
 /// rank make CPU configurations (otherwise one rank per host does). The
@@ -62,9 +63,6 @@ pub fn run(
     let (mut files, mut manifest) = agree(cluster, started, |_| String::new())?;
 
     let order = each_run(&ready.plan);
-    let locals = all_gather_text(&cluster.world, &cluster.local_rank.to_string())?;
-    let locals: Vec<usize> = locals.iter().map(|l| l.parse().unwrap_or(1)).collect();
-    let on_gpu: Vec<bool> = order.iter().map(|(_, run)| run.spec.backend.is_gpu()).collect();
     let progress = Progress::new(&ready.plan, &ready.resumed, false)?;
     let base = Base {
         cluster,
@@ -77,44 +75,7 @@ pub fn run(
         progress: &progress,
         opts,
     };
-    let mut known = ready.resumed.rows.clone();
-    let mut own = Own::default();
-    let mut stopped = false;
-    for round in rounds::assign(&on_gpu, cluster.size, &rounds::cpu_ranks(&locals, share_cores)) {
-        let mine = round
-            .iter()
-            .find(|(rank, _)| *rank == cluster.rank)
-            .map(|&(_, i)| order[i]);
-        let made = match mine {
-            Some((study, run)) if own.failure.is_none() => base.make(study, run, &known, &mut own),
-            _ => Made::default(),
-        };
-        let status = if own.failure.is_some() {
-            "failed"
-        } else if opts.stop.is_some_and(|s| s.load(std::sync::atomic::Ordering::SeqCst)) {
-            "stopped"
-        } else {
-            "ok"
-        };
-        let statuses = all_gather_text(&cluster.world, status)?;
-        let rows = all_gather_text(&cluster.world, &made.rows)?;
-        let kernels = all_gather_text(&cluster.world, &made.kernels)?;
-        let round_rows = decode_round(&rows, &kernels);
-        let appended = round_rows.and_then(|(rows, kernels)| {
-            if let Some(f) = files.as_mut() {
-                f.append(&rows, &kernels)?;
-            }
-            known.extend(rows);
-            Ok(())
-        });
-        if let Err(e) = appended {
-            own.failure.get_or_insert(e);
-        }
-        stopped |= statuses.iter().any(|s| s == "stopped");
-        if stopped || statuses.iter().any(|s| s == "failed") {
-            break;
-        }
-    }
+    let (known, own, stopped) = base.play(&order, share_cores, files.as_mut())?;
 
     let tallies = gather_text(&cluster.world, &TallyText::of(&own.tally))?;
     let result = agree(cluster, own.failure.map_or(Ok(()), Err), |_| String::new());
@@ -248,6 +209,14 @@ impl Appenders {
     }
 }
 
+/// How a rank's round ended, as the ranks tell each other: its runs went
+/// on, a stop request came, or it failed.
+const OK: &str = "ok";
+/// See [`OK`].
+const STOPPED: &str = "stopped";
+/// See [`OK`].
+const FAILED: &str = "failed";
+
 /// What a rank keeps over the rounds.
 #[derive(Default)]
 struct Own {
@@ -274,11 +243,60 @@ struct Base<'a> {
 }
 
 impl Base<'_> {
+    /// Makes this rank's configurations of `order`, round by round, until
+    /// the last round or the one in which a rank failed or was stopped;
+    /// rank 0 appends each round's rows to `files`. Returns every row (the
+    /// resumed ones first), what this rank kept, and whether a stop ended
+    /// the rounds.
+    fn play(
+        &self,
+        order: &[(&Study, &PlannedRun)],
+        share_cores: bool,
+        mut files: Option<&mut Appenders>,
+    ) -> anyhow::Result<(Vec<RunRow>, Own, bool)> {
+        let world = &self.cluster.world;
+        let locals = all_gather_text(world, &self.cluster.local_rank.to_string())?;
+        let locals: Vec<usize> = locals.iter().map(|l| l.parse().unwrap_or(1)).collect();
+        let on_gpu: Vec<bool> = order.iter().map(|(_, run)| run.spec.backend.is_gpu()).collect();
+        let mut known = self.ready.resumed.rows.clone();
+        let mut own = Own::default();
+        for round in rounds::assign(&on_gpu, self.cluster.size, &rounds::cpu_ranks(&locals, share_cores)) {
+            let mine = round.iter().find(|(rank, _)| *rank == self.cluster.rank);
+            let made = match mine {
+                Some(&(_, i)) if own.failure.is_none() => self.make(order[i], &known, &mut own),
+                _ => Made::default(),
+            };
+            let status = match (&own.failure, self.opts.stop) {
+                (Some(_), _) => FAILED,
+                (None, Some(stop)) if stop.load(Ordering::SeqCst) => STOPPED,
+                _ => OK,
+            };
+            let statuses = all_gather_text(world, status)?;
+            let rows = all_gather_text(world, &made.rows)?;
+            let kernels = all_gather_text(world, &made.kernels)?;
+            let appended = decode_round(&rows, &kernels).and_then(|(rows, kernels)| {
+                if let Some(f) = files.as_deref_mut() {
+                    f.append(&rows, &kernels)?;
+                }
+                known.extend(rows);
+                Ok(())
+            });
+            if let Err(e) = appended {
+                own.failure.get_or_insert(e);
+            }
+            let stopped = statuses.iter().any(|s| s == STOPPED);
+            if stopped || statuses.iter().any(|s| s == FAILED) {
+                return Ok((known, own, stopped));
+            }
+        }
+        Ok((known, own, false))
+    }
+
     /// Makes `run` of `study` with the runner's own steps, its film checks
     /// seeded with the rows `known` so far; its rows (those finished before
     /// an error too) name this rank and its host. An error is kept in
     /// `own`.
-    fn make(&self, study: &Study, run: &PlannedRun, known: &[RunRow], own: &mut Own) -> Made {
+    fn make(&self, (study, run): (&Study, &PlannedRun), known: &[RunRow], own: &mut Own) -> Made {
         let made = RowWriter::start(None, known).and_then(|writer| {
             let runs = Runs {
                 origin: self.origin,

@@ -186,9 +186,11 @@ pub fn describe(loads: &[Load], noun: &str) -> String {
 
 /// Per GPU that `rows` ran on, when they ran on several: its rows, the
 /// time of their render calls and their samples, and the load imbalance;
-/// empty otherwise.
+/// empty otherwise. Rows an MPI rank made are left to [`per_rank`]: ranks
+/// on several hosts each have a GPU 0.
 pub fn per_gpu(rows: &[RunRow]) -> String {
-    describe(&loads(rows, |r| r.gpu_ordinal.map(|o| (o, r.gpu.as_str()))), "GPU")
+    let gpu = |r: &RunRow| r.gpu_ordinal.filter(|_| r.rank.is_none());
+    describe(&loads(rows, |r| gpu(r).map(|o| (o, r.gpu.as_str()))), "GPU")
 }
 
 /// Per MPI rank that made `rows`, when several did (`mpirun … experiment`):
