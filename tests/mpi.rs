@@ -1,8 +1,13 @@
-//! `render` over the ranks of an MPI launch (`--features mpi`), run through
-//! the launcher on the CPU back end: two and three ranks (an uneven split,
-//! and more ranks than samples) write the image of one process bit for
-//! bit; a rank that fails is named, with its host, by rank 0, and the job
-//! exits non-zero without an image.
+//! `render` and `experiment` over the ranks of an MPI launch (`--features
+//! mpi`), run through the launcher on the CPU back end: two and three ranks
+//! (an uneven split, and more ranks than samples) write the image of one
+//! process bit for bit; a rank that fails is named, with its host, by rank
+//! 0, and the job exits non-zero without an image. An experiment over two
+//! and three ranks writes the rows of one process; a rank that cannot read
+//! the config is named and nothing runs; a rank that fails mid-way is
+//! named, the rows finished on every rank are kept, and `--resume` under
+//! the launcher completes them; Ctrl-C keeps the finished rows, exits 130,
+//! and `--resume` completes them too.
 //!
 //! Needs `mpiexec` on the PATH and the MPI library on the loader's path
 //! (`eval "$(scripts/setup --mpi)"`); `scripts/test` runs these with
@@ -12,7 +17,8 @@
 mod util;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 use util::repo;
 
 /// The `wavepath` binary under test.
@@ -133,8 +139,7 @@ fn a_failing_rank_is_named_with_its_host_and_the_job_fails_without_an_image() {
     let out = run(cmd);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "the job must fail: {stderr}");
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
-    let expected = format!("rank 2 on {}: {}", host.trim(), missing.display());
+    let expected = format!("rank 2 on {}: {}", hostname(), missing.display());
     assert!(stderr.contains("1 of 3 MPI ranks failed"), "{stderr}");
     assert!(stderr.contains(&expected), "expected `{expected}` in: {stderr}");
     assert_eq!(
@@ -152,14 +157,310 @@ fn commands_that_do_not_split_refuse_to_run_under_a_launcher() {
         .arg(repo("scenes/cornell_smallpt.toml"));
     let out = run(cmd);
     assert!(!out.status.success());
-    let mut cmd = mpiexec();
-    cmd.args(["-n", "2", WAVEPATH, "experiment", "--dry-run"])
-        .arg(repo("experiments/smallptcuda.toml"));
-    let out = run(cmd);
-    assert!(!out.status.success(), "experiments do not run over MPI yet");
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("only `render` splits its work over the ranks"),
+        String::from_utf8_lossy(&out.stderr).contains("only `render` and `experiment` split their work"),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// Two studies of four configurations each (the cpu back end, two
+/// repetitions, tiny renders), their scenes named relative to the config.
+const TINY: &str = r#"
+[experiment]
+name = "tiny"
+description = "two studies of four configurations"
+
+[[study]]
+name = "first"
+scenes = ["x.toml"]
+backends = ["cpu"]
+warmup = 0
+repeat = 2
+fixed = { size = "12x8", spp = 2, depth = 3 }
+sweep = { threads = [1, 2], cpu_schedule = ["collapsed", "cyclic-rows"] }
+
+[[study]]
+name = "second"
+scenes = ["y.toml"]
+backends = ["cpu"]
+warmup = 0
+repeat = 2
+fixed = { size = "12x8", spp = 2, depth = 3 }
+sweep = { threads = [1, 2], cpu_schedule = ["collapsed", "cyclic-rows"] }
+"#;
+
+/// [`TINY`] as the experiments name it, relative to their working folder.
+const CONFIG: &str = "cfg/tiny.toml";
+
+/// [`TINY`] with renders of some tens of milliseconds and three
+/// repetitions: six rounds on three ranks, time enough to stop them in the
+/// second.
+fn slow() -> String {
+    TINY.replace("repeat = 2", "repeat = 3")
+        .replace(r#"size = "12x8", spp = 2"#, r#"size = "64x48", spp = 16"#)
+}
+
+/// Writes [`TINY`] into `folder/cfg/` (and [`slow`] as `slow.toml`) with its scenes: `x.toml` (the diffuse
+/// Cornell box) and, unless `y` is given, `y.toml` (smallpt's box).
+fn fixture(folder: &Path, y: Option<&Path>) {
+    let cfg = folder.join("cfg");
+    std::fs::create_dir_all(&cfg).unwrap();
+    std::fs::write(cfg.join("tiny.toml"), TINY).unwrap();
+    std::fs::write(cfg.join("slow.toml"), slow()).unwrap();
+    std::fs::copy(repo("scenes/cornell_diffuse.toml"), cfg.join("x.toml")).unwrap();
+    match y {
+        Some(target) => std::os::unix::fs::symlink(target, cfg.join("y.toml")).unwrap(),
+        None => drop(std::fs::copy(repo("scenes/cornell_smallpt.toml"), cfg.join("y.toml")).unwrap()),
+    }
+}
+
+/// `experiment` arguments for `config` into `out`, with `extra`.
+fn experiment_args(config: &str, out: &Path, extra: &[&str]) -> Vec<String> {
+    let mut args: Vec<String> = ["experiment", config, "--quiet", "--allow-dirty", "--out"]
+        .map(String::from)
+        .to_vec();
+    args.push(out.to_str().unwrap().into());
+    args.extend(extra.iter().map(|a| a.to_string()));
+    args
+}
+
+/// `config` in one process, run in `folder`: its `runs.csv`.
+fn one_process(folder: &Path, config: &str, out: &Path) -> Vec<Vec<String>> {
+    let mut cmd = Command::new(WAVEPATH);
+    cmd.current_dir(folder).args(experiment_args(config, out, &[]));
+    let done = run(cmd);
+    assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
+    rows(out)
+}
+
+/// The columns two runs of one experiment must agree on (all but times,
+/// dates and where a row was made).
+const SAME: [&str; 15] = [
+    "experiment",
+    "study",
+    "run",
+    "config",
+    "repetition",
+    "scene",
+    "backend",
+    "width",
+    "height",
+    "spp",
+    "threads",
+    "cpu_schedule",
+    "rays",
+    "invalid_samples",
+    "film_hash",
+];
+
+/// The [`SAME`] columns of each row of `out/runs.csv`, in file order.
+fn rows(out: &Path) -> Vec<Vec<String>> {
+    column(out, &SAME)
+}
+
+/// The `columns` of each row of `out/runs.csv`, in file order.
+fn column(out: &Path, columns: &[&str]) -> Vec<Vec<String>> {
+    let mut reader = csv::Reader::from_path(out.join("runs.csv")).unwrap();
+    let header = reader.headers().unwrap().clone();
+    let at: Vec<usize> = columns
+        .iter()
+        .map(|c| {
+            header
+                .iter()
+                .position(|h| h == *c)
+                .unwrap_or_else(|| panic!("no column {c}"))
+        })
+        .collect();
+    reader
+        .records()
+        .map(|r| {
+            let r = r.unwrap();
+            at.iter().map(|&i| r[i].to_string()).collect()
+        })
+        .collect()
+}
+
+#[test]
+fn two_and_three_ranks_write_the_rows_of_one_process() {
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path(), None);
+    let one = one_process(dir.path(), CONFIG, &dir.path().join("one"));
+    assert_eq!(one.len(), 16);
+    for (ranks, extra) in [(2, &["--share-cores"][..]), (3, &["--share-cores"]), (3, &[])] {
+        let out = dir.path().join(format!("{ranks}{}", extra.len()));
+        let mut cmd = mpiexec();
+        cmd.current_dir(dir.path())
+            .args(["-n", &ranks.to_string(), WAVEPATH])
+            .args(experiment_args(CONFIG, &out, extra));
+        let done = run(cmd);
+        let stdout = String::from_utf8_lossy(&done.stdout);
+        assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
+        assert_eq!(rows(&out), one, "{ranks} ranks {extra:?}: other rows than one process");
+        let made: Vec<String> = column(&out, &["rank"]).into_iter().flatten().collect();
+        let expected: Vec<String> = if extra.is_empty() {
+            // One host: its first rank makes every CPU run.
+            vec!["0".to_string(); 16]
+        } else {
+            // Round by round, one configuration (two rows) per rank.
+            (0..8)
+                .flat_map(|c| [(c % ranks).to_string(), (c % ranks).to_string()])
+                .collect()
+        };
+        assert_eq!(made, expected, "{ranks} ranks {extra:?}");
+        let manifest = std::fs::read_to_string(out.join("manifest.toml")).unwrap();
+        if extra.is_empty() {
+            assert!(
+                !manifest.contains("[[rank]]") && !stdout.contains("load imbalance"),
+                "{stdout}"
+            );
+        } else {
+            assert_eq!(manifest.matches("[[rank]]").count(), ranks, "{manifest}");
+            assert!(manifest.contains("rank_imbalance = "), "{manifest}");
+            assert!(stdout.contains("load imbalance over the ranks"), "{stdout}");
+            assert_eq!(
+                stdout.matches("study first: 8 rows").count(),
+                1,
+                "rank 0 alone prints: {stdout}"
+            );
+        }
+    }
+}
+
+/// This host's name, as MPI names it here.
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn a_rank_that_cannot_read_the_config_is_named_and_nothing_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path(), None);
+    let out = dir.path().join("out");
+    let mut cmd = mpiexec();
+    cmd.current_dir(dir.path())
+        .args(["-n", "2", WAVEPATH])
+        .args(experiment_args(CONFIG, &out, &[]))
+        .args([":", "-n", "1", WAVEPATH])
+        .args(experiment_args("cfg/missing.toml", &out, &[]));
+    let failed = run(cmd);
+    let stderr = String::from_utf8_lossy(&failed.stderr);
+    assert!(!failed.status.success(), "{stderr}");
+    let expected = format!("rank 2 on {}: cfg/missing.toml", hostname());
+    assert!(stderr.contains("1 of 3 MPI ranks failed"), "{stderr}");
+    assert!(stderr.contains(&expected), "expected `{expected}` in: {stderr}");
+    assert!(!out.exists(), "nothing is written when a rank cannot start");
+}
+
+#[test]
+fn a_rank_that_fails_mid_way_is_named_and_resume_completes_the_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    let out = dir.path().join("out");
+    fixture(&a, None);
+    let one = one_process(&a, CONFIG, &dir.path().join("one"));
+    // Rank 2 runs in a folder of its own (as on a host of its own), whose
+    // `y.toml` is a link to the manifest rank 0 writes once every rank
+    // has checked its scenes. A scene stands there at the check; then rank
+    // 0 replaces it, and rank 2 fails at its first run of `y.toml`, the
+    // second configuration of the second study (in the second round).
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::copy(repo("scenes/cornell_smallpt.toml"), out.join("manifest.toml")).unwrap();
+    fixture(&b, Some(&out.join("manifest.toml")));
+    let args = experiment_args(CONFIG, &out, &["--share-cores"]);
+    let mut cmd = mpiexec();
+    cmd.args(["-n", "2", "-wdir", a.to_str().unwrap(), WAVEPATH])
+        .args(&args)
+        .args([":", "-n", "1", "-wdir", b.to_str().unwrap(), WAVEPATH])
+        .args(&args);
+    let failed = run(cmd);
+    let stderr = String::from_utf8_lossy(&failed.stderr);
+    assert!(!failed.status.success(), "the job must fail: {stderr}");
+    let expected = format!("rank 2 on {}: study `second`, run 1", hostname());
+    assert!(stderr.contains("1 of 3 MPI ranks failed"), "{stderr}");
+    assert!(stderr.contains(&expected), "expected `{expected}` in: {stderr}");
+    assert_eq!(
+        stderr.matches("MPI ranks failed").count(),
+        1,
+        "rank 0 alone reports: {stderr}"
+    );
+    // The first round (three configurations) and the second's two that
+    // did not fail.
+    let kept = rows(&out);
+    let mut expected: Vec<Vec<String>> = one[..10].to_vec();
+    assert_eq!(kept, expected, "the rows finished on every rank are kept");
+    let manifest = std::fs::read_to_string(out.join("manifest.toml")).unwrap();
+    assert!(manifest.contains("not finished: 1 of 3 MPI ranks failed"), "{manifest}");
+
+    let mut cmd = mpiexec();
+    cmd.current_dir(&a)
+        .args(["-n", "3", WAVEPATH])
+        .args(experiment_args(CONFIG, &out, &["--share-cores", "--resume"]));
+    let resumed = run(cmd);
+    assert!(resumed.status.success(), "{}", String::from_utf8_lossy(&resumed.stderr));
+    let mut all = rows(&out);
+    assert_eq!(all[..10], expected[..], "the kept rows come first");
+    all.sort();
+    expected = one.clone();
+    expected.sort();
+    assert_eq!(all, expected, "resumed, the rows of one process, each once");
+}
+
+#[test]
+fn ctrl_c_stops_every_rank_after_its_render_and_resume_completes_the_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path(), None);
+    let config = "cfg/slow.toml";
+    let out = dir.path().join("out");
+    let mut one = one_process(dir.path(), config, &dir.path().join("one"));
+    let mut cmd = mpiexec();
+    cmd.current_dir(dir.path())
+        .args(["-n", "3", WAVEPATH])
+        .args(experiment_args(config, &out, &["--share-cores"]))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let child = cmd.spawn().unwrap();
+    // The launcher passes Ctrl-C on to every rank; it is sent once the
+    // first round's rows are written.
+    let start = Instant::now();
+    while rows_written(&out) == 0 {
+        assert!(start.elapsed() < Duration::from_secs(120), "no row was written");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let stopped = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&stopped.stderr);
+    assert_eq!(stopped.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("stopped by Ctrl-C"), "{stderr}");
+    let kept = rows(&out);
+    assert!(kept.len() >= 9 && kept.len() < one.len(), "{} rows kept", kept.len());
+    assert!(
+        kept.iter().all(|r| one.contains(r)),
+        "every kept row is one of one process's"
+    );
+    let manifest = std::fs::read_to_string(out.join("manifest.toml")).unwrap();
+    assert!(manifest.contains("interrupted by a stop request"), "{manifest}");
+
+    let mut cmd = mpiexec();
+    cmd.current_dir(dir.path())
+        .args(["-n", "3", WAVEPATH])
+        .args(experiment_args(config, &out, &["--share-cores", "--resume"]));
+    let resumed = run(cmd);
+    assert!(resumed.status.success(), "{}", String::from_utf8_lossy(&resumed.stderr));
+    let mut all = rows(&out);
+    all.sort();
+    one.sort();
+    assert_eq!(all, one, "resumed, the rows of one process, each once");
+}
+
+/// The rows in `out/runs.csv` so far (none before it exists).
+fn rows_written(out: &Path) -> usize {
+    std::fs::read_to_string(out.join("runs.csv")).map_or(0, |t| t.lines().count().saturating_sub(1))
 }

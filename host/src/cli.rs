@@ -123,6 +123,12 @@ pub struct ExperimentArgs {
     /// `all`, or ordinals such as 0,1 (default: GPU 0).
     #[arg(long, value_parser = parse_devices)]
     pub devices: Option<Devices>,
+    /// Under mpirun: let every rank make CPU runs, also ranks that share a
+    /// host's cores (their timings then disturb each other; by default the
+    /// first rank of each host makes its CPU runs, one at a time).
+    #[cfg(feature = "mpi")]
+    #[arg(long)]
+    pub share_cores: bool,
 }
 
 impl ExperimentArgs {

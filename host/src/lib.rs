@@ -17,8 +17,8 @@
 //!   `raycast` built on it;
 //! - [`experiment`]: configs of studies, the runner, records, `bench` and
 //!   reports;
-//! - `cluster` (with `--features mpi`): `render` over the ranks of an MPI
-//!   launch;
+//! - `cluster` (with `--features mpi`): `render` and `experiment` over the
+//!   ranks of an MPI launch;
 //! - [`cli`]: the clap definitions, mapped onto settings;
 //!   [`commands`]: one thin `run` per subcommand.
 //!

@@ -1,5 +1,6 @@
 //! `wavepath experiment`: run a config of studies into a folder, keeping
-//! every finished row on Ctrl-C.
+//! every finished row on Ctrl-C; under an MPI launcher (`--features mpi`),
+//! over its ranks.
 
 use super::{command_line, out, outln};
 use crate::cli::ExperimentArgs;
@@ -12,7 +13,21 @@ use std::process::ExitCode;
 
 /// Runs the config (or prints its plan) and summarises each study.
 pub fn run(args: &ExperimentArgs) -> anyhow::Result<ExitCode> {
-    let config = config::load(&args.config)?;
+    #[cfg(feature = "mpi")]
+    let cluster = crate::cluster::Cluster::join()?;
+    let config = config::load(&args.config).map_err(anyhow::Error::from);
+    // Under a launcher the ranks agree on the config first, so that none
+    // waits on one that could not read it.
+    #[cfg(feature = "mpi")]
+    let config = match &cluster {
+        Some(cluster) => crate::cluster::failure::agree(cluster, config, |c| format!("config {}", c.fingerprint())),
+        None => config,
+    };
+    let config = config?;
+    #[cfg(feature = "mpi")]
+    if cluster.as_ref().is_some_and(|c| !c.is_root()) && args.dry_run {
+        return Ok(ExitCode::SUCCESS);
+    }
     if args.dry_run {
         out!("{}", runner::dry_run(&config, args.only.as_deref())?);
         return Ok(ExitCode::SUCCESS);
@@ -31,8 +46,21 @@ pub fn run(args: &ExperimentArgs) -> anyhow::Result<ExitCode> {
         devices: args.devices.clone(),
         ..RunOptions::default()
     };
-    let outcome = runner::run(&config, &options)?;
-    print_summary(&outcome, &dir)?;
+    #[cfg(feature = "mpi")]
+    if let Some(cluster) = &cluster {
+        return match crate::cluster::experiment::run(cluster, &config, &options, args.share_cores)? {
+            Some(outcome) => finish(&outcome, &dir),
+            None if interrupt::requested() => Ok(ExitCode::from(interrupt::EXIT_STATUS)),
+            None => Ok(ExitCode::SUCCESS),
+        };
+    }
+    finish(&runner::run(&config, &options)?, &dir)
+}
+
+/// Prints the summary and chooses the exit status: failure when a study
+/// failed its film check, 130 when a stop request ended the runs.
+fn finish(outcome: &Outcome, dir: &Path) -> anyhow::Result<ExitCode> {
+    print_summary(outcome, dir)?;
     if outcome.failed() {
         return Ok(ExitCode::FAILURE);
     }
@@ -63,6 +91,7 @@ fn print_summary(outcome: &Outcome, dir: &Path) -> anyhow::Result<()> {
         );
     }
     out!("{}", spread::per_gpu(&outcome.rows));
+    out!("{}", spread::per_rank(&outcome.rows));
     outln!(
         "wrote {}/runs.csv, kernels.csv and manifest.toml; `wavepath report {}` makes the tables and figures",
         dir.display(),

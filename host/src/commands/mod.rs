@@ -43,10 +43,10 @@ pub(crate) use {out, outln};
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     interrupt::install()?;
     #[cfg(feature = "mpi")]
-    if crate::cluster::launch::launched() && !matches!(cli.command, Command::Render(_)) {
+    if crate::cluster::launch::launched() && !matches!(cli.command, Command::Render(_) | Command::Experiment(_)) {
         anyhow::bail!(
-            "started by an MPI launcher: only `render` splits its work over the ranks \
-             (an experiment over MPI is not built yet); run this command without mpirun"
+            "started by an MPI launcher: only `render` and `experiment` split their work over the ranks; \
+             run this command without mpirun"
         );
     }
     let result = match cli.command {

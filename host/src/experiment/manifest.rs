@@ -5,12 +5,15 @@
 use super::config::{Config, PlannedRun, Study};
 use super::measure::{Ending, Tally};
 use super::records::{
-    Manifest, ManifestBuild, ManifestDevice, ManifestExperiment, ManifestHost, ManifestSession, ManifestStudy, RunRow,
+    Manifest, ManifestBuild, ManifestDevice, ManifestExperiment, ManifestHost, ManifestRank, ManifestSession,
+    ManifestStudy, RunRow,
 };
 use super::rows::{driver, overhead};
 use super::scaling::Scaling;
+use super::spread::loads;
 use super::writer::Written;
 use crate::backend::gpu::Gpu;
+use crate::render::split::imbalance;
 use crate::system::provenance::{Provenance, now};
 
 /// The status of a study a stop request cut short.
@@ -103,8 +106,8 @@ fn planned(s: &Study, runs: &[PlannedRun]) -> ManifestStudy {
     }
 }
 
-/// Fills in how each study ended, what was skipped, the runner's overhead
-/// and the end time.
+/// Fills in how each study ended, what was skipped, the runner's overhead,
+/// what each MPI rank made (when several made rows) and the end time.
 pub fn finish(
     manifest: &mut Manifest,
     config: &Config,
@@ -147,6 +150,20 @@ pub fn finish(
     }
     manifest.skipped = tally.skipped.clone();
     manifest.overhead = overhead(&written.rows);
+    let ranks = loads(&written.rows, |r| r.rank.map(|k| (k, r.host.as_str())));
+    if ranks.len() > 1 {
+        let busy: Vec<f64> = ranks.iter().map(|l| l.seconds).collect();
+        manifest.rank_imbalance = Some(imbalance(&busy));
+        manifest.rank = ranks
+            .into_iter()
+            .map(|l| ManifestRank {
+                rank: l.number,
+                host: l.name,
+                rows: l.rows,
+                render_s: l.seconds,
+            })
+            .collect();
+    }
     manifest.experiment.finished = now();
     if let Some(this) = manifest.session.last_mut() {
         this.finished = manifest.experiment.finished.clone();

@@ -22,6 +22,7 @@ use crate::render::{Renderer, params_for};
 use anyhow::Context;
 use device::film::FixedRgb;
 use device::scene::{RenderParams, RenderView};
+use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
@@ -52,6 +53,16 @@ pub struct Tally {
 }
 
 impl Tally {
+    /// What another process's runs left (an MPI rank's), without its
+    /// profiles.
+    pub fn of(skipped: Vec<Skipped>, parity: Vec<Parity>) -> Self {
+        Tally {
+            skipped,
+            parity,
+            ..Tally::default()
+        }
+    }
+
     /// Adds what another worker's runs left (`experiment --devices`).
     pub fn merge(&mut self, other: Tally) {
         self.skipped.extend(other.skipped);
@@ -71,7 +82,7 @@ impl Tally {
 /// The parity step of one study: every configuration that is not the CPU's
 /// own renders, at [`PARITY_SPP`] samples per pixel, the CPU's film bit for
 /// bit before it is timed.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Parity {
     /// The study.
     pub study: String,

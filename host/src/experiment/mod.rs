@@ -11,7 +11,8 @@
 //! - `writer`: the thread that hashes films, checks them and appends rows;
 //! - `progress`: the progress bar and each configuration's median line;
 //! - `measure`: the planned runs in turn: warm-up, timed repetitions, skips;
-//! - `spread`: the GPU runs spread over several GPUs (`--devices`);
+//! - `spread`: the GPU runs spread over several GPUs (`--devices`), and
+//!   the load of each GPU or MPI rank;
 //! - `scaling`: strong and weak scaling over a run's `gpus`;
 //! - `team`: runs whose image several GPUs render together (`gpus`), in a
 //!   phase of their own;
@@ -26,13 +27,13 @@
 pub mod bench;
 pub mod config;
 pub mod films;
-mod manifest;
-mod measure;
+pub(crate) mod manifest;
+pub(crate) mod measure;
 pub mod output;
 pub mod params;
 pub mod plan;
-mod preflight;
-mod progress;
+pub(crate) mod preflight;
+pub(crate) mod progress;
 pub mod records;
 pub mod report;
 pub mod rows;
@@ -41,4 +42,4 @@ pub mod scaling;
 pub mod scenes;
 pub mod spread;
 pub mod team;
-mod writer;
+pub(crate) mod writer;

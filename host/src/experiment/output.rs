@@ -55,6 +55,17 @@ pub struct Resumed {
 }
 
 impl Resumed {
+    /// What rank 0 of an MPI job resumed, at another rank: its `rows`
+    /// (rank 0 holds the folder and its lock).
+    pub fn from_rows(rows: Vec<RunRow>) -> Self {
+        let done = rows.iter().map(|r| (r.study.clone(), r.run, r.repetition)).collect();
+        Resumed {
+            rows,
+            done,
+            ..Resumed::default()
+        }
+    }
+
     /// The repetitions of `run` still to make.
     pub fn remaining(&self, study: &Study, run: &PlannedRun) -> Vec<u32> {
         (0..study.repeat)
@@ -140,15 +151,10 @@ pub fn prepare(
         same_origin(&manifest, &files.manifest, config, meta)?;
     }
     let rows = repair_records(&files)?;
-    let done = rows
-        .iter()
-        .map(|r: &RunRow| (r.study.clone(), r.run, r.repetition))
-        .collect();
     Ok(Resumed {
-        rows,
         manifest: Some(manifest),
-        done,
         _lock: Some(lock),
+        ..Resumed::from_rows(rows)
     })
 }
 

@@ -169,6 +169,13 @@ pub struct RunRow {
     /// the mean, less one (0: perfectly balanced).
     #[serde(default)]
     pub split_imbalance: Option<f64>,
+    /// The MPI rank that made the row (`mpirun … experiment`; empty for
+    /// one process, and in rows from before MPI).
+    #[serde(default)]
+    pub rank: Option<usize>,
+    /// The host of that rank, as MPI names it (empty for one process).
+    #[serde(default)]
+    pub host: String,
     /// Its CUDA driver version.
     pub driver: String,
     /// Its compute capability.
@@ -267,7 +274,7 @@ impl CsvAppender {
 
 /// Columns added after results were first committed: older files may lack
 /// them (the rows then read them as empty), in a report and on `--resume`.
-pub const ADDED_LATER: [&str; 14] = [
+pub const ADDED_LATER: [&str; 16] = [
     "refill",
     "max_registers",
     "kernels",
@@ -282,6 +289,8 @@ pub const ADDED_LATER: [&str; 14] = [
     "gpu_ordinal",
     "gpus",
     "split_imbalance",
+    "rank",
+    "host",
 ];
 
 /// The column names of rows of `T`, in file order.
@@ -402,6 +411,14 @@ pub struct Manifest {
     /// Runs not made, and why.
     #[serde(default)]
     pub skipped: Vec<Skipped>,
+    /// Each MPI rank that made rows (`mpirun … experiment`), when several
+    /// did: its host, rows and render time.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rank: Vec<ManifestRank>,
+    /// The load imbalance over those ranks: the busiest rank's render time
+    /// over the mean, less one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rank_imbalance: Option<f64>,
     /// The runner's own time per GPU row against the row's render call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overhead: Option<Overhead>,
@@ -414,6 +431,19 @@ pub struct Manifest {
     /// with its fingerprint when the experiment started.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub input: Vec<ManifestInput>,
+}
+
+/// One `[[rank]]` of the manifest: what one MPI rank made.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ManifestRank {
+    /// The rank.
+    pub rank: usize,
+    /// Its host.
+    pub host: String,
+    /// Its rows.
+    pub rows: usize,
+    /// The time of their render calls, seconds.
+    pub render_s: f64,
 }
 
 /// One `[[input]]` of the manifest: a file the runs read.

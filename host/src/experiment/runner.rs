@@ -96,13 +96,7 @@ pub fn run(config: &Config, opts: &RunOptions) -> anyhow::Result<Outcome> {
     let (gpus, no_gpu) = open_gpus(&plan, opts.require_gpu, opts.devices.as_ref())?;
     let gpu = gpus.first();
     let files = opts.out.as_deref().map(OutFiles::in_folder);
-    let earlier = resumed.manifest.take();
-    let mut manifest = manifest::begin(config, &opts.command, &meta, &gpus, &plan, earlier, opts.allow_dirty);
-    manifest.input = checked
-        .inputs
-        .iter()
-        .map(|p| ManifestInput::of(p))
-        .collect::<anyhow::Result<_>>()?;
+    let mut manifest = start_manifest(config, opts, &meta, &gpus, &plan, &checked, resumed.manifest.take())?;
     write_manifest(&manifest, files.as_ref())?;
 
     let writer = RowWriter::start(files.as_ref(), &resumed.rows)?;
@@ -151,11 +145,31 @@ pub fn run(config: &Config, opts: &RunOptions) -> anyhow::Result<Outcome> {
     })
 }
 
+/// The manifest of a run starting now ([`manifest::begin`]), with the
+/// fingerprint of every file its runs read.
+pub(crate) fn start_manifest(
+    config: &Config,
+    opts: &RunOptions,
+    meta: &Provenance,
+    gpus: &[Gpu],
+    plan: &[(&Study, Vec<PlannedRun>)],
+    checked: &preflight::Checked,
+    earlier: Option<Manifest>,
+) -> anyhow::Result<Manifest> {
+    let mut manifest = manifest::begin(config, &opts.command, meta, gpus, plan, earlier, opts.allow_dirty);
+    manifest.input = checked
+        .inputs
+        .iter()
+        .map(|p| ManifestInput::of(p))
+        .collect::<anyhow::Result<_>>()?;
+    Ok(manifest)
+}
+
 /// The GPUs when a GPU run is planned: those `devices` names, or GPU 0
 /// (GPUs 0 to N−1 where a run renders on N together); or why the GPU
 /// runs are skipped (an error instead with `require_gpu`, or where
 /// `--devices` named GPUs). Too few GPUs for a run of several is an error.
-fn open_gpus(
+pub(crate) fn open_gpus(
     plan: &[(&Study, Vec<PlannedRun>)],
     require_gpu: bool,
     devices: Option<&Devices>,
@@ -202,7 +216,7 @@ fn open_gpus(
 }
 
 /// Writes the manifest into the output folder, if there is one.
-fn write_manifest(manifest: &Manifest, files: Option<&OutFiles>) -> anyhow::Result<()> {
+pub(crate) fn write_manifest(manifest: &Manifest, files: Option<&OutFiles>) -> anyhow::Result<()> {
     match files {
         Some(f) => manifest.write(&f.manifest),
         None => Ok(()),

@@ -112,37 +112,84 @@ fn work(runs: &Runs, gpu: &Gpu, plan: &[(&Study, &PlannedRun)], (next, failed): 
     worker
 }
 
-/// Per GPU that `rows` ran on, when they ran on several: its rows, the
-/// time of their render calls and their samples, and the load imbalance
-/// (the busiest GPU's time over the mean, less one); empty otherwise.
-pub fn per_gpu(rows: &[RunRow]) -> String {
-    let mut gpus: BTreeMap<usize, (&str, usize, f64, f64)> = BTreeMap::new();
+/// What one worker (a GPU, or an MPI rank) made of an experiment's rows.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Load {
+    /// Its number: the GPU's ordinal, or the rank.
+    pub number: usize,
+    /// Its name: the GPU's, or the rank's host.
+    pub name: String,
+    /// Its rows.
+    pub rows: usize,
+    /// The time of their render calls, seconds.
+    pub seconds: f64,
+    /// Their pixel-samples.
+    pub samples: f64,
+}
+
+/// The load of each worker that `rows` name, by number: `worker` gives a
+/// row's worker (number and name), or `None` for rows no worker made.
+pub fn loads<'r>(rows: &'r [RunRow], worker: impl Fn(&'r RunRow) -> Option<(usize, &'r str)>) -> Vec<Load> {
+    let mut loads: BTreeMap<usize, Load> = BTreeMap::new();
     for r in rows {
-        if let Some(ordinal) = r.gpu_ordinal {
-            let g = gpus.entry(ordinal).or_insert((r.gpu.as_str(), 0, 0.0, 0.0));
-            g.1 += 1;
-            g.2 += r.total_ms / 1e3;
-            g.3 += r.width as f64 * r.height as f64 * r.spp as f64;
+        if let Some((number, name)) = worker(r) {
+            let l = loads.entry(number).or_insert_with(|| Load {
+                number,
+                name: name.to_string(),
+                rows: 0,
+                seconds: 0.0,
+                samples: 0.0,
+            });
+            l.rows += 1;
+            l.seconds += r.total_ms / 1e3;
+            l.samples += r.width as f64 * r.height as f64 * r.spp as f64;
         }
     }
+    loads.into_values().collect()
+}
+
+/// One line per worker of `loads`, each called `noun` (`GPU`, `rank`),
+/// and the load imbalance (the busiest worker's time over the mean, less
+/// one); empty for fewer than two workers.
+pub fn describe(loads: &[Load], noun: &str) -> String {
     let mut s = String::new();
-    if gpus.len() < 2 {
+    if loads.len() < 2 {
         return s;
     }
-    for (ordinal, (name, rows, seconds, samples)) in &gpus {
+    for l in loads {
         let _ = writeln!(
             s,
-            "GPU {ordinal} ({name}): {rows} rows, {seconds:.3} s of render calls, {:.3} G samples",
-            samples / 1e9
+            "{noun} {} ({}): {} rows, {:.3} s of render calls, {:.3} G samples",
+            l.number,
+            l.name,
+            l.rows,
+            l.seconds,
+            l.samples / 1e9
         );
     }
-    let busy: Vec<f64> = gpus.values().map(|g| g.2).collect();
+    let busy: Vec<f64> = loads.iter().map(|l| l.seconds).collect();
     let _ = writeln!(
         s,
-        "load imbalance over the GPUs: {:.1} % (the busiest GPU's time over the mean)",
+        "load imbalance over the {noun}s: {:.1} % (the busiest {noun}'s time over the mean)",
         100.0 * imbalance(&busy)
     );
     s
+}
+
+/// Per GPU that `rows` ran on, when they ran on several: its rows, the
+/// time of their render calls and their samples, and the load imbalance;
+/// empty otherwise. Rows an MPI rank made are left to [`per_rank`]: ranks
+/// on several hosts each have a GPU 0.
+pub fn per_gpu(rows: &[RunRow]) -> String {
+    let gpu = |r: &RunRow| r.gpu_ordinal.filter(|_| r.rank.is_none());
+    describe(&loads(rows, |r| gpu(r).map(|o| (o, r.gpu.as_str()))), "GPU")
+}
+
+/// Per MPI rank that made `rows`, when several did (`mpirun … experiment`):
+/// its host, rows, render time and samples, and the load imbalance; empty
+/// otherwise.
+pub fn per_rank(rows: &[RunRow]) -> String {
+    describe(&loads(rows, |r| r.rank.map(|k| (k, r.host.as_str()))), "rank")
 }
 
 #[cfg(test)]
@@ -170,5 +217,23 @@ mod tests {
         assert!(text.contains("GPU 0 (H): 2 rows, 1.000 s of render calls"), "{text}");
         assert!(text.contains("GPU 1 (H): 1 rows, 3.000 s"), "{text}");
         assert!(text.contains("load imbalance over the GPUs: 50.0 %"), "{text}");
+    }
+
+    #[test]
+    fn each_rank_sums_its_rows_with_its_host() {
+        let row = |rank: Option<usize>, host: &str, total_ms| RunRow {
+            rank,
+            host: host.into(),
+            total_ms,
+            width: 10,
+            height: 10,
+            spp: 10,
+            ..RunRow::default()
+        };
+        assert!(per_rank(&[row(None, "", 10.0)]).is_empty(), "no MPI");
+        let text = per_rank(&[row(Some(0), "a", 1000.0), row(Some(2), "b", 3000.0)]);
+        assert!(text.contains("rank 0 (a): 1 rows, 1.000 s"), "{text}");
+        assert!(text.contains("rank 2 (b): 1 rows, 3.000 s"), "{text}");
+        assert!(text.contains("load imbalance over the ranks: 50.0 %"), "{text}");
     }
 }

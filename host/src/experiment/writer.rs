@@ -38,6 +38,8 @@ struct Appenders {
     runs: Option<CsvAppender>,
     kernels: Option<CsvAppender>,
     rows: Vec<RunRow>,
+    /// The kernel rows made, kept when there is no file for them.
+    kernel_rows: Vec<KernelRow>,
     checks: Arc<Mutex<FilmChecks>>,
 }
 
@@ -58,10 +60,10 @@ impl Appenders {
         lock(&self.checks).check(&f.row);
         // The run row goes last: it commits the repetition, so a resume
         // drops kernel rows that have none (see `output::repair_records`).
-        if let Some(w) = &mut self.kernels {
-            for k in kernel_rows(&f.row, f.profile.as_ref()) {
-                w.append(&k)?;
-            }
+        let kernels = kernel_rows(&f.row, f.profile.as_ref());
+        match &mut self.kernels {
+            Some(w) => kernels.iter().try_for_each(|k| w.append(k))?,
+            None => self.kernel_rows.extend(kernels),
         }
         if let Some(w) = &mut self.runs {
             w.append(&f.row)?;
@@ -80,7 +82,7 @@ fn lock(checks: &Mutex<FilmChecks>) -> MutexGuard<'_, FilmChecks> {
 /// The running writer thread.
 pub struct RowWriter {
     send: mpsc::Sender<Finished>,
-    thread: JoinHandle<(Vec<RunRow>, anyhow::Result<()>)>,
+    thread: JoinHandle<(Vec<RunRow>, Vec<KernelRow>, anyhow::Result<()>)>,
     checks: Arc<Mutex<FilmChecks>>,
 }
 
@@ -88,6 +90,9 @@ pub struct RowWriter {
 pub struct Written {
     /// Every row, the resumed ones first.
     pub rows: Vec<RunRow>,
+    /// The kernel rows of the rows made, when they were kept in memory
+    /// only (no files); empty otherwise.
+    pub kernels: Vec<KernelRow>,
     /// Why the writer stopped early, if it did: the first row it could not
     /// append.
     pub result: anyhow::Result<()>,
@@ -95,6 +100,19 @@ pub struct Written {
 }
 
 impl Written {
+    /// Rows written elsewhere (gathered from the ranks of an MPI job),
+    /// with the film checks over them.
+    pub fn of(rows: Vec<RunRow>) -> Self {
+        let mut checks = FilmChecks::default();
+        rows.iter().for_each(|r| checks.check(r));
+        Written {
+            rows,
+            kernels: Vec::new(),
+            result: Ok(()),
+            checks: Arc::new(Mutex::new(checks)),
+        }
+    }
+
     /// The film checks over every row.
     pub fn checks(&self) -> MutexGuard<'_, FilmChecks> {
         lock(&self.checks)
@@ -115,12 +133,13 @@ impl RowWriter {
             runs: files.map(|f| CsvAppender::open::<RunRow>(&f.runs)).transpose()?,
             kernels: files.map(|f| CsvAppender::open::<KernelRow>(&f.kernels)).transpose()?,
             rows: resumed.to_vec(),
+            kernel_rows: Vec::new(),
             checks: checks.clone(),
         };
         let (send, receive) = mpsc::channel::<Finished>();
         let thread = std::thread::spawn(move || {
             let result = receive.iter().try_for_each(|f| appenders.write(f));
-            (appenders.rows, result)
+            (appenders.rows, appenders.kernel_rows, result)
         });
         Ok(RowWriter { send, thread, checks })
     }
@@ -142,7 +161,12 @@ impl RowWriter {
         let RowWriter { send, thread, checks } = self;
         // The thread ends when the channel closes.
         drop(send);
-        let (rows, result) = thread.join().map_err(|_| anyhow::anyhow!("the row writer panicked"))?;
-        Ok(Written { rows, result, checks })
+        let (rows, kernels, result) = thread.join().map_err(|_| anyhow::anyhow!("the row writer panicked"))?;
+        Ok(Written {
+            rows,
+            kernels,
+            result,
+            checks,
+        })
     }
 }
