@@ -6,7 +6,8 @@
 #   bash results/scale_out/run.sh scaling   # studies strong and weak (their figures have the ideal line)
 #   bash results/scale_out/run.sh spread1   # experiments/mega_vs_wave.toml on one GPU (--devices 0), timed
 #   bash results/scale_out/run.sh spread2   # the same spread over both GPUs (--devices all), timed
-#   bash results/scale_out/run.sh mpi       # one_image over MPI: 2 ranks of one GPU each, and the renders
+#   bash results/scale_out/run.sh mpi       # one_image's renders over MPI: 2 ranks of one GPU each, against one process on both GPUs
+#   bash results/scale_out/run.sh spread_mpi   # mega_vs_wave.toml over 2 MPI ranks of one GPU each, timed (against spread2)
 # A call cut short by its time limit is called again: an experiment folder
 # that holds runs.csv is resumed (--resume), not restarted, and each call's
 # wall time is logged, so a resumed experiment's time is the sum of its
@@ -34,6 +35,8 @@ machine() {
   lscpu | grep -E "Model name|^CPU\(s\)"
   $B --version
 }
+# A launcher before the binary in experiment() (spread_mpi sets it).
+launch=()
 # experiment NAME CONFIG [ARGS...]: runs CONFIG into gpu-run/results/NAME
 # (resumed if a call before cut it short) within the call's time left,
 # logs its wall time (/usr/bin/time, else bash's), writes its report, packs.
@@ -47,9 +50,9 @@ experiment() {
   echo "== $name: $B experiment $config --out $dir $resume $* ($(date -u +%FT%TZ))"
   local t0=$SECONDS
   if [[ -x /usr/bin/time ]]; then
-    /usr/bin/time -f "wall time of $name: %e s" timeout "$left" $B experiment "$config" --out "$dir" $resume --quiet "$@" 2>&1 | tail -4
+    /usr/bin/time -f "wall time of $name: %e s" timeout "$left" "${launch[@]}" $B experiment "$config" --out "$dir" $resume --quiet "$@" 2>&1 | tail -4
   else
-    timeout "$left" $B experiment "$config" --out "$dir" $resume --quiet "$@" 2>&1 | tail -3
+    timeout "$left" "${launch[@]}" $B experiment "$config" --out "$dir" $resume --quiet "$@" 2>&1 | tail -3
   fi
   echo "exit ${PIPESTATUS[0]}; $((SECONDS - t0)) s by the script's clock ($(date -u +%FT%TZ))"
   $B report "$dir" 2>&1 | tail -1
@@ -85,8 +88,9 @@ case ${1:-} in
   mpi)
     # Two ranks of one GPU each (without --devices a rank renders on the
     # GPU of its rank within the host, so two ranks take GPUs 0 and 1): the
-    # renders of one_image's images and the experiment, against the
-    # one-process, two-GPU figures of `one`. mpi/run is the packed mpiexec.
+    # renders of one_image's images, against one process on both GPUs
+    # (an experiment row's image is never split over ranks: under mpirun a
+    # study with gpus > 1 is refused). mpi/run is the packed mpiexec.
     [[ -d mpi ]] || tar xJf gpu-run/mpi.tar.xz || exit 1
     {
       machine
@@ -114,16 +118,14 @@ case ${1:-} in
         done
       done
       pack
-      # The experiment over ranks (wip/mpi-experiment's interface).
-      left=$((580 - SECONDS))
-      dir=gpu-run/results/one_image_mpi
-      resume=; [[ -s $dir/runs.csv ]] && resume=--resume
-      echo "== mpi/run -n 2 $B experiment experiments/scale_out.toml --only one_image --out $dir $resume"
-      /usr/bin/time -f "wall time of one_image over MPI: %e s" timeout "$left" \
-        mpi/run -n 2 $B experiment experiments/scale_out.toml --only one_image --out "$dir" $resume --quiet 2>&1 | tail -6
-      $B report "$dir" 2>&1 | tail -1
-      pack
     } >>"$R/mpi.log" 2>&1
     ;;
-  *) echo "usage: $0 one|scaling|spread1|spread2|mpi" >&2; exit 2 ;;
+  spread_mpi)
+    # The runs of mega_vs_wave.toml over two ranks of one GPU each (rank 0
+    # also makes the CPU runs), against spread2's one process on both GPUs.
+    [[ -d mpi ]] || tar xJf gpu-run/mpi.tar.xz || exit 1
+    launch=(mpi/run -n 2)
+    { machine; experiment mega_vs_wave_mpi experiments/mega_vs_wave.toml; } >>"$R/spread_mpi.log" 2>&1
+    ;;
+  *) echo "usage: $0 one|scaling|spread1|spread2|mpi|spread_mpi" >&2; exit 2 ;;
 esac
