@@ -14,7 +14,7 @@
 # wavefront's shading kernels built plain):
 #   bash results/speed/run.sh extras       # the GPU tests, then raycast on the seeds and the dragon
 # and of its fourth session (lever 4, the share of sampling):
-#   bash results/speed/run.sh sampling     # sampling_cost.toml: this commit's binary and its two probes, twice in turn
+#   bash results/speed/run.sh sampling TAG # sampling_cost.toml: this commit's binary and the probes carried, twice in turn
 # In the first session the driver compiled (JIT) the whole 13 MB PTX module
 # once per register cap, about 90 s each on an H100, and a fresh machine paid
 # it again, hence the split; binaries from da040e1 on compile each kernel
@@ -246,10 +246,13 @@ case ${1:-} in
   sampling)
     # The share of sampling by work inflation (experiments/sampling_cost.toml):
     # this commit's binary and the probes scripts/sampling-probe built from
-    # it (gpu-run/probe/), each checked against the CPU first, then the
-    # same config on each, in turn, twice (so that a drift of the GPU's
-    # clock shows as a difference between the passes).
-    log=$R/sampling.log
+    # it (gpu-run/probe/; the carry limit takes one probe per call), each
+    # checked against the CPU first, then the same config on each, in turn,
+    # twice (so that a drift of the GPU's clock shows as a difference
+    # between the passes). The folders are <binary>_<TAG><pass>, so that
+    # calls with different tags merge (share.py compares within a pass).
+    tag=${2:?sampling needs a tag naming the call}
+    log=$R/sampling_$tag.log
     {
       nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
       lscpu | grep -E "Model name|^CPU\(s\)"
@@ -265,7 +268,7 @@ case ${1:-} in
         for bin in $B gpu-run/probe/wavepath-*; do
           [[ $bin == *.xz ]] && continue
           name=${bin##*/wavepath-}; [[ $bin == "$B" ]] && name=base
-          dir=gpu-run/results/sampling_cost/${name}_$pass
+          dir=gpu-run/results/sampling_cost/${name}_$tag$pass
           echo "== sampling_cost pass $pass, $name ($(commit_of $bin)) $(date -u +%FT%TZ)"
           timeout $((590 - SECONDS)) $bin experiment experiments/sampling_cost.toml --out $dir --quiet 2>&1 | tail -3
           echo "exit ${PIPESTATUS[0]}"
