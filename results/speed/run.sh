@@ -14,7 +14,7 @@
 # wavefront's shading kernels built plain):
 #   bash results/speed/run.sh extras       # the GPU tests, then raycast on the seeds and the dragon
 # and of its fourth session (lever 4, the share of sampling):
-#   bash results/speed/run.sh sampling TAG # sampling_cost.toml: this commit's binary and the probes carried, twice in turn
+#   bash results/speed/run.sh sampling TAG # sampling_cost.toml: this commit's binary and the probe(s) carried, twice in turn
 # In the first session the driver compiled (JIT) the whole 13 MB PTX module
 # once per register cap, about 90 s each on an H100, and a fresh machine paid
 # it again, hence the split; binaries from da040e1 on compile each kernel

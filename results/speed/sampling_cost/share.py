@@ -7,8 +7,10 @@ the base. Checks that every binary rendered the same image (film_hash).
 
     python3 results/speed/sampling_cost/share.py results/speed/sampling_cost
 
-The folder holds <binary>_<pass>/runs.csv, <binary> one of base, hash-twice,
-math-twice. Prints a Markdown table.
+The folder holds <binary>_<pass>/runs.csv, <binary> base or one of PROBES;
+each probe is compared with the base of its own pass. Prints a Markdown
+table: one row per configuration and probe, with the medians of every
+pass that ran it.
 """
 import csv
 import statistics
@@ -16,7 +18,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-PROBES = ["hash-twice", "math-twice"]
+PROBES = ["hash-twice", "trig-twice", "sqrt-twice", "math-twice"]
 
 
 def main(root: Path) -> int:
@@ -24,6 +26,7 @@ def main(root: Path) -> int:
     walls = defaultdict(list)
     films = defaultdict(set)
     registers = {}
+    local = {}
     passes = set()
     commits = {}
     for folder in sorted(root.iterdir()):
@@ -38,6 +41,7 @@ def main(root: Path) -> int:
                 walls[config, binary, pass_].append(float(row["wall_ms"]))
                 films[config].add(row["film_hash"])
                 registers[config, binary] = row["registers"] or "-"
+                local[config, binary] = row["local_bytes"] or "-"
                 commits[binary] = row["commit"][:7] + (" (dirty)" if row["dirty"] == "true" else "")
     configs = list(dict.fromkeys(c for c, _, _ in walls))
     if not configs:
@@ -45,27 +49,34 @@ def main(root: Path) -> int:
         return 1
     print("binaries: " + ", ".join(f"{b} {c}" for b, c in commits.items()))
     print()
-    print("| configuration | pass | base ms | hash twice ms | hashing share | math twice ms | math share | registers (base/hash/math) | same image |")
+    print("| configuration | probe | base ms | probe ms | extra time | passes | registers (base/probe) | local bytes (base/probe) | same image |")
     print("|---|---|---|---|---|---|---|---|---|")
     differing = 0
     for config in configs:
         same = len(films[config]) == 1
         differing += not same
-        regs = "/".join(registers.get((config, b), "-") for b in ["base", *PROBES])
-        for pass_ in sorted(passes):
-            base = walls.get((config, "base", pass_))
-            if not base:
+        for probe in PROBES:
+            pairs = [
+                (statistics.median(walls[config, "base", p]), statistics.median(walls[config, probe, p]), p)
+                for p in sorted(passes)
+                if walls.get((config, "base", p)) and walls.get((config, probe, p))
+            ]
+            if not pairs:
                 continue
-            b = statistics.median(base)
-            cells = [config, pass_, f"{b:.2f}"]
-            for probe in PROBES:
-                t = walls.get((config, probe, pass_))
-                if t:
-                    m = statistics.median(t)
-                    cells += [f"{m:.2f}", f"{(m - b) / b * 100:+.1f} %"]
-                else:
-                    cells += ["-", "-"]
-            cells += [regs, "yes" if same else "**no**"]
+            base = " / ".join(f"{b:.2f}" for b, _, _ in pairs)
+            probed = " / ".join(f"{t:.2f}" for _, t, _ in pairs)
+            extra = " / ".join(f"{(t - b) / b * 100:+.1f} %" for b, t, _ in pairs)
+            cells = [
+                config,
+                probe,
+                base,
+                probed,
+                extra,
+                ", ".join(p for _, _, p in pairs),
+                f"{registers.get((config, 'base'), '-')}/{registers.get((config, probe), '-')}",
+                f"{local.get((config, 'base'), '-')}/{local.get((config, probe), '-')}",
+                "yes" if same else "**no**",
+            ]
             print("| " + " | ".join(cells) + " |")
     if differing:
         print(f"\nshare.py: {differing} configurations rendered different images", file=sys.stderr)
