@@ -42,12 +42,12 @@ def main(root: Path) -> int:
                 films[config].add(row["film_hash"])
                 registers[config, binary] = row["registers"] or "-"
                 local[config, binary] = row["local_bytes"] or "-"
-                commits[binary] = row["commit"][:7] + (" (dirty)" if row["dirty"] == "true" else "")
+                commits[folder.name] = row["commit"][:7] + (" (dirty)" if row["dirty"] == "true" else "")
     configs = list(dict.fromkeys(c for c, _, _ in walls))
     if not configs:
         print(f"share.py: no <binary>_<pass>/runs.csv under {root}", file=sys.stderr)
         return 1
-    print("binaries: " + ", ".join(f"{b} {c}" for b, c in commits.items()))
+    print("builds: " + ", ".join(f"{folder} `{c}`" for folder, c in commits.items()))
     print()
     print("| configuration | probe | base ms | probe ms | extra time | passes | registers (base/probe) | local bytes (base/probe) | same image |")
     print("|---|---|---|---|---|---|---|---|---|")
