@@ -13,6 +13,8 @@
 # and of its third session (the lanes rejoin after every bounce too; the
 # wavefront's shading kernels built plain):
 #   bash results/speed/run.sh extras       # the GPU tests, then raycast on the seeds and the dragon
+# and of its fourth session (lever 4, the share of sampling):
+#   bash results/speed/run.sh sampling TAG # sampling_cost.toml: this commit's binary and the probe(s) carried, twice in turn
 # In the first session the driver compiled (JIT) the whole 13 MB PTX module
 # once per register cap, about 90 s each on an H100, and a fresh machine paid
 # it again, hence the split; binaries from da040e1 on compile each kernel
@@ -30,7 +32,7 @@ unpack() { # file.xz -> file (xz, else Python's lzma)
   xz -dkf "$1" 2>/dev/null || python3 -c "import lzma,shutil,sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[1][:-3],'wb'))" "$1"
   chmod +x "${1%.xz}"
 }
-for f in gpu-run/wavepath.xz gpu-run/old/*.xz gpu-run/gpu-tests.xz; do [[ -f $f ]] && unpack "$f"; done
+for f in gpu-run/wavepath.xz gpu-run/old/*.xz gpu-run/probe/*.xz gpu-run/gpu-tests.xz; do [[ -f $f ]] && unpack "$f"; done
 B=gpu-run/wavepath
 # Keep every module the driver compiles cached for the session.
 export CUDA_CACHE_MAXSIZE=4294967296
@@ -241,5 +243,40 @@ case ${1:-} in
       done
     } >"$log" 2>&1
     ;;
-  *) echo "usage: $0 regression|final1|final2|raycast|cpu|check|lanes" >&2; exit 2 ;;
+  sampling)
+    # The share of sampling by work inflation (experiments/sampling_cost.toml):
+    # this commit's binary and the probes scripts/sampling-probe built from
+    # it (gpu-run/probe/; the carry limit takes one probe per call), each
+    # checked against the CPU first, then the same config on each, in turn,
+    # twice (so that a drift of the GPU's clock shows as a difference
+    # between the passes). The folders are <binary>_<TAG><pass>, so that
+    # calls with different tags merge (share.py compares within a pass).
+    tag=${2:?sampling needs a tag naming the call}
+    log=$R/sampling_$tag.log
+    {
+      nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
+      lscpu | grep -E "Model name|^CPU\(s\)"
+      for bin in $B gpu-run/probe/wavepath-*; do
+        [[ $bin == *.xz ]] && continue
+        $bin --version
+        for b in gpu-mega gpu-wave; do
+          echo "verify cs500 $b nee sobol: $($bin verify scenes/cs500.toml --backend $b --spp 2 --size 160x120 --nee on --sampler sobol 2>&1 | tail -1)"
+          echo "verify rtiow_final $b: $($bin verify scenes/rtiow_final.toml --backend $b --spp 2 --size 160x120 2>&1 | tail -1)"
+        done
+      done
+      for pass in 1 2; do
+        for bin in $B gpu-run/probe/wavepath-*; do
+          [[ $bin == *.xz ]] && continue
+          name=${bin##*/wavepath-}; [[ $bin == "$B" ]] && name=base
+          dir=gpu-run/results/sampling_cost/${name}_$tag$pass
+          echo "== sampling_cost pass $pass, $name ($(commit_of $bin)) $(date -u +%FT%TZ)"
+          timeout $((590 - SECONDS)) $bin experiment experiments/sampling_cost.toml --out $dir --quiet 2>&1 | tail -3
+          echo "exit ${PIPESTATUS[0]}"
+          $bin report $dir 2>&1 | tail -1
+          pack
+        done
+      done
+    } >"$log" 2>&1
+    ;;
+  *) echo "usage: $0 regression|final1|final2|raycast|cpu|check|lanes|extras|sampling" >&2; exit 2 ;;
 esac
