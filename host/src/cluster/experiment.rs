@@ -1,28 +1,29 @@
 //! `experiment` over the ranks of an MPI job (`mpirun -n N wavepath
-//! experiment CONFIG`): the configurations split across the ranks in
-//! rounds ([`super::rounds`]), each made by the single-process runner's
-//! own steps (`measure::Runs::one`), and every row written by rank 0.
+//! experiment CONFIG`): the configurations handed out to the ranks as they
+//! ask for them ([`super::dispatch`]), each made by the single-process
+//! runner's own steps (`measure::Runs::one`), and every row written by
+//! rank 0 as it arrives.
 //!
-//! The protocol meets at fixed points, so no rank waits on one that gave
-//! up: every rank plans the same configurations and checks its inputs;
-//! rank 0 prepares the output folder (its lock, what a `--resume`
-//! continues); the ranks agree that all of this succeeded
-//! ([`super::failure::agree`]); rank 0's resumed rows go to every rank
-//! (so each makes only the repetitions still missing). Then, round after
-//! round, each rank makes its configuration of the round (or none) and
-//! the ranks exchange their rows and how they ended (one collective per
-//! round): rank 0 appends the round's rows to `runs.csv` and
-//! `kernels.csv`, in plan order, and every rank adds them to the film
-//! checks; after a round in which a rank failed or was stopped, no rank
-//! starts another. At the end rank 0 gathers the skipped runs and parity
+//! Every rank plans the same configurations and checks its inputs; rank 0
+//! prepares the output folder (its lock, what a `--resume` continues); the
+//! ranks agree that all of this succeeded ([`super::failure::agree`]), so
+//! that no rank waits on one that gave up; rank 0's resumed rows go to
+//! every rank (so each makes only the repetitions still missing). Then,
+//! phase by phase, rank 0 hands the configurations out and makes its own
+//! share on a thread of its own, while the other ranks send it the rows of
+//! each configuration they finish and get the next: rank 0 appends them to
+//! `runs.csv` and `kernels.csv` in the order they finish, as the GPUs of
+//! one process do. After a rank failed or was stopped, nothing more is
+//! handed out. At the end rank 0 gathers the skipped runs and parity
 //! checks, the ranks agree on their outcomes (rank 0 names each failed
-//! rank with its host), and rank 0 writes the manifest.
+//! rank with its host), and rank 0 writes the manifest, whose film checks
+//! cover every rank's rows.
 
 use super::Cluster;
+use super::dispatch::{self, Cursor, Halt, Reply, Report};
 use super::failure::agree;
 use super::layout;
-use super::rounds;
-use super::wire::{all_gather_text, broadcast_text, gather_text};
+use super::wire::{POLL, all_gather_text, broadcast_text, gather_text, send_text, try_receive_text, wait_text};
 use crate::backend::gpu::Gpu;
 use crate::experiment::config::{Config, PlannedRun, Study};
 use crate::experiment::manifest;
@@ -39,9 +40,11 @@ use crate::experiment::writer::{RowWriter, Written};
 use crate::settings::backend::BackendChoice;
 use crate::system::provenance::Provenance;
 use anyhow::{anyhow, bail};
+use mpi::Tag;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard};
 
 /// Runs `config` over the ranks of `cluster`; `share_cores` lets every
 /// rank make CPU configurations (otherwise one rank per host does). The
@@ -67,7 +70,8 @@ pub fn run(
     let (order, _) = team::phases(&ready.plan);
     let progress = Progress::new(&ready.plan, &ready.resumed, false)?;
     let base = Base {
-        cluster,
+        rank: cluster.rank,
+        host: &cluster.host,
         origin: Origin {
             experiment: &config.name,
             meta: &meta,
@@ -77,7 +81,7 @@ pub fn run(
         progress: &progress,
         opts,
     };
-    let (known, own, stopped) = base.play(&order, share_cores, files.as_mut())?;
+    let (known, own, stopped) = base.play(cluster, &order, share_cores, files.as_mut())?;
 
     let tallies = gather_text(&cluster.world, &TallyText::of(&own.tally))?;
     let result = agree(cluster, own.failure.map_or(Ok(()), Err), |_| String::new());
@@ -217,15 +221,7 @@ impl Appenders {
     }
 }
 
-/// How a rank's round ended, as the ranks tell each other: its runs went
-/// on, a stop request came, or it failed.
-const OK: &str = "ok";
-/// See [`OK`].
-const STOPPED: &str = "stopped";
-/// See [`OK`].
-const FAILED: &str = "failed";
-
-/// What a rank keeps over the rounds.
+/// What a rank keeps over its configurations.
 #[derive(Default)]
 struct Own {
     scenes: SceneCache,
@@ -234,16 +230,88 @@ struct Own {
     failure: Option<anyhow::Error>,
 }
 
-/// A rank's rows of one round, as CSV text.
-#[derive(Default)]
-struct Made {
-    rows: String,
-    kernels: String,
+impl Own {
+    /// How this rank's runs went on: failed, stopped by `stop`, or on.
+    fn halt(&self, stop: Option<&AtomicBool>) -> Halt {
+        halt_of(self.failure.is_some(), stop)
+    }
 }
 
-/// What each configuration a rank makes shares.
+/// How a rank's runs went on: `failed`, stopped by `stop`, or on.
+fn halt_of(failed: bool, stop: Option<&AtomicBool>) -> Halt {
+    match stop {
+        _ if failed => Halt::Failed,
+        Some(stop) if stop.load(Ordering::SeqCst) => Halt::Stopped,
+        _ => Halt::No,
+    }
+}
+
+/// What rank 0's worker thread leaves of its [`Own`] (its scenes stay
+/// on the thread).
+struct Kept {
+    tally: Tally,
+    failure: Option<anyhow::Error>,
+}
+
+/// The rows one configuration made.
+#[derive(Default)]
+struct Made {
+    rows: Vec<RunRow>,
+    kernels: Vec<KernelRow>,
+}
+
+/// Rank 0's rows: every row so far (the resumed ones first), and the
+/// files they are appended to.
+struct Sink<'f> {
+    known: Vec<RunRow>,
+    files: Option<&'f mut Appenders>,
+}
+
+impl Sink<'_> {
+    /// Appends a configuration's rows.
+    fn add(&mut self, made: Made) -> anyhow::Result<()> {
+        if let Some(f) = self.files.as_deref_mut() {
+            f.append(&made.rows, &made.kernels)?;
+        }
+        self.known.extend(made.rows);
+        Ok(())
+    }
+}
+
+/// Locks `m`: a thread that panicked while holding it has taken the whole
+/// process down with it ([`std::thread::scope`] resumes its panic), so a
+/// poisoned lock is never seen.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The tags of one phase's messages: reports to rank 0, its replies, and
+/// the phase's end.
+#[derive(Clone, Copy)]
+struct Tags {
+    report: Tag,
+    reply: Tag,
+    end: Tag,
+}
+
+impl Tags {
+    /// Phase `phase`'s (0, 1): its own, so that no message is taken for
+    /// another phase's.
+    fn of(phase: usize) -> Tags {
+        let base = 10 * (phase as Tag + 1);
+        Tags {
+            report: base,
+            reply: base + 1,
+            end: base + 2,
+        }
+    }
+}
+
+/// What each configuration a rank makes shares; everything here may be
+/// used from rank 0's worker thread (no MPI handle).
 struct Base<'a> {
-    cluster: &'a Cluster,
+    rank: usize,
+    host: &'a str,
     origin: Origin<'a>,
     ready: &'a Ready<'a>,
     progress: &'a Progress,
@@ -251,89 +319,223 @@ struct Base<'a> {
 }
 
 impl Base<'_> {
-    /// Makes this rank's configurations of `order`, round by round, until
-    /// the last round or the one in which a rank failed or was stopped;
-    /// rank 0 appends each round's rows to `files`. Returns every row (the
-    /// resumed ones first), what this rank kept, and whether a stop ended
-    /// the rounds.
+    /// Makes the configurations of `order` over the ranks of `cluster`:
+    /// those of the CPU back ends, then those of the GPUs, each phase
+    /// handed out by rank 0 ([`dispatch`]), until every one is made or a
+    /// rank failed or was stopped. Rank 0 appends the rows to `files` as
+    /// they come. Returns every row at rank 0 (the resumed ones first;
+    /// only this rank's and the resumed ones elsewhere), what this rank
+    /// kept, and whether a stop ended the runs.
     fn play(
         &self,
+        cluster: &Cluster,
         order: &[(&Study, &PlannedRun)],
         share_cores: bool,
-        mut files: Option<&mut Appenders>,
+        files: Option<&mut Appenders>,
     ) -> anyhow::Result<(Vec<RunRow>, Own, bool)> {
-        let world = &self.cluster.world;
-        let locals = all_gather_text(world, &self.cluster.local_rank.to_string())?;
+        let locals = all_gather_text(&cluster.world, &cluster.local_rank.to_string())?;
         let locals: Vec<usize> = locals.iter().map(|l| l.parse().unwrap_or(1)).collect();
-        let on_gpu: Vec<bool> = order.iter().map(|(_, run)| run.spec.backend.is_gpu()).collect();
-        let mut known = self.ready.resumed.rows.clone();
+        let every: Vec<usize> = (0..cluster.size).collect();
+        let on_cpus = dispatch::cpu_ranks(&locals, share_cores);
+        let (on_gpus, on_host): (Vec<_>, Vec<_>) = order.iter().partition(|(_, run)| run.spec.backend.is_gpu());
+        let sink = Mutex::new(Sink {
+            known: self.ready.resumed.rows.clone(),
+            files,
+        });
         let mut own = Own::default();
-        for round in rounds::assign(&on_gpu, self.cluster.size, &rounds::cpu_ranks(&locals, share_cores)) {
-            let mine = round.iter().find(|(rank, _)| *rank == self.cluster.rank);
-            let made = match mine {
-                Some(&(_, i)) if own.failure.is_none() => self.make(order[i], &known, &mut own),
-                _ => Made::default(),
+        let mut halt = Halt::No;
+        let phases = [(&on_host, &on_cpus), (&on_gpus, &every)];
+        for (phase, (steps, takers)) in phases.into_iter().enumerate() {
+            if steps.is_empty() || halt != Halt::No {
+                continue;
+            }
+            let tags = Tags::of(phase);
+            halt = if cluster.is_root() {
+                self.hand_out(cluster, tags, steps, takers, &sink, &mut own)
+            } else {
+                self.ask(cluster, tags, steps, takers, &sink, &mut own)?
             };
-            let status = match (&own.failure, self.opts.stop) {
-                (Some(_), _) => FAILED,
-                (None, Some(stop)) if stop.load(Ordering::SeqCst) => STOPPED,
-                _ => OK,
-            };
-            let statuses = all_gather_text(world, status)?;
-            let rows = all_gather_text(world, &made.rows)?;
-            let kernels = all_gather_text(world, &made.kernels)?;
-            let appended = decode_round(&rows, &kernels).and_then(|(rows, kernels)| {
-                if let Some(f) = files.as_deref_mut() {
-                    f.append(&rows, &kernels)?;
+        }
+        let known = sink.into_inner().unwrap_or_else(|e| e.into_inner()).known;
+        Ok((known, own, halt == Halt::Stopped))
+    }
+
+    /// Rank 0's side of a phase: hands out `steps` to the ranks `takers` as
+    /// they report, making its own share on a thread of its own when it is
+    /// one of them, and appends every rank's rows to `sink`. When every
+    /// taker has been told there is nothing more, tells every rank how the
+    /// phase ended, and returns that.
+    fn hand_out(
+        &self,
+        cluster: &Cluster,
+        tags: Tags,
+        steps: &[&(&Study, &PlannedRun)],
+        takers: &[usize],
+        sink: &Mutex<Sink>,
+        own: &mut Own,
+    ) -> Halt {
+        let cursor = Mutex::new(Cursor::new(steps.len()));
+        let mut waiting = takers.iter().filter(|&&r| r != 0).count();
+        let mut trouble: Option<anyhow::Error> = None;
+        let made_here = std::thread::scope(|s| {
+            let cursor = &cursor;
+            let worker = takers
+                .contains(&0)
+                .then(|| s.spawn(move || self.make_own(steps, cursor, sink)));
+            while waiting > 0 {
+                lock(cursor).halt(halt_of(false, self.opts.stop));
+                let Some((from, text)) = try_receive_text(&cluster.world, tags.report) else {
+                    std::thread::sleep(POLL);
+                    continue;
+                };
+                let reported = text.and_then(|text| {
+                    let report = Report::decode(&text)?;
+                    let made = Made {
+                        rows: decode(&report.rows)?,
+                        kernels: decode(&report.kernels)?,
+                    };
+                    lock(sink).add(made)?;
+                    Ok(report.halt)
+                });
+                match reported {
+                    Ok(halt) => lock(cursor).halt(halt),
+                    Err(e) => {
+                        lock(cursor).halt(Halt::Failed);
+                        trouble.get_or_insert(e);
+                    }
                 }
-                known.extend(rows);
-                Ok(())
-            });
-            if let Err(e) = appended {
+                let next = lock(cursor).take();
+                send_text(&cluster.world, from, tags.reply, &Reply(next).encode());
+                if next.is_none() {
+                    waiting -= 1;
+                }
+            }
+            worker.map(|w| w.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+        });
+        if let Some(made) = made_here {
+            own.tally.merge(made.tally);
+            if let Some(e) = made.failure {
                 own.failure.get_or_insert(e);
             }
-            let stopped = statuses.iter().any(|s| s == STOPPED);
-            if stopped || statuses.iter().any(|s| s == FAILED) {
-                return Ok((known, own, stopped));
+        }
+        if let Some(e) = trouble {
+            own.failure.get_or_insert(e);
+        }
+        let halt = lock(&cursor).halted().max(own.halt(self.opts.stop));
+        for rank in 1..cluster.size {
+            send_text(&cluster.world, rank, tags.end, &halt.encode());
+        }
+        halt
+    }
+
+    /// Rank 0's own share of a phase, on its worker thread (with scenes
+    /// of its own: they hold the thread's GPU uploads): the next
+    /// configuration of `steps` from `cursor`, until none is left. Returns
+    /// its tally and its error.
+    fn make_own(&self, steps: &[&(&Study, &PlannedRun)], cursor: &Mutex<Cursor>, sink: &Mutex<Sink>) -> Kept {
+        let mut own = Own::default();
+        if let Some(gpu) = self.origin.gpu
+            && let Err(e) = gpu.bind_to_thread()
+        {
+            own.failure = Some(e.into());
+        }
+        loop {
+            lock(cursor).halt(own.halt(self.opts.stop));
+            let Some(i) = lock(cursor).take() else {
+                break;
+            };
+            let known = lock(sink).known.clone();
+            let made = self.make(*steps[i], &known, &mut own);
+            if let Err(e) = lock(sink).add(made) {
+                own.failure.get_or_insert(e);
             }
         }
-        Ok((known, own, false))
+        Kept {
+            tally: own.tally,
+            failure: own.failure,
+        }
+    }
+
+    /// Another rank's side of a phase: when it is one of `takers`, asks
+    /// rank 0 for configurations of `steps`, sending the rows of each it
+    /// made (kept in `sink` too), until none is left; then waits to hear
+    /// how the phase ended.
+    fn ask(
+        &self,
+        cluster: &Cluster,
+        tags: Tags,
+        steps: &[&(&Study, &PlannedRun)],
+        takers: &[usize],
+        sink: &Mutex<Sink>,
+        own: &mut Own,
+    ) -> anyhow::Result<Halt> {
+        if takers.contains(&self.rank) {
+            let mut report = Report::default();
+            loop {
+                send_text(&cluster.world, 0, tags.report, &report.encode()?);
+                let Reply(Some(i)) = Reply::decode(&wait_text(&cluster.world, 0, tags.reply)?)? else {
+                    break;
+                };
+                let known = lock(sink).known.clone();
+                let made = self.make(*steps[i], &known, own);
+                report = Report {
+                    halt: own.halt(self.opts.stop),
+                    rows: encode(&made.rows)?,
+                    kernels: encode(&made.kernels)?,
+                };
+                lock(sink).known.extend(made.rows);
+            }
+        }
+        Halt::decode(&wait_text(&cluster.world, 0, tags.end)?)
     }
 
     /// Makes `run` of `study` with the runner's own steps, its film checks
-    /// seeded with the rows `known` so far; its rows (those finished before
-    /// an error too) name this rank and its host. An error is kept in
+    /// seeded with the rows `known` so far; its rows, those finished before
+    /// an error too, name this rank and its host. An error is kept in
     /// `own`.
     fn make(&self, (study, run): (&Study, &PlannedRun), known: &[RunRow], own: &mut Own) -> Made {
-        let made = RowWriter::start(None, known).and_then(|writer| {
-            let runs = Runs {
-                origin: self.origin,
-                no_gpu: self.ready.no_gpu.as_deref(),
-                resumed: &self.ready.resumed,
-                writer: &writer,
-                progress: self.progress,
-                stop: self.opts.stop,
-                keep_profiles: false,
-                references: &self.ready.checked.references,
-                team: &self.ready.gpus,
-            };
-            let result = runs.one(study, run, &mut own.scenes, &mut own.tally);
-            let mut written = writer.finish()?;
+        let writer = match RowWriter::start(None, known) {
+            Ok(writer) => writer,
+            Err(e) => {
+                own.failure.get_or_insert(e);
+                return Made::default();
+            }
+        };
+        let runs = Runs {
+            origin: self.origin,
+            no_gpu: self.ready.no_gpu.as_deref(),
+            resumed: &self.ready.resumed,
+            writer: &writer,
+            progress: self.progress,
+            stop: self.opts.stop,
+            keep_profiles: false,
+            references: &self.ready.checked.references,
+            team: &self.ready.gpus,
+        };
+        let result = runs.one(study, run, &mut own.scenes, &mut own.tally);
+        let made = writer.finish().map(|mut written| {
             let mut rows = written.rows.split_off(known.len());
             for r in &mut rows {
-                r.rank = Some(self.cluster.rank);
-                r.host = self.cluster.host.clone();
+                r.rank = Some(self.rank);
+                r.host = self.host.to_string();
             }
-            let made = Made {
-                rows: encode(&rows)?,
-                kernels: encode(&written.kernels)?,
-            };
-            result.and(written.result).map(|()| made)
+            (
+                Made {
+                    rows,
+                    kernels: written.kernels,
+                },
+                written.result,
+            )
         });
         match made {
-            Ok(made) => made,
+            Ok((made, written)) => {
+                if let Err(e) = result.and(written) {
+                    own.failure.get_or_insert(e);
+                }
+                made
+            }
             Err(e) => {
-                own.failure = Some(e);
+                own.failure.get_or_insert(result.err().unwrap_or(e));
                 Made::default()
             }
         }
@@ -358,19 +560,8 @@ fn decode<T: DeserializeOwned>(text: &str) -> anyhow::Result<Vec<T>> {
         .map_err(|e| anyhow!("internal: rows from another rank arrived garbled: {e}"))
 }
 
-/// Every rank's rows and kernel rows of a round, in rank order, which is
-/// plan order ([`rounds::assign`]).
-fn decode_round(rows: &[String], kernels: &[String]) -> anyhow::Result<(Vec<RunRow>, Vec<KernelRow>)> {
-    let mut all = (Vec::new(), Vec::new());
-    for (r, k) in rows.iter().zip(kernels) {
-        all.0.extend(decode::<RunRow>(r)?);
-        all.1.extend(decode::<KernelRow>(k)?);
-    }
-    Ok(all)
-}
-
 /// The study of the first configuration in plan order with repetitions
-/// still missing from `rows`, where a stop ended the rounds.
+/// still missing from `rows`, where a stop ended the runs.
 fn first_unfinished(order: &[(&Study, &PlannedRun)], rows: &[RunRow]) -> Option<String> {
     let made = Resumed::from_rows(rows.to_vec());
     order

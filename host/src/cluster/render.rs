@@ -1,11 +1,12 @@
 //! `render` over the ranks of an MPI job: rank `r` of `N` renders the
 //! sample indices `r·spp/N .. (r+1)·spp/N` of the whole image (on its GPU,
-//! [`super::layout`], or the CPU), in chunks as a split over GPUs does;
-//! the ranks agree that all succeeded ([`super::failure`]), their films
-//! are added up at rank 0 ([`super::film`]), and rank 0 writes the image.
+//! [`super::layout`], or the CPU) in one render, as one process renders
+//! (split in chunks only over several `--devices`); the ranks agree that
+//! all succeeded ([`super::failure`]), their films are added up at rank 0
+//! ([`super::film`]), and rank 0 writes the image.
 //!
 //! A stop request (Ctrl-C, which the launcher passes on to every rank) is
-//! seen by each rank between its chunks: every rank keeps the samples it
+//! seen by each rank as one process sees it: every rank keeps the samples it
 //! finished, a prefix of its own range, and rank 0 writes their image. Its
 //! sample count is the sum over the ranks; every pixel holds the same
 //! samples, so it is a correct image of that many samples, but not the

@@ -1,11 +1,57 @@
-//! The collectives the MPI code is built on: texts gathered to rank 0 or
-//! to every rank, and sums of unsigned integers at rank 0. Every rank of
-//! the job must call each of them, in the same order.
+//! The messages the MPI code is built on: texts gathered to rank 0 or to
+//! every rank, and sums of unsigned integers at rank 0 (collectives, which
+//! every rank of the job must call, in the same order); and texts sent
+//! from one rank to another.
+//!
+//! A rank that waits for a text from another polls for it, sleeping in
+//! between ([`wait_text`]), rather than in a blocking receive, which MPI
+//! implementations make spin on a core: a rank waiting for its next
+//! configuration must leave its host's cores to the rank timing a CPU
+//! render there.
 
 use mpi::Count;
+use mpi::Tag;
 use mpi::collective::SystemOperation;
 use mpi::datatype::PartitionMut;
+use mpi::point_to_point::{Destination, MatchedReceiveVec, Source};
 use mpi::traits::{Communicator, CommunicatorCollectives, Root};
+use std::time::Duration;
+
+/// How long a waiting rank sleeps between two looks for a message: short
+/// against a configuration's renders (tens of milliseconds and more).
+pub const POLL: Duration = Duration::from_millis(1);
+
+/// Sends `text` to rank `to`, tagged `tag`.
+pub fn send_text(world: &impl Communicator, to: usize, tag: Tag, text: &str) {
+    world.process_at_rank(to as i32).send_with_tag(text.as_bytes(), tag);
+}
+
+/// A text tagged `tag` from any rank, with its sender, if one has arrived
+/// (the text is an error if it is not UTF-8; its sender is known anyway).
+pub fn try_receive_text(world: &impl Communicator, tag: Tag) -> Option<(usize, anyhow::Result<String>)> {
+    let (bytes, status) = world
+        .any_process()
+        .immediate_matched_probe_with_tag(tag)?
+        .matched_receive_vec::<u8>();
+    let from = status.source_rank() as usize;
+    let text =
+        String::from_utf8(bytes).map_err(|e| anyhow::anyhow!("internal: a text from rank {from} is not UTF-8 ({e})"));
+    Some((from, text))
+}
+
+/// Waits for the text tagged `tag` from rank `from`, looking every
+/// [`POLL`].
+pub fn wait_text(world: &impl Communicator, from: usize, tag: Tag) -> anyhow::Result<String> {
+    let source = world.process_at_rank(from as i32);
+    loop {
+        if let Some(matched) = source.immediate_matched_probe_with_tag(tag) {
+            let (bytes, _) = matched.matched_receive_vec::<u8>();
+            return String::from_utf8(bytes)
+                .map_err(|e| anyhow::anyhow!("internal: a text from rank {from} is not UTF-8 ({e})"));
+        }
+        std::thread::sleep(POLL);
+    }
+}
 
 /// Every rank's `text`, in rank order, at every rank.
 pub fn all_gather_text(world: &impl Communicator, text: &str) -> anyhow::Result<Vec<String>> {

@@ -134,16 +134,16 @@ pub fn open(choice: BackendChoice, options: BackendOptions, devices: &Devices) -
     ordinals
         .into_iter()
         .map(|d| {
-            let gpu = Gpu::open(d).with_context(|| format!("--devices: opening GPU {d}"))?;
+            let gpu = Gpu::open(d).with_context(|| format!("opening GPU {d}"))?;
             Renderer::on(kind, options, Some(&gpu))
         })
         .collect()
 }
 
-/// Renders the sample indices `samples` of `scene` on `renderers`: all of
-/// them (`0..spp`) on one as it renders alone (stopping on `stop` as it
-/// does); otherwise split ([`render`]), each GPU with the scene uploaded
-/// once. A share of no samples (an MPI rank's, when there are more ranks
+/// Renders the sample indices `samples` of `scene` on `renderers`: on one
+/// in a single render, as it renders alone (stopping on `stop` as it does),
+/// whether the range starts at 0 or, an MPI rank's share, further on;
+/// otherwise split ([`render`]), each GPU with the scene uploaded once. A share of no samples (an MPI rank's, when there are more ranks
 /// than samples) is a film of zeros.
 pub fn render_on(
     renderers: &[Renderer],
@@ -167,11 +167,11 @@ pub fn render_on(
             shares: Vec::new(),
         });
     }
-    if let ([one], 0) = (renderers, samples.begin) {
+    if let [one] = renderers {
         let output = one
             .clone()
             .stopping_on(stop)
-            .render(scene, params, samples.end, progress)?;
+            .render_samples(scene, None, params, samples, progress)?;
         return Ok(SplitOutput {
             output,
             shares: Vec::new(),
