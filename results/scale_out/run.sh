@@ -8,6 +8,7 @@
 #   bash results/scale_out/run.sh spread2   # the same spread over both GPUs (--devices all), timed
 #   bash results/scale_out/run.sh mpi       # one_image's renders over MPI: 2 ranks of one GPU each, against one process on both GPUs
 #   bash results/scale_out/run.sh spread_mpi   # mega_vs_wave.toml over 2 MPI ranks of one GPU each, timed (against spread2)
+#   bash results/scale_out/run.sh tests     # the GPU tests on every GPU (gpu-run/gpu-tests.xz carried)
 # A call cut short by its time limit is called again: an experiment folder
 # that holds runs.csv is resumed (--resume), not restarted, and each call's
 # wall time is logged, so a resumed experiment's time is the sum of its
@@ -127,5 +128,17 @@ case ${1:-} in
     launch=(mpi/run -n 2)
     { machine; experiment mega_vs_wave_mpi experiments/mega_vs_wave.toml; } >>"$R/spread_mpi.log" 2>&1
     ;;
-  *) echo "usage: $0 one|scaling|spread1|spread2|mpi|spread_mpi" >&2; exit 2 ;;
+  tests)
+    # The GPU tests (`cargo test --release --no-run --test gpu` of this
+    # commit, stripped, as gpu-run/gpu-tests.xz): with two GPUs present,
+    # those of --devices all (a render split over every GPU, an experiment
+    # spread over them, a run of gpus = 2) run instead of skipping. They
+    # run this commit's binary where they start one (WAVEPATH_BIN).
+    unpack gpu-run/gpu-tests.xz || exit 1
+    {
+      machine
+      WAVEPATH_BIN=$PWD/$B timeout 500 gpu-run/gpu-tests --test-threads 1 2>&1 | grep -E "^test |test result|SKIPPED|panicked"
+    } >>"$R/tests.log" 2>&1
+    ;;
+  *) echo "usage: $0 one|scaling|spread1|spread2|mpi|spread_mpi|tests" >&2; exit 2 ;;
 esac

@@ -66,9 +66,13 @@ pub fn write_config(dir: &Path, name: &str, text: &str) -> PathBuf {
     path
 }
 
-/// The `wavepath` binary of this build.
+/// The `wavepath` binary of this build, or the one `WAVEPATH_BIN` names:
+/// a test binary carried to a GPU machine without this checkout's
+/// `target/` finds its `wavepath` there (`results/scale_out/run.sh tests`).
 pub fn wavepath() -> std::process::Command {
-    std::process::Command::new(env!("CARGO_BIN_EXE_wavepath"))
+    std::process::Command::new(
+        std::env::var_os("WAVEPATH_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_wavepath").into()),
+    )
 }
 
 /// `wavepath experiment CONFIG --out OUT --quiet`, not yet started.
