@@ -13,15 +13,25 @@
 # that holds runs.csv is resumed (--resume), not restarted, and each call's
 # wall time is logged, so a resumed experiment's time is the sum of its
 # calls'.
-# The binary travels xz-packed as gpu-run/wavepath.xz (scripts/gpu-pack;
-# built with `scripts/gpu-pack --mpi` for the `mpi` step, which also packs
-# the MPICH runtime as gpu-run/mpi.tar.xz). Everything lands under $OUT:
+# The binary travels xz-packed as gpu-run/wavepath.xz (scripts/gpu-pack);
+# the steps over MPI ranks (mpi, spread_mpi) run gpu-run/wavepath-mpi.xz
+# instead, built with --features mpi by `scripts/gpu-pack --mpi`, which
+# also packs the MPICH runtime it loads as gpu-run/mpi.tar.xz (the two fit
+# the carry limit together; the plain binary then stays behind). Both are
+# built from the same commit: the same kernels. Everything lands under $OUT:
 # one log per step and one scale_out.tar.gz of the folders under
 # gpu-run/results, rewritten after each experiment.
 set -uo pipefail
 R=${OUT:-/tmp/out}
 mkdir -p "$R" gpu-run/results
 B=gpu-run/wavepath
+case ${1:-} in
+  mpi | spread_mpi)
+    B=gpu-run/wavepath-mpi
+    [[ -d mpi ]] || tar xJf gpu-run/mpi.tar.xz || exit 1
+    export LD_LIBRARY_PATH=$PWD/mpi/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    ;;
+esac
 unpack() { # file.xz -> file (xz, else Python's lzma)
   [[ -x ${1%.xz} ]] && return
   xz -dkf "$1" 2>/dev/null || python3 -c "import lzma,shutil,sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[1][:-3],'wb'))" "$1"
@@ -92,7 +102,6 @@ case ${1:-} in
     # renders of one_image's images, against one process on both GPUs
     # (an experiment row's image is never split over ranks: under mpirun a
     # study with gpus > 1 is refused). mpi/run is the packed mpiexec.
-    [[ -d mpi ]] || tar xJf gpu-run/mpi.tar.xz || exit 1
     {
       machine
       mkdir -p gpu-run/results/mpi_renders
@@ -124,7 +133,6 @@ case ${1:-} in
   spread_mpi)
     # The runs of mega_vs_wave.toml over two ranks of one GPU each (rank 0
     # also makes the CPU runs), against spread2's one process on both GPUs.
-    [[ -d mpi ]] || tar xJf gpu-run/mpi.tar.xz || exit 1
     launch=(mpi/run -n 2)
     { machine; experiment mega_vs_wave_mpi experiments/mega_vs_wave.toml; } >>"$R/spread_mpi.log" 2>&1
     ;;

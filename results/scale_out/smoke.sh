@@ -2,20 +2,20 @@
 # One-GPU smoke test of issue 23's paths (not a measurement): the GPU tests
 # (gpu-run/gpu-tests.xz, if carried), the split paths on one GPU, and MPI
 # render and experiment with two ranks sharing GPU 0, each image and row
-# compared with one process's. Carries gpu-run/wavepath.xz and
+# compared with one process's. Carries gpu-run/wavepath-mpi.xz and
 # gpu-run/mpi.tar.xz from `scripts/gpu-pack --mpi`.
 set -uo pipefail
 R=${OUT:-/tmp/out}; mkdir -p "$R"
 exec >"$R/smoke.log" 2>&1
 cd "$(dirname "$0")/../.."
-for f in gpu-run/wavepath.xz gpu-run/gpu-tests.xz; do [[ -f $f ]] && xz -dkf "$f" && chmod +x "${f%.xz}"; done
+for f in gpu-run/wavepath-mpi.xz gpu-run/gpu-tests.xz; do [[ -f $f ]] && xz -dkf "$f" && chmod +x "${f%.xz}"; done
 tar xJf gpu-run/mpi.tar.xz
 export LD_LIBRARY_PATH=$PWD/mpi/lib CUDA_CACHE_MAXSIZE=4294967296
-B=gpu-run/wavepath
+B=gpu-run/wavepath-mpi
 nvidia-smi --query-gpu=index,name,driver_version --format=csv
 $B --version
 echo "== GPU tests"
-[[ -x gpu-run/gpu-tests ]] && timeout 240 gpu-run/gpu-tests --test-threads 1 2>&1 | grep -E "^test |test result|SKIPPED|panicked" | head -40
+[[ -x gpu-run/gpu-tests ]] && WAVEPATH_BIN=$PWD/$B timeout 240 gpu-run/gpu-tests --test-threads 1 2>&1 | grep -E "^test |test result|SKIPPED|panicked" | head -40
 for b in gpu-mega gpu-wave; do
   echo "verify cs500 $b --devices all: $($B verify scenes/cs500.toml --backend $b --devices all --spp 4 --size 160x120 2>&1 | tail -1)"
   $B render scenes/cs500.toml --backend $b --spp 64 --size 256x256 --out /tmp/one_$b.pfm --quiet 2>&1 | tail -1
