@@ -799,6 +799,12 @@ sweep = { gpus = [1, 2] }
         );
         assert_eq!(r.gpu_ordinal.is_none(), two, "{}: a split has no one GPU", r.config);
         assert_eq!(r.film_hash, rows[0].film_hash, "{}: the image of one GPU", r.config);
+        // A split row gives each GPU's samples (which add up to the row's)
+        // and busy time.
+        let spp: Vec<u32> = r.split_spp.split_whitespace().map(|s| s.parse().unwrap()).collect();
+        let busy = r.split_busy_ms.split_whitespace().map(|s| s.parse::<f64>().unwrap());
+        assert_eq!((spp.len(), busy.count()), if two { (2, 2) } else { (0, 0) }, "{r:?}");
+        assert!(!two || spp.iter().sum::<u32>() == r.spp, "{r:?}");
     }
     let manifest = Manifest::read(&out.join("manifest.toml")).unwrap();
     assert!(

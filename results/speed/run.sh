@@ -9,6 +9,7 @@
 # and of its second session (the megakernel's warps reconverged at each
 # sample, each kernel JIT-compiled alone):
 #   bash results/speed/run.sh check        # checks, regression_check (+ c01361f), regression_check_nee (+ 5beb205)
+#                                          # (each only when its reference binary is carried; VERIFY=0 skips the checks)
 #   bash results/speed/run.sh lanes        # Nsight Compute: lanes per instruction, RTIOW and CS500 with NEE, every binary
 # and of its third session (the lanes rejoin after every bounce too; the
 # wavefront's shading kernels built plain):
@@ -205,9 +206,12 @@ case ${1:-} in
       nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
       lscpu | grep -E "Model name|^CPU\(s\)"
       $B --version
-      verify_all auto lean full
+      [[ ${VERIFY:-1} == 1 ]] && verify_all auto lean full
       for e in regression_check:wavepath-c01361f regression_check_nee:wavepath-5beb205; do
         cfg=${e%%:*}
+        # Only the checks whose reference binary was carried (the carry
+        # limit may leave room for one reference per call).
+        [[ -x gpu-run/old/${e#*:} ]] || { echo "== $cfg skipped: gpu-run/old/${e#*:} not carried"; continue; }
         for bin in $B gpu-run/old/${e#*:}; do
           name=$(commit_of $bin)
           echo "== $cfg with $name $(date -u +%FT%TZ)"

@@ -20,7 +20,7 @@
 //! making, and each phase ends with rank 0 telling every rank how it ended
 //! ([`Halt`]).
 
-use anyhow::{anyhow, bail};
+use super::wire::Message;
 use serde::{Deserialize, Serialize};
 
 /// How the runs of a rank, or of a phase, went on: on, stopped by a stop
@@ -35,28 +35,6 @@ pub enum Halt {
     Stopped,
     /// A rank failed.
     Failed,
-}
-
-impl Halt {
-    /// As a message.
-    pub fn encode(self) -> String {
-        match self {
-            Halt::No => "no",
-            Halt::Stopped => "stopped",
-            Halt::Failed => "failed",
-        }
-        .into()
-    }
-
-    /// The halt [`Halt::encode`] wrote.
-    pub fn decode(text: &str) -> anyhow::Result<Halt> {
-        Ok(match text {
-            "no" => Halt::No,
-            "stopped" => Halt::Stopped,
-            "failed" => Halt::Failed,
-            _ => bail!("internal: a phase's end arrived garbled: {text:?}"),
-        })
-    }
 }
 
 /// Rank 0's record of the configurations of a phase: the next one to hand
@@ -113,39 +91,31 @@ pub struct Report {
     pub kernels: String,
 }
 
-impl Report {
-    /// As a message.
-    pub fn encode(&self) -> anyhow::Result<String> {
-        Ok(toml::to_string(self)?)
-    }
-
-    /// The report [`Report::encode`] wrote.
-    pub fn decode(text: &str) -> anyhow::Result<Report> {
-        toml::from_str(text).map_err(|e| anyhow!("internal: a rank's rows arrived garbled: {e}"))
-    }
+impl Message for Report {
+    const WHAT: &'static str = "a rank's rows";
 }
 
 /// Rank 0's answer to a [`Report`]: the index of the next configuration,
 /// or none (the phase is over for that rank).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Reply(pub Option<usize>);
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reply {
+    /// The configuration's index in the phase.
+    pub next: Option<usize>,
+}
 
-impl Reply {
-    /// As a message.
-    pub fn encode(self) -> String {
-        self.0.map_or("none".into(), |i| i.to_string())
-    }
+impl Message for Reply {
+    const WHAT: &'static str = "rank 0's reply";
+}
 
-    /// The reply [`Reply::encode`] wrote.
-    pub fn decode(text: &str) -> anyhow::Result<Reply> {
-        match text {
-            "none" => Ok(Reply(None)),
-            _ => text
-                .parse()
-                .map(|i| Reply(Some(i)))
-                .map_err(|_| anyhow!("internal: rank 0's reply arrived garbled: {text:?}")),
-        }
-    }
+/// Rank 0's word to every rank at the end of a phase: how it ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct End {
+    /// Whether a rank failed or was stopped.
+    pub halt: Halt,
+}
+
+impl Message for End {
+    const WHAT: &'static str = "a phase's end";
 }
 
 /// The ranks that may make CPU configurations, given each rank's rank
@@ -185,14 +155,16 @@ mod tests {
             rows: "study,run\n\"a,b\",3\n".into(),
             kernels: String::new(),
         };
-        assert_eq!(Report::decode(&report.encode().unwrap()).unwrap(), report);
-        for reply in [Reply(None), Reply(Some(0)), Reply(Some(41))] {
-            assert_eq!(Reply::decode(&reply.encode()).unwrap(), reply);
+        assert_eq!(Report::decode(&report.encode()).unwrap(), report);
+        for next in [None, Some(0), Some(41)] {
+            assert_eq!(Reply::decode(&Reply { next }.encode()).unwrap(), Reply { next });
         }
         for halt in [Halt::No, Halt::Stopped, Halt::Failed] {
-            assert_eq!(Halt::decode(&halt.encode()).unwrap(), halt);
+            assert_eq!(End::decode(&End { halt }.encode()).unwrap(), End { halt });
         }
-        assert!(Reply::decode("-1").is_err() && Halt::decode("ok").is_err() && Report::decode("x").is_err());
+        assert!(Reply::decode("next = -1").is_err());
+        assert!(End::decode("halt = \"ok\"").is_err() && End::decode("").is_err());
+        assert!(Report::decode("x").is_err());
     }
 
     #[test]

@@ -20,10 +20,12 @@
 //! cover every rank's rows.
 
 use super::Cluster;
-use super::dispatch::{self, Cursor, Halt, Reply, Report};
+use super::dispatch::{self, Cursor, End, Halt, Reply, Report};
 use super::failure::agree;
 use super::layout;
-use super::wire::{POLL, all_gather_text, broadcast_text, gather_text, send_text, try_receive_text, wait_text};
+use super::wire::{
+    Message, POLL, all_gather_text, broadcast_text, gather_text, send_text, try_receive_text, wait_text,
+};
 use crate::backend::gpu::Gpu;
 use crate::experiment::config::{Config, PlannedRun, Study};
 use crate::experiment::manifest;
@@ -31,12 +33,12 @@ use crate::experiment::measure::{Ending, Parity, Runs, Tally};
 use crate::experiment::output::{self, OutFiles, ResumePolicy, Resumed};
 use crate::experiment::preflight::{self, Checked};
 use crate::experiment::progress::Progress;
-use crate::experiment::records::{CsvAppender, KernelRow, Manifest, RunRow, Skipped};
+use crate::experiment::records::{KernelRow, Manifest, RunRow, Skipped};
 use crate::experiment::rows::Origin;
 use crate::experiment::runner::{self, Outcome, RunOptions};
 use crate::experiment::scenes::SceneCache;
 use crate::experiment::team;
-use crate::experiment::writer::{RowWriter, Written};
+use crate::experiment::writer::{RowFiles, RowWriter, Written};
 use crate::settings::backend::BackendChoice;
 use crate::system::provenance::Provenance;
 use anyhow::{anyhow, bail};
@@ -81,14 +83,16 @@ pub fn run(
         progress: &progress,
         opts,
     };
-    let (known, own, stopped) = base.play(cluster, &order, share_cores, files.as_mut())?;
+    let (known, own, stopped) = base.play(cluster, &order, share_cores, files.as_mut());
 
-    let tallies = gather_text(&cluster.world, &TallyText::of(&own.tally))?;
+    // From here on every rank makes the same collective calls whatever
+    // failed: an error is carried to the end, never returned early.
+    let tallies = gather_text(&cluster.world, &TallyText::of(&own.tally).encode()).transpose();
     let result = agree(cluster, own.failure.map_or(Ok(()), Err), |_| String::new());
     let (Some(tallies), Some(mut manifest)) = (tallies, manifest.take()) else {
         return result.map(|()| None);
     };
-    let (ending, tally) = match (result, TallyText::merge(&tallies)) {
+    let (ending, tally) = match (result, tallies.and_then(|t| TallyText::merge(&t))) {
         (Err(e), tally) => (Ending::Failed(e), tally.unwrap_or_default()),
         (Ok(()), Err(e)) => (Ending::Failed(e), Tally::default()),
         (Ok(()), Ok(tally)) if stopped => (
@@ -111,7 +115,7 @@ pub fn run(
     }))
 }
 
-/// What every rank has before the first round.
+/// What every rank has before the first phase.
 struct Ready<'c> {
     plan: Vec<(&'c Study, Vec<PlannedRun>)>,
     checked: Checked,
@@ -177,7 +181,7 @@ fn start(
     opts: &RunOptions,
     meta: &Provenance,
     ready: &mut Ready,
-) -> anyhow::Result<(Option<Appenders>, Option<Manifest>)> {
+) -> anyhow::Result<(Option<RowFiles>, Option<Manifest>)> {
     let sent = encode(&ready.resumed.rows);
     let text = broadcast_text(&cluster.world, sent.as_deref().unwrap_or_default())?;
     sent?;
@@ -189,36 +193,8 @@ fn start(
     let manifest = runner::start_manifest(config, opts, meta, &ready.gpus, &ready.plan, &ready.checked, earlier)?;
     let files = opts.out.as_deref().map(OutFiles::in_folder);
     runner::write_manifest(&manifest, files.as_ref())?;
-    let appenders = files
-        .map(|f| {
-            Ok::<_, anyhow::Error>(Appenders {
-                runs: CsvAppender::open::<RunRow>(&f.runs)?,
-                kernels: CsvAppender::open::<KernelRow>(&f.kernels)?,
-            })
-        })
-        .transpose()?;
+    let appenders = files.as_ref().map(RowFiles::open).transpose()?;
     Ok((appenders, Some(manifest)))
-}
-
-/// Rank 0's `runs.csv` and `kernels.csv`.
-struct Appenders {
-    runs: CsvAppender,
-    kernels: CsvAppender,
-}
-
-impl Appenders {
-    /// Appends a round's rows, each repetition's kernel rows before its run
-    /// row (which commits it, as the row writer does).
-    fn append(&mut self, rows: &[RunRow], kernels: &[KernelRow]) -> anyhow::Result<()> {
-        for row in rows {
-            let of_row = kernels
-                .iter()
-                .filter(|k| (&k.study, k.run, k.repetition) == (&row.study, row.run, row.repetition));
-            of_row.into_iter().try_for_each(|k| self.kernels.append(k))?;
-            self.runs.append(row)?;
-        }
-        Ok(())
-    }
 }
 
 /// What a rank keeps over its configurations.
@@ -264,14 +240,20 @@ struct Made {
 /// files they are appended to.
 struct Sink<'f> {
     known: Vec<RunRow>,
-    files: Option<&'f mut Appenders>,
+    files: Option<&'f mut RowFiles>,
 }
 
 impl Sink<'_> {
-    /// Appends a configuration's rows.
+    /// Appends a configuration's rows, each repetition with its kernel rows.
     fn add(&mut self, made: Made) -> anyhow::Result<()> {
-        if let Some(f) = self.files.as_deref_mut() {
-            f.append(&made.rows, &made.kernels)?;
+        if let Some(files) = self.files.as_deref_mut() {
+            for row in &made.rows {
+                let of_row: Vec<KernelRow> = (made.kernels.iter())
+                    .filter(|k| (&k.study, k.run, k.repetition) == (&row.study, row.run, row.repetition))
+                    .cloned()
+                    .collect();
+                files.append(row, &of_row)?;
+            }
         }
         self.known.extend(made.rows);
         Ok(())
@@ -307,6 +289,23 @@ impl Tags {
     }
 }
 
+/// One configuration of the plan: its study and its run.
+type Step<'c> = (&'c Study, &'c PlannedRun);
+
+/// One phase of the configurations (those of the CPU back ends, or those
+/// of the GPUs), as each rank plays it.
+struct Phase<'p, 'f> {
+    /// Its messages' tags.
+    tags: Tags,
+    /// Its configurations, in plan order.
+    steps: &'p [&'p Step<'p>],
+    /// The ranks that make them.
+    takers: &'p [usize],
+    /// The rows so far: every rank's at rank 0; this rank's and the
+    /// resumed ones elsewhere.
+    sink: &'p Mutex<Sink<'f>>,
+}
+
 /// What each configuration a rank makes shares; everything here may be
 /// used from rank 0's worker thread (no MPI handle).
 struct Base<'a> {
@@ -325,16 +324,25 @@ impl Base<'_> {
     /// rank failed or was stopped. Rank 0 appends the rows to `files` as
     /// they come. Returns every row at rank 0 (the resumed ones first;
     /// only this rank's and the resumed ones elsewhere), what this rank
-    /// kept, and whether a stop ended the runs.
+    /// kept (its error among it), and whether a stop ended the runs.
     fn play(
         &self,
         cluster: &Cluster,
-        order: &[(&Study, &PlannedRun)],
+        order: &[Step],
         share_cores: bool,
-        files: Option<&mut Appenders>,
-    ) -> anyhow::Result<(Vec<RunRow>, Own, bool)> {
-        let locals = all_gather_text(&cluster.world, &cluster.local_rank.to_string())?;
-        let locals: Vec<usize> = locals.iter().map(|l| l.parse().unwrap_or(1)).collect();
+        files: Option<&mut RowFiles>,
+    ) -> (Vec<RunRow>, Own, bool) {
+        let mut own = Own::default();
+        // Every rank gathers the same bytes, so a garbled gather fails on
+        // every rank alike, and every rank skips both phases.
+        let locals: Vec<usize> = match all_gather_text(&cluster.world, &cluster.local_rank.to_string()) {
+            Ok(locals) => locals.iter().map(|l| l.parse().unwrap_or(1)).collect(),
+            Err(e) => {
+                own.failure = Some(e);
+                Vec::new()
+            }
+        };
+        let mut halt = own.halt(None);
         let every: Vec<usize> = (0..cluster.size).collect();
         let on_cpus = dispatch::cpu_ranks(&locals, share_cores);
         let (on_gpus, on_host): (Vec<_>, Vec<_>) = order.iter().partition(|(_, run)| run.spec.backend.is_gpu());
@@ -342,49 +350,44 @@ impl Base<'_> {
             known: self.ready.resumed.rows.clone(),
             files,
         });
-        let mut own = Own::default();
-        let mut halt = Halt::No;
         let phases = [(&on_host, &on_cpus), (&on_gpus, &every)];
-        for (phase, (steps, takers)) in phases.into_iter().enumerate() {
+        for (index, (steps, takers)) in phases.into_iter().enumerate() {
             if steps.is_empty() || halt != Halt::No {
                 continue;
             }
-            let tags = Tags::of(phase);
+            let phase = Phase {
+                tags: Tags::of(index),
+                steps,
+                takers,
+                sink: &sink,
+            };
             halt = if cluster.is_root() {
-                self.hand_out(cluster, tags, steps, takers, &sink, &mut own)
+                self.hand_out(cluster, &phase, &mut own)
             } else {
-                self.ask(cluster, tags, steps, takers, &sink, &mut own)?
+                self.ask(cluster, &phase, &mut own)
             };
         }
         let known = sink.into_inner().unwrap_or_else(|e| e.into_inner()).known;
-        Ok((known, own, halt == Halt::Stopped))
+        (known, own, halt == Halt::Stopped)
     }
 
-    /// Rank 0's side of a phase: hands out `steps` to the ranks `takers` as
-    /// they report, making its own share on a thread of its own when it is
-    /// one of them, and appends every rank's rows to `sink`. When every
-    /// taker has been told there is nothing more, tells every rank how the
-    /// phase ended, and returns that.
-    fn hand_out(
-        &self,
-        cluster: &Cluster,
-        tags: Tags,
-        steps: &[&(&Study, &PlannedRun)],
-        takers: &[usize],
-        sink: &Mutex<Sink>,
-        own: &mut Own,
-    ) -> Halt {
-        let cursor = Mutex::new(Cursor::new(steps.len()));
-        let mut waiting = takers.iter().filter(|&&r| r != 0).count();
+    /// Rank 0's side of a phase: hands out its configurations to its
+    /// takers as they report, making its own share on a thread of its own
+    /// when it is one of them, and adds every rank's rows to the sink.
+    /// When every taker has been told there is nothing more, tells every
+    /// rank how the phase ended, and returns that.
+    fn hand_out(&self, cluster: &Cluster, phase: &Phase, own: &mut Own) -> Halt {
+        let cursor = Mutex::new(Cursor::new(phase.steps.len()));
+        let mut waiting = phase.takers.iter().filter(|&&r| r != 0).count();
         let mut trouble: Option<anyhow::Error> = None;
         let made_here = std::thread::scope(|s| {
             let cursor = &cursor;
-            let worker = takers
+            let worker = (phase.takers)
                 .contains(&0)
-                .then(|| s.spawn(move || self.make_own(steps, cursor, sink)));
+                .then(|| s.spawn(move || self.make_own(phase, cursor)));
             while waiting > 0 {
                 lock(cursor).halt(halt_of(false, self.opts.stop));
-                let Some((from, text)) = try_receive_text(&cluster.world, tags.report) else {
+                let Some((from, text)) = try_receive_text(&cluster.world, phase.tags.report) else {
                     std::thread::sleep(POLL);
                     continue;
                 };
@@ -394,7 +397,7 @@ impl Base<'_> {
                         rows: decode(&report.rows)?,
                         kernels: decode(&report.kernels)?,
                     };
-                    lock(sink).add(made)?;
+                    lock(phase.sink).add(made)?;
                     Ok(report.halt)
                 });
                 match reported {
@@ -405,7 +408,7 @@ impl Base<'_> {
                     }
                 }
                 let next = lock(cursor).take();
-                send_text(&cluster.world, from, tags.reply, &Reply(next).encode());
+                send_text(&cluster.world, from, phase.tags.reply, &Reply { next }.encode());
                 if next.is_none() {
                     waiting -= 1;
                 }
@@ -423,16 +426,16 @@ impl Base<'_> {
         }
         let halt = lock(&cursor).halted().max(own.halt(self.opts.stop));
         for rank in 1..cluster.size {
-            send_text(&cluster.world, rank, tags.end, &halt.encode());
+            send_text(&cluster.world, rank, phase.tags.end, &End { halt }.encode());
         }
         halt
     }
 
     /// Rank 0's own share of a phase, on its worker thread (with scenes
     /// of its own: they hold the thread's GPU uploads): the next
-    /// configuration of `steps` from `cursor`, until none is left. Returns
-    /// its tally and its error.
-    fn make_own(&self, steps: &[&(&Study, &PlannedRun)], cursor: &Mutex<Cursor>, sink: &Mutex<Sink>) -> Kept {
+    /// configuration from `cursor`, until none is left. Returns its tally
+    /// and its error.
+    fn make_own(&self, phase: &Phase, cursor: &Mutex<Cursor>) -> Kept {
         let mut own = Own::default();
         if let Some(gpu) = self.origin.gpu
             && let Err(e) = gpu.bind_to_thread()
@@ -444,9 +447,9 @@ impl Base<'_> {
             let Some(i) = lock(cursor).take() else {
                 break;
             };
-            let known = lock(sink).known.clone();
-            let made = self.make(*steps[i], &known, &mut own);
-            if let Err(e) = lock(sink).add(made) {
+            let known = lock(phase.sink).known.clone();
+            let made = self.make(*phase.steps[i], &known, &mut own);
+            if let Err(e) = lock(phase.sink).add(made) {
                 own.failure.get_or_insert(e);
             }
         }
@@ -456,44 +459,75 @@ impl Base<'_> {
         }
     }
 
-    /// Another rank's side of a phase: when it is one of `takers`, asks
-    /// rank 0 for configurations of `steps`, sending the rows of each it
-    /// made (kept in `sink` too), until none is left; then waits to hear
-    /// how the phase ended.
-    fn ask(
-        &self,
-        cluster: &Cluster,
-        tags: Tags,
-        steps: &[&(&Study, &PlannedRun)],
-        takers: &[usize],
-        sink: &Mutex<Sink>,
-        own: &mut Own,
-    ) -> anyhow::Result<Halt> {
-        if takers.contains(&self.rank) {
-            let mut report = Report::default();
+    /// Another rank's side of a phase: when it is one of the takers, asks
+    /// rank 0 for configurations, sending the rows of each it made (kept
+    /// in the sink too), until none is left; then waits to hear how the
+    /// phase ended. Whatever goes wrong here is kept in `own` and reported
+    /// to rank 0 as a failure, and the rank goes on asking (rank 0 then
+    /// answers that nothing is left), so that rank 0 never waits on it.
+    fn ask(&self, cluster: &Cluster, phase: &Phase, own: &mut Own) -> Halt {
+        if phase.takers.contains(&self.rank) {
+            let mut report = Report {
+                halt: own.halt(self.opts.stop),
+                ..Report::default()
+            };
             loop {
-                send_text(&cluster.world, 0, tags.report, &report.encode()?);
-                let Reply(Some(i)) = Reply::decode(&wait_text(&cluster.world, 0, tags.reply)?)? else {
-                    break;
+                send_text(&cluster.world, 0, phase.tags.report, &report.encode());
+                let step = wait_text(&cluster.world, 0, phase.tags.reply)
+                    .and_then(|text| Reply::decode(&text))
+                    .and_then(|reply| match reply.next {
+                        None => Ok(None),
+                        Some(i) => phase.steps.get(i).map(Some).ok_or_else(|| {
+                            anyhow!("internal: rank 0 handed out configuration {i} of {}", phase.steps.len())
+                        }),
+                    });
+                let step = match step {
+                    Ok(Some(step)) => step,
+                    Ok(None) => break,
+                    Err(e) => {
+                        own.failure.get_or_insert(e);
+                        report = Report {
+                            halt: Halt::Failed,
+                            ..Report::default()
+                        };
+                        continue;
+                    }
                 };
-                let known = lock(sink).known.clone();
-                let made = self.make(*steps[i], &known, own);
-                report = Report {
-                    halt: own.halt(self.opts.stop),
-                    rows: encode(&made.rows)?,
-                    kernels: encode(&made.kernels)?,
+                let known = lock(phase.sink).known.clone();
+                let made = self.make(**step, &known, own);
+                report = match (encode(&made.rows), encode(&made.kernels)) {
+                    (Ok(rows), Ok(kernels)) => Report {
+                        halt: own.halt(self.opts.stop),
+                        rows,
+                        kernels,
+                    },
+                    (Err(e), _) | (_, Err(e)) => {
+                        own.failure.get_or_insert(e);
+                        Report {
+                            halt: Halt::Failed,
+                            ..Report::default()
+                        }
+                    }
                 };
-                lock(sink).known.extend(made.rows);
+                lock(phase.sink).known.extend(made.rows);
             }
         }
-        Halt::decode(&wait_text(&cluster.world, 0, tags.end)?)
+        // Rank 0 sent the end as `End::encode` wrote it; one that does not
+        // decode means a broken transport, and this rank stops as failed.
+        match wait_text(&cluster.world, 0, phase.tags.end).and_then(|text| End::decode(&text)) {
+            Ok(end) => end.halt,
+            Err(e) => {
+                own.failure.get_or_insert(e);
+                Halt::Failed
+            }
+        }
     }
 
     /// Makes `run` of `study` with the runner's own steps, its film checks
     /// seeded with the rows `known` so far; its rows, those finished before
     /// an error too, name this rank and its host. An error is kept in
     /// `own`.
-    fn make(&self, (study, run): (&Study, &PlannedRun), known: &[RunRow], own: &mut Own) -> Made {
+    fn make(&self, (study, run): Step, known: &[RunRow], own: &mut Own) -> Made {
         let writer = match RowWriter::start(None, known) {
             Ok(writer) => writer,
             Err(e) => {
@@ -562,7 +596,7 @@ fn decode<T: DeserializeOwned>(text: &str) -> anyhow::Result<Vec<T>> {
 
 /// The study of the first configuration in plan order with repetitions
 /// still missing from `rows`, where a stop ended the runs.
-fn first_unfinished(order: &[(&Study, &PlannedRun)], rows: &[RunRow]) -> Option<String> {
+fn first_unfinished(order: &[Step], rows: &[RunRow]) -> Option<String> {
     let made = Resumed::from_rows(rows.to_vec());
     order
         .iter()
@@ -579,22 +613,24 @@ struct TallyText {
     parity: Vec<Parity>,
 }
 
+impl Message for TallyText {
+    const WHAT: &'static str = "a rank's skips";
+}
+
 impl TallyText {
-    /// `tally` as TOML text.
-    fn of(tally: &Tally) -> String {
-        let text = TallyText {
+    /// `tally`'s skips and checks.
+    fn of(tally: &Tally) -> TallyText {
+        TallyText {
             skipped: tally.skipped.clone(),
             parity: tally.parity.clone(),
-        };
-        toml::to_string(&text).unwrap_or_default()
+        }
     }
 
     /// Every rank's texts, merged as the workers of a split are.
     fn merge(texts: &[String]) -> anyhow::Result<Tally> {
         let mut tally = Tally::default();
         for text in texts {
-            let t: TallyText =
-                toml::from_str(text).map_err(|e| anyhow!("internal: a rank's skips arrived garbled: {e}"))?;
+            let t = TallyText::decode(text)?;
             tally.merge(Tally::of(t.skipped, t.parity));
         }
         Ok(tally)

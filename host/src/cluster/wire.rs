@@ -1,7 +1,8 @@
 //! The messages the MPI code is built on: texts gathered to rank 0 or to
 //! every rank, and sums of unsigned integers at rank 0 (collectives, which
-//! every rank of the job must call, in the same order); and texts sent
-//! from one rank to another.
+//! every rank of the job must call, in the same order); texts sent from one
+//! rank to another; and the one way a structured message becomes such a
+//! text ([`Message`], a TOML table).
 //!
 //! A rank that waits for a text from another polls for it, sleeping in
 //! between ([`wait_text`]), rather than in a blocking receive, which MPI
@@ -9,13 +10,35 @@
 //! configuration must leave its host's cores to the rank timing a CPU
 //! render there.
 
+use anyhow::anyhow;
 use mpi::Count;
 use mpi::Tag;
 use mpi::collective::SystemOperation;
 use mpi::datatype::PartitionMut;
 use mpi::point_to_point::{Destination, MatchedReceiveVec, Source};
 use mpi::traits::{Communicator, CommunicatorCollectives, Root};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use std::time::Duration;
+
+/// A structured message between ranks, sent as a TOML table.
+pub trait Message: Serialize + DeserializeOwned {
+    /// What the message is, for the error when one arrives garbled.
+    const WHAT: &'static str;
+
+    /// As text. Every message is a table of strings, integers, booleans,
+    /// unit enums and lists of tables of them, all of which TOML writes,
+    /// so this fails only on a message type that breaks that rule (which
+    /// the unit tests would catch).
+    fn encode(&self) -> String {
+        toml::to_string(self).expect("a message of plain fields writes as TOML")
+    }
+
+    /// The message [`Message::encode`] wrote.
+    fn decode(text: &str) -> anyhow::Result<Self> {
+        toml::from_str(text).map_err(|e| anyhow!("internal: {} arrived garbled: {e}", Self::WHAT))
+    }
+}
 
 /// How long a waiting rank sleeps between two looks for a message: short
 /// against a configuration's renders (tens of milliseconds and more).
@@ -34,8 +57,7 @@ pub fn try_receive_text(world: &impl Communicator, tag: Tag) -> Option<(usize, a
         .immediate_matched_probe_with_tag(tag)?
         .matched_receive_vec::<u8>();
     let from = status.source_rank() as usize;
-    let text =
-        String::from_utf8(bytes).map_err(|e| anyhow::anyhow!("internal: a text from rank {from} is not UTF-8 ({e})"));
+    let text = String::from_utf8(bytes).map_err(|e| anyhow!("internal: a text from rank {from} is not UTF-8 ({e})"));
     Some((from, text))
 }
 
@@ -47,7 +69,7 @@ pub fn wait_text(world: &impl Communicator, from: usize, tag: Tag) -> anyhow::Re
         if let Some(matched) = source.immediate_matched_probe_with_tag(tag) {
             let (bytes, _) = matched.matched_receive_vec::<u8>();
             return String::from_utf8(bytes)
-                .map_err(|e| anyhow::anyhow!("internal: a text from rank {from} is not UTF-8 ({e})"));
+                .map_err(|e| anyhow!("internal: a text from rank {from} is not UTF-8 ({e})"));
         }
         std::thread::sleep(POLL);
     }
@@ -92,7 +114,7 @@ pub fn broadcast_text(world: &impl Communicator, text: &str) -> anyhow::Result<S
         vec![0u8; len.max(0) as usize]
     };
     root.broadcast_into(&mut bytes[..]);
-    String::from_utf8(bytes).map_err(|e| anyhow::anyhow!("internal: a text from rank 0 is not UTF-8 ({e})"))
+    String::from_utf8(bytes).map_err(|e| anyhow!("internal: a text from rank 0 is not UTF-8 ({e})"))
 }
 
 /// The element-wise sum of every rank's `values` (of one length on every
@@ -143,7 +165,7 @@ fn split(bytes: &[u8], counts: &[Count]) -> anyhow::Result<Vec<String>> {
         let part = bytes.get(at..end).unwrap_or_default();
         texts.push(
             String::from_utf8(part.to_vec())
-                .map_err(|e| anyhow::anyhow!("internal: the text of rank {rank} arrived cut ({e})"))?,
+                .map_err(|e| anyhow!("internal: the text of rank {rank} arrived cut ({e})"))?,
         );
         at = end;
     }

@@ -18,6 +18,7 @@ use crate::backend::gpu::profile::GpuProfile;
 use crate::backend::gpu::{Gpu, GpuError};
 use crate::backend::{BackendKind, RenderOutput};
 use crate::prepared::PreparedScene;
+use crate::render::split::DeviceShare;
 use crate::render::{Renderer, params_for};
 use anyhow::Context;
 use device::film::FixedRgb;
@@ -357,7 +358,7 @@ impl Runs<'_> {
                 break;
             }
             let start = Instant::now();
-            let (out, split_imbalance) = self.render_spp(job, job.spp)?;
+            let (out, shares) = self.render_spp(job, job.spp)?;
             let total_ms = start.elapsed().as_secs_f64() * 1e3;
             let recorded = Instant::now();
             times.push(out.elapsed.as_secs_f64() * 1e3);
@@ -372,7 +373,7 @@ impl Runs<'_> {
                 total_ms,
             };
             let mut row = run_row(&self.origin, &rendered, &out);
-            row.split_imbalance = split_imbalance;
+            team::record_split(&mut row, &shares);
             if self.keep_profiles
                 && let Some(p) = &out.gpu
             {
@@ -394,20 +395,19 @@ impl Runs<'_> {
     }
 
     /// One render of `spp` samples per pixel, on the run's GPU or split
-    /// over its team (with the split's imbalance). A configuration the GPU
+    /// over its team (with each GPU's share of it). A configuration the GPU
     /// cannot launch (a block too large for the kernel's registers) or hold
     /// (a pool too large for its memory) is skipped with the reason; the
     /// GPU still works for the next one.
-    fn render_spp(&self, job: &Job, spp: u32) -> Result<(RenderOutput, Option<f64>), RunError> {
+    fn render_spp(&self, job: &Job, spp: u32) -> Result<(RenderOutput, Vec<DeviceShare>), RunError> {
         match &job.team {
             Some(team) => team
                 .render(job.scene, job.params, spp)
-                .map(|split| (team::split_imbalance(&split), split.output))
-                .map(|(imbalance, out)| (out, Some(imbalance))),
+                .map(|split| (split.output, split.shares)),
             None => job
                 .renderer
                 .render_uploaded(job.scene, job.uploaded, job.params, spp, &|_| {})
-                .map(|out| (out, None)),
+                .map(|out| (out, Vec::new())),
         }
         .map_err(|e| self.render_error(job, e))
     }

@@ -169,6 +169,13 @@ pub struct RunRow {
     /// the mean, less one (0: perfectly balanced).
     #[serde(default)]
     pub split_imbalance: Option<f64>,
+    /// For an image split over several GPUs: each GPU's samples per pixel,
+    /// in the order of the split's GPUs, space-separated (empty otherwise).
+    #[serde(default)]
+    pub split_spp: String,
+    /// Each such GPU's busy time in its renders, ms, in the same order.
+    #[serde(default)]
+    pub split_busy_ms: String,
     /// The MPI rank that made the row (`mpirun … experiment`; empty for
     /// one process, and in rows from before MPI).
     #[serde(default)]
@@ -274,7 +281,7 @@ impl CsvAppender {
 
 /// Columns added after results were first committed: older files may lack
 /// them (the rows then read them as empty), in a report and on `--resume`.
-pub const ADDED_LATER: [&str; 16] = [
+pub const ADDED_LATER: [&str; 18] = [
     "refill",
     "max_registers",
     "kernels",
@@ -289,6 +296,8 @@ pub const ADDED_LATER: [&str; 16] = [
     "gpu_ordinal",
     "gpus",
     "split_imbalance",
+    "split_spp",
+    "split_busy_ms",
     "rank",
     "host",
 ];

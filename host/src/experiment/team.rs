@@ -11,11 +11,12 @@
 
 use super::config::{PlannedRun, Study};
 use super::params::RunSpec;
+use super::records::RunRow;
 use crate::backend::gpu::Gpu;
 use crate::backend::gpu::buffers::DeviceScene;
 use crate::prepared::PreparedScene;
 use crate::render::Renderer;
-use crate::render::split::{self, SplitOutput, imbalance};
+use crate::render::split::{self, DeviceShare, SplitOutput, imbalance};
 use device::scene::RenderParams;
 
 /// A run and its study, as the runner makes it.
@@ -108,10 +109,22 @@ impl<'s> Team<'s> {
     }
 }
 
-/// The load imbalance of a split render's devices (their busy times'
-/// largest over the mean, less one).
-pub fn split_imbalance(out: &SplitOutput) -> f64 {
-    imbalance(&out.shares.iter().map(|s| s.busy.as_secs_f64()).collect::<Vec<_>>())
+/// Records a split render's devices in its row: their load imbalance (the
+/// busiest's time over the mean, less one), and each one's samples per
+/// pixel and busy time, in the team's order. Nothing for a render on one
+/// device (no shares).
+pub fn record_split(row: &mut RunRow, shares: &[DeviceShare]) {
+    if shares.is_empty() {
+        return;
+    }
+    let busy: Vec<f64> = shares.iter().map(|s| s.busy.as_secs_f64()).collect();
+    row.split_imbalance = Some(imbalance(&busy));
+    row.split_spp = shares.iter().map(|s| s.spp.to_string()).collect::<Vec<_>>().join(" ");
+    row.split_busy_ms = busy
+        .iter()
+        .map(|b| format!("{:.3}", b * 1e3))
+        .collect::<Vec<_>>()
+        .join(" ");
 }
 
 #[cfg(test)]
@@ -169,5 +182,28 @@ mod tests {
         spec.gpus = 2;
         let e = gpus_for(&spec, &[]).err().unwrap();
         assert!(e.contains("gpus = 2: only 0 GPUs were opened"), "{e}");
+    }
+
+    #[test]
+    fn a_split_row_records_each_device_in_order_and_the_imbalance() {
+        let share = |spp, ms: u64| DeviceShare {
+            device: String::new(),
+            chunks: 1,
+            spp,
+            rays: 0,
+            busy: std::time::Duration::from_micros(ms * 1000),
+        };
+        let mut row = RunRow::default();
+        record_split(&mut row, &[]);
+        assert_eq!(
+            (row.split_imbalance, row.split_spp.as_str()),
+            (None, ""),
+            "one device: nothing"
+        );
+        // 300 ms and 100 ms busy: the mean is 200 ms, the busiest 1.5 times it.
+        record_split(&mut row, &[share(48, 300), share(16, 100)]);
+        assert_eq!(row.split_spp, "48 16");
+        assert_eq!(row.split_busy_ms, "300.000 100.000");
+        assert!((row.split_imbalance.unwrap() - 0.5).abs() < 1e-12);
     }
 }

@@ -33,10 +33,35 @@ pub struct Finished {
     pub reference: Option<Arc<FloatImage>>,
 }
 
+/// `runs.csv` and `kernels.csv`, open for appending: the one place that
+/// writes a repetition's rows, for one process and for rank 0 of an MPI
+/// job alike.
+pub struct RowFiles {
+    runs: CsvAppender,
+    kernels: CsvAppender,
+}
+
+impl RowFiles {
+    /// Opens the files of `files` for appending.
+    pub fn open(files: &OutFiles) -> anyhow::Result<Self> {
+        Ok(RowFiles {
+            runs: CsvAppender::open::<RunRow>(&files.runs)?,
+            kernels: CsvAppender::open::<KernelRow>(&files.kernels)?,
+        })
+    }
+
+    /// Appends one repetition: its kernel rows, then its run row. The run
+    /// row goes last because it commits the repetition, so a resume drops
+    /// kernel rows that have none (see `output::repair_records`).
+    pub fn append(&mut self, row: &RunRow, kernels: &[KernelRow]) -> anyhow::Result<()> {
+        kernels.iter().try_for_each(|k| self.kernels.append(k))?;
+        self.runs.append(row)
+    }
+}
+
 /// The writer thread's state.
 struct Appenders {
-    runs: Option<CsvAppender>,
-    kernels: Option<CsvAppender>,
+    files: Option<RowFiles>,
     rows: Vec<RunRow>,
     /// The kernel rows made, kept when there is no file for them.
     kernel_rows: Vec<KernelRow>,
@@ -58,15 +83,10 @@ impl Appenders {
                 (Some(m.rmse), Some(m.rel_mse), Some(m.mae), Some(m.flip));
         }
         lock(&self.checks).check(&f.row);
-        // The run row goes last: it commits the repetition, so a resume
-        // drops kernel rows that have none (see `output::repair_records`).
         let kernels = kernel_rows(&f.row, f.profile.as_ref());
-        match &mut self.kernels {
-            Some(w) => kernels.iter().try_for_each(|k| w.append(k))?,
+        match &mut self.files {
+            Some(files) => files.append(&f.row, &kernels)?,
             None => self.kernel_rows.extend(kernels),
-        }
-        if let Some(w) = &mut self.runs {
-            w.append(&f.row)?;
         }
         self.rows.push(f.row);
         Ok(())
@@ -130,8 +150,7 @@ impl RowWriter {
         }
         let checks = Arc::new(Mutex::new(checks));
         let mut appenders = Appenders {
-            runs: files.map(|f| CsvAppender::open::<RunRow>(&f.runs)).transpose()?,
-            kernels: files.map(|f| CsvAppender::open::<KernelRow>(&f.kernels)).transpose()?,
+            files: files.map(RowFiles::open).transpose()?,
             rows: resumed.to_vec(),
             kernel_rows: Vec::new(),
             checks: checks.clone(),

@@ -143,8 +143,9 @@ pub fn open(choice: BackendChoice, options: BackendOptions, devices: &Devices) -
 /// Renders the sample indices `samples` of `scene` on `renderers`: on one
 /// in a single render, as it renders alone (stopping on `stop` as it does),
 /// whether the range starts at 0 or, an MPI rank's share, further on;
-/// otherwise split ([`render`]), each GPU with the scene uploaded once. A share of no samples (an MPI rank's, when there are more ranks
-/// than samples) is a film of zeros.
+/// otherwise split ([`render`]), each GPU with the scene uploaded once.
+/// A share of no samples (an MPI rank's, when there are more ranks than
+/// samples) is a film of zeros.
 pub fn render_on(
     renderers: &[Renderer],
     scene: &PreparedScene,

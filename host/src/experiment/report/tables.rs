@@ -7,7 +7,7 @@ use super::scaling;
 use super::stats::{Config, StudyData};
 use crate::backend::BackendKind;
 use crate::experiment::config::{Published, SeedTime};
-use crate::experiment::records::Manifest;
+use crate::experiment::records::{Manifest, RunRow};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -236,9 +236,11 @@ fn config_cells(c: &Config) -> Vec<String> {
     ]
 }
 
-/// The scaling table over GPUs ([`scaling`]): per GPU configuration its GPUs, image size, median
-/// time, its twin's, T1/TN beside the ideal, and the split's imbalance;
-/// nothing unless the study sweeps `gpus`.
+/// The scaling table over GPUs ([`scaling`]): per GPU configuration its
+/// GPUs, image size, median time, T1/TN beside the ideal, the split's
+/// imbalance, and each GPU's samples per pixel and busy time (of the
+/// configuration's representative row); nothing unless the study sweeps
+/// `gpus`.
 fn scaling_table(study: &StudyData, m: &Manifest) -> String {
     if !study.sweeps("gpus") {
         return String::new();
@@ -263,6 +265,7 @@ fn scaling_table(study: &StudyData, m: &Manifest) -> String {
         what,
         ideal,
         "split imbalance",
+        "per GPU: spp @ busy ms",
     ]);
     for c in study.configs.iter().filter(|c| c.row.gpus.is_some()) {
         let r = &c.row;
@@ -278,10 +281,25 @@ fn scaling_table(study: &StudyData, m: &Manifest) -> String {
             scaling::ratio(study, c).map_or("–".into(), |v| format!("{v:.3}")),
             format!("{ideal:.0}"),
             r.split_imbalance.map_or("–".into(), |v| format!("{:.1}%", v * 100.0)),
+            per_gpu(r),
         ]);
     }
     let _ = write!(out, "\n{}", caption("Table", &study.info.name, m));
     out
+}
+
+/// Each GPU's share of a split row, "spp @ busy ms" in the split's
+/// order ("–" for a row on one GPU, or from before these columns).
+fn per_gpu(r: &RunRow) -> String {
+    let shares: Vec<String> = (r.split_spp.split_whitespace())
+        .zip(r.split_busy_ms.split_whitespace())
+        .map(|(spp, ms)| format!("{spp} @ {ms}"))
+        .collect();
+    if shares.is_empty() {
+        "–".into()
+    } else {
+        shares.join(", ")
+    }
 }
 
 /// Published figures beside ours, or nothing when the study has none. Ours
@@ -428,14 +446,18 @@ mod tests {
     fn the_scaling_table_gives_t1_over_tn_beside_the_ideal() {
         use super::super::scaling::tests::{info, rows};
         use crate::experiment::report::stats::group_configs;
-        let configs = group_configs(&rows());
+        let mut rows = rows();
+        rows[1].split_spp = "5 3".into();
+        rows[1].split_busy_ms = "400.000 240.000".into();
+        let configs = group_configs(&rows);
         let strong = info(false);
         let t = scaling_table(&StudyData::new(&strong, &configs, &[]), &Manifest::default());
         assert!(t.starts_with("\nStrong scaling"), "{t}");
         assert!(
-            t.contains("| `cs500 gpu-mega gpus=4` | cs500 | gpu-mega | 4 | 64x256 | 250.00 | 3.200 | 4 | – |"),
+            t.contains("| `cs500 gpu-mega gpus=4` | cs500 | gpu-mega | 4 | 64x256 | 250.00 | 3.200 | 4 | – | – |"),
             "{t}"
         );
+        assert!(t.contains("| 2.000 | 2 | – | 5 @ 400.000, 3 @ 240.000 |"), "{t}");
         let weak = info(true);
         let t = scaling_table(&StudyData::new(&weak, &configs, &[]), &Manifest::default());
         assert!(
