@@ -6,6 +6,7 @@
 #   bash results/scale_out/run.sh scaling   # studies strong and weak (their figures have the ideal line)
 #   bash results/scale_out/run.sh spread1   # experiments/mega_vs_wave.toml on one GPU (--devices 0), timed
 #   bash results/scale_out/run.sh spread2   # the same spread over both GPUs (--devices all), timed
+#   bash results/scale_out/run.sh runtime   # unpacks the MPI runtime (gpu-run/mpi.tar.xz carried) into mpi/
 #   bash results/scale_out/run.sh mpi       # one_image's renders over MPI: 2 ranks of one GPU each, against one process on both GPUs
 #   bash results/scale_out/run.sh spread_mpi   # mega_vs_wave.toml over 2 MPI ranks of one GPU each, timed (against spread2)
 #   bash results/scale_out/run.sh tests     # the GPU tests on every GPU (gpu-run/gpu-tests.xz carried)
@@ -16,8 +17,11 @@
 # The binary travels xz-packed as gpu-run/wavepath.xz (scripts/gpu-pack);
 # the steps over MPI ranks (mpi, spread_mpi) run gpu-run/wavepath-mpi.xz
 # instead, built with --features mpi by `scripts/gpu-pack --mpi`, which
-# also packs the MPICH runtime it loads as gpu-run/mpi.tar.xz (the two fit
-# the carry limit together; the plain binary then stays behind). Both are
+# also packs the MPICH runtime it loads as gpu-run/mpi.tar.xz. The two
+# together may exceed the device tool's carry limit, so `runtime` unpacks
+# the runtime in a call of its own into mpi/ (ignored by git, which a warm
+# machine keeps for the next call), and mpi and spread_mpi then carry the
+# MPI binary alone (or both, where they fit). Both binaries are
 # built from the same commit: the same kernels. Everything lands under $OUT:
 # one log per step and one scale_out.tar.gz of the folders under
 # gpu-run/results, rewritten after each experiment.
@@ -26,9 +30,16 @@ R=${OUT:-/tmp/out}
 mkdir -p "$R" gpu-run/results
 B=gpu-run/wavepath
 case ${1:-} in
+  runtime)
+    tar xJf gpu-run/mpi.tar.xz && ls -l mpi/run mpi/lib/libmpi.so.12
+    exit
+    ;;
   mpi | spread_mpi)
     B=gpu-run/wavepath-mpi
-    [[ -d mpi ]] || tar xJf gpu-run/mpi.tar.xz || exit 1
+    [[ -d mpi ]] || tar xJf gpu-run/mpi.tar.xz || {
+      echo "no MPI runtime: carry gpu-run/mpi.tar.xz, or run the runtime step first on this machine" >&2
+      exit 1
+    }
     export LD_LIBRARY_PATH=$PWD/mpi/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
     ;;
 esac
@@ -148,5 +159,5 @@ case ${1:-} in
       WAVEPATH_BIN=$PWD/$B timeout 500 gpu-run/gpu-tests --test-threads 1 2>&1 | grep -E "^test |test result|SKIPPED|panicked"
     } >>"$R/tests.log" 2>&1
     ;;
-  *) echo "usage: $0 one|scaling|spread1|spread2|mpi|spread_mpi|tests" >&2; exit 2 ;;
+  *) echo "usage: $0 one|scaling|spread1|spread2|runtime|mpi|spread_mpi|tests" >&2; exit 2 ;;
 esac
