@@ -239,6 +239,32 @@ fn gpu_renders_like_the_cpu(gpu: &Gpu) {
 }
 
 #[test]
+fn a_pinned_readback_returns_the_bytes_of_the_copy_just_queued() {
+    // The wavefront reads its schedule this way, a few iterations late; a
+    // read that did not wait for its copy would return the bytes an
+    // earlier copy left (here: the previous round's), as cudarc's own
+    // pinned slices do on a one-stream context.
+    use wavepath::backend::gpu::buffers::{DeviceBuffer, PinnedCopy};
+    let Some(gpu) = gpu_or_skip("pinned readback") else {
+        return;
+    };
+    let len = 1 << 16;
+    let mut source = DeviceBuffer::<u8>::zeroed(&gpu, "the source", SizedBy::Scene, len).unwrap();
+    let mut pinned = PinnedCopy::new(&gpu, len).unwrap();
+    for round in 1..=500u32 {
+        let fill = (round % 251) as u8 + 1;
+        source.write(&gpu, "the source", &vec![fill; len]).unwrap();
+        pinned.copy_from(&gpu, &source, "the source").unwrap();
+        let read = pinned.read(&gpu, "the source").unwrap();
+        let stale = read.iter().filter(|&&b| b != fill).count();
+        assert_eq!(
+            stale, 0,
+            "round {round}: {stale} of {len} bytes are not the copy's ({fill})"
+        );
+    }
+}
+
+#[test]
 fn an_impossible_allocation_is_an_out_of_memory_error() {
     let Some(gpu) = gpu_or_skip("out of memory") else {
         return;
@@ -594,7 +620,19 @@ fn wavefront_profile_accounts_for_every_ray_and_counts_full_warps() {
     assert!(untimed.gpu.as_ref().unwrap().launches.iter().all(|l| l.ms.is_nan()));
 }
 
-/// Set by the progress callback of the stop test: a Ctrl-C as soon as the
+/// The scene of the stop tests: the diffuse Cornell box at 64x48, small
+/// enough that the first samples finish at once.
+fn stop_test_scene() -> (wavepath::prepared::PreparedScene, device::scene::RenderParams) {
+    let scene = seed_scene("cornell_diffuse");
+    let overrides = Overrides {
+        size: Some((64, 48)),
+        ..Overrides::default()
+    };
+    let (params, _) = params_for(&scene.scene, &overrides, device::scene::RenderView::Radiance);
+    (scene, params)
+}
+
+/// Set by the progress callback of the stop tests: a Ctrl-C as soon as the
 /// first samples are done.
 static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
@@ -604,12 +642,7 @@ fn a_stop_request_keeps_whole_samples_on_both_gpu_back_ends() {
     let Some(gpu) = gpu_or_skip("stop request") else {
         return;
     };
-    let scene = seed_scene("cornell_diffuse");
-    let overrides = Overrides {
-        size: Some((64, 48)),
-        ..Overrides::default()
-    };
-    let (params, _) = params_for(&scene.scene, &overrides, device::scene::RenderView::Radiance);
+    let (scene, params) = stop_test_scene();
     let spp = 4096;
     let mut options = BackendOptions::default();
     options.megakernel.samples_per_launch = 8;
@@ -646,19 +679,35 @@ fn a_stop_request_keeps_whole_samples_on_both_gpu_back_ends() {
     }
 }
 
-#[test]
-fn a_render_split_over_every_gpu_is_the_one_gpu_render_bit_for_bit() {
+/// The renderers of `kind` to split a render over, and what they are:
+/// every GPU when there are several; with one GPU, two handles of it (on
+/// its one context and stream, each with its own modules, scene upload and
+/// thread), which runs the split's threads, uploads and merge on a GPU
+/// even where only one is present.
+fn split_renderers(kind: BackendKind, options: BackendOptions) -> (Vec<Renderer>, String) {
     use wavepath::render::split;
     use wavepath::settings::backend::BackendChoice;
     use wavepath::settings::devices::Devices;
+    let present = Gpu::count().expect("a GPU opened, so the driver counts it");
+    if present >= 2 {
+        let every = split::open(BackendChoice::Exactly(kind), options, &Devices::All).expect("every GPU opens");
+        return (every, format!("{present} GPUs"));
+    }
+    let handles = (0..2).map(|_| {
+        let gpu = Gpu::open(0).expect("GPU 0 opens again");
+        Renderer::on(kind, options, Some(&gpu)).expect("a GPU back end on a GPU")
+    });
+    (handles.collect(), "two handles of the one GPU".into())
+}
+
+#[test]
+fn a_render_split_over_gpus_is_the_one_gpu_render_bit_for_bit() {
+    use device::integrator::SampleRange;
+    use wavepath::backend::gpu::buffers::DeviceScene;
+    use wavepath::render::split;
     let Some(_gpu) = gpu_or_skip("split over GPUs") else {
         return;
     };
-    let present = Gpu::count().expect("a GPU opened, so the driver counts it");
-    if present < 2 {
-        eprintln!("SKIPPED split over GPUs: {present} GPU present, a split needs two");
-        return;
-    }
     for (name, spp) in [("cornell_smallpt", 96), ("cs500", 24)] {
         let scene = seed_scene(name);
         let overrides = Overrides {
@@ -667,36 +716,84 @@ fn a_render_split_over_every_gpu_is_the_one_gpu_render_bit_for_bit() {
             ..Overrides::default()
         };
         let (params, spp) = params_for(&scene.scene, &overrides, device::scene::RenderView::Radiance);
+        let samples = SampleRange { begin: 0, end: spp };
         for kind in [BackendKind::GpuMega, BackendKind::GpuWave] {
-            let options = BackendOptions::default();
-            let every = split::open(BackendChoice::Exactly(kind), options, &Devices::All).expect("every GPU opens");
-            let one = split::render_on(
-                &every[..1],
-                &scene,
-                (params, device::integrator::SampleRange { begin: 0, end: spp }),
-                None,
-                &|_| {},
-            )
-            .expect("one GPU renders");
-            let all = split::render_on(
-                &every,
-                &scene,
-                (params, device::integrator::SampleRange { begin: 0, end: spp }),
-                None,
-                &|_| {},
-            )
-            .expect("the split renders");
-            let what = format!("{name} on {} over {present} GPUs", kind.label());
-            assert_eq!(all.shares.len(), present, "{what}");
-            assert_eq!(all.shares.iter().map(|s| s.spp).sum::<u32>(), spp, "{what}");
-            assert_eq!(
-                (all.output.spp, all.output.rays),
-                (one.output.spp, one.output.rays),
-                "{what}"
-            );
-            assert!(all.output.film == one.output.film, "{what}: the merged film differs");
+            let (split_over, over) = split_renderers(kind, BackendOptions::default());
+            let what = format!("{name} on {} over {over}", kind.label());
+            let one = split::render_on(&split_over[..1], &scene, (params, samples), None, &|_| {})
+                .unwrap_or_else(|e| panic!("{what}: one renders: {e:#}"));
+            // As `render` splits (the scene uploaded on each device's
+            // thread) and as an experiment's run of `gpus = 2` does (the
+            // scene uploaded beforehand, on this thread).
+            let all = split::render_on(&split_over, &scene, (params, samples), None, &|_| {})
+                .unwrap_or_else(|e| panic!("{what}: the split renders: {e:#}"));
+            let uploads: Vec<DeviceScene> = split_over
+                .iter()
+                .map(|r| DeviceScene::upload(r.gpu().expect("a GPU renderer"), &scene).expect("the scene uploads"))
+                .collect();
+            let uploaded = split::render_uploaded(&split_over, &uploads, &scene, params, spp)
+                .unwrap_or_else(|e| panic!("{what}: the split of an uploaded scene renders: {e:#}"));
+            for (how, split) in [("render_on", &all), ("render_uploaded", &uploaded)] {
+                assert_eq!(split.shares.len(), split_over.len(), "{what}, {how}");
+                assert_eq!(split.shares.iter().map(|s| s.spp).sum::<u32>(), spp, "{what}, {how}");
+                assert_eq!(
+                    (split.output.spp, split.output.rays),
+                    (one.output.spp, one.output.rays),
+                    "{what}, {how}"
+                );
+                assert!(
+                    split.output.film == one.output.film,
+                    "{what}, {how}: the merged film differs"
+                );
+            }
             eprintln!("{what}: identical\n{}", split::describe(&all.shares));
         }
+    }
+}
+
+#[test]
+fn a_stopped_split_keeps_the_finished_samples_of_every_gpu() {
+    use device::integrator::SampleRange;
+    use std::sync::atomic::Ordering;
+    use wavepath::render::split;
+    let Some(_gpu) = gpu_or_skip("stopped split") else {
+        return;
+    };
+    let (scene, params) = stop_test_scene();
+    let spp = 1 << 16;
+    for kind in [BackendKind::GpuMega, BackendKind::GpuWave] {
+        let (split_over, over) = split_renderers(kind, BackendOptions::default());
+        let what = format!("{} over {over}", kind.label());
+        STOP.store(false, Ordering::SeqCst);
+        let cut = split::render_on(
+            &split_over,
+            &scene,
+            (params, SampleRange { begin: 0, end: spp }),
+            Some(&STOP),
+            &|_| STOP.store(true, Ordering::SeqCst),
+        )
+        .unwrap_or_else(|e| panic!("{what}: {e:#}"));
+        let kept = cut.output.spp;
+        assert!((1..spp).contains(&kept), "{what}: stopped after {kept} of {spp} spp");
+        assert!(
+            cut.shares.iter().all(|s| s.spp >= 1),
+            "{what}: every device finished its first chunk\n{}",
+            split::describe(&cut.shares)
+        );
+        assert_eq!(cut.shares.iter().map(|s| s.spp).sum::<u32>(), kept, "{what}");
+        // One GPU's render equals the CPU's (the tests above), and a chunk
+        // in flight may hold thousands of samples: compare on the GPU.
+        let whole = split_over[0]
+            .render(&scene, params, kept, &|_| {})
+            .unwrap_or_else(|e| panic!("{what}: {kept} spp on one GPU: {e:#}"));
+        assert!(
+            cut.output.film == whole.film,
+            "{what}: the film of the {kept} finished spp differs from one GPU's render of as many"
+        );
+        eprintln!(
+            "{what}: stopped after {kept} of {spp} spp, the film of one GPU's {kept}\n{}",
+            split::describe(&cut.shares)
+        );
     }
 }
 

@@ -8,7 +8,7 @@ use super::error::GpuError;
 use crate::backend::{RenderJob, SizedBy};
 use crate::prepared::PreparedScene;
 use cudarc::driver::sys::cudaError_enum as Code;
-use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr, ValidAsZeroBits};
+use cudarc::driver::{CudaEvent, CudaSlice, DevicePtr, DeviceRepr, PinnedHostSlice, ValidAsZeroBits};
 use device::accel::AccelView;
 use device::camera::Camera;
 use device::geometry::Primitives;
@@ -40,6 +40,51 @@ pub struct DeviceArray<T> {
 pub fn device_address<T>(gpu: &Gpu, buffer: &CudaSlice<T>) -> *mut T {
     let (ptr, _sync) = buffer.device_ptr(gpu.stream());
     ptr as *mut T
+}
+
+/// Page-locked host memory that an asynchronous copy from the device
+/// fills, and the event recorded on the stream after that copy: the host
+/// queues the copy and goes on, and [`PinnedCopy::read`] waits for it.
+///
+/// The event is this type's own because cudarc records the event of a
+/// `PinnedHostSlice` only on a context that has several streams: on ours,
+/// with one, `PinnedHostSlice::as_slice` returns at once, copy or not, and
+/// would hand back whatever the memory held before (a pinned allocation
+/// may reuse one that held another render's schedule).
+pub struct PinnedCopy {
+    bytes: PinnedHostSlice<u8>,
+    copied: CudaEvent,
+}
+
+impl PinnedCopy {
+    /// Room for `len` bytes, not yet copied into.
+    pub fn new(gpu: &Gpu, len: usize) -> Result<Self, GpuError> {
+        Ok(PinnedCopy {
+            bytes: gpu.alloc_pinned(len)?,
+            copied: gpu.marker_event()?,
+        })
+    }
+
+    /// Queues a copy of the first bytes of `source` (as many as this
+    /// holds) after the work queued before it; `what` names them in errors.
+    pub fn copy_from(&mut self, gpu: &Gpu, source: &DeviceBuffer<u8>, what: &str) -> Result<(), GpuError> {
+        let len = self.bytes.len();
+        gpu.stream()
+            .memcpy_dtoh(&source.raw().slice(..len), &mut self.bytes)
+            .map_err(gpu.error(format!("reading {what}")))?;
+        self.copied
+            .record(gpu.stream())
+            .map_err(gpu.error(format!("reading {what}")))
+    }
+
+    /// Waits for the last copy queued and returns its bytes (those of a
+    /// copy not yet made are zeros or stale: call after [`Self::copy_from`]).
+    pub fn read(&self, gpu: &Gpu, what: &str) -> Result<&[u8], GpuError> {
+        self.copied
+            .synchronize()
+            .map_err(gpu.error(format!("reading {what}")))?;
+        self.bytes.as_slice().map_err(gpu.error(format!("reading {what}")))
+    }
 }
 
 /// Zeroed device memory for `len` values of a plain type, typed on both

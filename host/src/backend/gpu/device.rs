@@ -235,10 +235,17 @@ impl Gpu {
         self.in_flight.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Page-locked host memory for small, frequent readbacks.
-    pub fn alloc_pinned(&self, len: usize) -> Result<cudarc::driver::PinnedHostSlice<u8>, GpuError> {
-        // SAFETY: the bytes are written by a copy before they are read.
+    /// Page-locked host memory for small, frequent readbacks (read it
+    /// through [`super::buffers::PinnedCopy`], which waits for its copy).
+    pub(crate) fn alloc_pinned(&self, len: usize) -> Result<cudarc::driver::PinnedHostSlice<u8>, GpuError> {
+        // SAFETY: the bytes are only read through `PinnedCopy::read`,
+        // after a copy into them has finished.
         unsafe { self.context.alloc_pinned::<u8>(len) }.map_err(self.error("allocating pinned host memory"))
+    }
+
+    /// An event without timing, to record on the stream and wait for.
+    pub(crate) fn marker_event(&self) -> Result<cudarc::driver::CudaEvent, GpuError> {
+        self.context.new_event(None).map_err(self.error("creating an event"))
     }
 
     /// The same GPU with every kernel it looks up capped at `registers`

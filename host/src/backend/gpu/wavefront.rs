@@ -4,7 +4,7 @@
 //! pinned buffers, so the host keeps a few iterations queued and never
 //! waits for the one it just enqueued.
 
-use super::buffers::{DeviceBuffer, DeviceScene};
+use super::buffers::{DeviceBuffer, DeviceScene, PinnedCopy};
 use super::device::{Gpu, KernelInfo};
 use super::error::GpuError;
 use super::profile::{GpuProfile, LaunchRecord};
@@ -12,7 +12,6 @@ use super::timeline::{Timeline, linear};
 use crate::backend::wavefront::stages::{self, WavefrontOutput};
 use crate::backend::wavefront::{Grid, Machine, WavefrontConfig, WavefrontError, resolve};
 use crate::backend::{Progress, RenderJob, RenderOutput, SizedBy};
-use cudarc::driver::PinnedHostSlice;
 use device::kernel::{EntryPoint, Plain};
 use device::kernels::shade::kernel_of;
 use device::kernels::wavefront::WorkItems;
@@ -30,7 +29,7 @@ pub struct GpuMachine<'g> {
     kernels: Vec<KernelInfo>,
     /// Resident grids found so far, by kernel and block size.
     grids: Vec<((&'static str, u32), Grid)>,
-    snapshots: Vec<PinnedHostSlice<u8>>,
+    snapshots: Vec<PinnedCopy>,
     /// Per snapshot: the GPU's launch mark when its copy was queued.
     marks: [u64; LAG],
     polls: usize,
@@ -40,7 +39,7 @@ impl<'g> GpuMachine<'g> {
     /// A machine on `gpu`, timing each launch or not.
     pub fn new(gpu: &'g Gpu, time_launches: bool) -> Result<Self, GpuError> {
         let snapshots = (0..LAG)
-            .map(|_| gpu.alloc_pinned(size_of::<Control>()))
+            .map(|_| PinnedCopy::new(gpu, size_of::<Control>()))
             .collect::<Result<_, _>>()?;
         Ok(GpuMachine {
             gpu,
@@ -105,19 +104,14 @@ impl Machine for GpuMachine<'_> {
         let slot = self.polls % LAG;
         self.polls += 1;
         self.marks[slot] = self.gpu.launch_mark();
-        self.gpu
-            .stream()
-            .memcpy_dtoh(control.raw(), &mut self.snapshots[slot])
-            .map_err(self.gpu.error("reading the schedule"))?;
+        self.snapshots[slot].copy_from(self.gpu, control, "the schedule")?;
         if self.polls < LAG {
             return Ok(None);
         }
-        // The oldest snapshot: LAG - 1 iterations behind the newest. Its
-        // copy ran after the launches queued before it, which are done.
+        // The oldest snapshot: LAG - 1 iterations behind the newest. Once
+        // its copy is done, so are the launches queued before it.
         let oldest = self.polls % LAG;
-        let bytes = self.snapshots[oldest]
-            .as_slice()
-            .map_err(self.gpu.error("reading the schedule"))?;
+        let bytes = self.snapshots[oldest].read(self.gpu, "the schedule")?;
         self.gpu.finished_through(self.marks[oldest]);
         Ok(Control::from_bytes(bytes))
     }
