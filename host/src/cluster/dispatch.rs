@@ -95,6 +95,17 @@ impl Message for Report {
     const WHAT: &'static str = "a rank's rows";
 }
 
+impl Report {
+    /// The report of a rank that failed, with no rows: rank 0 then hands
+    /// out nothing more.
+    pub fn failed() -> Report {
+        Report {
+            halt: Halt::Failed,
+            ..Report::default()
+        }
+    }
+}
+
 /// Rank 0's answer to a [`Report`]: the index of the next configuration,
 /// or none (the phase is over for that rank).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

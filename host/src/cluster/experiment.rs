@@ -248,11 +248,9 @@ impl Sink<'_> {
     fn add(&mut self, made: Made) -> anyhow::Result<()> {
         if let Some(files) = self.files.as_deref_mut() {
             for row in &made.rows {
-                let of_row: Vec<KernelRow> = (made.kernels.iter())
-                    .filter(|k| (&k.study, k.run, k.repetition) == (&row.study, row.run, row.repetition))
-                    .cloned()
-                    .collect();
-                files.append(row, &of_row)?;
+                let of_row = (made.kernels.iter())
+                    .filter(|k| (&k.study, k.run, k.repetition) == (&row.study, row.run, row.repetition));
+                files.append(row, of_row)?;
             }
         }
         self.known.extend(made.rows);
@@ -486,10 +484,7 @@ impl Base<'_> {
                     Ok(None) => break,
                     Err(e) => {
                         own.failure.get_or_insert(e);
-                        report = Report {
-                            halt: Halt::Failed,
-                            ..Report::default()
-                        };
+                        report = Report::failed();
                         continue;
                     }
                 };
@@ -503,10 +498,7 @@ impl Base<'_> {
                     },
                     (Err(e), _) | (_, Err(e)) => {
                         own.failure.get_or_insert(e);
-                        Report {
-                            halt: Halt::Failed,
-                            ..Report::default()
-                        }
+                        Report::failed()
                     }
                 };
                 lock(phase.sink).known.extend(made.rows);

@@ -53,8 +53,8 @@ impl RowFiles {
     /// Appends one repetition: its kernel rows, then its run row. The run
     /// row goes last because it commits the repetition, so a resume drops
     /// kernel rows that have none (see `output::repair_records`).
-    pub fn append(&mut self, row: &RunRow, kernels: &[KernelRow]) -> anyhow::Result<()> {
-        kernels.iter().try_for_each(|k| self.kernels.append(k))?;
+    pub fn append<'k>(&mut self, row: &RunRow, kernels: impl IntoIterator<Item = &'k KernelRow>) -> anyhow::Result<()> {
+        kernels.into_iter().try_for_each(|k| self.kernels.append(k))?;
         self.runs.append(row)
     }
 }
