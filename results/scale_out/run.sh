@@ -67,14 +67,14 @@ experiment() {
   shift 2
   local resume=
   [[ -s $dir/runs.csv ]] && resume=--resume
-  local left=$((580 - SECONDS))
+  local left=$((540 - SECONDS))
   ((left > 10)) || { echo "no time left for $name"; return; }
   echo "== $name: $B experiment $config --out $dir $resume $* ($(date -u +%FT%TZ))"
   local t0=$SECONDS
   if [[ -x /usr/bin/time ]]; then
-    /usr/bin/time -f "wall time of $name: %e s" timeout "$left" "${launch[@]}" $B experiment "$config" --out "$dir" $resume --quiet "$@" 2>&1 | tail -4
+    /usr/bin/time -f "wall time of $name: %e s" scripts/within "$left" "${launch[@]}" $B experiment "$config" --out "$dir" $resume --quiet "$@" 2>&1 | tail -4
   else
-    timeout "$left" "${launch[@]}" $B experiment "$config" --out "$dir" $resume --quiet "$@" 2>&1 | tail -3
+    scripts/within "$left" "${launch[@]}" $B experiment "$config" --out "$dir" $resume --quiet "$@" 2>&1 | tail -3
   fi
   echo "exit ${PIPESTATUS[0]}; $((SECONDS - t0)) s by the script's clock ($(date -u +%FT%TZ))"
   $B report "$dir" 2>&1 | tail -1

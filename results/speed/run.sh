@@ -94,7 +94,7 @@ case ${1:-} in
       $B report "gpu-run/results/regression_$name" 2>&1 | tail -1
       pack
       echo "== speed $(date -u +%FT%TZ)"
-      timeout $((560 - SECONDS)) $B experiment experiments/speed.toml --out gpu-run/results/goals --quiet 2>&1 | tail -3
+      scripts/within $((530 - SECONDS)) $B experiment experiments/speed.toml --out gpu-run/results/goals --quiet 2>&1 | tail -3
       echo "exit ${PIPESTATUS[0]} $(date -u +%FT%TZ)"
       $B report gpu-run/results/goals 2>&1 | tail -1
       pack
@@ -111,7 +111,7 @@ case ${1:-} in
         cfg=${e%%:*} dir=gpu-run/results/${e#*:}
         resume=; [[ -s $dir/runs.csv ]] && resume=--resume
         echo "== $cfg $resume $(date -u +%FT%TZ)"
-        timeout $((300 - SECONDS)) $B experiment experiments/$cfg.toml --out $dir $resume --quiet 2>&1 | tail -3
+        scripts/within $((300 - SECONDS)) $B experiment experiments/$cfg.toml --out $dir $resume --quiet 2>&1 | tail -3
         echo "exit ${PIPESTATUS[0]}"
         $B report $dir 2>&1 | tail -1
         pack
@@ -215,7 +215,7 @@ case ${1:-} in
         for bin in $B gpu-run/old/${e#*:}; do
           name=$(commit_of $bin)
           echo "== $cfg with $name $(date -u +%FT%TZ)"
-          timeout $((590 - SECONDS)) $bin experiment experiments/$cfg.toml --out "gpu-run/results/${cfg}_$name" --quiet 2>&1 | tail -3
+          scripts/within $((550 - SECONDS)) $bin experiment experiments/$cfg.toml --out "gpu-run/results/${cfg}_$name" --quiet 2>&1 | tail -3
           echo "exit ${PIPESTATUS[0]} $(date -u +%FT%TZ)"
           $bin report "gpu-run/results/${cfg}_$name" 2>&1 | tail -1
           pack
@@ -274,7 +274,7 @@ case ${1:-} in
           name=${bin##*/wavepath-}; [[ $bin == "$B" ]] && name=base
           dir=gpu-run/results/sampling_cost/${name}_$tag$pass
           echo "== sampling_cost pass $pass, $name ($(commit_of $bin)) $(date -u +%FT%TZ)"
-          timeout $((590 - SECONDS)) $bin experiment experiments/sampling_cost.toml --out $dir --quiet 2>&1 | tail -3
+          scripts/within $((550 - SECONDS)) $bin experiment experiments/sampling_cost.toml --out $dir --quiet 2>&1 | tail -3
           echo "exit ${PIPESTATUS[0]}"
           $bin report $dir 2>&1 | tail -1
           pack
