@@ -318,12 +318,12 @@ fn a_cpu_profile_charges_the_render_to_the_path_tracer_and_draws_a_flame_graph()
         "most samples first: {stdout}"
     );
     let share = |name: &str| rows.iter().find(|r| r.1 == name).map_or(0.0, |r| r.0);
-    // The render's outer frames hold every sample. How many inlined frames
-    // inside them get rows of their own (CI has seen four; other runs a
-    // dozen) and which of them a sample is charged to are left unasserted:
-    // the symbols that pprof resolves for optimised, inlined code vary from
-    // run to run (now and then most samples land in the film's code), so a
-    // table's inner rows are read over several runs (results/rtiow_profile/).
+    // The render's outer, called frames hold every sample. The inlined
+    // frames inside them are left unasserted: pprof merges the samples of
+    // one chain of called functions and resolves the inlined frames at the
+    // first sample's address alone, so which inlined functions get rows (CI
+    // has seen four rows in all, other runs a dozen) changes from run to
+    // run (results/rtiow_profile/README.md).
     for outer in ["device::integrator::render_pixel", "device::kernels::visit_accel"] {
         assert!(share(outer) > 90.0, "{outer}: {stdout}");
     }
