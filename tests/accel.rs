@@ -1,15 +1,20 @@
 //! Every acceleration structure returns the same closest hit as brute force,
 //! on randomised scenes and rays (a property test over many seeds), including
-//! rays that start inside boxes and inside dielectric spheres.
+//! rays that start inside boxes and inside dielectric spheres, and ties
+//! between coincident surfaces; and every scene file renders the same image
+//! whichever structure traverses it.
 
 mod util;
 
 use device::accel::closest_hit;
 use device::geometry::{Interval, Parallelepiped, Sphere, Triangle};
 use device::math::{Ray, Vec3};
+use device::scene::RenderView;
 use proptest::prelude::*;
 use wavepath::accel::{AccelChoice, AccelSettings, BuiltAccel, BvhSettings, build};
+use wavepath::backend::{BackendKind, BackendOptions};
 use wavepath::prepared::PreparedScene;
+use wavepath::render::{Overrides, load_scene, params_for, render_scene};
 use wavepath::scene::{self, Geometry};
 
 /// A deterministic stream of numbers for building random content.
@@ -134,14 +139,10 @@ fn assert_same_hits(brute: &PreparedScene, accel: &PreparedScene, rays: &[Ray]) 
         let got = closest_hit(&av.primitives, &av.accel, ray, Interval::POSITIVE);
         match (want, got) {
             (None, None) => {}
-            (Some(w), Some(g)) => {
-                // Ties (two primitives at exactly the same distance) may
-                // resolve to either; the distance must match exactly.
-                prop_assert_eq!(w.t, g.t, "ray {:?}: brute {:?} vs {:?}", ray, w.prim, g.prim);
-                if w.prim == g.prim {
-                    prop_assert_eq!(w, g);
-                }
-            }
+            // The closest hit is a total order: at a tie (two primitives at
+            // exactly the same distance) every structure keeps the smaller
+            // primitive reference, so the whole hit must match.
+            (Some(w), Some(g)) => prop_assert_eq!(w, g, "ray {:?}", ray),
             (w, g) => prop_assert!(
                 false,
                 "ray {:?}: brute {:?} vs accel {:?}",
@@ -260,4 +261,89 @@ fn lopsided_trees_hit_the_depth_limit_with_small_leaves() {
         assert!(largest.is_some_and(|l| l <= 64), "largest leaf {largest:?}");
         assert_same_hits(&brute, &s, &rays).unwrap();
     }
+}
+
+#[test]
+fn coincident_surfaces_resolve_to_the_smaller_primitive_everywhere() {
+    // Every primitive twice, the copy with material 1: each ray that hits
+    // meets two surfaces at exactly the same distance, and every structure
+    // must keep the original (the smaller primitive reference, material 0).
+    let mut g = random_geometry(7, 120);
+    let copy = |m: &mut u32| *m = 1;
+    let (spheres, boxes, triangles) = (g.spheres.clone(), g.boxes.clone(), g.triangles.clone());
+    g.spheres.extend(spheres.into_iter().map(|mut s| {
+        copy(&mut s.material);
+        s
+    }));
+    g.boxes.extend(boxes.into_iter().map(|mut b| {
+        copy(&mut b.material);
+        b
+    }));
+    g.triangles.extend(triangles.into_iter().map(|mut t| {
+        copy(&mut t.material);
+        t
+    }));
+    let rays = random_rays(&g, 7, 600);
+    for choice in [
+        AccelChoice::None,
+        AccelChoice::Bvh,
+        AccelChoice::Bvh8,
+        AccelChoice::Kdtree,
+    ] {
+        let s = scene_with(g.clone(), settings(choice));
+        let view = s.view(s.scene.camera_for(4, 4));
+        let hits: Vec<_> = rays
+            .iter()
+            .filter_map(|ray| closest_hit(&view.primitives, &view.accel, ray, Interval::POSITIVE))
+            .collect();
+        assert!(hits.len() > 100, "{choice:?}: only {} hits", hits.len());
+        for h in hits {
+            assert_eq!(h.material, 0, "{choice:?}: the copy {:?} won a tie", h.prim);
+        }
+    }
+}
+
+#[test]
+fn every_scene_file_renders_the_same_image_with_every_structure() {
+    let mut scenes = 0;
+    for entry in std::fs::read_dir(util::repo("scenes")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "toml") {
+            continue;
+        }
+        let film = |accel| {
+            let overrides = Overrides {
+                accel: Some(accel),
+                spp: Some(2),
+                size: Some((16, 12)),
+                ..Overrides::default()
+            };
+            let scene = load_scene(&path, &overrides).unwrap_or_else(|e| panic!("{e}"));
+            let (params, spp) = params_for(&scene.scene, &overrides, RenderView::Radiance);
+            render_scene(
+                &scene,
+                BackendKind::Cpu,
+                params,
+                spp,
+                &BackendOptions::default(),
+                &|_| {},
+            )
+            .expect("render")
+            .film
+        };
+        let brute = film(AccelChoice::None);
+        assert!(brute.iter().any(|p| p.r + p.g + p.b > 0), "{}: black", path.display());
+        for choice in [AccelChoice::Bvh, AccelChoice::Bvh8, AccelChoice::Kdtree] {
+            let other = film(choice);
+            let differing = brute.iter().zip(&other).filter(|(a, b)| a != b).count();
+            assert_eq!(
+                differing,
+                0,
+                "{}: {choice:?} differs from brute force in {differing} pixels",
+                path.display()
+            );
+        }
+        scenes += 1;
+    }
+    assert!(scenes >= 7, "{scenes} scene files");
 }

@@ -74,8 +74,14 @@ pub enum Query {
 
 /// The nearest hit found so far during a traversal; offering a hit shrinks
 /// the search interval.
+///
+/// The closest hit is a total order, so that every structure returns the
+/// same hit whatever order it tests primitives in: the smaller distance
+/// wins, and at equal distance (coincident surfaces) the smaller
+/// [`PrimRef`]. To let a tie reach [`Closest::offer`], the interval's
+/// exclusive upper bound stays one float above the best distance.
 pub struct Closest {
-    /// Distances still searched.
+    /// Distances still searched: up to and including the best hit's.
     pub range: Interval,
     /// Best surface hit, its material and primitive.
     pub best: Option<(SurfaceHit, u32, PrimRef)>,
@@ -100,8 +106,9 @@ impl Closest {
         matches!(self.query, Query::Any { .. }) && self.best.is_some()
     }
 
-    /// Keeps `hit` (already inside the range) as the best so far, unless
-    /// the query ignores `prim`.
+    /// Keeps `hit` (already inside the range, so no farther than the best
+    /// so far) as the best, unless the query ignores `prim` or the best is
+    /// as near and on a smaller primitive reference.
     #[inline(always)]
     pub fn offer(&mut self, hit: Option<SurfaceHit>, material: u32, prim: PrimRef) {
         if let Query::Any { except } = self.query
@@ -109,10 +116,15 @@ impl Closest {
         {
             return;
         }
-        if let Some(h) = hit {
-            self.range.max = h.t;
-            self.best = Some((h, material, prim));
+        let Some(h) = hit else { return };
+        if let Some((best, _, best_prim)) = self.best
+            && h.t == best.t
+            && best_prim.raw() < prim.raw()
+        {
+            return;
         }
+        self.range.max = h.t.next_up();
+        self.best = Some((h, material, prim));
     }
 
     /// Tests one referenced primitive of any type.
