@@ -324,15 +324,16 @@ fn a_cpu_profile_measures_each_function_by_the_samples_it_was_on_the_stack_in_an
     }
     // The inlined frames are counted at each sample's own addresses: the
     // BVH traversal holds most samples, and the box tests inlined into it
-    // a clearly smaller part of them (about 70 % and 30 % here, at a
-    // standard error of 3 to 4 points). Counted at one address per chain
-    // of called functions, every inlined function at that address would
-    // get the same share, and the others none.
+    // a clearly smaller part of them (60 to 73 % and 22 to 29 % in five
+    // runs of the release and test builds, of about 180 samples each).
+    // Counted at one address per chain of called functions, every inlined
+    // function at that address would get the same share, and the others
+    // none.
     let (traversal, boxes) = (
         share("device::accel::bvh::search"),
         share("device::geometry::aabb::enter"),
     );
-    assert!(traversal > 50.0, "the traversal: {stdout}");
+    assert!(traversal > 40.0, "the traversal: {stdout}");
     assert!(
         boxes > 10.0 && boxes < traversal - 20.0,
         "the box tests, a part of the traversal: {stdout}"
