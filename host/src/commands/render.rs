@@ -80,9 +80,11 @@ fn start_profile(args: &RenderArgs, path: &Path) -> anyhow::Result<CpuProfiler> 
     CpuProfiler::start()
 }
 
-/// Ends the profile: prints its table and writes the flame graph.
+/// Ends the profile: prints its table and writes the flame graph, or
+/// refuses a profile too short to measure (writing nothing).
 fn finish_profile(profiler: CpuProfiler, path: &Path) -> anyhow::Result<()> {
     let profile = profiler.finish()?;
+    profile.check_samples().with_context(|| path.display().to_string())?;
     out!("{}", profile.table(PROFILE_ROWS));
     atomic_file::write(path, &profile.flamegraph()?)?;
     outln!("flame graph: {}", path.display());
