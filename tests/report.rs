@@ -3,10 +3,15 @@
 //! sit beside ours, every table and figure is captioned, the header names
 //! the device and the runner's overhead, and the figures are real SVG and
 //! PNG files with a footer naming their origin. A CSV without a needed column is an error naming
-//! the file and the column.
+//! the file and the column, and a file that is not a regular one is refused unread.
+
+mod util;
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
+use util::{output_within, wavepath};
+use wavepath::experiment::records::MAX_RECORDS_BYTES;
 use wavepath::experiment::report::write_report;
 
 /// A copy of `tests/data/report/` in a fresh temporary folder.
@@ -271,4 +276,43 @@ fn missing_manifest_is_an_error_naming_it() {
             .expect("a missing manifest must fail")
     );
     assert!(err.contains("manifest.toml"), "{err}");
+}
+
+#[test]
+fn files_that_are_not_regular_or_too_large_are_refused_unread() {
+    let limit = format!("the limit is {MAX_RECORDS_BYTES} bytes");
+    for name in ["runs.csv", "kernels.csv", "manifest.toml"] {
+        for (what, expect) in [
+            ("a FIFO", "is a FIFO, not a regular file"),
+            ("a link to /dev/zero", "is a device, not a regular file"),
+            ("too large", limit.as_str()),
+        ] {
+            let dir = fixture();
+            let path = dir.path().join(name);
+            fs::remove_file(&path).unwrap();
+            match what {
+                "a FIFO" => assert!(
+                    std::process::Command::new("mkfifo")
+                        .arg(&path)
+                        .status()
+                        .unwrap()
+                        .success()
+                ),
+                "a link to /dev/zero" => std::os::unix::fs::symlink("/dev/zero", &path).unwrap(),
+                // Sparse: no disk is spent on it.
+                _ => fs::File::create(&path).unwrap().set_len(MAX_RECORDS_BYTES + 1).unwrap(),
+            }
+            let o = output_within(wavepath().arg("report").arg(dir.path()), Duration::from_secs(20));
+            let stderr = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(1), "{name} as {what}: {stderr}");
+            assert!(
+                stderr.contains(&format!("{name}: cannot read ")) && stderr.contains(expect),
+                "{name} as {what}: {stderr}"
+            );
+            assert!(
+                !dir.path().join("report.md").exists(),
+                "{name} as {what}: wrote a report"
+            );
+        }
+    }
 }

@@ -1,23 +1,28 @@
 //! Reading an experiment folder: `runs.csv`, `kernels.csv` and
 //! `manifest.toml`, into the types of [`crate::experiment::records`] that
-//! wrote them. A CSV must have every column of its row type; errors name the
-//! file and what was expected.
+//! wrote them. Each is read as a resume reads the runner's records: a
+//! regular file (a FIFO would block, a device never end) of at most
+//! [`MAX_RECORDS_BYTES`]. A CSV must have every column of its row type;
+//! errors name the file and what was expected.
 
-use crate::experiment::records::{ADDED_LATER, KernelRow, Manifest, RunRow, header};
+use crate::experiment::records::{ADDED_LATER, KernelRow, MAX_RECORDS_BYTES, Manifest, RunRow, header};
 use anyhow::{Context, bail};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use std::path::Path;
 
+/// The text of the file at `path`, `what` it holds, read as
+/// [`crate::io::input_file::read_text`] reads (regular, at most
+/// [`MAX_RECORDS_BYTES`]).
+fn read(path: &Path, what: &str) -> anyhow::Result<String> {
+    crate::io::input_file::read_text(path, MAX_RECORDS_BYTES)
+        .map_err(|reason| anyhow::anyhow!("{}: cannot read {what}: {reason}", path.display()))
+}
+
 /// Reads `runs.csv`; it must exist, and every row must belong to a study
 /// of `manifest`.
 pub fn read_runs(path: &Path, manifest: &Manifest) -> anyhow::Result<Vec<RunRow>> {
-    let text = std::fs::read_to_string(path).with_context(|| {
-        format!(
-            "{}: cannot read the runs file (expected a CSV of timed runs)",
-            path.display()
-        )
-    })?;
+    let text = read(path, "the runs file (expected a CSV of timed runs)")?;
     let rows: Vec<(u64, RunRow)> = parse_csv(path, &text)?;
     for (line, row) in &rows {
         if !manifest.study.iter().any(|s| s.name == row.study) {
@@ -60,18 +65,19 @@ pub fn check_one_commit(path: &Path, runs: &[RunRow]) -> anyhow::Result<()> {
 
 /// Reads `kernels.csv`; an absent or empty file means no kernel profiles.
 pub fn read_kernels(path: &Path) -> anyhow::Result<Vec<KernelRow>> {
-    match std::fs::read_to_string(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
-        Err(e) => Err(e).with_context(|| format!("{}: cannot read the kernel profiles", path.display())),
-        Ok(text) if text.trim().is_empty() => Ok(Vec::new()),
-        Ok(text) => Ok(parse_csv(path, &text)?.into_iter().map(|(_, r)| r).collect()),
+    if std::fs::symlink_metadata(path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
+        return Ok(Vec::new());
     }
+    let text = read(path, "the kernel profiles")?;
+    if text.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    Ok(parse_csv(path, &text)?.into_iter().map(|(_, r)| r).collect())
 }
 
 /// Reads `manifest.toml`.
 pub fn read_manifest(path: &Path) -> anyhow::Result<Manifest> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("{}: cannot read the experiment manifest", path.display()))?;
+    let text = read(path, "the experiment manifest")?;
     toml::from_str(&text).with_context(|| {
         format!(
             "{}: not a valid experiment manifest (expected the manifest.toml that `wavepath experiment` writes)",

@@ -13,8 +13,10 @@
 //! - `tables`: the Markdown;
 //! - `figures`: the plotters charts;
 //! - `scaling`: T1/TN over GPUs and its table, for a study sweeping `gpus`;
-//! - `summary`: `RESULTS/SUMMARY.md`, the headline figures of every folder.
+//! - `summary`: `RESULTS/SUMMARY.md`, the headline figures of every folder;
+//! - `as_run`: whether a folder's config, inputs and source are as run.
 
+mod as_run;
 mod figures;
 mod input;
 mod scaling;
