@@ -1,8 +1,10 @@
 //! `results/SUMMARY.md`: regenerated from the committed result folders it
 //! must equal the committed file, and on a fresh experiment it sets the
 //! published figure beside our value at the run the entry names, in the
-//! seed's time, and flags a scene or config edited since the run. A file
-//! of the tree that is not a regular one is refused unread.
+//! seed's time, flags a scene or config edited since the run, and says
+//! that whether the source is as run is unknown where no source is beside
+//! the results. A file of the tree that is not a regular one is refused
+//! unread.
 
 mod util;
 
@@ -10,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use util::{output_within, repo, run_experiment, wavepath, write_config};
 use wavepath::experiment::report::summary::{SUMMARY_FILE, summary};
-use wavepath::system::fingerprint::fingerprint_bytes;
+use wavepath::system::fingerprint::{MEASURED_SOURCES, fingerprint_bytes};
 
 #[test]
 fn the_committed_summary_is_what_the_committed_results_give() {
@@ -76,7 +78,17 @@ fn a_fresh_experiment_is_summarised_and_an_edited_config_is_flagged() {
     let ratio: f64 = cells[6].parse().unwrap();
     assert!((ratio - ours / 1.5).abs() < 0.01, "{line}");
     assert_eq!(cells[8], "[`gain` / `threads`](gain/report.md)");
-    assert_eq!(cells[9], "yes");
+    // No renderer source beside the results: config and scene are as run,
+    // the source cannot be compared.
+    assert!(cells[9].starts_with("unknown: "), "{line}");
+    // The checkout's measured source beside them, as in a checkout.
+    for source in MEASURED_SOURCES {
+        let link = dir.path().join(source);
+        std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(repo(source), link).unwrap();
+    }
+    let text = summary(&results).unwrap();
+    assert_eq!(line_of(&text, "a paper").split(" | ").nth(9), Some("yes"));
 
     // An edited scene is flagged, then an edited config (checked first).
     let scene = dir.path().join("scene.toml");

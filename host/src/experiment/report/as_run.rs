@@ -3,7 +3,8 @@
 //! mesh and reference image its runs read, and the renderer's measured
 //! source, against their fingerprints in the manifest (for runs from before
 //! manifests recorded the source, the fingerprint of their commit's source
-//! in [`SOURCE_TABLE`]).
+//! in [`SOURCE_TABLE`]). Where no source is beside the results (a copy
+//! outside a checkout) whether it is as run is unknown, never assumed.
 
 use crate::experiment::records::Manifest;
 use crate::io::input_file::{MAX_TEXT_FILE_BYTES, describe_special, read_text};
@@ -32,6 +33,9 @@ pub enum Current {
     Source,
     /// Config and inputs as run, but which source ran is not recorded.
     SourceUnknown,
+    /// Config and inputs as run, but no measured source is beside the
+    /// results to compare with (not a checkout).
+    NoSourceHere,
 }
 
 /// What the summary knows of the measured source: the checkout's own
@@ -63,7 +67,9 @@ impl Sources {
 
     /// Whether the source that built `manifest`'s binary is the checkout's.
     fn compare(&self, manifest: &Manifest) -> Current {
-        let Some(now) = &self.now else { return Current::Yes };
+        let Some(now) = &self.now else {
+            return Current::NoSourceHere;
+        };
         let then = manifest
             .build
             .source
@@ -137,6 +143,9 @@ impl Current {
             Current::Input(what) => format!("**no**: its input {what}; re-run it"),
             Current::Source => "**no**: the renderer's source has changed since; re-run it".into(),
             Current::SourceUnknown => "config and inputs yes; the source it ran is not recorded".into(),
+            Current::NoSourceHere => {
+                "unknown: config and inputs yes; no renderer source beside the results to compare with".into()
+            }
         }
     }
 }
@@ -175,12 +184,18 @@ mod tests {
         assert_eq!(cell(&manifest("same", None)), "yes");
         assert!(cell(&manifest("old", None)).contains("source has changed since"));
         assert!(cell(&manifest("unlisted", None)).contains("not recorded"));
-        // Outside a checkout nothing can be told.
+        // Outside a checkout nothing can be told, the same source or not.
         let outside = Sources {
             now: None,
-            by_commit: Default::default(),
+            by_commit: [("same".to_string(), "aaaa".to_string())].into(),
         };
-        assert_eq!(outside.compare(&manifest("x", Some("cccc"))).cell(), "yes");
+        for m in [
+            manifest("x", Some("cccc")),
+            manifest("x", Some("aaaa")),
+            manifest("same", None),
+        ] {
+            assert!(outside.compare(&m).cell().starts_with("unknown: "));
+        }
     }
 
     #[test]
