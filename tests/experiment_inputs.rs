@@ -396,6 +396,13 @@ fn the_manifest_and_report_show_sessions_and_the_dirty_flag_and_refuse_mixed_com
     );
     let o = wavepath().args(["report", "--allow-mixed"]).arg(&out).output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
+    // Reported together, each build is named.
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let build = report.lines().find(|l| l.starts_with("| build |")).unwrap();
+    assert!(
+        build.contains("rows from 2 builds: `abcdefabcdef`") && build.contains(&format!("`{commit}`")),
+        "{build}"
+    );
 }
 
 #[test]

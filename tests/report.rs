@@ -3,7 +3,8 @@
 //! sit beside ours, every table and figure is captioned, the header names
 //! the device and the runner's overhead, and the figures are real SVG and
 //! PNG files with a footer naming their origin. A CSV without a needed column is an error naming
-//! the file and the column, and a file that is not a regular one is refused unread.
+//! the file and the column, and a file that is not a regular one is refused unread. Rows of
+//! several builds are refused, or, told to mix them, each build is named.
 
 mod util;
 
@@ -276,6 +277,56 @@ fn missing_manifest_is_an_error_naming_it() {
             .expect("a missing manifest must fail")
     );
     assert!(err.contains("manifest.toml"), "{err}");
+}
+
+/// Sets the cell of `column` in the record on `line` of the CSV file at
+/// `path` to `value`, adding the column (empty elsewhere) where the file
+/// has none, as files from before it was added do.
+fn set_cell(path: &Path, line: usize, column: &str, value: &str) {
+    let mut reader = csv::Reader::from_path(path).unwrap();
+    let mut headers = reader.headers().unwrap().clone();
+    let mut records: Vec<Vec<String>> = reader
+        .records()
+        .map(|r| r.unwrap().iter().map(String::from).collect())
+        .collect();
+    let at = headers.iter().position(|h| h == column).unwrap_or_else(|| {
+        headers.push_field(column);
+        records.iter_mut().for_each(|r| r.push(String::new()));
+        headers.len() - 1
+    });
+    records[line - 2][at] = value.into();
+    let mut writer = csv::Writer::from_path(path).unwrap();
+    writer.write_record(&headers).unwrap();
+    for r in &records {
+        writer.write_record(r).unwrap();
+    }
+    writer.flush().unwrap();
+}
+
+/// The error of a report on `dir` that must fail.
+fn refusal(dir: &Path) -> String {
+    let err = write_report(dir, false).err().expect("the report must refuse");
+    assert!(!dir.join("report.md").exists(), "wrote a report");
+    format!("{err:#}")
+}
+
+#[test]
+fn rows_of_several_builds_are_refused_or_each_build_is_named() {
+    let dir = fixture();
+    let runs = dir.path().join("runs.csv");
+    set_cell(&runs, 26, "commit", "def5678");
+    set_cell(&runs, 26, "dirty", "false");
+    let err = refusal(dir.path());
+    assert!(
+        err.contains("rows from 2 builds (`abc1234` (dirty), `def5678`)") && err.contains("--allow-mixed"),
+        "{err}"
+    );
+    write_report(dir.path(), true).unwrap();
+    let md = fs::read_to_string(dir.path().join("report.md")).unwrap();
+    assert_eq!(
+        line(&md, "| build |"),
+        "| build | wavepath 0.1.0, rows from 2 builds: `abc1234` (dirty), `def5678` |"
+    );
 }
 
 #[test]

@@ -42,27 +42,6 @@ pub fn read_runs(path: &Path, manifest: &Manifest) -> anyhow::Result<Vec<RunRow>
     Ok(rows.into_iter().map(|(_, r)| r).collect())
 }
 
-/// Refuses rows from more than one build (commit and dirty flag): a report
-/// states the one commit behind its figures unless told to mix them.
-pub fn check_one_commit(path: &Path, runs: &[RunRow]) -> anyhow::Result<()> {
-    let mut builds: Vec<(&str, bool)> = runs.iter().map(|r| (r.commit.as_str(), r.dirty)).collect();
-    builds.sort_unstable();
-    builds.dedup();
-    if builds.len() > 1 {
-        let names: Vec<String> = builds
-            .iter()
-            .map(|(c, d)| format!("{c}{}", if *d { " (dirty)" } else { "" }))
-            .collect();
-        bail!(
-            "{}: rows from {} builds ({}); re-run on one commit, or pass --allow-mixed to report them together",
-            path.display(),
-            builds.len(),
-            names.join(", ")
-        );
-    }
-    Ok(())
-}
-
 /// Reads `kernels.csv`; an absent or empty file means no kernel profiles.
 pub fn read_kernels(path: &Path) -> anyhow::Result<Vec<KernelRow>> {
     if std::fs::symlink_metadata(path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {

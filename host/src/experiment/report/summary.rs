@@ -24,12 +24,13 @@
 //! its report reads them ([`super::input`]).
 
 use super::as_run::{Current, Sources};
+use super::builds::{self, Build};
 use super::input;
 use super::stats::{self, Config, StudyData};
 use super::tables::{fmt_speedup, fmt_value, our_hardware, published_value, table_head, table_row};
 use crate::backend::BackendKind;
 use crate::experiment::config::SeedTime;
-use crate::experiment::records::{Manifest, RunRow};
+use crate::experiment::records::Manifest;
 use anyhow::Context;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -43,8 +44,8 @@ struct Folder {
     name: String,
     manifest: Manifest,
     configs: Vec<Config>,
-    /// The builds its rows came from, `commit` or `commit (dirty)`.
-    builds: Vec<String>,
+    /// The builds its rows came from.
+    builds: Vec<Build>,
     /// Whether its config, inputs and source still read as they ran.
     current: Current,
 }
@@ -100,24 +101,12 @@ fn read_folders(results: &Path) -> anyhow::Result<Vec<Folder>> {
                     .map(|n| n.to_string_lossy().into_owned())
                     .unwrap_or_default(),
                 configs: stats::group_configs(&runs),
-                builds: builds(&runs),
+                builds: builds::of_rows(&runs),
                 current: Current::of(&manifest, root, &sources)?,
                 manifest,
             })
         })
         .collect()
-}
-
-/// The distinct builds of `runs`, in order.
-fn builds(runs: &[RunRow]) -> Vec<String> {
-    let mut builds: Vec<String> = Vec::new();
-    for r in runs {
-        let b = format!("`{}`{}", r.commit, if r.dirty { " (dirty)" } else { "" });
-        if !builds.contains(&b) {
-            builds.push(b);
-        }
-    }
-    builds
 }
 
 impl Folder {
@@ -128,7 +117,7 @@ impl Folder {
 
     /// The commit cell.
     fn commit(&self) -> String {
-        self.builds.join(", ")
+        builds::list(&self.builds)
     }
 
     /// The device cell: the GPU and driver, or the CPU without one.
