@@ -226,7 +226,7 @@ fn report_refuses_rows_of_unknown_studies_and_a_missing_manifest() {
     let o = wavepath().arg("report").arg(&out).output().unwrap();
     assert!(!o.status.success());
     assert!(
-        stderr(&o).contains("runs.csv: line 2: study `ghost` is not one of the manifest's studies"),
+        stderr(&o).contains("runs.csv: line 2, column `study`: `ghost` is not one of the manifest's studies (s)"),
         "{}",
         stderr(&o)
     );

@@ -3,15 +3,16 @@
 //! sit beside ours, every table and figure is captioned, the header names
 //! the device and the runner's overhead, and the figures are real SVG and
 //! PNG files with a footer naming their origin. A CSV without a needed column is an error naming
-//! the file and the column, and a file that is not a regular one is refused unread. Rows of
-//! several builds are refused, or, told to mix them, each build is named.
+//! the file and the column; so is every value the experiment runner could not have written,
+//! and a file that is not a regular one is refused unread. Rows of several builds are refused,
+//! or, told to mix them, each build is named.
 
 mod util;
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use util::{output_within, wavepath};
+use util::{line_of, output_within, wavepath};
 use wavepath::experiment::records::MAX_RECORDS_BYTES;
 use wavepath::experiment::report::write_report;
 
@@ -308,6 +309,239 @@ fn refusal(dir: &Path) -> String {
     let err = write_report(dir, false).err().expect("the report must refuse");
     assert!(!dir.join("report.md").exists(), "wrote a report");
     format!("{err:#}")
+}
+
+/// A report input edited: `cells` of the record on `line` of `file` set,
+/// and what the refusal must say.
+struct Edit {
+    file: &'static str,
+    line: usize,
+    cells: &'static [(&'static str, &'static str)],
+    expect: &'static str,
+}
+
+/// Values the runner cannot write, on lines of the fixture: 2 is
+/// `cpu-serial`, 5 `cpu` at 16 spp, 23 `gpu-mega` at 64 spp. The last cell
+/// set is the one refused.
+const CSV_EDITS: [Edit; 21] = [
+    Edit {
+        file: "runs.csv",
+        line: 2,
+        cells: &[("experiment", "other")],
+        expect: "`other` is not the manifest's experiment `fixture`",
+    },
+    Edit {
+        file: "runs.csv",
+        line: 2,
+        cells: &[("study", "ghost")],
+        expect: "`ghost` is not one of the manifest's studies (cpu_scaling, wavefront)",
+    },
+    Edit {
+        file: "runs.csv",
+        line: 23,
+        cells: &[("backend", "gpu-turbo")],
+        expect: "`gpu-turbo` is not a back end (expected one of cpu-serial, cpu, gpu-mega, gpu-wave, cpu-wave)",
+    },
+    Edit {
+        file: "runs.csv",
+        line: 23,
+        cells: &[("backend", "cpu")],
+        expect: "`cpu` is not one of study `wavefront`'s back ends (gpu-mega, gpu-wave)",
+    },
+    Edit {
+        file: "runs.csv",
+        line: 23,
+        cells: &[("gpus", "0")],
+        expect: "expected a whole number from 1 to 64, got 0",
+    },
+    Edit {
+        file: "runs.csv",
+        line: 5,
+        cells: &[("gpus", "2")],
+        expect: "`2` is out of range (back end `cpu` has no `gpus`: the runner leaves it empty)",
+    },
+    Edit {
+        file: "runs.csv",
+        line: 23,
+        cells: &[("block", "8y8")],
+        expect: "expected WIDTHxHEIGHT with sides from 1 to 32768, e.g. 1200x800; got `8y8`",
+    },
+    Edit {
+        file: "runs.csv",
+        line: 5,
+        cells: &[("block", "8x8")],
+        expect: "`8x8` is out of range (back end `cpu` has no `block`: the runner leaves it empty)",
+    },
+    Edit {
+        file: "runs.csv",
+        line: 5,
+        cells: &[("sampler", "bogus")],
+        expect: "expected one of hash, sobol; got `bogus`",
+    },
+    Edit {
+        file: "runs.csv",
+        line: 5,
+        cells: &[("threads", "0")],
+        expect: "0 is out of range (expected 1 or more threads)",
+    },
+    Edit {
+        file: "runs.csv",
+        line: 2,
+        cells: &[("threads", "4")],
+        expect: "4 is out of range (`cpu-serial` runs on 1 thread)",
+    },
+    Edit {
+        file: "runs.csv",
+        line: 5,
+        cells: &[("report_spp", "2")],
+        expect: "2 is below the 16 spp rendered",
+    },
+    Edit {
+        file: "runs.csv",
+        line: 23,
+        cells: &[("occupancy", "1.5")],
+        expect: "1.5 is out of range (expected a fraction from 0 to 1)",
+    },
+    Edit {
+        file: "runs.csv",
+        line: 23,
+        cells: &[
+            ("gpus", "2"),
+            ("split_imbalance", "0.1"),
+            ("split_busy_ms", "1.000 2.000"),
+            ("split_spp", "x y z"),
+        ],
+        expect: "`x y z` is not a split over 2 GPUs (expected one whole number of samples per GPU)",
+    },
+    Edit {
+        file: "runs.csv",
+        line: 23,
+        cells: &[
+            ("gpus", "2"),
+            ("split_imbalance", "0.1"),
+            ("split_spp", "32 32"),
+            ("split_busy_ms", "1.000 NaN"),
+        ],
+        expect: "`1.000 NaN` is not a split over 2 GPUs (expected a finite time of at least 0 per GPU)",
+    },
+    Edit {
+        file: "runs.csv",
+        line: 23,
+        cells: &[
+            ("gpus", "2"),
+            ("split_imbalance", "0.1"),
+            ("split_busy_ms", "1.000 2.000"),
+            ("split_spp", "32 16"),
+        ],
+        expect: "`32 16` is 48 samples in all, not the 64 spp rendered",
+    },
+    Edit {
+        file: "runs.csv",
+        line: 23,
+        cells: &[("split_imbalance", "0.1")],
+        expect: "a split over GPUs in a row of one GPU",
+    },
+    Edit {
+        file: "kernels.csv",
+        line: 2,
+        cells: &[("experiment", "other")],
+        expect: "`other` is not the manifest's experiment `fixture`",
+    },
+    Edit {
+        file: "kernels.csv",
+        line: 2,
+        cells: &[("study", "ghost")],
+        expect: "`ghost` is not one of the manifest's studies",
+    },
+    Edit {
+        file: "kernels.csv",
+        line: 2,
+        cells: &[("launches", "0")],
+        expect: "0 is out of range (expected 1 or more launches)",
+    },
+    Edit {
+        file: "kernels.csv",
+        line: 2,
+        cells: &[("active_lanes", "40")],
+        expect: "40 is out of range (expected a mean from 0 to 32 lanes)",
+    },
+];
+
+#[test]
+fn csv_values_the_runner_cannot_write_are_refused_naming_file_line_and_column() {
+    for Edit {
+        file,
+        line,
+        cells,
+        expect,
+    } in CSV_EDITS
+    {
+        let dir = fixture();
+        for (column, value) in cells {
+            set_cell(&dir.path().join(file), line, column, value);
+        }
+        let err = refusal(dir.path());
+        let column = cells.last().unwrap().0;
+        assert!(
+            err.contains(&format!("{file}: line {line}, column `{column}`: {expect}"))
+                && err.ends_with("; this is not a file `wavepath experiment` wrote"),
+            "{cells:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn manifest_fields_the_runner_cannot_write_are_refused_naming_file_line_and_field() {
+    let cases = [
+        (
+            "status = \"complete\"",
+            "status = \"bogus\"",
+            "study `cpu_scaling`, field `status`",
+            "`bogus` is not a status",
+        ),
+        (
+            "baseline = \"gpu-mega\"",
+            "baseline = \"cpu\"",
+            "study `wavefront`, field `baseline`",
+            "not one of the study's back ends",
+        ),
+        (
+            "value = 1.8",
+            "value = nan",
+            "study `wavefront`, field `published[0].value`",
+            "expected a finite value above 0",
+        ),
+        (
+            "memory_gib = 139.8",
+            "memory_gib = inf",
+            "field `device.memory_gib`",
+            "expected a finite value of at least 0",
+        ),
+        (
+            "median_fraction = 0.004",
+            "median_fraction = nan",
+            "field `overhead.median_fraction`",
+            "expected a finite value of at least 0",
+        ),
+        (
+            "swept = [\"wave_block\"]",
+            "swept = [\"warp\"]",
+            "study `wavefront`, field `swept`",
+            "`warp` is not a setting",
+        ),
+    ];
+    for (from, to, field, expect) in cases {
+        let dir = fixture();
+        let path = dir.path().join("manifest.toml");
+        let text = fs::read_to_string(&path).unwrap();
+        let line = line_of(&text, from);
+        fs::write(&path, text.replacen(from, to, 1)).unwrap();
+        let err = refusal(dir.path());
+        assert!(
+            err.contains(&format!("manifest.toml: line {line}, {field}: ")) && err.contains(expect),
+            "{to}: {err}"
+        );
+    }
 }
 
 #[test]

@@ -9,6 +9,7 @@
 //!
 //! - `input`: the three files, read into the types of
 //!   [`crate::experiment::records`] that wrote them;
+//! - `written`: what the runner writes, checked of every value read;
 //! - `builds`: the builds that made the rows, refused mixed or each named;
 //! - `stats`: medians, spreads, configurations and baseline matching;
 //! - `tables`: the Markdown;
@@ -25,6 +26,7 @@ mod scaling;
 pub mod stats;
 pub mod summary;
 mod tables;
+mod written;
 
 use anyhow::Context;
 use std::path::{Path, PathBuf};
@@ -48,7 +50,7 @@ pub fn write_report(dir: &Path, allow_mixed: bool) -> anyhow::Result<ReportOutpu
     if !allow_mixed {
         builds::check_one(&dir.join("runs.csv"), &builds)?;
     }
-    let kernels = input::read_kernels(&dir.join("kernels.csv"))?;
+    let kernels = input::read_kernels(&dir.join("kernels.csv"), &manifest)?;
     let configs = stats::group_configs(&runs);
     let figure_dir = dir.join("figures");
     std::fs::create_dir_all(&figure_dir)
