@@ -1,4 +1,4 @@
-//! The experiment layer under hostile input (issue 19): resumes that repair
+//! The experiment layer under hostile input: resumes that repair
 //! or refuse damaged records, one writer per output folder, the runner's
 //! own files checked before the first run, a report that validates every
 //! value it reads, and problems found before the work rather than after.
