@@ -1,4 +1,4 @@
-//! The experiment layer under hostile input (issue 19): resumes that repair
+//! The experiment layer under hostile input: resumes that repair
 //! or refuse damaged records, one writer per output folder, the runner's
 //! own files checked before the first run, a report that validates every
 //! value it reads, and problems found before the work rather than after.
@@ -226,7 +226,7 @@ fn report_refuses_rows_of_unknown_studies_and_a_missing_manifest() {
     let o = wavepath().arg("report").arg(&out).output().unwrap();
     assert!(!o.status.success());
     assert!(
-        stderr(&o).contains("runs.csv: line 2: study `ghost` is not one of the manifest's studies"),
+        stderr(&o).contains("runs.csv: line 2, column `study`: `ghost` is not one of the manifest's studies (s)"),
         "{}",
         stderr(&o)
     );
@@ -396,6 +396,13 @@ fn the_manifest_and_report_show_sessions_and_the_dirty_flag_and_refuse_mixed_com
     );
     let o = wavepath().args(["report", "--allow-mixed"]).arg(&out).output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
+    // Reported together, each build is named.
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let build = report.lines().find(|l| l.starts_with("| build |")).unwrap();
+    assert!(
+        build.contains("rows from 2 builds: `abcdefabcdef`") && build.contains(&format!("`{commit}`")),
+        "{build}"
+    );
 }
 
 #[test]

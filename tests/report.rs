@@ -3,10 +3,17 @@
 //! sit beside ours, every table and figure is captioned, the header names
 //! the device and the runner's overhead, and the figures are real SVG and
 //! PNG files with a footer naming their origin. A CSV without a needed column is an error naming
-//! the file and the column.
+//! the file and the column; so is every value the experiment runner could not have written,
+//! and a file that is not a regular one is refused unread. Rows of several builds are refused,
+//! or, told to mix them, each build is named.
+
+mod util;
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
+use util::{line_of, output_within, wavepath};
+use wavepath::experiment::records::MAX_RECORDS_BYTES;
 use wavepath::experiment::report::write_report;
 
 /// A copy of `tests/data/report/` in a fresh temporary folder.
@@ -271,4 +278,326 @@ fn missing_manifest_is_an_error_naming_it() {
             .expect("a missing manifest must fail")
     );
     assert!(err.contains("manifest.toml"), "{err}");
+}
+
+/// Sets the cell of `column` in the record on `line` of the CSV file at
+/// `path` to `value`, adding the column (empty elsewhere) where the file
+/// has none, as files from before it was added do.
+fn set_cell(path: &Path, line: usize, column: &str, value: &str) {
+    let mut reader = csv::Reader::from_path(path).unwrap();
+    let mut headers = reader.headers().unwrap().clone();
+    let mut records: Vec<Vec<String>> = reader
+        .records()
+        .map(|r| r.unwrap().iter().map(String::from).collect())
+        .collect();
+    let at = headers.iter().position(|h| h == column).unwrap_or_else(|| {
+        headers.push_field(column);
+        records.iter_mut().for_each(|r| r.push(String::new()));
+        headers.len() - 1
+    });
+    records[line - 2][at] = value.into();
+    let mut writer = csv::Writer::from_path(path).unwrap();
+    writer.write_record(&headers).unwrap();
+    for r in &records {
+        writer.write_record(r).unwrap();
+    }
+    writer.flush().unwrap();
+}
+
+/// The error of a report on `dir` that must fail.
+fn refusal(dir: &Path) -> String {
+    let err = write_report(dir, false).err().expect("the report must refuse");
+    assert!(!dir.join("report.md").exists(), "wrote a report");
+    format!("{err:#}")
+}
+
+/// A report input edited: `cells` of the record on `line` of `file` set,
+/// and what the refusal must say.
+struct Edit {
+    file: &'static str,
+    line: usize,
+    cells: &'static [(&'static str, &'static str)],
+    expect: &'static str,
+}
+
+/// Values the runner cannot write, on lines of the fixture: 2 is
+/// `cpu-serial`, 5 `cpu` at 16 spp, 23 `gpu-mega` at 64 spp. The last cell
+/// set is the one refused.
+const CSV_EDITS: [Edit; 21] = [
+    Edit {
+        file: "runs.csv",
+        line: 2,
+        cells: &[("experiment", "other")],
+        expect: "`other` is not the manifest's experiment `fixture`",
+    },
+    Edit {
+        file: "runs.csv",
+        line: 2,
+        cells: &[("study", "ghost")],
+        expect: "`ghost` is not one of the manifest's studies (cpu_scaling, wavefront)",
+    },
+    Edit {
+        file: "runs.csv",
+        line: 23,
+        cells: &[("backend", "gpu-turbo")],
+        expect: "`gpu-turbo` is not a back end (expected one of cpu-serial, cpu, gpu-mega, gpu-wave, cpu-wave)",
+    },
+    Edit {
+        file: "runs.csv",
+        line: 23,
+        cells: &[("backend", "cpu")],
+        expect: "`cpu` is not one of study `wavefront`'s back ends (gpu-mega, gpu-wave)",
+    },
+    Edit {
+        file: "runs.csv",
+        line: 23,
+        cells: &[("gpus", "0")],
+        expect: "expected a whole number from 1 to 64, got 0",
+    },
+    Edit {
+        file: "runs.csv",
+        line: 5,
+        cells: &[("gpus", "2")],
+        expect: "`2` is out of range (back end `cpu` has no `gpus`: the runner leaves it empty)",
+    },
+    Edit {
+        file: "runs.csv",
+        line: 23,
+        cells: &[("block", "8y8")],
+        expect: "expected WIDTHxHEIGHT with sides from 1 to 32768, e.g. 1200x800; got `8y8`",
+    },
+    Edit {
+        file: "runs.csv",
+        line: 5,
+        cells: &[("block", "8x8")],
+        expect: "`8x8` is out of range (back end `cpu` has no `block`: the runner leaves it empty)",
+    },
+    Edit {
+        file: "runs.csv",
+        line: 5,
+        cells: &[("sampler", "bogus")],
+        expect: "expected one of hash, sobol; got `bogus`",
+    },
+    Edit {
+        file: "runs.csv",
+        line: 5,
+        cells: &[("threads", "0")],
+        expect: "0 is out of range (expected 1 or more threads)",
+    },
+    Edit {
+        file: "runs.csv",
+        line: 2,
+        cells: &[("threads", "4")],
+        expect: "4 is out of range (`cpu-serial` runs on 1 thread)",
+    },
+    Edit {
+        file: "runs.csv",
+        line: 5,
+        cells: &[("report_spp", "2")],
+        expect: "2 is below the 16 spp rendered",
+    },
+    Edit {
+        file: "runs.csv",
+        line: 23,
+        cells: &[("occupancy", "1.5")],
+        expect: "1.5 is out of range (expected a fraction from 0 to 1)",
+    },
+    Edit {
+        file: "runs.csv",
+        line: 23,
+        cells: &[
+            ("gpus", "2"),
+            ("split_imbalance", "0.1"),
+            ("split_busy_ms", "1.000 2.000"),
+            ("split_spp", "x y z"),
+        ],
+        expect: "`x y z` is not a split over 2 GPUs (expected one whole number of samples per GPU)",
+    },
+    Edit {
+        file: "runs.csv",
+        line: 23,
+        cells: &[
+            ("gpus", "2"),
+            ("split_imbalance", "0.1"),
+            ("split_spp", "32 32"),
+            ("split_busy_ms", "1.000 NaN"),
+        ],
+        expect: "`1.000 NaN` is not a split over 2 GPUs (expected a finite time of at least 0 per GPU)",
+    },
+    Edit {
+        file: "runs.csv",
+        line: 23,
+        cells: &[
+            ("gpus", "2"),
+            ("split_imbalance", "0.1"),
+            ("split_busy_ms", "1.000 2.000"),
+            ("split_spp", "32 16"),
+        ],
+        expect: "`32 16` is 48 samples in all, not the 64 spp rendered",
+    },
+    Edit {
+        file: "runs.csv",
+        line: 23,
+        cells: &[("split_imbalance", "0.1")],
+        expect: "a split over GPUs in a row of one GPU",
+    },
+    Edit {
+        file: "kernels.csv",
+        line: 2,
+        cells: &[("experiment", "other")],
+        expect: "`other` is not the manifest's experiment `fixture`",
+    },
+    Edit {
+        file: "kernels.csv",
+        line: 2,
+        cells: &[("study", "ghost")],
+        expect: "`ghost` is not one of the manifest's studies",
+    },
+    Edit {
+        file: "kernels.csv",
+        line: 2,
+        cells: &[("launches", "0")],
+        expect: "0 is out of range (expected 1 or more launches)",
+    },
+    Edit {
+        file: "kernels.csv",
+        line: 2,
+        cells: &[("active_lanes", "40")],
+        expect: "40 is out of range (expected a mean from 0 to 32 lanes)",
+    },
+];
+
+#[test]
+fn csv_values_the_runner_cannot_write_are_refused_naming_file_line_and_column() {
+    for Edit {
+        file,
+        line,
+        cells,
+        expect,
+    } in CSV_EDITS
+    {
+        let dir = fixture();
+        for (column, value) in cells {
+            set_cell(&dir.path().join(file), line, column, value);
+        }
+        let err = refusal(dir.path());
+        let column = cells.last().unwrap().0;
+        assert!(
+            err.contains(&format!("{file}: line {line}, column `{column}`: {expect}"))
+                && err.ends_with("; this is not a file `wavepath experiment` wrote"),
+            "{cells:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn manifest_fields_the_runner_cannot_write_are_refused_naming_file_line_and_field() {
+    let cases = [
+        (
+            "status = \"complete\"",
+            "status = \"bogus\"",
+            "study `cpu_scaling`, field `status`",
+            "`bogus` is not a status",
+        ),
+        (
+            "baseline = \"gpu-mega\"",
+            "baseline = \"cpu\"",
+            "study `wavefront`, field `baseline`",
+            "not one of the study's back ends",
+        ),
+        (
+            "value = 1.8",
+            "value = nan",
+            "study `wavefront`, field `published[0].value`",
+            "expected a finite value above 0",
+        ),
+        (
+            "memory_gib = 139.8",
+            "memory_gib = inf",
+            "field `device.memory_gib`",
+            "expected a finite value of at least 0",
+        ),
+        (
+            "median_fraction = 0.004",
+            "median_fraction = nan",
+            "field `overhead.median_fraction`",
+            "expected a finite value of at least 0",
+        ),
+        (
+            "swept = [\"wave_block\"]",
+            "swept = [\"warp\"]",
+            "study `wavefront`, field `swept`",
+            "`warp` is not a setting",
+        ),
+    ];
+    for (from, to, field, expect) in cases {
+        let dir = fixture();
+        let path = dir.path().join("manifest.toml");
+        let text = fs::read_to_string(&path).unwrap();
+        let line = line_of(&text, from);
+        fs::write(&path, text.replacen(from, to, 1)).unwrap();
+        let err = refusal(dir.path());
+        assert!(
+            err.contains(&format!("manifest.toml: line {line}, {field}: ")) && err.contains(expect),
+            "{to}: {err}"
+        );
+    }
+}
+
+#[test]
+fn rows_of_several_builds_are_refused_or_each_build_is_named() {
+    let dir = fixture();
+    let runs = dir.path().join("runs.csv");
+    set_cell(&runs, 26, "commit", "def5678");
+    set_cell(&runs, 26, "dirty", "false");
+    let err = refusal(dir.path());
+    assert!(
+        err.contains("rows from 2 builds (`abc1234` (dirty), `def5678`)") && err.contains("--allow-mixed"),
+        "{err}"
+    );
+    write_report(dir.path(), true).unwrap();
+    let md = fs::read_to_string(dir.path().join("report.md")).unwrap();
+    assert_eq!(
+        line(&md, "| build |"),
+        "| build | wavepath 0.1.0, rows from 2 builds: `abc1234` (dirty), `def5678` |"
+    );
+}
+
+#[test]
+fn files_that_are_not_regular_or_too_large_are_refused_unread() {
+    let limit = format!("the limit is {MAX_RECORDS_BYTES} bytes");
+    for name in ["runs.csv", "kernels.csv", "manifest.toml"] {
+        for (what, expect) in [
+            ("a FIFO", "is a FIFO, not a regular file"),
+            ("a link to /dev/zero", "is a device, not a regular file"),
+            ("too large", limit.as_str()),
+        ] {
+            let dir = fixture();
+            let path = dir.path().join(name);
+            fs::remove_file(&path).unwrap();
+            match what {
+                "a FIFO" => assert!(
+                    std::process::Command::new("mkfifo")
+                        .arg(&path)
+                        .status()
+                        .unwrap()
+                        .success()
+                ),
+                "a link to /dev/zero" => std::os::unix::fs::symlink("/dev/zero", &path).unwrap(),
+                // Sparse: no disk is spent on it.
+                _ => fs::File::create(&path).unwrap().set_len(MAX_RECORDS_BYTES + 1).unwrap(),
+            }
+            let o = output_within(wavepath().arg("report").arg(dir.path()), Duration::from_secs(20));
+            let stderr = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(1), "{name} as {what}: {stderr}");
+            assert!(
+                stderr.contains(&format!("{name}: cannot read ")) && stderr.contains(expect),
+                "{name} as {what}: {stderr}"
+            );
+            assert!(
+                !dir.path().join("report.md").exists(),
+                "{name} as {what}: wrote a report"
+            );
+        }
+    }
 }

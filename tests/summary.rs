@@ -1,13 +1,18 @@
-//! `results/SUMMARY.md` (issue 20): regenerated from the committed result
-//! folders it must equal the committed file, and on a fresh experiment it
-//! sets the published figure beside our value at the run the entry names,
-//! in the seed's time, and flags a scene or config edited since the run.
+//! `results/SUMMARY.md`: regenerated from the committed result folders it
+//! must equal the committed file, and on a fresh experiment it sets the
+//! published figure beside our value at the run the entry names, in the
+//! seed's time, flags a scene or config edited since the run, and says
+//! that whether the source is as run is unknown where no source is beside
+//! the results. A file of the tree that is not a regular one is refused
+//! unread.
 
 mod util;
 
-use std::path::Path;
-use util::{repo, run_experiment, wavepath, write_config};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use util::{output_within, repo, run_experiment, wavepath, write_config};
 use wavepath::experiment::report::summary::{SUMMARY_FILE, summary};
+use wavepath::system::fingerprint::{MEASURED_SOURCES, fingerprint_bytes};
 
 #[test]
 fn the_committed_summary_is_what_the_committed_results_give() {
@@ -73,7 +78,17 @@ fn a_fresh_experiment_is_summarised_and_an_edited_config_is_flagged() {
     let ratio: f64 = cells[6].parse().unwrap();
     assert!((ratio - ours / 1.5).abs() < 0.01, "{line}");
     assert_eq!(cells[8], "[`gain` / `threads`](gain/report.md)");
-    assert_eq!(cells[9], "yes");
+    // No renderer source beside the results: config and scene are as run,
+    // the source cannot be compared.
+    assert!(cells[9].starts_with("unknown: "), "{line}");
+    // The checkout's measured source beside them, as in a checkout.
+    for source in MEASURED_SOURCES {
+        let link = dir.path().join(source);
+        std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(repo(source), link).unwrap();
+    }
+    let text = summary(&results).unwrap();
+    assert_eq!(line_of(&text, "a paper").split(" | ").nth(9), Some("yes"));
 
     // An edited scene is flagged, then an edited config (checked first).
     let scene = dir.path().join("scene.toml");
@@ -88,6 +103,82 @@ fn a_fresh_experiment_is_summarised_and_an_edited_config_is_flagged() {
         "{text}"
     );
     assert!(Path::new(&results).join("gain/runs.csv").is_file());
+}
+
+/// A results folder in `dir` holding the report fixture as its folder
+/// `fixture`, with the config its manifest names and one input, both as run.
+fn fixture_results(dir: &Path) -> PathBuf {
+    let results = dir.join("results");
+    std::fs::create_dir_all(results.join("fixture")).unwrap();
+    std::fs::copy(repo("tests/data/report/runs.csv"), results.join("fixture/runs.csv")).unwrap();
+    let (config, scene) = ("# the fixture's config\n", "# the fixture's scene\n");
+    for (path, text) in [("experiments/fixture.toml", config), ("scenes/fixture.toml", scene)] {
+        std::fs::create_dir_all(dir.join(path).parent().unwrap()).unwrap();
+        std::fs::write(dir.join(path), text).unwrap();
+    }
+    let manifest = std::fs::read_to_string(repo("tests/data/report/manifest.toml"))
+        .unwrap()
+        .replace("0123456789abcdef", &fingerprint_bytes(config.as_bytes()))
+        + &format!(
+            "\n[[input]]\npath = \"scenes/fixture.toml\"\nfingerprint = \"{}\"\n",
+            fingerprint_bytes(scene.as_bytes())
+        );
+    std::fs::write(results.join("fixture/manifest.toml"), manifest).unwrap();
+    results
+}
+
+#[test]
+fn files_of_the_tree_that_are_not_regular_are_refused_unread() {
+    for (file, make, expect) in [
+        ("results/fixture/runs.csv", "fifo", "is a FIFO, not a regular file"),
+        (
+            "results/fixture/manifest.toml",
+            "zero",
+            "is a device, not a regular file",
+        ),
+        (
+            "results/source_fingerprints.toml",
+            "fifo",
+            "is a FIFO, not a regular file",
+        ),
+        ("experiments/fixture.toml", "fifo", "is a FIFO, not a regular file"),
+        ("scenes/fixture.toml", "zero", "is a device, not a regular file"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let results = fixture_results(dir.path());
+        let summarise = || {
+            output_within(
+                wavepath().args(["report", "--summary"]).arg(&results),
+                Duration::from_secs(20),
+            )
+        };
+        let o = summarise();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let text = std::fs::read_to_string(results.join(SUMMARY_FILE)).unwrap();
+        assert!(text.contains("[`fixture`](fixture/report.md)"), "{text}");
+        std::fs::remove_file(results.join(SUMMARY_FILE)).unwrap();
+
+        let path = dir.path().join(file);
+        let _ = std::fs::remove_file(&path);
+        match make {
+            "fifo" => assert!(
+                std::process::Command::new("mkfifo")
+                    .arg(&path)
+                    .status()
+                    .unwrap()
+                    .success()
+            ),
+            _ => std::os::unix::fs::symlink("/dev/zero", &path).unwrap(),
+        }
+        let o = summarise();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{file}: {stderr}");
+        assert!(
+            stderr.contains(&path.display().to_string()) && stderr.contains(expect),
+            "{file}: {stderr}"
+        );
+        assert!(!results.join(SUMMARY_FILE).exists(), "{file}: wrote a summary");
+    }
 }
 
 /// Not a check: `scripts/source-fingerprints` runs it to print the table of

@@ -94,3 +94,46 @@ pub fn experiment_command(config: &Path, out: &Path) -> std::process::Command {
 pub fn run_experiment(config: &Path, out: &Path, extra: &[&str]) -> std::process::Output {
     experiment_command(config, out).args(extra).output().unwrap()
 }
+
+/// Runs `command` to its end with its output captured, or kills it after
+/// `limit` and panics: a command that blocks (reading a FIFO) or runs on
+/// (reading an endless device) fails its test instead of hanging it.
+pub fn output_within(command: &mut std::process::Command, limit: std::time::Duration) -> std::process::Output {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read both pipes as the command writes, so that it never waits on a full one.
+    let drain = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            pipe.read_to_end(&mut bytes).map(|_| bytes).unwrap_or_default()
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().unwrap()));
+    let stderr = drain(Box::new(child.stderr.take().unwrap()));
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!(
+                "{command:?} still ran after {limit:?}; it wrote to stderr:\n{}",
+                String::from_utf8_lossy(&stderr.join().unwrap())
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    std::process::Output {
+        status,
+        stdout: stdout.join().unwrap(),
+        stderr: stderr.join().unwrap(),
+    }
+}

@@ -9,18 +9,24 @@
 //!
 //! - `input`: the three files, read into the types of
 //!   [`crate::experiment::records`] that wrote them;
+//! - `written`: what the runner writes, checked of every value read;
+//! - `builds`: the builds that made the rows, refused mixed or each named;
 //! - `stats`: medians, spreads, configurations and baseline matching;
 //! - `tables`: the Markdown;
 //! - `figures`: the plotters charts;
 //! - `scaling`: T1/TN over GPUs and its table, for a study sweeping `gpus`;
-//! - `summary`: `RESULTS/SUMMARY.md`, the headline figures of every folder.
+//! - `summary`: `RESULTS/SUMMARY.md`, the headline figures of every folder;
+//! - `as_run`: whether a folder's config, inputs and source are as run.
 
+mod as_run;
+mod builds;
 mod figures;
 mod input;
 mod scaling;
 pub mod stats;
 pub mod summary;
 mod tables;
+mod written;
 
 use anyhow::Context;
 use std::path::{Path, PathBuf};
@@ -35,20 +41,22 @@ pub struct ReportOutput {
 
 /// Reads DIR/runs.csv, DIR/kernels.csv (may be absent or empty) and
 /// DIR/manifest.toml; writes DIR/report.md and `DIR/figures/<name>.svg` and
-/// `.png`.
+/// `.png`. Rows of several builds are refused unless `allow_mixed`, and
+/// then the report names each build.
 pub fn write_report(dir: &Path, allow_mixed: bool) -> anyhow::Result<ReportOutput> {
     let manifest = input::read_manifest(&dir.join("manifest.toml"))?;
     let runs = input::read_runs(&dir.join("runs.csv"), &manifest)?;
+    let builds = builds::of_rows(&runs);
     if !allow_mixed {
-        input::check_one_commit(&dir.join("runs.csv"), &runs)?;
+        builds::check_one(&dir.join("runs.csv"), &builds)?;
     }
-    let kernels = input::read_kernels(&dir.join("kernels.csv"))?;
+    let kernels = input::read_kernels(&dir.join("kernels.csv"), &manifest)?;
     let configs = stats::group_configs(&runs);
     let figure_dir = dir.join("figures");
     std::fs::create_dir_all(&figure_dir)
         .with_context(|| format!("{}: cannot create the figure folder", figure_dir.display()))?;
 
-    let mut markdown = tables::header(&manifest);
+    let mut markdown = tables::header(&manifest, &builds);
     let mut figure_files = Vec::new();
     for info in &manifest.study {
         let study = stats::StudyData::new(info, &configs, &kernels);

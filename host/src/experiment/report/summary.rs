@@ -16,21 +16,21 @@
 //!
 //! Each figure also says whether the config that produced it, every
 //! scene, mesh and reference image its runs read, and the renderer's
-//! measured source still read as they were run (their fingerprints in the
-//! manifest against the files in the repository, `RESULTS/..`; for runs
-//! from before manifests recorded the source, the fingerprint of their
-//! commit's source in [`SOURCE_TABLE`]). The page is a function of
+//! measured source still read as they were run, against the files in the
+//! repository, `RESULTS/..` ([`super::as_run`]). The page is a function of
 //! committed files alone (no dates), so a test can regenerate it and fail
 //! when it differs from the committed file: a figure cannot outlive the
-//! run or the code behind it unnoticed.
+//! run or the code behind it unnoticed. Every folder's files are read as
+//! its report reads them ([`super::input`]).
 
+use super::as_run::{Current, Sources};
+use super::builds::{self, Build};
 use super::input;
 use super::stats::{self, Config, StudyData};
 use super::tables::{fmt_speedup, fmt_value, our_hardware, published_value, table_head, table_row};
 use crate::backend::BackendKind;
 use crate::experiment::config::SeedTime;
-use crate::experiment::records::{Manifest, RunRow};
-use crate::system::fingerprint::{fingerprint_bytes, source_fingerprint};
+use crate::experiment::records::Manifest;
 use anyhow::Context;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -38,116 +38,16 @@ use std::path::{Path, PathBuf};
 /// The summary's file name inside the results folder.
 pub const SUMMARY_FILE: &str = "SUMMARY.md";
 
-/// A table in the results folder, `"commit" = "fingerprint"`: the measured
-/// source of each commit that ran a committed folder before manifests
-/// recorded it (written by `scripts/source-fingerprints` from the
-/// repository's history).
-pub const SOURCE_TABLE: &str = "source_fingerprints.toml";
-
 /// One experiment folder, read.
 struct Folder {
     /// Its name under the results folder.
     name: String,
     manifest: Manifest,
     configs: Vec<Config>,
-    /// The builds its rows came from, `commit` or `commit (dirty)`.
-    builds: Vec<String>,
-    /// Whether the config file it names still reads as it was run.
+    /// The builds its rows came from.
+    builds: Vec<Build>,
+    /// Whether its config, inputs and source still read as they ran.
     current: Current,
-}
-
-/// Whether an experiment folder's inputs are still the ones that ran.
-enum Current {
-    /// The config file's text, and every input the manifest fingerprints,
-    /// read as they did.
-    Yes,
-    /// The config was edited since the run.
-    Edited,
-    /// The config is not in the repository any more.
-    Missing,
-    /// An input (a scene, a mesh, a reference image) changed or went away.
-    Input(String),
-    /// The renderer's measured source changed since the run.
-    Source,
-    /// Config and inputs as run, but which source ran is not known.
-    SourceUnknown,
-}
-
-/// What the summary knows of the measured source: the checkout's own
-/// (`None` outside a checkout, where it cannot tell) and the table of
-/// earlier commits' ([`SOURCE_TABLE`]).
-struct Sources {
-    now: Option<String>,
-    by_commit: std::collections::BTreeMap<String, String>,
-}
-
-impl Sources {
-    /// Reads them for results folder `results` in the checkout `root`.
-    fn read(results: &Path, root: &Path) -> anyhow::Result<Self> {
-        let table = results.join(SOURCE_TABLE);
-        let by_commit = match std::fs::read_to_string(&table) {
-            Ok(text) => {
-                toml::from_str(&text).with_context(|| format!("{}: not a table of commits", table.display()))?
-            }
-            Err(_) => Default::default(),
-        };
-        Ok(Sources {
-            now: source_fingerprint(root),
-            by_commit,
-        })
-    }
-
-    /// Whether the source that built `manifest`'s binary is the checkout's.
-    fn compare(&self, manifest: &Manifest) -> Current {
-        let Some(now) = &self.now else { return Current::Yes };
-        let then = manifest
-            .build
-            .source
-            .as_ref()
-            .or_else(|| self.by_commit.get(&manifest.build.commit));
-        match then {
-            None => Current::SourceUnknown,
-            Some(then) if then != now => Current::Source,
-            Some(_) => Current::Yes,
-        }
-    }
-}
-
-impl Current {
-    /// Compares the config the manifest names (relative to the repository
-    /// root, the results folder's parent) with its fingerprint as run, then
-    /// each input the manifest lists (manifests from before inputs were
-    /// listed have none), then the measured source.
-    fn of(manifest: &Manifest, root: &Path, sources: &Sources) -> Current {
-        let read = |path: &str| std::fs::read(root.join(path)).ok();
-        match read(&manifest.experiment.config) {
-            None => return Current::Missing,
-            Some(text) if fingerprint_bytes(&text) != manifest.experiment.config_hash => return Current::Edited,
-            Some(_) => {}
-        }
-        for input in &manifest.input {
-            match read(&input.path) {
-                None => return Current::Input(format!("`{}` is gone", input.path)),
-                Some(bytes) if fingerprint_bytes(&bytes) != input.fingerprint => {
-                    return Current::Input(format!("`{}` has changed since", input.path));
-                }
-                Some(_) => {}
-            }
-        }
-        sources.compare(manifest)
-    }
-
-    /// The table cell.
-    fn cell(&self) -> String {
-        match self {
-            Current::Yes => "yes".into(),
-            Current::Edited => "**no**: its config has changed since; re-run it".into(),
-            Current::Missing => "**no**: its config is gone".into(),
-            Current::Input(what) => format!("**no**: its input {what}; re-run it"),
-            Current::Source => "**no**: the renderer's source has changed since; re-run it".into(),
-            Current::SourceUnknown => "config and inputs yes; the source it ran is not recorded".into(),
-        }
-    }
 }
 
 /// Writes `results/SUMMARY.md` from every folder of `results` that holds a
@@ -178,13 +78,15 @@ pub fn summary(results: &Path) -> anyhow::Result<String> {
     Ok(out)
 }
 
-/// Reads every experiment folder of `results`, sorted by name.
+/// Reads every experiment folder of `results` (a folder holding a
+/// `manifest.toml` and a `runs.csv`, whatever stands there), sorted by name.
 fn read_folders(results: &Path) -> anyhow::Result<Vec<Folder>> {
     let entries =
         std::fs::read_dir(results).with_context(|| format!("{}: cannot list the results folder", results.display()))?;
+    let holds = |dir: &Path, name: &str| std::fs::symlink_metadata(dir.join(name)).is_ok();
     let mut dirs: Vec<PathBuf> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.join("manifest.toml").is_file() && p.join("runs.csv").is_file())
+        .filter(|p| p.is_dir() && holds(p, "manifest.toml") && holds(p, "runs.csv"))
         .collect();
     dirs.sort();
     let root = results.parent().unwrap_or(Path::new("."));
@@ -199,24 +101,12 @@ fn read_folders(results: &Path) -> anyhow::Result<Vec<Folder>> {
                     .map(|n| n.to_string_lossy().into_owned())
                     .unwrap_or_default(),
                 configs: stats::group_configs(&runs),
-                builds: builds(&runs),
-                current: Current::of(&manifest, root, &sources),
+                builds: builds::of_rows(&runs),
+                current: Current::of(&manifest, root, &sources)?,
                 manifest,
             })
         })
         .collect()
-}
-
-/// The distinct builds of `runs`, in order.
-fn builds(runs: &[RunRow]) -> Vec<String> {
-    let mut builds: Vec<String> = Vec::new();
-    for r in runs {
-        let b = format!("`{}`{}", r.commit, if r.dirty { " (dirty)" } else { "" });
-        if !builds.contains(&b) {
-            builds.push(b);
-        }
-    }
-    builds
 }
 
 impl Folder {
@@ -227,7 +117,7 @@ impl Folder {
 
     /// The commit cell.
     fn commit(&self) -> String {
-        self.builds.join(", ")
+        builds::list(&self.builds)
     }
 
     /// The device cell: the GPU and driver, or the CPU without one.
@@ -519,47 +409,4 @@ fn nee_table(folders: &[Folder]) -> String {
         }
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::experiment::records::ManifestBuild;
-
-    fn manifest(commit: &str, source: Option<&str>) -> Manifest {
-        Manifest {
-            build: ManifestBuild {
-                commit: commit.into(),
-                source: source.map(String::from),
-                ..Default::default()
-            },
-            ..Default::default()
-        }
-    }
-
-    #[test]
-    fn a_run_is_current_only_while_the_checkout_holds_the_source_it_ran() {
-        let sources = Sources {
-            now: Some("aaaa".into()),
-            by_commit: [
-                ("old".to_string(), "bbbb".to_string()),
-                ("same".to_string(), "aaaa".to_string()),
-            ]
-            .into(),
-        };
-        let cell = |m: &Manifest| sources.compare(m).cell();
-        // Recorded in the manifest.
-        assert_eq!(cell(&manifest("x", Some("aaaa"))), "yes");
-        assert!(cell(&manifest("x", Some("cccc"))).contains("source has changed since"));
-        // From the table, for manifests that do not record it.
-        assert_eq!(cell(&manifest("same", None)), "yes");
-        assert!(cell(&manifest("old", None)).contains("source has changed since"));
-        assert!(cell(&manifest("unlisted", None)).contains("not recorded"));
-        // Outside a checkout nothing can be told.
-        let outside = Sources {
-            now: None,
-            by_commit: Default::default(),
-        };
-        assert_eq!(outside.compare(&manifest("x", Some("cccc"))).cell(), "yes");
-    }
 }

@@ -2,6 +2,7 @@
 //! status, configuration table, published figures beside ours and figure
 //! links, each with a caption naming config, study and command.
 
+use super::builds::{self, Build};
 use super::figures::Figure;
 use super::scaling;
 use super::stats::{Config, StudyData};
@@ -12,7 +13,9 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 /// The header: experiment, config, command, host, device, build and dates.
-pub fn header(m: &Manifest) -> String {
+/// The build is the manifest's where the rows (of `builds`) are all of it,
+/// else every build of the rows.
+pub fn header(m: &Manifest, builds: &[Build]) -> String {
     let e = &m.experiment;
     let mut out = format!("# Experiment `{}`\n\n", e.name);
     if !e.description.is_empty() {
@@ -33,15 +36,28 @@ pub fn header(m: &Manifest) -> String {
         (true, true) => " (**dirty**: uncommitted changes, run with `--allow-dirty`)",
         (true, false) => " (**dirty**: uncommitted changes)",
     };
+    let manifests_own = match builds {
+        [] => true,
+        [b] => b.commit == m.build.commit && b.dirty == m.build.dirty,
+        _ => false,
+    };
+    let build = if manifests_own {
+        format!("wavepath {}, commit `{}`{dirty}", m.build.version, m.build.commit)
+    } else {
+        format!(
+            "wavepath {}, rows from {} build{}: {}",
+            m.build.version,
+            builds.len(),
+            if builds.len() == 1 { "" } else { "s" },
+            builds::list(builds)
+        )
+    };
     let rows = [
         ("config", format!("`{}`", e.config)),
         ("command", format!("`{}`", e.command)),
         ("host CPU", cpu),
         ("device", device),
-        (
-            "build",
-            format!("wavepath {}, commit `{}`{dirty}", m.build.version, m.build.commit),
-        ),
+        ("build", build),
         ("started", e.started.clone()),
         ("finished", e.finished.clone()),
     ];

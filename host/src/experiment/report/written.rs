@@ -1,0 +1,626 @@
+//! What `wavepath experiment` writes, and nothing else: a report refuses a
+//! value no run could have made (`gpus` 0, a NaN busy time, a row of
+//! another experiment, an unknown status) rather than table it, naming the
+//! file, the line and the column or field.
+//!
+//! - [`Written`]: a row of `runs.csv` or `kernels.csv` belongs to the
+//!   manifest's experiment, one of its studies and one of that study's back
+//!   ends; its times are finite; its settings are values the config's own
+//!   parsers take ([`crate::experiment::params::SETTINGS`]) on a back end
+//!   they concern; a split over GPUs has one share per GPU.
+//! - [`check_manifest`]: the manifest's studies (back ends, baseline,
+//!   sweeps, status, published figures) and the figures the report prints
+//!   (device memory, the runner's overhead, ranks) are in range.
+
+use crate::backend::BackendKind;
+use crate::experiment::config::PUBLISHED_UNITS;
+use crate::experiment::manifest::INTERRUPTED;
+use crate::experiment::params::{self, Param, SettingDecl};
+use crate::experiment::records::{KernelRow, Manifest, ManifestStudy, RunRow};
+use crate::experiment::scaling::Scaling;
+use crate::settings::backend::{BackendArg, BackendChoice};
+use clap::ValueEnum;
+use std::path::Path;
+use toml::de::{DeTable, DeValue};
+
+/// A value out of range: its column and what is wrong.
+pub type Refusal = (&'static str, String);
+
+/// A row of `runs.csv` or `kernels.csv`, as the runner writes it.
+pub trait Written {
+    /// The first value the runner could not have written: its column and
+    /// what is wrong. `manifest` is the experiment's; `settings`, the
+    /// row's cells that hold settings.
+    fn check(&self, manifest: &Manifest, settings: &SettingCells) -> Result<(), Refusal>;
+}
+
+/// A column that holds a setting's value as a config gives it.
+pub struct SettingColumn {
+    /// Its index in the file's header.
+    at: usize,
+    /// Its name.
+    name: &'static str,
+    /// The setting whose parser takes its values.
+    setting: &'static SettingDecl,
+}
+
+/// The columns of `runs.csv` that hold a setting's value, with the setting
+/// (`report_spp` is the `spp` asked for, `spp` the spp rendered, at most
+/// `spp_cap`; both are values of `spp`).
+static SETTING_COLUMNS: [(&str, &SettingDecl); 20] = [
+    ("spp", &params::SPP),
+    ("report_spp", &params::SPP),
+    ("max_depth", &params::DEPTH),
+    ("sampler", &params::SAMPLER),
+    ("nee", &params::NEE),
+    ("block", &params::BLOCK),
+    ("samples_per_launch", &params::SAMPLES_PER_LAUNCH),
+    ("tile", &params::TILE),
+    ("schedule", &params::SCHEDULE),
+    ("refill", &params::REFILL),
+    ("compaction", &params::COMPACTION),
+    ("material_sort", &params::MATERIAL_SORT),
+    ("capacity", &params::CAPACITY),
+    ("wave_block", &params::WAVE_BLOCK),
+    ("drain_below", &params::DRAIN_BELOW),
+    ("cpu_schedule", &params::CPU_SCHEDULE),
+    ("time_launches", &params::TIME_LAUNCHES),
+    ("kernels", &params::KERNELS),
+    ("max_registers", &params::MAX_REGISTERS),
+    ("gpus", &params::GPUS),
+];
+
+/// The setting columns among `headers` (a file's header line).
+pub fn setting_columns(headers: &csv::StringRecord) -> Vec<SettingColumn> {
+    SETTING_COLUMNS
+        .iter()
+        .filter_map(|&(name, setting)| {
+            let at = headers.iter().position(|h| h == name)?;
+            Some(SettingColumn { at, name, setting })
+        })
+        .collect()
+}
+
+/// A row's cells that hold settings.
+pub struct SettingCells<'r> {
+    /// The file's setting columns.
+    pub columns: &'r [SettingColumn],
+    /// The row.
+    pub record: &'r csv::StringRecord,
+}
+
+impl SettingCells<'_> {
+    /// Checks each non-empty cell with its setting's parser, and that the
+    /// setting concerns `backend` (the runner leaves the others empty).
+    fn check(&self, backend: BackendKind) -> Result<(), Refusal> {
+        for c in self.columns {
+            let Some(cell) = self.record.get(c.at).filter(|cell| !cell.is_empty()) else {
+                continue;
+            };
+            (c.setting.parse)(&toml_value(cell)).map_err(|problem| (c.name, problem))?;
+            if !(c.setting.applies)(backend) {
+                return Err((
+                    c.name,
+                    format!(
+                        "`{cell}` is out of range (back end `{}` has no `{}`: the runner leaves it empty)",
+                        backend.label(),
+                        c.name
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A CSV cell as the TOML value a config would give: a whole number, a
+/// flag, a number or a string.
+fn toml_value(cell: &str) -> toml::Value {
+    if let Ok(n) = cell.parse() {
+        toml::Value::Integer(n)
+    } else if let Ok(b) = cell.parse() {
+        toml::Value::Boolean(b)
+    } else if let Ok(x) = cell.parse() {
+        toml::Value::Float(x)
+    } else {
+        toml::Value::String(cell.into())
+    }
+}
+
+/// `value` as a measure: finite and at least 0 (above 0 when `positive`),
+/// or NaN where `unmeasured` allows it; what is wrong otherwise.
+fn measure(value: f64, positive: bool, unmeasured: bool) -> Result<(), String> {
+    let ok = if value.is_nan() {
+        unmeasured
+    } else {
+        value.is_finite() && if positive { value > 0.0 } else { value >= 0.0 }
+    };
+    let expected = match (positive, unmeasured) {
+        (true, _) => "a finite value above 0",
+        (false, true) => "a finite value of at least 0, or NaN (not measured)",
+        (false, false) => "a finite value of at least 0",
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("{value} is out of range (expected {expected})"))
+    }
+}
+
+/// `value` of `column` as a time ([`measure`]).
+fn time(column: &'static str, value: f64, positive: bool, unmeasured: bool) -> Result<(), Refusal> {
+    measure(value, positive, unmeasured).map_err(|problem| (column, problem))
+}
+
+/// `value` of `column`, where present, as a fraction from 0 to 1.
+fn fraction(column: &'static str, value: Option<f64>) -> Result<(), Refusal> {
+    match value {
+        Some(v) if !(0.0..=1.0).contains(&v) => {
+            Err((column, format!("{v} is out of range (expected a fraction from 0 to 1)")))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The back end labelled `label`.
+fn backend(label: &str) -> Result<BackendKind, String> {
+    let kinds = BackendArg::value_variants()
+        .iter()
+        .filter_map(|arg| match arg.choice() {
+            BackendChoice::Exactly(kind) => Some(kind),
+            BackendChoice::Auto => None,
+        });
+    kinds.clone().find(|k| k.label() == label).ok_or_else(|| {
+        let labels: Vec<&str> = kinds.map(BackendKind::label).collect();
+        format!("`{label}` is not a back end (expected one of {})", labels.join(", "))
+    })
+}
+
+/// The study of a row of `experiment` and `study`: the manifest's
+/// experiment, one of its studies.
+fn study_of<'m>(experiment: &str, study: &str, m: &'m Manifest) -> Result<&'m ManifestStudy, Refusal> {
+    if experiment != m.experiment.name {
+        return Err((
+            "experiment",
+            format!(
+                "`{experiment}` is not the manifest's experiment `{}`",
+                m.experiment.name
+            ),
+        ));
+    }
+    m.study.iter().find(|s| s.name == study).ok_or_else(|| {
+        let names: Vec<&str> = m.study.iter().map(|s| s.name.as_str()).collect();
+        (
+            "study",
+            format!("`{study}` is not one of the manifest's studies ({})", names.join(", ")),
+        )
+    })
+}
+
+/// The back end of a row of `study`: one of the study's.
+fn backend_of(label: &str, study: &ManifestStudy) -> Result<BackendKind, Refusal> {
+    let kind = backend(label).map_err(|problem| ("backend", problem))?;
+    if !study.backends.iter().any(|b| b == label) {
+        return Err((
+            "backend",
+            format!(
+                "`{label}` is not one of study `{}`'s back ends ({})",
+                study.name,
+                study.backends.join(", ")
+            ),
+        ));
+    }
+    Ok(kind)
+}
+
+/// The threads a row of `backend` ran on: 1 for `cpu-serial`, 1 or more
+/// for `cpu`, none recorded for the others.
+fn threads(threads: Option<usize>, backend: BackendKind) -> Result<(), Refusal> {
+    let expected = match backend {
+        BackendKind::CpuSerial if threads == Some(1) => return Ok(()),
+        BackendKind::CpuSerial => "`cpu-serial` runs on 1 thread".to_string(),
+        BackendKind::Cpu if threads.is_some_and(|t| t >= 1) => return Ok(()),
+        BackendKind::Cpu => "expected 1 or more threads".into(),
+        _ if threads.is_none() => return Ok(()),
+        b => format!("back end `{}` has no `threads`: the runner leaves it empty", b.label()),
+    };
+    let shown = threads.map_or("empty".into(), |t| t.to_string());
+    Err(("threads", format!("{shown} is out of range ({expected})")))
+}
+
+/// The split of a render over GPUs: either none of `split_spp`,
+/// `split_busy_ms` and `split_imbalance`, or all three in a row on 2 or
+/// more GPUs, with one share per GPU and the shares' samples adding up to
+/// the spp rendered.
+fn split(r: &RunRow) -> Result<(), Refusal> {
+    let set = [
+        ("split_spp", !r.split_spp.is_empty()),
+        ("split_busy_ms", !r.split_busy_ms.is_empty()),
+        ("split_imbalance", r.split_imbalance.is_some()),
+    ];
+    let Some(&(column, _)) = set.iter().find(|(_, set)| *set) else {
+        return Ok(());
+    };
+    let gpus = match r.gpus {
+        Some(n) if n >= 2 => n as usize,
+        n => {
+            let on = n.map_or("no `gpus`".into(), |n| format!("`gpus` {n}"));
+            return Err((
+                column,
+                format!("a split over GPUs in a row of one GPU ({on}; the runner splits renders over 2 or more)"),
+            ));
+        }
+    };
+    let shares: Option<Vec<u64>> = r.split_spp.split_whitespace().map(|s| s.parse().ok()).collect();
+    match shares {
+        Some(s) if s.len() == gpus => {
+            let all: u64 = s.iter().sum();
+            if all != u64::from(r.spp) {
+                return Err((
+                    "split_spp",
+                    format!(
+                        "`{}` is {all} samples in all, not the {} spp rendered",
+                        r.split_spp, r.spp
+                    ),
+                ));
+            }
+        }
+        _ => {
+            return Err((
+                "split_spp",
+                format!(
+                    "`{}` is not a split over {gpus} GPUs (expected one whole number of samples per GPU)",
+                    r.split_spp
+                ),
+            ));
+        }
+    }
+    let busy: Option<Vec<f64>> = (r.split_busy_ms.split_whitespace())
+        .map(|s| s.parse().ok().filter(|t: &f64| t.is_finite() && *t >= 0.0))
+        .collect();
+    if busy.is_none_or(|b| b.len() != gpus) {
+        return Err((
+            "split_busy_ms",
+            format!(
+                "`{}` is not a split over {gpus} GPUs (expected a finite time of at least 0 per GPU)",
+                r.split_busy_ms
+            ),
+        ));
+    }
+    match r.split_imbalance {
+        Some(v) => time("split_imbalance", v, false, false),
+        None => Err((
+            "split_imbalance",
+            format!("empty in a row split over {gpus} GPUs (expected the split's imbalance, at least 0)"),
+        )),
+    }
+}
+
+impl Written for RunRow {
+    fn check(&self, manifest: &Manifest, settings: &SettingCells) -> Result<(), Refusal> {
+        let study = study_of(&self.experiment, &self.study, manifest)?;
+        let backend = backend_of(&self.backend, study)?;
+        settings.check(backend)?;
+        threads(self.threads, backend)?;
+        if self.report_spp < self.spp {
+            return Err((
+                "report_spp",
+                format!(
+                    "{} is below the {} spp rendered (the runner renders at most the spp it reports)",
+                    self.report_spp, self.spp
+                ),
+            ));
+        }
+        for (column, side) in [("width", self.width), ("height", self.height)] {
+            if side == 0 {
+                return Err((
+                    column,
+                    "0 is out of range (expected a whole number of at least 1)".into(),
+                ));
+            }
+        }
+        fraction("occupancy", self.occupancy)?;
+        split(self)?;
+        time("wall_ms", self.wall_ms, true, false)?;
+        time("scaled_wall_ms", self.scaled_wall_ms, true, false)?;
+        time("total_ms", self.total_ms, true, false)?;
+        time("kernel_ms", self.kernel_ms, false, true)?;
+        time("overhead_ms", self.overhead_ms, false, true)?;
+        time("accel_build_ms", self.accel_build_ms, false, false)?;
+        time("upload_ms", self.upload_ms, false, false)?;
+        time("readback_ms", self.readback_ms, false, false)?;
+        time("runner_ms", self.runner_ms, false, false)?;
+        time("rays_per_s", self.rays_per_s, false, false)?;
+        time("samples_per_s", self.samples_per_s, false, false)?;
+        for (name, error) in [
+            ("rmse", self.rmse),
+            ("rel_mse", self.rel_mse),
+            ("mae", self.mae),
+            ("flip", self.flip),
+        ] {
+            if let Some(e) = error {
+                time(name, e, false, false)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Lanes in a warp of the GPUs whose kernels are profiled.
+const WARP_LANES: f64 = 32.0;
+
+impl Written for KernelRow {
+    fn check(&self, manifest: &Manifest, _: &SettingCells) -> Result<(), Refusal> {
+        let study = study_of(&self.experiment, &self.study, manifest)?;
+        backend_of(&self.backend, study)?;
+        if self.launches == 0 {
+            return Err(("launches", "0 is out of range (expected 1 or more launches)".into()));
+        }
+        fraction("occupancy", self.occupancy)?;
+        if let Some(lanes) = self.active_lanes
+            && !(0.0..=WARP_LANES).contains(&lanes)
+        {
+            return Err((
+                "active_lanes",
+                format!("{lanes} is out of range (expected a mean from 0 to {WARP_LANES} lanes)"),
+            ));
+        }
+        time("total_ms", self.total_ms, false, true)?;
+        time("mean_ms", self.mean_ms, false, true)?;
+        time("min_ms", self.min_ms, false, true)?;
+        time("max_ms", self.max_ms, false, true)?;
+        time("items_per_s", self.items_per_s, false, true)
+    }
+}
+
+/// The statuses the runner gives a study, whole ([`STATUSES`]) or
+/// followed by the reason ([`STATUS_PREFIXES`]).
+const STATUSES: [&str; 3] = ["running", "complete", "complete, with skipped runs"];
+
+/// The beginnings of the statuses the runner gives a study that did not
+/// complete; the reason follows.
+const STATUS_PREFIXES: [&str; 4] = ["failed: ", "not finished: ", "skipped: ", INTERRUPTED];
+
+/// One step of a path into the manifest: a key, or an index into an array.
+#[derive(Clone, Copy, Debug)]
+enum Step {
+    Key(&'static str),
+    Index(usize),
+}
+
+/// A manifest field out of range.
+struct Misfit {
+    /// Its path in the manifest.
+    path: Vec<Step>,
+    /// Its name in messages.
+    field: String,
+    /// What is wrong.
+    problem: String,
+}
+
+/// Checks the fields of `manifest` (read from `text`, the file at `path`)
+/// that a report prints or relies on against what the runner writes; the
+/// error names the file, the line and the field.
+pub fn check_manifest(path: &Path, text: &str, manifest: &Manifest) -> anyhow::Result<()> {
+    let Err(m) = manifest_fields(manifest) else {
+        return Ok(());
+    };
+    anyhow::bail!(
+        "{}: line {}, {}: {}; this is not a manifest `wavepath experiment` wrote",
+        path.display(),
+        line_of(text, &m.path),
+        m.field,
+        m.problem
+    )
+}
+
+/// The first field of `m` out of range.
+fn manifest_fields(m: &Manifest) -> Result<(), Misfit> {
+    use Step::{Index, Key};
+    let field = |path: Vec<Step>, name: String| {
+        move |problem: String| Misfit {
+            path,
+            field: format!("field `{name}`"),
+            problem,
+        }
+    };
+    if let Some(d) = &m.device {
+        measure(d.memory_gib, false, false).map_err(field(
+            vec![Key("device"), Key("memory_gib")],
+            "device.memory_gib".into(),
+        ))?;
+    }
+    for (i, d) in m.devices.iter().enumerate() {
+        measure(d.memory_gib, false, false).map_err(field(
+            vec![Key("devices"), Index(i), Key("memory_gib")],
+            format!("devices[{i}].memory_gib"),
+        ))?;
+    }
+    if let Some(o) = &m.overhead {
+        for (name, value) in [("median_fraction", o.median_fraction), ("max_fraction", o.max_fraction)] {
+            measure(value, false, false)
+                .map_err(field(vec![Key("overhead"), Key(name)], format!("overhead.{name}")))?;
+        }
+    }
+    if let Some(v) = m.rank_imbalance {
+        measure(v, false, false).map_err(field(vec![Key("rank_imbalance")], "rank_imbalance".into()))?;
+    }
+    for (i, r) in m.rank.iter().enumerate() {
+        measure(r.render_s, false, false).map_err(field(
+            vec![Key("rank"), Index(i), Key("render_s")],
+            format!("rank[{i}].render_s"),
+        ))?;
+    }
+    for (i, s) in m.study.iter().enumerate() {
+        study_fields(s, &m.study[..i]).map_err(|(mut path, name, problem)| {
+            path.splice(0..0, [Key("study"), Index(i)]);
+            Misfit {
+                path,
+                field: format!("study `{}`, field `{name}`", s.name),
+                problem,
+            }
+        })?;
+    }
+    for (i, k) in m.skipped.iter().enumerate() {
+        if !m.study.iter().any(|s| s.name == k.study) {
+            return Err(field(
+                vec![Key("skipped"), Index(i), Key("study")],
+                format!("skipped[{i}].study"),
+            )(format!(
+                "`{}` is not one of the manifest's studies",
+                k.study
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The first field of study `s` out of range (`earlier` are the studies
+/// before it): its path within the study, its name and what is wrong.
+fn study_fields(s: &ManifestStudy, earlier: &[ManifestStudy]) -> Result<(), (Vec<Step>, String, String)> {
+    use Step::{Index, Key};
+    let at = |path: Vec<Step>, name: String, problem: String| Err((path, name, problem));
+    if earlier.iter().any(|e| e.name == s.name) {
+        return at(
+            vec![Key("name")],
+            "name".into(),
+            "an earlier study has this name".into(),
+        );
+    }
+    if s.backends.is_empty() {
+        return at(
+            vec![Key("backends")],
+            "backends".into(),
+            "empty (expected the study's back ends)".into(),
+        );
+    }
+    for (j, b) in s.backends.iter().enumerate() {
+        if let Err(problem) = backend(b) {
+            return at(vec![Key("backends"), Index(j)], "backends".into(), problem);
+        }
+    }
+    if let Some(b) = &s.baseline
+        && !s.backends.contains(b)
+    {
+        let problem = format!("`{b}` is not one of the study's back ends ({})", s.backends.join(", "));
+        return at(vec![Key("baseline")], "baseline".into(), problem);
+    }
+    for (j, name) in s.swept.iter().enumerate() {
+        if Param::named(name).is_none() {
+            let problem = format!("`{name}` is not a setting a study can sweep");
+            return at(vec![Key("swept"), Index(j)], "swept".into(), problem);
+        }
+    }
+    let status = s.status.as_str();
+    if !STATUSES.contains(&status) && !STATUS_PREFIXES.iter().any(|p| status.starts_with(p)) {
+        let problem = format!(
+            "`{status}` is not a status `wavepath experiment` writes (expected {}, or one starting {})",
+            STATUSES.map(|s| format!("`{s}`")).join(", "),
+            STATUS_PREFIXES.map(|s| format!("`{s}`")).join(", ")
+        );
+        return at(vec![Key("status")], "status".into(), problem);
+    }
+    if let Some(scaling) = &s.scaling
+        && scaling != Scaling::Weak.name()
+    {
+        let problem = format!(
+            "`{scaling}` is out of range (expected `{}`, or no field for strong scaling)",
+            Scaling::Weak.name()
+        );
+        return at(vec![Key("scaling")], "scaling".into(), problem);
+    }
+    for (j, p) in s.published.iter().enumerate() {
+        let field = |key: &'static str| {
+            (
+                vec![Key("published"), Index(j), Key(key)],
+                format!("published[{j}].{key}"),
+            )
+        };
+        if let Err(problem) = measure(p.value, true, false) {
+            let (path, name) = field("value");
+            return at(path, name, problem);
+        }
+        if !PUBLISHED_UNITS.contains(&p.unit.as_str()) {
+            let (path, name) = field("unit");
+            let problem = format!(
+                "`{}` is not a unit (expected one of {})",
+                p.unit,
+                PUBLISHED_UNITS.join(", ")
+            );
+            return at(path, name, problem);
+        }
+        if !s.backends.iter().any(|b| b == p.backend.label()) {
+            let (path, name) = field("backend");
+            let problem = format!("`{}` is not one of the study's back ends", p.backend.label());
+            return at(path, name, problem);
+        }
+    }
+    Ok(())
+}
+
+/// The line in TOML `text` of the field at `path`, or of as much of the
+/// path as `text` holds (1 where none of it).
+fn line_of(text: &str, path: &[Step]) -> usize {
+    let mut start = 0;
+    if let Ok(root) = DeTable::parse(text) {
+        let root = DeValue::Table(root.into_inner());
+        let mut at = &root;
+        for step in path {
+            let next = match *step {
+                Step::Key(key) => at.get(key),
+                Step::Index(i) => at.get(i),
+            };
+            let Some(next) = next else { break };
+            start = next.span().start;
+            at = next.get_ref();
+        }
+    }
+    text[..start].matches('\n').count() + 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_field_is_found_on_its_line() {
+        let text =
+            "a = 1\n\n[[study]]\nname = \"x\"\n\n[[study]]\nname = \"y\"\nswept = [\n  \"spp\",\n  \"warp\",\n]\n";
+        use Step::{Index, Key};
+        assert_eq!(line_of(text, &[Key("a")]), 1);
+        assert_eq!(line_of(text, &[Key("study"), Index(1), Key("name")]), 7);
+        assert_eq!(line_of(text, &[Key("study"), Index(1), Key("swept"), Index(1)]), 10);
+        // As much of the path as is there.
+        assert_eq!(line_of(text, &[Key("study"), Index(1), Key("status")]), 6);
+        assert_eq!(line_of(text, &[Key("none")]), 1);
+    }
+
+    #[test]
+    fn a_split_as_the_runner_records_it_is_accepted_and_no_other() {
+        use crate::render::split::DeviceShare;
+        let share = |spp, ms| DeviceShare {
+            spp,
+            busy: std::time::Duration::from_millis(ms),
+            ..DeviceShare::default()
+        };
+        let mut row = RunRow {
+            gpus: Some(2),
+            spp: 64,
+            ..RunRow::default()
+        };
+        crate::experiment::team::record_split(&mut row, &[share(48, 300), share(16, 100)]);
+        assert!(split(&row).is_ok());
+        row.split_spp = "48 15".into();
+        assert_eq!(split(&row).unwrap_err().0, "split_spp");
+        row.gpus = Some(3);
+        assert_eq!(split(&row).unwrap_err().0, "split_spp");
+    }
+
+    #[test]
+    fn cells_read_as_a_configs_values() {
+        assert_eq!(toml_value("64"), toml::Value::Integer(64));
+        assert_eq!(toml_value("true"), toml::Value::Boolean(true));
+        assert_eq!(toml_value("0.5"), toml::Value::Float(0.5));
+        assert_eq!(toml_value("8x8"), toml::Value::String("8x8".into()));
+    }
+}
