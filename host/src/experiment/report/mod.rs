@@ -5,7 +5,8 @@
 //! study and run) and writes `DIR/report.md` with per-study tables and
 //! `DIR/figures/<study>_<kind>.svg` and `.png` (kernel stacks of a study
 //! with several scenes as `<study>_kernels_<scene>`), each with a footer
-//! naming config, study and command.
+//! naming config, study and command. Every file is drawn, and checked
+//! against the inputs and the other outputs, before the first is written.
 //!
 //! - `input`: the three files, read into the types of
 //!   [`crate::experiment::records`] that wrote them;
@@ -22,6 +23,7 @@ pub mod stats;
 pub mod summary;
 mod tables;
 
+use crate::io::atomic_file::{self, Output};
 use anyhow::Context;
 use std::path::{Path, PathBuf};
 
@@ -36,30 +38,41 @@ pub struct ReportOutput {
 /// Reads DIR/runs.csv, DIR/kernels.csv (may be absent or empty) and
 /// DIR/manifest.toml; writes DIR/report.md and `DIR/figures/<name>.svg` and
 /// `.png`.
+/// Every output is drawn first and checked against the three inputs and
+/// one another before the first is written.
 pub fn write_report(dir: &Path, allow_mixed: bool) -> anyhow::Result<ReportOutput> {
-    let manifest = input::read_manifest(&dir.join("manifest.toml"))?;
-    let runs = input::read_runs(&dir.join("runs.csv"), &manifest)?;
+    let inputs = [dir.join("manifest.toml"), dir.join("runs.csv"), dir.join("kernels.csv")];
+    let [manifest_path, runs_path, kernels_path] = &inputs;
+    let manifest = input::read_manifest(manifest_path)?;
+    let runs = input::read_runs(runs_path, &manifest)?;
     if !allow_mixed {
-        input::check_one_commit(&dir.join("runs.csv"), &runs)?;
+        input::check_one_commit(runs_path, &runs)?;
     }
-    let kernels = input::read_kernels(&dir.join("kernels.csv"))?;
+    let kernels = input::read_kernels(kernels_path)?;
     let configs = stats::group_configs(&runs);
     let figure_dir = dir.join("figures");
     std::fs::create_dir_all(&figure_dir)
         .with_context(|| format!("{}: cannot create the figure folder", figure_dir.display()))?;
 
     let mut markdown = tables::header(&manifest);
-    let mut figure_files = Vec::new();
+    let mut drawn = Vec::new();
     for info in &manifest.study {
         let study = stats::StudyData::new(info, &configs, &kernels);
-        let figures = figures::write_study_figures(&study, &manifest, &figure_dir)?;
+        let figures = figures::draw_study_figures(&study, &manifest, &figure_dir)?;
         markdown.push_str(&tables::study_section(&study, &manifest, &figures, dir));
-        figure_files.extend(figures.into_iter().flat_map(|f| [f.svg, f.png]));
+        drawn.extend(figures);
     }
     let path = dir.join("report.md");
-    crate::io::atomic_file::write(&path, markdown.as_bytes())?;
+    let outputs: Vec<Output> = std::iter::once(Output::new(&path, "the report"))
+        .chain(drawn.iter().flat_map(figures::Figure::outputs))
+        .collect();
+    atomic_file::check_outputs(&outputs, &inputs)?;
+    for figure in &drawn {
+        figure.write()?;
+    }
+    atomic_file::write(&path, markdown.as_bytes())?;
     Ok(ReportOutput {
         markdown: path,
-        figures: figure_files,
+        figures: drawn.into_iter().flat_map(|f| [f.svg, f.png]).collect(),
     })
 }
