@@ -118,6 +118,14 @@ const TEXTURED: &str = scene!(
 
 /// A 1×1 PFM (little-endian) of grey 0.5.
 const PFM: &[u8] = b"PF\n1 1\n-1.0\n\0\0\0\x3f\0\0\0\x3f\0\0\0\x3f";
+/// A 1×1 PFM whose red channel is NaN.
+const PFM_NAN: &[u8] = b"PF\n1 1\n-1.0\n\0\0\xc0\x7f\0\0\0\x3f\0\0\0\x3f";
+/// A 1×1 PFM whose scale is 0 (neither byte order).
+const PFM_SCALE_0: &[u8] = b"PF\n1 1\n0\n\0\0\0\x3f\0\0\0\x3f\0\0\0\x3f";
+/// A 1×1 PFM whose scale is NaN.
+const PFM_SCALE_NAN: &[u8] = b"PF\n1 1\nnan\n\0\0\0\x3f\0\0\0\x3f\0\0\0\x3f";
+/// The header of a 32768×32768 PFM, without its 12 GiB of pixels.
+const PFM_HUGE_HEADER: &[u8] = b"PF\n32768 32768\n-1.0\n";
 
 /// An experiment config with one study over the given `fixed` table.
 macro_rules! config {
@@ -378,6 +386,23 @@ const CASES: &[Case] = &[
         &["render", "s.toml", "--backend", "cpu", "--out", LONG_NAME], &["is too long for the file system"]),
     case("verify with auto", &[("s.toml", Entry::Text(OK))],
         &["verify", "s.toml", "--backend", "auto"], &["name a back end"]),
+
+    // 6. Images read back: the file named in every error, the sizes compared
+    // from the headers, and no pixel that is not finite.
+    case("compare of a missing image", &[("b.pfm", Entry::Binary(PFM))],
+        &["compare", "missing.pfm", "b.pfm"], &["missing.pfm: does not exist"]),
+    case("compare with a missing reference", &[("a.pfm", Entry::Binary(PFM))],
+        &["compare", "a.pfm", "gone.pfm"], &["gone.pfm: does not exist"]),
+    case("compare of a PFM with a NaN pixel", &[("a.pfm", Entry::Binary(PFM_NAN)), ("b.pfm", Entry::Binary(PFM))],
+        &["compare", "a.pfm", "b.pfm"], &["a.pfm", "pixel (0, 0)", "not finite"]),
+    case("compare against a reference with a NaN pixel", &[("a.pfm", Entry::Binary(PFM)), ("b.pfm", Entry::Binary(PFM_NAN))],
+        &["compare", "a.pfm", "b.pfm"], &["b.pfm", "pixel (0, 0)", "not finite"]),
+    case("PFM scale of zero", &[("a.pfm", Entry::Binary(PFM_SCALE_0)), ("b.pfm", Entry::Binary(PFM))],
+        &["compare", "a.pfm", "b.pfm"], &["a.pfm", "scale `0`", "non-zero"]),
+    case("PFM scale of NaN", &[("a.pfm", Entry::Binary(PFM)), ("b.pfm", Entry::Binary(PFM_SCALE_NAN))],
+        &["compare", "a.pfm", "b.pfm"], &["b.pfm", "scale `nan`", "non-zero"]),
+    case("compare sizes from the headers", &[("a.pfm", Entry::Binary(PFM)), ("big.pfm", Entry::Binary(PFM_HUGE_HEADER))],
+        &["compare", "a.pfm", "big.pfm"], &["a.pfm is 1x1", "big.pfm is 32768x32768"]),
 ];
 
 /// Whether a GPU opens here (cases about a missing GPU are skipped then).
