@@ -15,6 +15,12 @@ enum Entry {
     Bytes(usize),
     /// A symbolic link to this path.
     Link(&'static str),
+    /// A hard link to this file (listed before it).
+    HardLink(&'static str),
+    /// A file of these bytes.
+    Binary(&'static [u8]),
+    /// A 2×2 PNG image.
+    Png,
     /// A folder.
     Folder,
     /// A named pipe (FIFO).
@@ -103,6 +109,23 @@ const OK: &str =
     scene!("[[objects]]\nkind = \"sphere\"\ncenter = [0.0, 0.0, 0.0]\nradius = 1.0\nmaterial = \"white\"\n");
 const TRI: &str = "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n";
 const MESH: &str = scene!("[[objects]]\nkind = \"mesh\"\nfile = \"m.obj\"\nmaterial = \"white\"\n");
+/// A sphere whose albedo is the image `t.png`.
+const TEXTURED: &str = scene!(
+    "[textures.t]\nkind = \"image\"\nfile = \"t.png\"\n\n",
+    "[materials.tex]\nkind = \"diffuse\"\nalbedo = \"t\"\n\n",
+    "[[objects]]\nkind = \"sphere\"\ncenter = [0.0, 0.0, 0.0]\nradius = 1.0\nmaterial = \"tex\"\n"
+);
+
+/// A 1×1 PFM (little-endian) of grey 0.5.
+const PFM: &[u8] = b"PF\n1 1\n-1.0\n\0\0\0\x3f\0\0\0\x3f\0\0\0\x3f";
+/// A 1×1 PFM whose red channel is NaN.
+const PFM_NAN: &[u8] = b"PF\n1 1\n-1.0\n\0\0\xc0\x7f\0\0\0\x3f\0\0\0\x3f";
+/// A 1×1 PFM whose scale is 0 (neither byte order).
+const PFM_SCALE_0: &[u8] = b"PF\n1 1\n0\n\0\0\0\x3f\0\0\0\x3f\0\0\0\x3f";
+/// A 1×1 PFM whose scale is NaN.
+const PFM_SCALE_NAN: &[u8] = b"PF\n1 1\nnan\n\0\0\0\x3f\0\0\0\x3f\0\0\0\x3f";
+/// The header of a 32768×32768 PFM, without its 12 GiB of pixels.
+const PFM_HUGE_HEADER: &[u8] = b"PF\n32768 32768\n-1.0\n";
 
 /// An experiment config with one study over the given `fixed` table.
 macro_rules! config {
@@ -135,6 +158,32 @@ const CASES: &[Case] = &[
         &["render", "s.toml", "--backend", "gpu-mega", "--out", "a.png", "--launch-log", "a.png"], &["a.png", "both the image and the launch log"]),
     case("bench CSV is the scene", &[("s.toml", Entry::Text(OK))],
         &["bench", "s.toml", "--backends", "cpu", "--csv", "s.toml"], &["s.toml", "also an input"]),
+    case("bench CSV is the scene's mesh", &[("s.toml", Entry::Text(MESH)), ("m.obj", Entry::Text(TRI))],
+        &["bench", "s.toml", "--backends", "cpu", "--csv", "m.obj"], &["m.obj", "also an input"]),
+    case("bench launch log is the scene's texture", &[("s.toml", Entry::Text(TEXTURED)), ("t.png", Entry::Png)],
+        &["bench", "s.toml", "--backends", "cpu", "--launch-log", "t.png"], &["t.png", "also an input"]),
+    case("flame graph is the scene's texture", &[("s.toml", Entry::Text(TEXTURED)), ("t.png", Entry::Png)],
+        &["render", "s.toml", "--backend", "cpu", "--profile", "t.png"], &["t.png", "also an input"]),
+    case("flame graph is the scene's mesh", &[("s.toml", Entry::Text(MESH)), ("m.obj", Entry::Text(TRI))],
+        &["render", "s.toml", "--backend", "cpu", "--profile", "m.obj"], &["m.obj", "also an input"]),
+    case("experiment manifest is a link to a study's mesh", &[("ok.toml", Entry::Text(MESH)), ("m.obj", Entry::Text(TRI)), ("e.toml", Entry::Text(config!(""))), ("o", Entry::Folder), ("o/manifest.toml", Entry::Link("../m.obj"))],
+        &["experiment", "e.toml", "--out", "o"], &["o/manifest.toml (a link to", "m.obj", "also an input"]),
+    case("experiment records are a link to a study's texture", &[("ok.toml", Entry::Text(TEXTURED)), ("t.png", Entry::Png), ("e.toml", Entry::Text(config!(""))), ("o", Entry::Folder), ("o/kernels.csv", Entry::Link("../t.png"))],
+        &["experiment", "e.toml", "--out", "o"], &["o/kernels.csv (a link to", "also an input"]),
+    case("heat map is the image under test", &[("a.pfm", Entry::Binary(PFM)), ("b.pfm", Entry::Binary(PFM))],
+        &["compare", "a.pfm", "b.pfm", "--heatmap", "./a.pfm"], &["./a.pfm", "also an input"]),
+    case("image and flame graph are one file", &[("s.toml", Entry::Text(OK))],
+        &["render", "s.toml", "--backend", "cpu", "--out", "same.png", "--profile", "same.png"], &["same.png", "both the image and the flame graph"]),
+    case("flame graph is the image spelled another way", &[("s.toml", Entry::Text(OK))],
+        &["render", "s.toml", "--backend", "cpu", "--out", "same.png", "--profile", "./same.png"], &["./same.png", "same.png", "both the image and the flame graph"]),
+    case("flame graph is a link to the image yet to be written", &[("s.toml", Entry::Text(OK)), ("l.svg", Entry::Link("new.png"))],
+        &["render", "s.toml", "--backend", "cpu", "--out", "new.png", "--profile", "l.svg"], &["l.svg (a link to", "both the image and the flame graph"]),
+    case("flame graph is a hard link to the image", &[("s.toml", Entry::Text(OK)), ("a.png", Entry::Text("old")), ("b.svg", Entry::HardLink("a.png"))],
+        &["render", "s.toml", "--backend", "cpu", "--out", "a.png", "--profile", "b.svg"], &["b.svg", "a.png", "both the image and the flame graph"]),
+    case("bench CSV and launch log are one file", &[("s.toml", Entry::Text(OK))],
+        &["bench", "s.toml", "--backends", "cpu", "--csv", "b.csv", "--launch-log", "b.csv"], &["b.csv", "both the bench CSV and the launch log"]),
+    case("experiment records are links to one file", &[("ok.toml", Entry::Text(OK)), ("e.toml", Entry::Text(config!(""))), ("o", Entry::Folder), ("o/runs.csv", Entry::Link("x.csv")), ("o/kernels.csv", Entry::Link("x.csv"))],
+        &["experiment", "e.toml", "--out", "o"], &["o/kernels.csv (a link to", "o/runs.csv", "both"]),
     case("bench CSV is a device", &[("s.toml", Entry::Text(OK))],
         &["bench", "s.toml", "--backends", "cpu", "--csv", "/dev/null"], &["/dev/null", "is a device"]),
     case("gen-mesh into a device", &[],
@@ -337,6 +386,23 @@ const CASES: &[Case] = &[
         &["render", "s.toml", "--backend", "cpu", "--out", LONG_NAME], &["is too long for the file system"]),
     case("verify with auto", &[("s.toml", Entry::Text(OK))],
         &["verify", "s.toml", "--backend", "auto"], &["name a back end"]),
+
+    // 6. Images read back: the file named in every error, the sizes compared
+    // from the headers, and no pixel that is not finite.
+    case("compare of a missing image", &[("b.pfm", Entry::Binary(PFM))],
+        &["compare", "missing.pfm", "b.pfm"], &["missing.pfm: does not exist"]),
+    case("compare with a missing reference", &[("a.pfm", Entry::Binary(PFM))],
+        &["compare", "a.pfm", "gone.pfm"], &["gone.pfm: does not exist"]),
+    case("compare of a PFM with a NaN pixel", &[("a.pfm", Entry::Binary(PFM_NAN)), ("b.pfm", Entry::Binary(PFM))],
+        &["compare", "a.pfm", "b.pfm"], &["a.pfm", "pixel (0, 0)", "not finite"]),
+    case("compare against a reference with a NaN pixel", &[("a.pfm", Entry::Binary(PFM)), ("b.pfm", Entry::Binary(PFM_NAN))],
+        &["compare", "a.pfm", "b.pfm"], &["b.pfm", "pixel (0, 0)", "not finite"]),
+    case("PFM scale of zero", &[("a.pfm", Entry::Binary(PFM_SCALE_0)), ("b.pfm", Entry::Binary(PFM))],
+        &["compare", "a.pfm", "b.pfm"], &["a.pfm", "scale `0`", "non-zero"]),
+    case("PFM scale of NaN", &[("a.pfm", Entry::Binary(PFM)), ("b.pfm", Entry::Binary(PFM_SCALE_NAN))],
+        &["compare", "a.pfm", "b.pfm"], &["b.pfm", "scale `nan`", "non-zero"]),
+    case("compare sizes from the headers", &[("a.pfm", Entry::Binary(PFM)), ("big.pfm", Entry::Binary(PFM_HUGE_HEADER))],
+        &["compare", "a.pfm", "big.pfm"], &["a.pfm is 1x1", "big.pfm is 32768x32768"]),
 ];
 
 /// Whether a GPU opens here (cases about a missing GPU are skipped then).
@@ -366,6 +432,11 @@ fn set_up(dir: &Path, files: &[(&str, Entry)]) {
             Entry::Text(text) => std::fs::write(&path, text).unwrap(),
             Entry::Bytes(n) => std::fs::write(&path, "#".repeat(*n)).unwrap(),
             Entry::Link(target) => std::os::unix::fs::symlink(target, &path).unwrap(),
+            Entry::HardLink(target) => std::fs::hard_link(dir.join(target), &path).unwrap(),
+            Entry::Binary(bytes) => std::fs::write(&path, bytes).unwrap(),
+            Entry::Png => image::RgbImage::from_pixel(2, 2, image::Rgb([200, 100, 50]))
+                .save(&path)
+                .unwrap(),
             Entry::Folder => std::fs::create_dir(&path).unwrap(),
             Entry::Fifo => {
                 let made = Command::new("mkfifo").arg(&path).status().unwrap();

@@ -632,4 +632,20 @@ fn rows_measure_their_error_against_the_studys_reference_image() {
     );
     let e = refused(&text.replace("ref.exr", "missing.exr"));
     assert!(e.contains("field `reference`") && e.contains("no image"), "{e}");
+
+    // A reference pixel that is not finite would make every row's error
+    // NaN: it is refused before the first run, by its file and position.
+    let nan = dir.path().join("nan.pfm");
+    let mut bytes = b"PF\n8 6\n-1.0\n".to_vec();
+    // The third pixel of the file's first row, the image's bottom row.
+    let at = 2 * 3 + 1;
+    for i in 0..8 * 6 * 3 {
+        bytes.extend(if i == at { f32::NAN } else { 0.5f32 }.to_le_bytes());
+    }
+    std::fs::write(&nan, bytes).unwrap();
+    let e = refused(&text.replace("ref.exr", &nan.display().to_string()));
+    assert!(
+        e.contains("nan.pfm") && e.contains("pixel (2, 5)") && e.contains("not finite"),
+        "{e}"
+    );
 }

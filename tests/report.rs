@@ -14,16 +14,22 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use util::{line_of, output_within, wavepath};
 use wavepath::experiment::records::MAX_RECORDS_BYTES;
+use wavepath::experiment::report::summary::{SUMMARY_FILE, write_summary};
 use wavepath::experiment::report::write_report;
 
 /// A copy of `tests/data/report/` in a fresh temporary folder.
 fn fixture() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
+    copy_fixture(dir.path());
+    dir
+}
+
+/// Copies `tests/data/report/` into the folder `to`.
+fn copy_fixture(to: &Path) {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/report");
     for name in ["runs.csv", "kernels.csv", "manifest.toml"] {
-        fs::copy(src.join(name), dir.path().join(name)).unwrap();
+        fs::copy(src.join(name), to.join(name)).unwrap();
     }
-    dir
 }
 
 /// The one line of `markdown` that starts with `prefix`.
@@ -600,4 +606,54 @@ fn files_that_are_not_regular_or_too_large_are_refused_unread() {
             );
         }
     }
+}
+
+#[test]
+fn an_output_that_is_an_input_or_another_output_is_refused_before_anything_is_written() {
+    use std::os::unix::fs::symlink;
+    // The figures folder holds nothing but the links the cases make.
+    let figures = |dir: &Path| {
+        let figures = dir.join("figures");
+        let mut names: Vec<_> = match fs::read_dir(&figures) {
+            Ok(entries) => entries.map(|e| e.unwrap().file_name()).collect(),
+            Err(_) => Vec::new(),
+        };
+        names.sort();
+        names
+    };
+    // report.md as a link to runs.csv would replace the records it reads.
+    let dir = fixture();
+    let runs = fs::read(dir.path().join("runs.csv")).unwrap();
+    symlink("runs.csv", dir.path().join("report.md")).unwrap();
+    let err = format!("{:#}", write_report(dir.path(), false).err().expect("refused"));
+    assert!(
+        err.contains("report.md (a link to") && err.contains("also an input"),
+        "{err}"
+    );
+    assert_eq!(fs::read(dir.path().join("runs.csv")).unwrap(), runs);
+    assert!(figures(dir.path()).is_empty());
+
+    // A figure as a link to the report: two outputs, one file.
+    let dir = fixture();
+    fs::create_dir(dir.path().join("figures")).unwrap();
+    symlink("../report.md", dir.path().join("figures/cpu_scaling_threads.svg")).unwrap();
+    let err = format!("{:#}", write_report(dir.path(), false).err().expect("refused"));
+    assert!(
+        err.contains("cpu_scaling_threads.svg (a link to") && err.contains("report.md") && err.contains("both"),
+        "{err}"
+    );
+    assert_eq!(figures(dir.path()), ["cpu_scaling_threads.svg"]);
+    assert!(!dir.path().join("report.md").exists());
+
+    // The summary as a link to an experiment folder's runs.csv.
+    let results = tempfile::tempdir().unwrap();
+    fs::create_dir(results.path().join("x")).unwrap();
+    copy_fixture(&results.path().join("x"));
+    symlink("x/runs.csv", results.path().join(SUMMARY_FILE)).unwrap();
+    let err = format!("{:#}", write_summary(results.path()).expect_err("refused"));
+    assert!(
+        err.contains("SUMMARY.md (a link to") && err.contains("also an input"),
+        "{err}"
+    );
+    assert_eq!(fs::read(results.path().join("x/runs.csv")).unwrap(), runs);
 }

@@ -496,6 +496,7 @@ impl RenderArgs {
             out: self.out.clone(),
             progress: !self.quiet,
             launch_log: self.launch_log.clone(),
+            profile: self.profile.clone(),
             devices: self.devices.clone(),
             stop: None,
         })

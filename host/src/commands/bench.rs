@@ -6,18 +6,23 @@ use crate::cli::BenchArgs;
 use crate::experiment::bench;
 use crate::experiment::runner::{self, RunOptions};
 use crate::experiment::spread;
-use crate::io::{atomic_file, csv};
+use crate::io::atomic_file::Output;
+use crate::io::csv;
 use anyhow::{Context, anyhow};
 use std::process::ExitCode;
 
-/// Times the plan, prints the summary, writes the CSV and launch log.
+/// Times the plan (its CSV and launch log checked with the runner's other
+/// checks, before the first run), prints the summary, writes the CSV and
+/// launch log.
 pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
     let plan = args.plan().map_err(|e| anyhow!(e))?;
-    for path in [&args.csv, &args.launch_log].into_iter().flatten() {
-        atomic_file::check(path, &[&plan.scene])?;
-    }
     let config = plan.config(&command_line());
+    let outputs = [
+        args.csv.as_ref().map(|p| Output::new(p, "the bench CSV")),
+        args.launch_log.as_ref().map(|p| Output::new(p, "the launch log")),
+    ];
     let options = RunOptions {
+        outputs: outputs.into_iter().flatten().collect(),
         command: command_line(),
         keep_profiles: true,
         require_gpu: true,

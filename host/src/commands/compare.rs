@@ -3,20 +3,22 @@
 
 use super::outln;
 use crate::cli::CompareArgs;
-use crate::io::{atomic_file, image};
+use crate::io::atomic_file::{self, Output};
+use crate::io::image;
 use crate::render::compare::{REL_MSE_EPSILON, compare_files};
 use std::process::ExitCode;
 
 /// Prints the metrics and writes the heat map if asked for.
 pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
-    if let Some(path) = &args.heatmap {
-        atomic_file::check(path, &[&args.test, &args.reference])?;
-        if !matches!(image::format_for(path)?, image::OutputFormat::Display(_)) {
-            anyhow::bail!(
-                "{}: a heat map is an 8-bit image: name a .png, .ppm or .bmp file",
-                path.display()
-            );
-        }
+    let outputs: Vec<Output> = args.heatmap.iter().map(|p| Output::new(p, "the heat map")).collect();
+    atomic_file::check_outputs(&outputs, &[&args.test, &args.reference])?;
+    if let Some(path) = &args.heatmap
+        && !matches!(image::format_for(path)?, image::OutputFormat::Display(_))
+    {
+        anyhow::bail!(
+            "{}: a heat map is an 8-bit image: name a .png, .ppm or .bmp file",
+            path.display()
+        );
     }
     let c = compare_files(&args.test, &args.reference)?;
     let m = c.metrics;

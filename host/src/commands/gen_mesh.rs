@@ -4,7 +4,7 @@
 
 use super::outln;
 use crate::cli::GenMeshArgs;
-use crate::io::atomic_file;
+use crate::io::atomic_file::{self, Output};
 use crate::scene::meshgen::DisplacedSphere;
 use crate::system::interrupt;
 use std::path::Path;
@@ -17,7 +17,7 @@ pub fn run(args: &GenMeshArgs) -> anyhow::Result<ExitCode> {
     if !(0.0..0.5).contains(&args.amplitude) {
         anyhow::bail!("--amplitude must be in [0, 0.5), got {}", args.amplitude);
     }
-    atomic_file::check::<&Path>(&args.out, &[])?;
+    atomic_file::check_outputs::<&Path>(&[Output::new(&args.out, "the mesh")], &[])?;
     let stop = interrupt::graceful("stopping; no mesh file is written unless it is already whole");
     let stopped = || stop.load(Ordering::SeqCst);
     let start = Instant::now();

@@ -3,7 +3,8 @@
 use super::outln;
 use crate::backend::gpu::Gpu;
 use crate::cli::RaycastArgs;
-use crate::io::{atomic_file, csv};
+use crate::io::atomic_file::{self, Output};
+use crate::io::csv;
 use crate::render::{self, raycast};
 use crate::system::memory;
 use anyhow::Context;
@@ -16,9 +17,8 @@ pub fn run(args: &RaycastArgs) -> anyhow::Result<ExitCode> {
     let gpu = Gpu::open(0).context("raycast times the GPU kernel; it needs a GPU")?;
     let overrides = args.scene.overrides();
     let scene = render::load_scene(&args.scene.scene, &overrides)?;
-    if let Some(path) = &args.csv {
-        atomic_file::check(path, &scene.scene.files)?;
-    }
+    let outputs: Vec<Output> = args.csv.iter().map(|p| Output::new(p, "the raycast CSV")).collect();
+    atomic_file::check_outputs(&outputs, &scene.scene.files)?;
     memory::check_available(
         &format!("{} rays", args.count),
         raycast::host_bytes(args.count),

@@ -21,7 +21,7 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
     let profiler = args
         .profile
         .as_deref()
-        .map(|path| start_profile(args, path).map(|p| (p, path)))
+        .map(|path| start_profile(args).map(|p| (p, path)))
         .transpose()?;
     #[cfg(feature = "mpi")]
     if let Some(cluster) = crate::cluster::Cluster::join()? {
@@ -65,8 +65,9 @@ fn exit_status() -> ExitCode {
     }
 }
 
-/// Checks that `--profile FILE` can be honoured and starts sampling.
-fn start_profile(args: &RenderArgs, path: &Path) -> anyhow::Result<CpuProfiler> {
+/// Checks that `--profile` names a CPU back end and starts sampling (the
+/// file is checked with the render's other outputs).
+fn start_profile(args: &RenderArgs) -> anyhow::Result<CpuProfiler> {
     if !matches!(
         args.backend,
         BackendArg::Cpu | BackendArg::CpuSerial | BackendArg::CpuWave
@@ -76,7 +77,6 @@ fn start_profile(args: &RenderArgs, path: &Path) -> anyhow::Result<CpuProfiler> 
              the GPU back ends print their per-kernel profile"
         );
     }
-    atomic_file::check(path, &[&args.scene.scene])?;
     CpuProfiler::start()
 }
 

@@ -2,8 +2,9 @@
 //! what an interrupted experiment there left to resume.
 
 use super::config::{Config, PlannedRun, Study};
+use super::preflight::Checked;
 use super::records::{KernelRow, Manifest, Recovered, RunRow, header, recover_rows};
-use crate::io::atomic_file;
+use crate::io::atomic_file::{self, Output};
 use crate::system::provenance::Provenance;
 use anyhow::{Context, bail};
 use serde::Serialize;
@@ -28,6 +29,15 @@ impl OutFiles {
             kernels: dir.join("kernels.csv"),
             manifest: dir.join("manifest.toml"),
         }
+    }
+
+    /// The three, as outputs to check.
+    fn outputs(&self) -> [Output; 3] {
+        [
+            Output::new(&self.runs, "the run records"),
+            Output::new(&self.kernels, "the kernel records"),
+            Output::new(&self.manifest, "the manifest"),
+        ]
     }
 }
 
@@ -108,31 +118,39 @@ impl FolderLock {
     }
 }
 
-/// Checks the output folder `dir` before the first sample (none: the rows
-/// stay in memory), takes its lock, and returns what an interrupted run
-/// there left to resume, its files repaired.
+/// Checks, before the first sample, the output folder `dir` (none: the
+/// rows stay in memory) and every file the command writes, its files and
+/// `outputs` besides (`bench --csv`), against every file the runs read
+/// (`checked` lists them); takes the folder's lock, and returns what an
+/// interrupted run there left to resume, its files repaired.
 pub fn prepare(
     dir: Option<&Path>,
+    outputs: &[Output],
     policy: ResumePolicy,
     config: &Config,
+    checked: &Checked,
     meta: &Provenance,
 ) -> anyhow::Result<Resumed> {
-    let Some(dir) = dir else {
+    if let Some(dir) = dir {
+        if dir.exists() && !dir.is_dir() {
+            bail!(
+                "{}: is not a folder; --out names the folder for the results",
+                dir.display()
+            );
+        }
+        std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create the output folder", dir.display()))?;
+    }
+    let files = dir.map(OutFiles::in_folder);
+    let written: Vec<Output> = outputs
+        .iter()
+        .cloned()
+        .chain(files.iter().flat_map(OutFiles::outputs))
+        .collect();
+    atomic_file::check_outputs(&written, &inputs(config, checked))?;
+    let (Some(dir), Some(files)) = (dir, files) else {
         return Ok(Resumed::default());
     };
-    if dir.exists() && !dir.is_dir() {
-        anyhow::bail!(
-            "{}: is not a folder; --out names the folder for the results",
-            dir.display()
-        );
-    }
-    std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create the output folder", dir.display()))?;
     let lock = FolderLock::take(dir)?;
-    let files = OutFiles::in_folder(dir);
-    let inputs = config_inputs(config);
-    for path in [&files.runs, &files.kernels, &files.manifest] {
-        atomic_file::check(path, &inputs)?;
-    }
     let started = std::fs::metadata(&files.runs).is_ok_and(|m| m.len() > 0);
     if !started {
         return Ok(Resumed {
@@ -158,15 +176,12 @@ pub fn prepare(
     })
 }
 
-/// Every file an experiment reads: its config and every study's scenes.
-fn config_inputs(config: &Config) -> Vec<&Path> {
+/// Every file an experiment reads: its config, every study's scenes, and
+/// the meshes, textures and reference images of the runs planned.
+fn inputs<'a>(config: &'a Config, checked: &'a Checked) -> Vec<&'a Path> {
     std::iter::once(config.path.as_path())
-        .chain(
-            config
-                .studies
-                .iter()
-                .flat_map(|s| s.scenes.iter().map(PathBuf::as_path)),
-        )
+        .chain(config.studies.iter().flat_map(|s| &s.scenes).map(PathBuf::as_path))
+        .chain(checked.inputs.iter().map(PathBuf::as_path))
         .collect()
 }
 

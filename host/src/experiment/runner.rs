@@ -22,6 +22,7 @@ use super::team;
 use super::writer::RowWriter;
 use crate::backend::gpu::Gpu;
 use crate::backend::gpu::profile::GpuProfile;
+use crate::io::atomic_file::Output;
 use crate::settings::devices::Devices;
 use crate::system::provenance::Provenance;
 use anyhow::Context;
@@ -33,6 +34,9 @@ use std::sync::atomic::AtomicBool;
 pub struct RunOptions {
     /// The output folder; `None` keeps the rows in memory only (`bench`).
     pub out: Option<PathBuf>,
+    /// Files the command writes besides the folder's (`bench --csv` and
+    /// `--launch-log`), checked with them before the first run.
+    pub outputs: Vec<Output>,
     /// Run only this study.
     pub only: Option<String>,
     /// Continue an interrupted run in `out`, skipping its finished rows.
@@ -91,7 +95,7 @@ pub fn run(config: &Config, opts: &RunOptions) -> anyhow::Result<Outcome> {
         resume: opts.resume,
         allow_mixed: opts.allow_mixed,
     };
-    let mut resumed = output::prepare(opts.out.as_deref(), policy, config, &meta)?;
+    let mut resumed = output::prepare(opts.out.as_deref(), &opts.outputs, policy, config, &checked, &meta)?;
     check_clean(&meta, opts.allow_dirty)?;
     let (gpus, no_gpu) = open_gpus(&plan, opts.require_gpu, opts.devices.as_ref())?;
     let gpu = gpus.first();

@@ -1,9 +1,12 @@
 //! Output files written whole or not at all, and checked before any work.
 //!
-//! [`check`] runs before a command starts: the folder must exist and take a
-//! new file, the path must not name one of the command's inputs, and what
-//! stands there must be absent or a regular file. A symbolic link is
-//! followed to its target, so the link stays and the target is written.
+//! [`check_outputs`] runs before a command starts, over every file it
+//! writes: each one's folder must exist and take a new file, what stands
+//! at its path must be absent or a regular file, it must not be one of the
+//! command's inputs (every file it reads: a scene's meshes and textures
+//! too), and no two outputs may name the same file. A symbolic link is
+//! followed to its target, so the link stays and the target is written;
+//! hard links and other spellings of one path are seen through.
 //!
 //! [`write()`] puts the bytes in a temporary file beside the target and renames
 //! it into place, so a failed or interrupted command never leaves half a
@@ -21,6 +24,25 @@ pub const TEMP_PREFIX: &str = ".wavepath-";
 
 /// Symbolic links followed before giving up (as Linux's `MAXSYMLINKS`).
 const MAX_LINKS: usize = 40;
+
+/// A file a command writes, and what it is, for messages.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Output {
+    /// Where it is written.
+    pub path: PathBuf,
+    /// What it is: "the image", "the launch log".
+    pub what: &'static str,
+}
+
+impl Output {
+    /// The output `what` at `path`.
+    pub fn new(path: impl Into<PathBuf>, what: &'static str) -> Self {
+        Output {
+            path: path.into(),
+            what,
+        }
+    }
+}
 
 /// The file a write to `path` lands in: `path` itself, or the end of its
 /// chain of symbolic links (which need not exist yet).
@@ -49,17 +71,34 @@ fn folder(path: &Path) -> &Path {
     }
 }
 
-/// Whether two paths name the same existing file (hard links included).
-fn same_file(a: &Path, b: &Path) -> bool {
-    match (std::fs::metadata(a), std::fs::metadata(b)) {
-        #[cfg(unix)]
-        (Ok(x), Ok(y)) => {
-            use std::os::unix::fs::MetadataExt;
-            x.dev() == y.dev() && x.ino() == y.ino()
+/// What a path names, to tell whether two paths name one file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum FileId {
+    /// An existing file, by its device and inode (which hard links share).
+    #[cfg(unix)]
+    Inode(u64, u64),
+    /// A file by its canonical path: its folder's, with its name, for a file
+    /// yet to be made (and for an existing one where there are no inodes).
+    Path(PathBuf),
+}
+
+impl FileId {
+    /// The file `path` names, after links; `None` where that cannot be told
+    /// (its folder does not exist, or it has no file name).
+    fn of(path: &Path) -> Option<FileId> {
+        match std::fs::metadata(path) {
+            #[cfg(unix)]
+            Ok(m) => {
+                use std::os::unix::fs::MetadataExt;
+                Some(FileId::Inode(m.dev(), m.ino()))
+            }
+            #[cfg(not(unix))]
+            Ok(_) => std::fs::canonicalize(path).ok().map(FileId::Path),
+            Err(_) => {
+                let dir = std::fs::canonicalize(folder(path)).ok()?;
+                Some(FileId::Path(dir.join(path.file_name()?)))
+            }
         }
-        #[cfg(not(unix))]
-        (Ok(_), Ok(_)) => std::fs::canonicalize(a).ok() == std::fs::canonicalize(b).ok(),
-        _ => false,
     }
 }
 
@@ -79,10 +118,38 @@ fn regular_target(path: &Path, shown: impl Fn(&Path) -> String) -> anyhow::Resul
     Ok(target)
 }
 
-/// Checks, before any work, that `path` can take a command's output: its
-/// folder exists and is writable, it is not one of `inputs`, and it is
-/// absent or a regular file (after following links).
-pub fn check<P: AsRef<Path>>(path: &Path, inputs: &[P]) -> anyhow::Result<()> {
+/// Checks, before any work, every output of a command: each one's folder
+/// exists and is writable and it is absent or a regular file (after
+/// following links), none is one of `inputs` (every file the command reads),
+/// and no two name the same file (through links, hard links or another
+/// spelling of the path). Every command that writes goes through here.
+pub fn check_outputs<P: AsRef<Path>>(outputs: &[Output], inputs: &[P]) -> anyhow::Result<()> {
+    let inputs: Vec<(&Path, Option<FileId>)> = inputs.iter().map(|i| (i.as_ref(), FileId::of(i.as_ref()))).collect();
+    let mut checked: Vec<(&Output, FileId)> = Vec::new();
+    for output in outputs {
+        let (shown, id) = check(&output.path, &inputs)?;
+        let Some(id) = id else { continue };
+        if let Some((earlier, _)) = checked.iter().find(|(_, e)| *e == id) {
+            let same = if earlier.path == output.path {
+                String::new()
+            } else {
+                format!(" names the same file as {}, so it would be", earlier.path.display())
+            };
+            let is = if same.is_empty() { " is" } else { "" };
+            bail!(
+                "{shown}:{same}{is} both {} and {}; choose another path for one",
+                earlier.what,
+                output.what
+            );
+        }
+        checked.push((output, id));
+    }
+    Ok(())
+}
+
+/// Checks one output `path` against `inputs` (each with the file it
+/// names); returns how errors show it and the file it names.
+fn check(path: &Path, inputs: &[(&Path, Option<FileId>)]) -> anyhow::Result<(String, Option<FileId>)> {
     let shown_for = |target: &Path| {
         if target == path {
             path.display().to_string()
@@ -91,17 +158,17 @@ pub fn check<P: AsRef<Path>>(path: &Path, inputs: &[P]) -> anyhow::Result<()> {
         }
     };
     let target = regular_target(path, shown_for)?;
-    let shown = || shown_for(&target);
-    if let Some(input) = inputs.iter().map(AsRef::as_ref).find(|i| same_file(i, &target)) {
+    let shown = shown_for(&target);
+    let id = FileId::of(&target);
+    if let Some((input, _)) = inputs.iter().find(|(_, i)| i.is_some() && *i == id) {
         bail!(
-            "{}: is also an input of this command ({}); choose another output path",
-            shown(),
+            "{shown}: is also an input of this command ({}); choose another output path",
             input.display()
         );
     }
     let dir = folder(&target);
     if !dir.is_dir() {
-        bail!("{}: the folder {} does not exist", shown(), dir.display());
+        bail!("{shown}: the folder {} does not exist", dir.display());
     }
     // The probe's name is as long as the target's, so that a name the file
     // system refuses (too long) is found now, not after the work.
@@ -112,16 +179,14 @@ pub fn check<P: AsRef<Path>>(path: &Path, inputs: &[P]) -> anyhow::Result<()> {
     {
         Ok(probe) => drop(probe),
         Err(e) if e.kind() == std::io::ErrorKind::InvalidFilename => bail!(
-            "{}: the file name ({name_len} bytes) is too long for the file system in {}; choose a shorter name",
-            shown(),
+            "{shown}: the file name ({name_len} bytes) is too long for the file system in {}; choose a shorter name",
             dir.display()
         ),
         Err(e) => {
-            return Err(e)
-                .with_context(|| format!("{}: cannot create a file in the folder {}", shown(), dir.display()));
+            return Err(e).with_context(|| format!("{shown}: cannot create a file in the folder {}", dir.display()));
         }
     }
-    Ok(())
+    Ok((shown, id))
 }
 
 /// A builder of temporary files as this module makes them.
@@ -169,6 +234,13 @@ mod tests {
             .collect()
     }
 
+    /// [`check_outputs`] of one output and no inputs, as its message.
+    fn refused(path: &Path) -> String {
+        check_outputs::<&Path>(&[Output::new(path, "the image")], &[])
+            .unwrap_err()
+            .to_string()
+    }
+
     #[cfg(unix)]
     #[test]
     fn a_link_is_followed_and_kept() {
@@ -176,7 +248,7 @@ mod tests {
         let real = dir.path().join("real.txt");
         let link = dir.path().join("link.txt");
         std::os::unix::fs::symlink("real.txt", &link).unwrap();
-        check::<&Path>(&link, &[]).unwrap();
+        check_outputs::<&Path>(&[Output::new(&link, "the text")], &[]).unwrap();
         write(&link, b"abc").unwrap();
         assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
         assert_eq!(std::fs::read(&real).unwrap(), b"abc");
@@ -186,12 +258,12 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn special_files_are_refused_untouched() {
-        let e = check::<&Path>(Path::new("/dev/null"), &[]).unwrap_err().to_string();
+        let e = refused(Path::new("/dev/null"));
         assert!(e.contains("/dev/null") && e.contains("a device"), "{e}");
         let e = write(Path::new("/dev/null"), b"x").unwrap_err().to_string();
         assert!(e.contains("regular files only"), "{e}");
         let dir = tempfile::tempdir().unwrap();
-        let e = check::<&Path>(dir.path(), &[]).unwrap_err().to_string();
+        let e = refused(dir.path());
         assert!(e.contains("a folder"), "{e}");
     }
 
@@ -200,18 +272,57 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let scene = dir.path().join("scene.toml");
         std::fs::write(&scene, "x").unwrap();
-        let e = check(&dir.path().join("./scene.toml"), &[&scene])
+        let output = |name: &str| [Output::new(dir.path().join(name), "the image")];
+        let e = check_outputs(&output("./scene.toml"), &[&scene])
             .unwrap_err()
             .to_string();
         assert!(e.contains("also an input"), "{e}");
-        check(&dir.path().join("out.png"), &[&scene]).unwrap();
+        check_outputs(&output("out.png"), &[&scene]).unwrap();
+        // An input that does not exist (yet) is no output either.
+        let e = check_outputs(&output("./none.png"), &[dir.path().join("none.png")])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("also an input"), "{e}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn no_two_outputs_name_one_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let at = |name: &str| dir.path().join(name);
+        let check = |a: &str, b: &str| {
+            check_outputs::<&Path>(&[Output::new(at(a), "the image"), Output::new(at(b), "the log")], &[])
+                .map_err(|e| e.to_string())
+        };
+        let e = check("x.png", "x.png").unwrap_err();
+        assert!(
+            e.ends_with("x.png: is both the image and the log; choose another path for one"),
+            "{e}"
+        );
+        std::fs::create_dir(at("sub")).unwrap();
+        let e = check("x.png", "sub/../x.png").unwrap_err();
+        assert!(
+            e.contains("sub/../x.png: names the same file as") && e.contains("both the image and the log"),
+            "{e}"
+        );
+        // A link to a file yet to be made, and a hard link.
+        std::os::unix::fs::symlink("y.png", at("link.png")).unwrap();
+        let e = check("y.png", "link.png").unwrap_err();
+        assert!(e.contains("link.png (a link to") && e.contains("both"), "{e}");
+        std::fs::write(at("z.png"), "z").unwrap();
+        std::fs::hard_link(at("z.png"), at("hard.png")).unwrap();
+        let e = check("z.png", "hard.png").unwrap_err();
+        assert!(
+            e.contains("hard.png: names the same file as") && e.contains("z.png"),
+            "{e}"
+        );
+        check("x.png", "y.png").unwrap();
+        assert!(leftovers(dir.path()).is_empty());
     }
 
     #[test]
     fn a_missing_folder_is_named() {
-        let e = check::<&Path>(Path::new("no/such/dir/x.png"), &[])
-            .unwrap_err()
-            .to_string();
+        let e = refused(Path::new("no/such/dir/x.png"));
         assert!(e.contains("no/such/dir") && e.contains("does not exist"), "{e}");
     }
 }

@@ -2,12 +2,15 @@
 //! a failed render never leaves half a file): PNG, PPM or BMP of the
 //! tone-mapped image ([`crate::render::tone`]), or PFM or OpenEXR of the
 //! linear radiance, by extension; and images read back as floats for
-//! `compare`.
+//! `compare` and an experiment's reference (their headers alone first, to
+//! compare sizes), every pixel checked ([`check_pixels`], which the scene's
+//! texture loader shares).
 
-use crate::io::atomic_file;
-use anyhow::{Context, bail};
+use crate::io::{atomic_file, input_file};
+use anyhow::{Context, anyhow, bail};
 use image::codecs::pnm::{PnmEncoder, PnmSubtype, SampleEncoding};
 use image::{ExtendedColorType, ImageEncoder, ImageFormat, Rgb32FImage, RgbImage};
+use std::io::Read as _;
 use std::path::Path;
 
 /// Bytes per pixel of the 8-bit image (and at most of its encoding).
@@ -132,19 +135,93 @@ pub struct FloatImage {
     pub linear: bool,
 }
 
+/// What an image file's header says: its size and kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ImageHeader {
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// Whether it holds linear radiance (PFM, OpenEXR) rather than display
+    /// values.
+    pub linear: bool,
+}
+
 /// The largest image file `read` takes: a 32 768-pixel square of float RGB.
 const MAX_IMAGE_FILE: u64 = 13 << 30;
 
+/// Reads the header of a PNG, PPM, BMP, PFM or OpenEXR file (by
+/// extension), not its pixels. Errors name the file and what was wrong.
+pub fn read_header(path: &Path) -> anyhow::Result<ImageHeader> {
+    let format = format_for(path)?;
+    let file = input_file::open_regular(path).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    let (width, height, linear) = match format {
+        OutputFormat::Linear(LinearFormat::Pfm) => {
+            let mut head = Vec::new();
+            file.take(MAX_PFM_HEADER as u64)
+                .read_to_end(&mut head)
+                .with_context(|| format!("{}: cannot be read", path.display()))?;
+            let h = pfm_header(path, &head)?;
+            (h.width, h.height, true)
+        }
+        OutputFormat::Linear(LinearFormat::Exr) => {
+            dimensions(path, file, ImageFormat::OpenExr).map(|(w, h)| (w, h, true))?
+        }
+        OutputFormat::Display(format) => dimensions(path, file, format).map(|(w, h)| (w, h, false))?,
+    };
+    Ok(ImageHeader { width, height, linear })
+}
+
+/// The size in the header of the image `file` (of `path`) of `format`.
+fn dimensions(path: &Path, file: std::fs::File, format: ImageFormat) -> anyhow::Result<(u32, u32)> {
+    image::ImageReader::with_format(std::io::BufReader::new(file), format)
+        .into_dimensions()
+        .with_context(|| format!("{}: not a readable {format:?} image", path.display()))
+}
+
 /// Reads a PNG, PPM, BMP, PFM or OpenEXR file (by extension) as floats.
-/// Errors name the file and what was wrong.
+/// Every channel must be finite. Errors name the file and what was wrong.
 pub fn read(path: &Path) -> anyhow::Result<FloatImage> {
     let format = format_for(path)?;
-    let bytes = crate::io::input_file::read_limited(path, MAX_IMAGE_FILE).map_err(|e| anyhow::anyhow!(e))?;
-    match format {
+    let bytes = input_file::read_limited(path, MAX_IMAGE_FILE).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    let image = match format {
         OutputFormat::Linear(LinearFormat::Pfm) => read_pfm(path, &bytes),
         OutputFormat::Linear(LinearFormat::Exr) => decode(path, &bytes, ImageFormat::OpenExr, true),
         OutputFormat::Display(format) => decode(path, &bytes, format, false),
-    }
+    }?;
+    check_pixels(path, image.width, &image.pixels, Channels::Finite).map_err(anyhow::Error::msg)?;
+    Ok(image)
+}
+
+/// The values an image's channels may take.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Channels {
+    /// Any finite value.
+    Finite,
+    /// Finite and not negative (a texture's colours).
+    NonNegative,
+}
+
+/// Checks every channel of `pixels` (rows top to bottom, `width` wide) of
+/// the image file `path` against `allowed`; the error names the file and
+/// the first pixel at fault, by its (x, y) from the top left. Every image
+/// reader checks its pixels here.
+pub fn check_pixels(path: &Path, width: u32, pixels: &[[f32; 3]], allowed: Channels) -> Result<(), String> {
+    let refused = |v: f32| !v.is_finite() || (allowed == Channels::NonNegative && v < 0.0);
+    let Some(at) = pixels.iter().position(|p| p.iter().any(|&v| refused(v))) else {
+        return Ok(());
+    };
+    let [r, g, b] = pixels[at];
+    let (x, y) = (at % width.max(1) as usize, at / width.max(1) as usize);
+    let fault = if [r, g, b].iter().all(|v| v.is_finite()) {
+        "is negative"
+    } else {
+        "is not finite"
+    };
+    Err(format!(
+        "{}: pixel ({x}, {y}), counted from the top left, {fault}: ({r}, {g}, {b})",
+        path.display()
+    ))
 }
 
 /// Decodes `bytes` of `format` through the `image` crate.
@@ -162,26 +239,49 @@ fn decode(path: &Path, bytes: &[u8], format: ImageFormat, linear: bool) -> anyho
     })
 }
 
-/// Parses a PFM file: `PF`, the size, a scale whose sign gives the byte
-/// order, then `f32` RGB rows bottom to top.
-fn read_pfm(path: &Path, bytes: &[u8]) -> anyhow::Result<FloatImage> {
-    let bad = |what: &str| anyhow::anyhow!("{}: not a colour PFM file: {what}", path.display());
+/// The most bytes of a PFM header: `PF`, the size and the scale, each
+/// followed by whitespace.
+const MAX_PFM_HEADER: usize = 256;
+
+/// What a PFM file's header says.
+struct PfmHeader {
+    width: u32,
+    height: u32,
+    /// The byte order of the pixels: the scale's sign (negative: little-endian).
+    little_endian: bool,
+    /// Where the pixels start.
+    data_at: usize,
+}
+
+/// An error of the PFM file `path`: `what` is wrong.
+fn not_pfm(path: &Path, what: &str) -> anyhow::Error {
+    anyhow!("{}: not a colour PFM file: {what}", path.display())
+}
+
+/// Parses the header at the start of `bytes` of the PFM file `path`: `PF`,
+/// the width and the height, and a scale whose sign gives the byte order,
+/// each followed by whitespace (one byte after the scale), within the first
+/// [`MAX_PFM_HEADER`] bytes.
+fn pfm_header(path: &Path, bytes: &[u8]) -> anyhow::Result<PfmHeader> {
+    let bad = |what: &str| not_pfm(path, what);
+    let head = &bytes[..bytes.len().min(MAX_PFM_HEADER)];
     let mut fields = Vec::new();
     let mut at = 0;
     while fields.len() < 4 {
-        while at < bytes.len() && bytes[at].is_ascii_whitespace() {
+        while at < head.len() && head[at].is_ascii_whitespace() {
             at += 1;
         }
         let start = at;
-        while at < bytes.len() && !bytes[at].is_ascii_whitespace() && at - start < 32 {
+        while at < head.len() && !head[at].is_ascii_whitespace() && at - start < 32 {
             at += 1;
         }
         if start == at {
-            return Err(bad("the header ends early (expected PF, width, height and scale)"));
+            return Err(bad(&format!(
+                "the header ends early (expected PF, width, height and scale within its first {MAX_PFM_HEADER} bytes)"
+            )));
         }
-        fields.push(std::str::from_utf8(&bytes[start..at]).map_err(|_| bad("the header is not text"))?);
+        fields.push(std::str::from_utf8(&head[start..at]).map_err(|_| bad("the header is not text"))?);
     }
-    at += 1; // the one whitespace byte before the data
     if fields[0] != "PF" {
         return Err(bad(&format!("it starts with `{}`, expected `PF`", fields[0])));
     }
@@ -197,21 +297,50 @@ fn read_pfm(path: &Path, bytes: &[u8]) -> anyhow::Result<FloatImage> {
             })
     };
     let (width, height) = (side(fields[1], "width")?, side(fields[2], "height")?);
-    let scale: f32 = fields[3].parse().map_err(|_| bad(&format!("scale `{}`", fields[3])))?;
-    let little = scale < 0.0;
+    let scale = fields[3]
+        .parse::<f32>()
+        .ok()
+        .filter(|s| s.is_finite() && *s != 0.0)
+        .ok_or_else(|| {
+            bad(&format!(
+                "scale `{}` (expected a non-zero finite number: negative for little-endian pixels, positive for big-endian)",
+                fields[3]
+            ))
+        })?;
+    Ok(PfmHeader {
+        width,
+        height,
+        little_endian: scale < 0.0,
+        // The one whitespace byte after the scale.
+        data_at: at + 1,
+    })
+}
+
+/// Parses a PFM file: its header ([`pfm_header`]), then `f32` RGB rows
+/// bottom to top.
+fn read_pfm(path: &Path, bytes: &[u8]) -> anyhow::Result<FloatImage> {
+    let PfmHeader {
+        width,
+        height,
+        little_endian,
+        data_at,
+    } = pfm_header(path, bytes)?;
     let expected = width as usize * height as usize * 12;
-    let data = bytes.get(at..).unwrap_or_default();
+    let data = bytes.get(data_at..).unwrap_or_default();
     if data.len() != expected {
-        return Err(bad(&format!(
-            "{} bytes of pixels, expected {expected} for {width}x{height}",
-            data.len()
-        )));
+        return Err(not_pfm(
+            path,
+            &format!(
+                "{} bytes of pixels, expected {expected} for {width}x{height}",
+                data.len()
+            ),
+        ));
     }
     let floats: Vec<f32> = data
         .chunks_exact(4)
         .map(|b| {
             let b = [b[0], b[1], b[2], b[3]];
-            if little {
+            if little_endian {
                 f32::from_le_bytes(b)
             } else {
                 f32::from_be_bytes(b)
@@ -295,6 +424,65 @@ mod tests {
             let e = read(&path).unwrap_err().to_string();
             assert!(e.contains("x.pfm") && e.contains(expect), "{e}");
         }
+    }
+
+    /// A 1×1 PFM with `scale` and the pixel (0.25, 0.5, 2.0) in the byte
+    /// order `bytes` gives.
+    fn one_pixel_pfm(scale: &str, bytes: fn(f32) -> [u8; 4]) -> Vec<u8> {
+        let mut pfm = format!("PF\n1 1\n{scale}\n").into_bytes();
+        pfm.extend([0.25f32, 0.5, 2.0].into_iter().flat_map(bytes));
+        pfm
+    }
+
+    #[test]
+    fn a_pfm_scale_is_non_zero_and_finite_and_its_sign_is_the_byte_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.pfm");
+        for (scale, bytes) in [
+            ("-1.0", f32::to_le_bytes as fn(f32) -> [u8; 4]),
+            ("2.5", f32::to_be_bytes),
+        ] {
+            std::fs::write(&path, one_pixel_pfm(scale, bytes)).unwrap();
+            assert_eq!(read(&path).unwrap().pixels, [[0.25, 0.5, 2.0]], "scale {scale}");
+        }
+        for scale in ["0", "-0.0", "nan", "inf", "-inf"] {
+            std::fs::write(&path, one_pixel_pfm(scale, f32::to_le_bytes)).unwrap();
+            let e = read(&path).unwrap_err().to_string();
+            assert!(
+                e.contains("x.pfm") && e.contains(&format!("scale `{scale}`")) && e.contains("non-zero"),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_pixel_that_is_not_finite_is_refused_by_its_position() {
+        let dir = tempfile::tempdir().unwrap();
+        // The PFM's rows run bottom to top: the file's first row is y = 1.
+        let path = dir.path().join("x.pfm");
+        let mut pfm = b"PF\n2 2\n-1.0\n".to_vec();
+        let floats = [[0.5; 3], [0.5, f32::NAN, 0.5], [0.5; 3], [0.5; 3]];
+        pfm.extend(floats.into_iter().flatten().flat_map(f32::to_le_bytes));
+        std::fs::write(&path, pfm).unwrap();
+        let e = read(&path).unwrap_err().to_string();
+        assert!(
+            e.contains("x.pfm") && e.contains("pixel (1, 1)") && e.contains("not finite"),
+            "{e}"
+        );
+        let path = dir.path().join("x.exr");
+        let pixels = [[0.5; 3], [0.5; 3], [0.5, 0.5, f32::INFINITY], [0.5; 3]];
+        write_linear(&path, LinearFormat::Exr, 2, &pixels).unwrap();
+        let e = read(&path).unwrap_err().to_string();
+        assert!(
+            e.contains("x.exr") && e.contains("pixel (0, 1)") && e.contains("not finite"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn every_error_names_the_file() {
+        let e = read(Path::new("no/such.png")).unwrap_err().to_string();
+        assert!(e.contains("no/such.png") && e.contains("does not exist"), "{e}");
     }
 
     #[test]

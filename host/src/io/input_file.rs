@@ -26,23 +26,35 @@ pub fn describe_special(m: &std::fs::Metadata) -> &'static str {
     if m.is_dir() { "a folder" } else { "not a regular file" }
 }
 
-/// Reads the regular file at `path` if it holds at most `limit` bytes; the
-/// error says what stands there instead, or how large it is.
-pub fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
-    use std::io::Read;
+/// Opens the regular file at `path` for reading, with its size; the error
+/// says what stands there instead.
+fn open_sized(path: &Path) -> Result<(std::fs::File, u64), String> {
     let meta = std::fs::metadata(path).map_err(|e| io_reason(&e))?;
     if !meta.is_file() {
         // A FIFO would block until a writer comes, a device may never end.
         return Err(format!("is {}, not a regular file", describe_special(&meta)));
     }
-    if meta.len() > limit {
+    let file = std::fs::File::open(path).map_err(|e| io_reason(&e))?;
+    Ok((file, meta.len()))
+}
+
+/// Opens the regular file at `path` for reading (a part of it: a header);
+/// the error says what stands there instead.
+pub fn open_regular(path: &Path) -> Result<std::fs::File, String> {
+    open_sized(path).map(|(file, _)| file)
+}
+
+/// Reads the regular file at `path` if it holds at most `limit` bytes; the
+/// error says what stands there instead, or how large it is.
+pub fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let (file, len) = open_sized(path)?;
+    if len > limit {
         return Err(format!(
-            "is {} bytes; the limit is {limit} bytes ({})",
-            meta.len(),
+            "is {len} bytes; the limit is {limit} bytes ({})",
             crate::system::memory::gib(limit)
         ));
     }
-    let file = std::fs::File::open(path).map_err(|e| io_reason(&e))?;
     let mut bytes = Vec::new();
     // The file may grow while it is read: read one byte past the limit.
     file.take(limit + 1)

@@ -3,7 +3,7 @@
 //! FLIP metric (Andersson et al. 2020, through the `nv-flip` crate's
 //! binding of NVIDIA's implementation), with FLIP's error map as a heat map.
 
-use crate::io::image::{self as image_io, FloatImage};
+use crate::io::image::{self as image_io, FloatImage, ImageHeader};
 use anyhow::bail;
 use image::RgbImage;
 use std::path::Path;
@@ -39,9 +39,10 @@ pub struct Comparison {
 }
 
 /// Reads both files and compares `test` against `reference`. Both must
-/// have the same size and both be linear radiance or both display values.
+/// have the same size and both be linear radiance or both display values,
+/// which their headers say before either is decoded.
 pub fn compare_files(test: &Path, reference: &Path) -> anyhow::Result<Comparison> {
-    let (a, b) = (image_io::read(test)?, image_io::read(reference)?);
+    let (a, b) = (image_io::read_header(test)?, image_io::read_header(reference)?);
     if (a.width, a.height) != (b.width, b.height) {
         bail!(
             "{} is {}x{} but the reference {} is {}x{}: compare images of one size",
@@ -54,7 +55,7 @@ pub fn compare_files(test: &Path, reference: &Path) -> anyhow::Result<Comparison
         );
     }
     if a.linear != b.linear {
-        let kind = |i: &FloatImage| {
+        let kind = |i: &ImageHeader| {
             if i.linear {
                 "linear radiance"
             } else {
@@ -69,7 +70,7 @@ pub fn compare_files(test: &Path, reference: &Path) -> anyhow::Result<Comparison
             kind(&b)
         );
     }
-    Ok(compare(&a, &b))
+    Ok(compare(&image_io::read(test)?, &image_io::read(reference)?))
 }
 
 /// Compares two images of one size.

@@ -13,7 +13,8 @@ pub use renderer::Renderer;
 
 use crate::accel::AccelChoice;
 use crate::backend::{BackendKind, BackendOptions, RenderOutput};
-use crate::io::{atomic_file, image as image_out};
+use crate::io::atomic_file::{self, Output};
+use crate::io::image as image_out;
 use crate::prepared::PreparedScene;
 use crate::scene::{self, Scene};
 use crate::settings::backend::BackendChoice;
@@ -79,12 +80,35 @@ pub struct RenderRequest {
     pub progress: bool,
     /// Write one CSV row per GPU kernel launch here.
     pub launch_log: Option<PathBuf>,
+    /// The CPU profile's flame graph (`render --profile`), which the
+    /// command writes after the render; checked here with the other outputs.
+    pub profile: Option<PathBuf>,
     /// The GPUs to render on (`--devices`); `None`: the back end's own
     /// choice (device 0 for a GPU back end).
     pub devices: Option<Devices>,
     /// Set by Ctrl-C: stop after the samples in flight and write the image
     /// of the samples finished.
     pub stop: Option<&'static AtomicBool>,
+}
+
+impl RenderRequest {
+    /// The image file: `out`, or `<scene name>.png` in the current folder.
+    pub fn image(&self) -> PathBuf {
+        self.out.clone().unwrap_or_else(|| default_output(&self.scene))
+    }
+
+    /// Every file the render writes: the image, and the launch log and the
+    /// flame graph where asked for.
+    pub fn outputs(&self) -> Vec<Output> {
+        [
+            Some(Output::new(self.image(), "the image")),
+            self.launch_log.as_ref().map(|p| Output::new(p, "the launch log")),
+            self.profile.as_ref().map(|p| Output::new(p, "the flame graph")),
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
+    }
 }
 
 /// What a finished render reports.
@@ -268,17 +292,10 @@ pub fn run(req: &RenderRequest) -> anyhow::Result<RenderSummary> {
 /// or an MPI rank's share). Everything that can be checked is checked
 /// before the first sample: the output paths, the back end, the memory.
 pub fn make(req: &RenderRequest, share: impl Fn(u32) -> SampleRange) -> anyhow::Result<Made> {
-    let out = req.out.clone().unwrap_or_else(|| default_output(&req.scene));
+    let out = req.image();
     image_out::format_for(&out)?;
     let scene = load_scene(&req.scene, &req.overrides)?;
-    let inputs = &scene.scene.files;
-    atomic_file::check(&out, inputs)?;
-    if let Some(log) = &req.launch_log {
-        if log == &out {
-            anyhow::bail!("{}: is both the image and the launch log", log.display());
-        }
-        atomic_file::check(log, inputs)?;
-    }
+    atomic_file::check_outputs(&req.outputs(), &scene.scene.files)?;
     let (params, spp) = params_for(&scene.scene, &req.overrides, req.view);
     let (renderers, note) = match &req.devices {
         None => {

@@ -4,6 +4,7 @@
 
 use super::fields::{self, FieldResult, field_error, positive, rgb};
 use super::schema::{ColourDef, TextureDef, TextureSpaceDef};
+use crate::io::image::{Channels, check_pixels};
 use device::math::Rgb;
 use device::texture::{Colour, Texture, TextureKind, TextureRef, TextureSpace};
 use std::collections::BTreeMap;
@@ -176,8 +177,8 @@ fn srgb_to_linear(c: f32) -> f32 {
 /// Reads the image at `path` (a regular file of at most
 /// [`MAX_IMAGE_FILE_BYTES`]; its format from its contents), after
 /// `texels_before` texels of earlier images. Integer formats are sRGB and
-/// are decoded to linear light; float formats (OpenEXR) are linear already.
-/// Errors name the file.
+/// are decoded to linear light; float formats (OpenEXR) are linear already,
+/// and must hold no negative or non-finite value. Errors name the file.
 fn read_image(path: &Path, texels_before: u64) -> Result<Texels, String> {
     let fail = |e: &dyn std::fmt::Display| format!("cannot read image {}: {e}", path.display());
     let bytes = crate::io::input_file::read_limited(path, MAX_IMAGE_FILE_BYTES)
@@ -202,25 +203,18 @@ fn read_image(path: &Path, texels_before: u64) -> Result<Texels, String> {
         ));
     }
     let linear = matches!(image.color(), image::ColorType::Rgb32F | image::ColorType::Rgba32F);
-    let rgb = image.into_rgb32f();
-    let mut texels = Vec::with_capacity((width * height) as usize);
-    for row in (0..height).rev() {
-        for x in 0..width {
-            let [r, g, b] = rgb.get_pixel(x, row).0;
-            let t = if linear {
-                Rgb::new(r, g, b)
-            } else {
-                Rgb::new(srgb_to_linear(r), srgb_to_linear(g), srgb_to_linear(b))
-            };
-            if !(t.r.is_finite() && t.g.is_finite() && t.b.is_finite()) || t.r < 0.0 || t.g < 0.0 || t.b < 0.0 {
-                return Err(format!(
-                    "image {} has a texel that is negative or not finite at column {x}, row {row} (from the top)",
-                    path.display()
-                ));
-            }
-            texels.push(t);
-        }
+    let mut values = image.into_rgb32f().into_raw();
+    if !linear {
+        values.iter_mut().for_each(|v| *v = srgb_to_linear(*v));
     }
+    let (pixels, _) = values.as_chunks::<3>();
+    check_pixels(path, width, pixels, Channels::NonNegative)?;
+    let texels = pixels
+        .chunks_exact(width as usize)
+        .rev()
+        .flatten()
+        .map(|&[r, g, b]| Rgb::new(r, g, b))
+        .collect();
     Ok(Texels { width, height, texels })
 }
 
@@ -259,6 +253,19 @@ mod tests {
         let e = read_image(&path, MAX_TEXELS - 3).err().unwrap();
         std::fs::remove_file(&path).unwrap();
         assert!(e.contains("over the limit"), "{e}");
+    }
+
+    #[test]
+    fn a_texel_that_is_negative_or_not_finite_is_refused_by_its_position() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.exr");
+        for (bad, fault) in [(f32::NAN, "is not finite"), (-0.5, "is negative")] {
+            // 2 × 2, top row first: the fault in the top row's second texel.
+            let pixels = [[0.5; 3], [0.5, bad, 0.5], [0.5; 3], [0.5; 3]];
+            crate::io::image::write_linear(&path, crate::io::image::LinearFormat::Exr, 2, &pixels).unwrap();
+            let e = read_image(&path, 0).err().unwrap();
+            assert!(e.contains("t.exr: pixel (1, 0)") && e.contains(fault), "{e}");
+        }
     }
 
     #[test]

@@ -16,7 +16,7 @@ use std::path::Path;
 /// source of each commit that ran a committed folder before manifests
 /// recorded it (written by `scripts/source-fingerprints` from the
 /// repository's history).
-const SOURCE_TABLE: &str = "source_fingerprints.toml";
+pub(super) const SOURCE_TABLE: &str = "source_fingerprints.toml";
 
 /// Whether an experiment folder's inputs are still the ones that ran.
 pub enum Current {

@@ -9,7 +9,7 @@ use super::scaling;
 use super::stats::{Config, StudyData, median};
 use crate::experiment::config::SeedTime;
 use crate::experiment::records::{KernelRow, Manifest};
-use crate::io::atomic_file;
+use crate::io::atomic_file::{self, Output};
 use anyhow::{Context, anyhow};
 use indexmap::IndexMap;
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
@@ -29,7 +29,8 @@ const FOOTER_COMMAND_CHARS: usize = 140;
 /// Ratio of largest to smallest x above which a line chart's x axis is log.
 const LOG_SPAN: f64 = 100.0;
 
-/// One written figure.
+/// One figure, drawn: its title, and its SVG and PNG files, which
+/// [`Figure::write`] writes.
 pub struct Figure {
     /// Title (also the image's alt text).
     pub title: String,
@@ -37,12 +38,29 @@ pub struct Figure {
     pub svg: PathBuf,
     /// The PNG file.
     pub png: PathBuf,
+    /// The SVG file's text.
+    svg_text: String,
+    /// The PNG file's bytes.
+    png_bytes: Vec<u8>,
 }
 
-/// Draws every figure that fits `study` of experiment `m` into `dir`
-/// (`<study>_<kind>.svg` and `.png`; kernel stacks of a study with several
-/// scenes are `<study>_kernels_<scene>`).
-pub fn write_study_figures(study: &StudyData, m: &Manifest, dir: &Path) -> anyhow::Result<Vec<Figure>> {
+impl Figure {
+    /// Its two files, as outputs to check before they are written.
+    pub fn outputs(&self) -> [Output; 2] {
+        [Output::new(&self.svg, "a figure"), Output::new(&self.png, "a figure")]
+    }
+
+    /// Writes its two files.
+    pub fn write(&self) -> anyhow::Result<()> {
+        atomic_file::write(&self.svg, self.svg_text.as_bytes())?;
+        atomic_file::write(&self.png, &self.png_bytes)
+    }
+}
+
+/// Draws every figure that fits `study` of experiment `m`, to be written
+/// into `dir` (`<study>_<kind>.svg` and `.png`; kernel stacks of a study
+/// with several scenes are `<study>_kernels_<scene>`).
+pub fn draw_study_figures(study: &StudyData, m: &Manifest, dir: &Path) -> anyhow::Result<Vec<Figure>> {
     register_font()?;
     let name = &study.info.name;
     let footer = footer(name, m);
@@ -65,7 +83,7 @@ pub fn write_study_figures(study: &StudyData, m: &Manifest, dir: &Path) -> anyho
     );
     plots
         .into_iter()
-        .map(|(kind, plot)| plot.save(dir, &format!("{name}_{kind}"), &footer))
+        .map(|(kind, plot)| plot.draw(dir, &format!("{name}_{kind}"), &footer))
         .collect()
 }
 
@@ -514,8 +532,8 @@ enum Plot {
 }
 
 impl Plot {
-    /// Draws the figure with `footer` to `dir/<stem>.svg` and `.png`.
-    fn save(&self, dir: &Path, stem: &str, footer: &str) -> anyhow::Result<Figure> {
+    /// Draws the figure with `footer`, as `dir/<stem>.svg` and `.png`.
+    fn draw(&self, dir: &Path, stem: &str, footer: &str) -> anyhow::Result<Figure> {
         let svg_path = dir.join(format!("{stem}.svg"));
         let png_path = dir.join(format!("{stem}.png"));
         let mut svg = String::new();
@@ -524,12 +542,12 @@ impl Plot {
         let mut rgb = vec![255u8; SIZE.0 as usize * SIZE.1 as usize * 3];
         self.paint(BitMapBackend::with_buffer(&mut rgb, SIZE).into_drawing_area(), footer)
             .with_context(|| format!("{}: cannot draw the figure", png_path.display()))?;
-        atomic_file::write(&svg_path, svg.as_bytes())?;
-        atomic_file::write(&png_path, &encode_png(rgb)?)?;
         Ok(Figure {
             title: self.title().to_string(),
             svg: svg_path,
             png: png_path,
+            svg_text: svg,
+            png_bytes: encode_png(rgb)?,
         })
     }
 

@@ -5,7 +5,8 @@
 //! study and run) and writes `DIR/report.md` with per-study tables and
 //! `DIR/figures/<study>_<kind>.svg` and `.png` (kernel stacks of a study
 //! with several scenes as `<study>_kernels_<scene>`), each with a footer
-//! naming config, study and command.
+//! naming config, study and command. Every file is drawn, and checked
+//! against the inputs and the other outputs, before the first is written.
 //!
 //! - `input`: the three files, read into the types of
 //!   [`crate::experiment::records`] that wrote them;
@@ -28,6 +29,7 @@ pub mod summary;
 mod tables;
 mod written;
 
+use crate::io::atomic_file::{self, Output};
 use anyhow::Context;
 use std::path::{Path, PathBuf};
 
@@ -42,32 +44,43 @@ pub struct ReportOutput {
 /// Reads DIR/runs.csv, DIR/kernels.csv (may be absent or empty) and
 /// DIR/manifest.toml; writes DIR/report.md and `DIR/figures/<name>.svg` and
 /// `.png`. Rows of several builds are refused unless `allow_mixed`, and
-/// then the report names each build.
+/// then the report names each build. Every output is drawn first and
+/// checked against the three inputs and one another before the first is
+/// written.
 pub fn write_report(dir: &Path, allow_mixed: bool) -> anyhow::Result<ReportOutput> {
-    let manifest = input::read_manifest(&dir.join("manifest.toml"))?;
-    let runs = input::read_runs(&dir.join("runs.csv"), &manifest)?;
+    let inputs = [dir.join("manifest.toml"), dir.join("runs.csv"), dir.join("kernels.csv")];
+    let [manifest_path, runs_path, kernels_path] = &inputs;
+    let manifest = input::read_manifest(manifest_path)?;
+    let runs = input::read_runs(runs_path, &manifest)?;
     let builds = builds::of_rows(&runs);
     if !allow_mixed {
-        builds::check_one(&dir.join("runs.csv"), &builds)?;
+        builds::check_one(runs_path, &builds)?;
     }
-    let kernels = input::read_kernels(&dir.join("kernels.csv"), &manifest)?;
+    let kernels = input::read_kernels(kernels_path, &manifest)?;
     let configs = stats::group_configs(&runs);
     let figure_dir = dir.join("figures");
     std::fs::create_dir_all(&figure_dir)
         .with_context(|| format!("{}: cannot create the figure folder", figure_dir.display()))?;
 
     let mut markdown = tables::header(&manifest, &builds);
-    let mut figure_files = Vec::new();
+    let mut drawn = Vec::new();
     for info in &manifest.study {
         let study = stats::StudyData::new(info, &configs, &kernels);
-        let figures = figures::write_study_figures(&study, &manifest, &figure_dir)?;
+        let figures = figures::draw_study_figures(&study, &manifest, &figure_dir)?;
         markdown.push_str(&tables::study_section(&study, &manifest, &figures, dir));
-        figure_files.extend(figures.into_iter().flat_map(|f| [f.svg, f.png]));
+        drawn.extend(figures);
     }
     let path = dir.join("report.md");
-    crate::io::atomic_file::write(&path, markdown.as_bytes())?;
+    let outputs: Vec<Output> = std::iter::once(Output::new(&path, "the report"))
+        .chain(drawn.iter().flat_map(figures::Figure::outputs))
+        .collect();
+    atomic_file::check_outputs(&outputs, &inputs)?;
+    for figure in &drawn {
+        figure.write()?;
+    }
+    atomic_file::write(&path, markdown.as_bytes())?;
     Ok(ReportOutput {
         markdown: path,
-        figures: figure_files,
+        figures: drawn.into_iter().flat_map(|f| [f.svg, f.png]).collect(),
     })
 }
