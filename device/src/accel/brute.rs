@@ -1,6 +1,6 @@
 //! Brute force: test every primitive. The baseline the accelerators beat.
 
-use super::{Closest, Query};
+use super::{Closest, Query, TestOrder};
 use crate::geometry::{Hit, Interval, PrimKind, PrimRef, Primitives};
 use crate::math::Ray;
 
@@ -8,7 +8,7 @@ use crate::math::Ray;
 /// for an any-hit query, stops at the first).
 #[inline(always)]
 pub fn search(primitives: &Primitives, ray: &Ray, range: Interval, query: Query) -> Option<Hit> {
-    let mut c = Closest::new(range, query);
+    let mut c = Closest::new(range, query, TestOrder::Ascending);
     for (i, s) in primitives.spheres.as_slice().iter().enumerate() {
         let h = s.intersect(ray, c.range);
         c.offer(h, s.material, PrimRef::new(PrimKind::Sphere, i as u32));

@@ -5,7 +5,7 @@
 //! children's primitives are tested as soon as their box is entered.
 
 use super::stack::Stack;
-use super::{AccelView, Closest, Query};
+use super::{AccelView, Closest, Query, TestOrder};
 use crate::geometry::{Aabb, Hit, Interval, Primitives, RayBoxTest};
 use crate::math::Ray;
 
@@ -41,7 +41,7 @@ pub fn search(primitives: &Primitives, accel: &AccelView, ray: &Ray, range: Inte
     let nodes = accel.bvh_nodes.as_slice();
     let prims = accel.prims.as_slice();
     let boxes = RayBoxTest::new(ray);
-    let mut c = Closest::new(range, query);
+    let mut c = Closest::new(range, query, TestOrder::Unordered);
     let enter = |b: &Aabb, c: &Closest| boxes.enter(b, c.range.min, c.range.max);
     if nodes.is_empty() || enter(&accel.bounds, &c).is_none() {
         return None;

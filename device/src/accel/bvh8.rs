@@ -12,7 +12,7 @@
 //! `trailing_zeros`, not a sort, and the stack holds one group per level.
 
 use super::stack::Stack;
-use super::{AccelView, Closest, Query};
+use super::{AccelView, Closest, Query, TestOrder};
 #[cfg(not(target_arch = "nvptx64"))]
 use crate::geometry::aabb::{F32x8, SlabLanes};
 use crate::geometry::{Aabb, Hit, Interval, Primitives, RayBoxTest};
@@ -288,7 +288,7 @@ pub fn search(primitives: &Primitives, accel: &AccelView, ray: &Ray, range: Inte
     }
     let boxes = RayBoxTest::new(ray);
     let octant = octant(ray.dir);
-    let mut c = Closest::new(range, query);
+    let mut c = Closest::new(range, query, TestOrder::Unordered);
     let mut stack = Stack::<Group, MAX_DEPTH>::new();
     let mut group = Group {
         node: 0,

@@ -3,7 +3,7 @@
 //! at the split plane, so a hit inside the current cell ends the search.
 
 use super::stack::Stack;
-use super::{AccelView, Closest, Query};
+use super::{AccelView, Closest, Query, TestOrder};
 use crate::geometry::{Hit, Interval, Primitives, RayBoxTest};
 use crate::math::Ray;
 use crate::math::scalar::fma;
@@ -108,7 +108,7 @@ pub fn search(primitives: &Primitives, accel: &AccelView, ray: &Ray, range: Inte
     let dir = [ray.dir.x, ray.dir.y, ray.dir.z];
     let inv = [inv_dir.x, inv_dir.y, inv_dir.z];
     let shift = [shift.x, shift.y, shift.z];
-    let mut c = Closest::new(range, query);
+    let mut c = Closest::new(range, query, TestOrder::Unordered);
     let mut stack = Stack::<Todo, MAX_DEPTH>::new();
     let mut cell = Todo {
         node: 0,

@@ -72,31 +72,47 @@ pub enum Query {
     },
 }
 
+/// The order in which a traversal offers primitives to [`Closest`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TestOrder {
+    /// Ascending [`PrimRef`] (brute force): of two hits at the same
+    /// distance, the first offered is the smaller reference, so an
+    /// exclusive bound at the best distance keeps it.
+    Ascending,
+    /// Any order (the structures, which test primitives near to far).
+    Unordered,
+}
+
 /// The nearest hit found so far during a traversal; offering a hit shrinks
 /// the search interval.
 ///
 /// The closest hit is a total order, so that every structure returns the
 /// same hit whatever order it tests primitives in: the smaller distance
 /// wins, and at equal distance (coincident surfaces) the smaller
-/// [`PrimRef`]. To let a tie reach [`Closest::offer`], the interval's
-/// exclusive upper bound stays one float above the best distance.
+/// [`PrimRef`]. A traversal that offers primitives in ascending reference
+/// order gets that for free; for any other order the interval's exclusive
+/// upper bound stays one float above the best distance, so that a tie
+/// reaches [`Closest::offer`] to be compared.
 pub struct Closest {
-    /// Distances still searched: up to and including the best hit's.
+    /// Distances still searched.
     pub range: Interval,
     /// Best surface hit, its material and primitive.
     pub best: Option<(SurfaceHit, u32, PrimRef)>,
     /// What the search looks for.
     query: Query,
+    /// The order primitives are offered in.
+    order: TestOrder,
 }
 
 impl Closest {
-    /// An empty search over `range`.
+    /// An empty search over `range`, offered primitives in `order`.
     #[inline(always)]
-    pub fn new(range: Interval, query: Query) -> Self {
+    pub fn new(range: Interval, query: Query, order: TestOrder) -> Self {
         Closest {
             range,
             best: None,
             query,
+            order,
         }
     }
 
@@ -117,13 +133,20 @@ impl Closest {
             return;
         }
         let Some(h) = hit else { return };
-        if let Some((best, _, best_prim)) = self.best
-            && h.t == best.t
-            && best_prim.raw() < prim.raw()
-        {
-            return;
+        match self.order {
+            // A later hit at the best distance lies outside the exclusive
+            // bound and never gets here.
+            TestOrder::Ascending => self.range.max = h.t,
+            TestOrder::Unordered => {
+                if let Some((best, _, best_prim)) = self.best
+                    && h.t == best.t
+                    && best_prim.raw() < prim.raw()
+                {
+                    return;
+                }
+                self.range.max = h.t.next_up();
+            }
         }
-        self.range.max = h.t.next_up();
         self.best = Some((h, material, prim));
     }
 
