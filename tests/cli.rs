@@ -401,3 +401,18 @@ fn compare_measures_an_image_against_a_reference_and_draws_the_flip_heat_map() {
     assert!(!e.status.success());
     assert!(String::from_utf8_lossy(&e.stderr).contains("bad.pfm: not a colour PFM file"));
 }
+
+#[test]
+fn the_help_names_every_image_format_each_path_takes() {
+    let help = |command: &str| {
+        let out = wavepath().args([command, "--help"]).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let (render, compare) = (help("render"), help("compare"));
+    // Every format `--out` writes, linear ones included.
+    for ext in [".png", ".ppm", ".bmp", ".pfm", ".exr"] {
+        assert!(render.contains(ext), "render --help lacks {ext}:\n{render}");
+        assert!(compare.contains(ext), "compare --help lacks {ext}:\n{compare}");
+    }
+}

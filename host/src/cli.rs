@@ -7,6 +7,7 @@ use crate::accel::AccelChoice;
 use crate::backend::BackendOptions;
 use crate::backend::wavefront::WavefrontConfig;
 use crate::experiment::bench::BenchPlan;
+use crate::io::image::{self, OutputFormat};
 use crate::render::raycast::RayKind;
 use crate::render::{Overrides, RenderRequest};
 use crate::settings::backend::{BackendArg, concrete_backend};
@@ -159,12 +160,20 @@ pub struct ReportArgs {
 /// `wavepath compare`.
 #[derive(Debug, clap::Args)]
 pub struct CompareArgs {
-    /// The image under test (.pfm or .exr for linear radiance; .png, .ppm or .bmp).
+    /// The image under test (its formats: [`image::OUTPUT_FORMATS`]).
+    #[arg(help = format!(
+        "The image under test ({} for linear radiance; {})",
+        image::extension_list(OutputFormat::is_linear),
+        image::extension_list(OutputFormat::is_display)
+    ))]
     pub test: PathBuf,
     /// The reference image, of the same size and kind.
     pub reference: PathBuf,
-    /// Write FLIP's per-pixel error as a heat map (.png, .ppm or .bmp).
-    #[arg(long)]
+    /// Write FLIP's per-pixel error as a heat map (an 8-bit format).
+    #[arg(long, help = format!(
+        "Write FLIP's per-pixel error as a heat map ({})",
+        image::extension_list(OutputFormat::is_display)
+    ))]
     pub heatmap: Option<PathBuf>,
 }
 
@@ -354,9 +363,13 @@ pub struct RenderArgs {
     /// Launch configuration.
     #[command(flatten)]
     pub launch: LaunchArgs,
-    /// Output image (.png, .ppm or .bmp; .pfm for linear radiance as floats);
-    /// default `<scene name>.png`.
-    #[arg(long)]
+    /// Output image (its formats: [`image::OUTPUT_FORMATS`]); default
+    /// `<scene name>.png`.
+    #[arg(long, help = format!(
+        "Output image ({}; {} for linear radiance as floats); default `<scene name>.png`",
+        image::extension_list(OutputFormat::is_display),
+        image::extension_list(OutputFormat::is_linear)
+    ))]
     pub out: Option<PathBuf>,
     /// Render a debug view instead of radiance.
     #[arg(long, value_enum, default_value_t = ViewArg::Radiance)]

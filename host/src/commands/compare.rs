@@ -11,10 +11,11 @@ use std::process::ExitCode;
 pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     if let Some(path) = &args.heatmap {
         atomic_file::check(path, &[&args.test, &args.reference])?;
-        if !matches!(image::format_for(path)?, image::OutputFormat::Display(_)) {
+        if !image::format_for(path)?.is_display() {
             anyhow::bail!(
-                "{}: a heat map is an 8-bit image: name a .png, .ppm or .bmp file",
-                path.display()
+                "{}: a heat map is an 8-bit image: name a {} file",
+                path.display(),
+                image::extension_list(image::OutputFormat::is_display)
             );
         }
     }

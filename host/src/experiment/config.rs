@@ -46,6 +46,7 @@
 
 use super::params::{GPUS, Param, RunSpec, Setting, Sweep, describe, plain_names, scene_path};
 use super::scaling::Scaling;
+use crate::io::image::{self, OutputFormat};
 use crate::scene::line_col;
 use crate::settings::backend::{BackendArg, BackendKind, concrete_backend};
 use crate::settings::choice::choice;
@@ -562,17 +563,12 @@ impl StudySource<'_> {
     /// against every run, before the first run).
     fn reference(&self, reference: &Spanned<String>, folder: &Path) -> Result<PathBuf, ConfigError> {
         let file = normalize(&folder.join(reference.get_ref()));
-        let linear = matches!(
-            file.extension()
-                .and_then(|e| e.to_str())
-                .map(str::to_ascii_lowercase)
-                .as_deref(),
-            Some("exr" | "pfm")
-        );
+        let linear = image::format_for(&file).is_ok_and(|f| f.is_linear());
         let problem = if !linear {
             format!(
-                "{} is not linear radiance: name an .exr or .pfm file (`wavepath render SCENE --spp N --out FILE.exr` makes one)",
-                file.display()
+                "{} is not linear radiance: name a {} file (`wavepath render SCENE --spp N --out FILE.exr` makes one)",
+                file.display(),
+                image::extension_list(OutputFormat::is_linear)
             )
         } else if !file.is_file() {
             format!(
