@@ -299,6 +299,36 @@ fn settings_for_a_back_end_the_study_does_not_run_are_refused() {
         e.contains("bad.toml:") && e.contains("per_backend.gpu-mega") && e.contains("not one of the study's backends"),
         "{e}"
     );
+    // A setting none of the back ends it is for would use: the study
+    // runs cpu-serial and cpu.
+    let fixed = SMALL.replace("depth = 2 }", "depth = 2, block = \"16x16\" }");
+    for (text, marker, field, expected) in [
+        (
+            fixed,
+            "block = ",
+            "fixed `block`",
+            "block applies to the gpu-mega back end; the cpu-serial and cpu back ends would ignore it",
+        ),
+        (
+            small_with("sweep = { capacity = [\"2^20\", \"auto\"] }"),
+            "sweep =",
+            "sweep `capacity`",
+            "capacity applies to the gpu-wave and cpu-wave back ends",
+        ),
+        (
+            small_with("per_backend.cpu-serial = { threads = 2 }"),
+            "per_backend",
+            "per_backend.cpu-serial `threads`",
+            "threads applies to the cpu back end; the cpu-serial back end would ignore it",
+        ),
+    ] {
+        let e = refused(&text);
+        let line = util::line_of(&text, marker);
+        assert!(
+            e.contains(&format!("bad.toml:{line}: study `s`, {field}: {expected}")),
+            "{field}: {e}"
+        );
+    }
 }
 
 #[test]
@@ -488,11 +518,6 @@ fn a_published_figure_names_exactly_one_measured_run() {
             "2 runs are cpu with {}",
         ),
         (
-            "a setting of another back end",
-            small_published("", "match = { block = \"8x8\" }"),
-            "`block` does not concern cpu",
-        ),
-        (
             "a scaled baseline",
             small_published("per_backend.cpu-serial = { spp_cap = 1 }", ""),
             "no measured run of the baseline renders the work of `cpu`",
@@ -520,6 +545,13 @@ fn a_published_figure_names_exactly_one_measured_run() {
             "{what}: {e}"
         );
     }
+    // A setting of another back end is refused at its key.
+    let e = refused(&small_published("", "match = { block = \"8x8\" }"));
+    assert!(
+        e.contains("published figure, `match` `block`")
+            && e.contains("block applies to the gpu-mega back end; the cpu back end would ignore it"),
+        "{e}"
+    );
 }
 
 #[test]

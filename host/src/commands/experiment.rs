@@ -44,6 +44,7 @@ pub fn run(args: &ExperimentArgs) -> anyhow::Result<ExitCode> {
         command: command_line(),
         stop: Some(stop),
         devices: args.devices.clone(),
+        flags: args.given(),
         ..RunOptions::default()
     };
     #[cfg(feature = "mpi")]

@@ -22,7 +22,9 @@ use super::team;
 use super::writer::RowWriter;
 use crate::backend::gpu::Gpu;
 use crate::backend::gpu::profile::GpuProfile;
+use crate::settings::backend::BackendKind;
 use crate::settings::devices::Devices;
+use crate::settings::scope::{BackendFlag, check_flags};
 use crate::system::provenance::Provenance;
 use anyhow::Context;
 use std::path::PathBuf;
@@ -56,6 +58,9 @@ pub struct RunOptions {
     pub stop: Option<&'static AtomicBool>,
     /// The GPUs the GPU runs spread over (`--devices`; `None`: GPU 0).
     pub devices: Option<Devices>,
+    /// The flags given that concern only some back ends: each must concern
+    /// a back end the plan runs.
+    pub flags: Vec<BackendFlag>,
 }
 
 /// What a finished experiment produced.
@@ -85,6 +90,7 @@ impl Outcome {
 /// whatever ends the runs; an error that ended them is returned after it.
 pub fn run(config: &Config, opts: &RunOptions) -> anyhow::Result<Outcome> {
     let plan = plan(config, opts.only.as_deref())?;
+    check_flags(&opts.flags, &planned_backends(&plan)).map_err(anyhow::Error::msg)?;
     let checked = preflight::check(&plan)?;
     let meta = Provenance::collect();
     let policy = ResumePolicy {
@@ -143,6 +149,17 @@ pub fn run(config: &Config, opts: &RunOptions) -> anyhow::Result<Outcome> {
         profiles: tally.profiles,
         manifest,
     })
+}
+
+/// The back ends `plan` runs, each once, in the order they first appear.
+fn planned_backends(plan: &[(&Study, Vec<PlannedRun>)]) -> Vec<BackendKind> {
+    let mut backends = Vec::new();
+    for run in plan.iter().flat_map(|(_, runs)| runs) {
+        if !backends.contains(&run.spec.backend) {
+            backends.push(run.spec.backend);
+        }
+    }
+    backends
 }
 
 /// The manifest of a run starting now ([`manifest::begin`]), with the
