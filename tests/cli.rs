@@ -437,3 +437,89 @@ fn compare_measures_an_image_against_a_reference_and_draws_the_flip_heat_map() {
     assert!(!e.status.success());
     assert!(String::from_utf8_lossy(&e.stderr).contains("bad.pfm: not a colour PFM file"));
 }
+
+#[test]
+fn the_help_names_every_image_format_each_path_takes() {
+    let help = |command: &str| {
+        let out = wavepath().args([command, "--help"]).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let (render, compare) = (help("render"), help("compare"));
+    // Every format `--out` writes, linear ones included.
+    for ext in [".png", ".ppm", ".bmp", ".pfm", ".exr"] {
+        assert!(render.contains(ext), "render --help lacks {ext}:\n{render}");
+        assert!(compare.contains(ext), "compare --help lacks {ext}:\n{compare}");
+    }
+}
+
+/// Each back end's (sampler, nee, film hash) in the CSV of `wavepath bench
+/// SCENE --backends cpu,cpu-wave` with `extra` arguments.
+fn bench_films(scene: &std::path::Path, extra: &[&str]) -> Vec<(String, String, String, String)> {
+    let dir = tempfile::tempdir().unwrap();
+    let csv_path = dir.path().join("b.csv");
+    let run = wavepath()
+        .arg("bench")
+        .arg(scene)
+        .args([
+            "--backends",
+            "cpu,cpu-wave",
+            "--size",
+            "12x8",
+            "--spp",
+            "4",
+            "--repeat",
+            "1",
+        ])
+        .args(["--warmup", "0", "--csv"])
+        .arg(&csv_path)
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let mut reader = csv::Reader::from_path(&csv_path).unwrap();
+    let headers = reader.headers().unwrap().clone();
+    let column = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    let (backend, sampler, nee, hash) = (column("backend"), column("sampler"), column("nee"), column("film_hash"));
+    reader
+        .records()
+        .map(|r| {
+            let r = r.unwrap();
+            (
+                r[backend].to_string(),
+                r[sampler].to_string(),
+                r[nee].to_string(),
+                r[hash].to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn bench_renders_the_sampler_and_nee_it_is_given_and_records_them() {
+    let plain_scene = repo("scenes/cornell_diffuse.toml");
+    let dir = tempfile::tempdir().unwrap();
+    // The same room, its file asking for Sobol points and NEE.
+    let text = std::fs::read_to_string(&plain_scene).unwrap();
+    let sobol_scene = dir.path().join("cornell_sobol_nee.toml");
+    std::fs::write(
+        &sobol_scene,
+        text.replace("[render]\n", "[render]\nsampler = \"sobol\"\nnee = true\n"),
+    )
+    .unwrap();
+
+    let plain = bench_films(&plain_scene, &[]);
+    let sobol_nee = bench_films(&sobol_scene, &[]);
+    assert_eq!(plain.len(), 2);
+    for ((backend, sampler, nee, _), (_, sobol, on, _)) in plain.iter().zip(&sobol_nee) {
+        assert_eq!((sampler.as_str(), nee.as_str()), ("hash", "off"), "{backend}");
+        assert_eq!((sobol.as_str(), on.as_str()), ("sobol", "on"), "{backend}");
+    }
+    // The flags override the file's settings both ways: the rows say so,
+    // and the films are those of the scene that asks for the same.
+    let given = bench_films(&plain_scene, &["--sampler", "sobol", "--nee", "on"]);
+    assert_eq!(given, sobol_nee);
+    let taken_back = bench_films(&sobol_scene, &["--sampler", "hash", "--nee", "off"]);
+    assert_eq!(taken_back, plain);
+    assert_ne!(plain[0].3, sobol_nee[0].3, "Sobol points with NEE render another film");
+}

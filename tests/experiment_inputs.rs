@@ -299,6 +299,36 @@ fn settings_for_a_back_end_the_study_does_not_run_are_refused() {
         e.contains("bad.toml:") && e.contains("per_backend.gpu-mega") && e.contains("not one of the study's backends"),
         "{e}"
     );
+    // A setting none of the back ends it is for would use: the study
+    // runs cpu-serial and cpu.
+    let fixed = SMALL.replace("depth = 2 }", "depth = 2, block = \"16x16\" }");
+    for (text, marker, field, expected) in [
+        (
+            fixed,
+            "block = ",
+            "fixed `block`",
+            "block applies to the gpu-mega back end; the cpu-serial and cpu back ends would ignore it",
+        ),
+        (
+            small_with("sweep = { capacity = [\"2^20\", \"auto\"] }"),
+            "sweep =",
+            "sweep `capacity`",
+            "capacity applies to the gpu-wave and cpu-wave back ends",
+        ),
+        (
+            small_with("per_backend.cpu-serial = { threads = 2 }"),
+            "per_backend",
+            "per_backend.cpu-serial `threads`",
+            "threads applies to the cpu back end; the cpu-serial back end would ignore it",
+        ),
+    ] {
+        let e = refused(&text);
+        let line = util::line_of(&text, marker);
+        assert!(
+            e.contains(&format!("bad.toml:{line}: study `s`, {field}: {expected}")),
+            "{field}: {e}"
+        );
+    }
 }
 
 #[test]
@@ -495,11 +525,6 @@ fn a_published_figure_names_exactly_one_measured_run() {
             "2 runs are cpu with {}",
         ),
         (
-            "a setting of another back end",
-            small_published("", "match = { block = \"8x8\" }"),
-            "`block` does not concern cpu",
-        ),
-        (
             "a scaled baseline",
             small_published("per_backend.cpu-serial = { spp_cap = 1 }", ""),
             "no measured run of the baseline renders the work of `cpu`",
@@ -527,6 +552,13 @@ fn a_published_figure_names_exactly_one_measured_run() {
             "{what}: {e}"
         );
     }
+    // A setting of another back end is refused at its key.
+    let e = refused(&small_published("", "match = { block = \"8x8\" }"));
+    assert!(
+        e.contains("published figure, `match` `block`")
+            && e.contains("block applies to the gpu-mega back end; the cpu back end would ignore it"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -648,4 +680,54 @@ fn rows_measure_their_error_against_the_studys_reference_image() {
         e.contains("nan.pfm") && e.contains("pixel (2, 5)") && e.contains("not finite"),
         "{e}"
     );
+}
+
+#[test]
+fn a_dry_run_refuses_every_plan_the_run_refuses() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("broken.toml"), "[render]\nwidth = 0\n").unwrap();
+    let study = |extra: &str| {
+        format!("{SMALL}\n[[study]]\nname = \"late\"\nbackends = [\"cpu\"]\nwarmup = 0\nrepeat = 1\n{extra}\n")
+    };
+    for (what, text, expected) in [
+        (
+            "a scene field out of range",
+            study(
+                "scenes = [\"SCENES/../experiments/scenes/material_cost.toml\"]\n\
+                 sweep = { \"scene.generators[0].octaves\" = [1000000000] }",
+            ),
+            "octaves",
+        ),
+        (
+            "a scene that does not load",
+            study("scenes = [\"broken.toml\"]"),
+            "broken.toml",
+        ),
+        (
+            "a render that does not fit",
+            study("scenes = [\"SCENES/cornell_diffuse.toml\"]\nfixed = { size = \"32768x32768\", spp = 1 }"),
+            "host memory",
+        ),
+    ] {
+        let config = write_config(dir.path(), "refused", &text);
+        let out = dir.path().join("out");
+        let real = run(&config, &out, &[]);
+        assert!(!real.status.success(), "{what}: the run went ahead");
+        assert!(stderr(&real).contains(expected), "{what}: {}", stderr(&real));
+        let dry = run(&config, &out, &["--dry-run"]);
+        assert!(!dry.status.success(), "{what}: the dry run passed it");
+        assert_eq!(stderr(&dry), stderr(&real), "{what}: the same refusal");
+        assert!(!out.join("runs.csv").exists(), "{what}: wrote rows");
+        let _ = std::fs::remove_dir_all(&out);
+    }
+    // The output folder's checks too: a folder holding a run is refused
+    // without --resume, and a dry run changes nothing in it.
+    let (config, out) = finished(dir.path());
+    let before = std::fs::read(out.join("runs.csv")).unwrap();
+    let dry = run(&config, &out, &["--dry-run"]);
+    assert!(!dry.status.success());
+    assert!(stderr(&dry).contains("pass --resume to continue it"), "{}", stderr(&dry));
+    let dry = run(&config, &out, &["--dry-run", "--resume"]);
+    assert!(dry.status.success(), "{}", stderr(&dry));
+    assert_eq!(std::fs::read(out.join("runs.csv")).unwrap(), before);
 }

@@ -16,8 +16,13 @@ fn wavepath() -> Command {
 }
 
 fn signal(child: &Child) {
+    send(child, "-INT");
+}
+
+/// Sends `child` the signal `flag` names (`-INT`, `-TERM`).
+fn send(child: &Child, flag: &str) {
     let sent = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+        .args([flag, &child.id().to_string()])
         .status()
         .unwrap();
     assert!(sent.success());
@@ -46,6 +51,21 @@ fn finished_spp(stderr: &str) -> u32 {
         .nth(1)
         .unwrap_or_else(|| panic!("no count in: {stderr}"));
     after.split_whitespace().next().unwrap().parse().unwrap()
+}
+
+/// The temporary files in `dir` that hold bytes (the output checks' probes
+/// are empty): a write in progress.
+fn writes_in_progress(dir: &Path) -> usize {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(wavepath::io::atomic_file::TEMP_PREFIX)
+        })
+        .filter(|e| e.metadata().is_ok_and(|m| m.len() > 0))
+        .count()
 }
 
 fn temporaries(dir: &Path) -> Vec<String> {
@@ -184,5 +204,34 @@ fn gen_mesh_stopped_mid_way_writes_nothing_and_stops_at_once() {
     assert_eq!(output.status.code(), Some(130), "{stderr}");
     assert!(stderr.contains("m.obj was not written"), "{stderr}");
     assert!(!out.exists());
+    assert!(temporaries(dir.path()).is_empty());
+}
+
+#[test]
+fn gen_mesh_stopped_during_its_write_abandons_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("m.obj");
+    // About 200 MB of OBJ text: the write takes a while after the mesh is made.
+    let mut child = wavepath()
+        .args(["gen-mesh", "--subdivisions", "9", "--out"])
+        .arg(&out)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while writes_in_progress(dir.path()) == 0 {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "gen-mesh ended before its write was seen"
+        );
+        assert!(started.elapsed() < Duration::from_secs(300), "no write started");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    send(&child, "-TERM");
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("m.obj was not written"), "{stderr}");
+    assert!(!out.exists(), "a write stopped half-way leaves no file");
     assert!(temporaries(dir.path()).is_empty());
 }

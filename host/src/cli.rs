@@ -1,12 +1,21 @@
 //! The `wavepath` command line (clap): each argument declared here and
 //! mapped onto the value types of [`crate::settings`], which hold the
 //! parsers, the limits and every default; converted once into validated
-//! requests.
+//! requests. A flag that only some back ends use is `None` (or false)
+//! unless given, and each command's `given()` lists those given with the
+//! back ends they concern ([`BackendFlag`], the scope of the setting they
+//! set): the command refuses them where the back ends it runs would ignore
+//! them (`settings::scope::check_flags`).
 
 use crate::accel::AccelChoice;
 use crate::backend::BackendOptions;
 use crate::backend::wavefront::WavefrontConfig;
 use crate::experiment::bench::BenchPlan;
+use crate::experiment::params::{
+    BLOCK, CAPACITY, COMPACTION, COUNT_DIVERGENCE, CPU_SCHEDULE, DRAIN_BELOW, KERNELS, MATERIAL_SORT, MAX_REGISTERS,
+    REFILL, SAMPLES_PER_LAUNCH, SCHEDULE, SettingDecl, THREADS, TILE, TIME_LAUNCHES, WAVE_BLOCK,
+};
+use crate::io::image::{self, OutputFormat};
 use crate::render::raycast::RayKind;
 use crate::render::{Overrides, RenderRequest};
 use crate::settings::backend::{BackendArg, concrete_backend};
@@ -19,21 +28,16 @@ use crate::settings::megakernel::{DEFAULT_BLOCK, DEFAULT_SAMPLES_PER_LAUNCH};
 use crate::settings::nee::NeeMode;
 use crate::settings::repetitions::{BENCH_REPEAT, BENCH_WARMUP, MAX_REPEAT, MAX_WARMUP};
 use crate::settings::sampler::SamplerKind;
+use crate::settings::scope::{BackendFlag, Scope};
 use crate::settings::size::{MAX_DEPTH, MAX_SPP, parse_size, size_label};
 use crate::settings::wavefront::{
     CompactionArg, DEFAULT_CAPACITY, DEFAULT_COMPACTION, DEFAULT_DRAIN_BELOW, DEFAULT_MATERIAL_SORT, DEFAULT_REFILL,
-    DEFAULT_SCHEDULE, DEFAULT_WAVE_BLOCK, MaterialSortArg, WaveSchedule, parse_fraction,
+    DEFAULT_SCHEDULE, DEFAULT_WAVE_BLOCK, MaterialSortArg, WaveSchedule, compaction_label, material_sort_label,
+    parse_fraction,
 };
 use clap::{Parser, Subcommand, ValueEnum};
 use device::scene::RenderView;
 use std::path::PathBuf;
-
-/// A default shown as text, for the arguments whose type has no `Display`
-/// (a size, a capacity). Clap keeps defaults as `&'static str`; the few
-/// bytes are leaked once per parse, as clap's own `default_value_t` does.
-fn shown(text: String) -> &'static str {
-    Box::leak(text.into_boxed_str())
-}
 
 /// wavepath: megakernel versus wavefront path tracing, measured.
 #[derive(Debug, Parser)]
@@ -102,7 +106,9 @@ pub struct ExperimentArgs {
     /// Run only this study.
     #[arg(long)]
     pub only: Option<String>,
-    /// Print the plan (runs per study, a rough time) and run nothing.
+    /// Make every check a run makes before its first render (scenes, films,
+    /// the output folder), print the plan (runs per study, a rough time)
+    /// and run nothing.
     #[arg(long)]
     pub dry_run: bool,
     /// Continue an interrupted run in --out, skipping the rows it finished.
@@ -132,6 +138,12 @@ pub struct ExperimentArgs {
 }
 
 impl ExperimentArgs {
+    /// The flags given that concern only some back ends, with those back
+    /// ends.
+    pub fn given(&self) -> Vec<BackendFlag> {
+        flags_given([(self.devices.is_some(), DEVICES)])
+    }
+
     /// The output folder.
     pub fn out_dir(&self) -> PathBuf {
         self.out.clone().unwrap_or_else(|| {
@@ -159,12 +171,20 @@ pub struct ReportArgs {
 /// `wavepath compare`.
 #[derive(Debug, clap::Args)]
 pub struct CompareArgs {
-    /// The image under test (.pfm or .exr for linear radiance; .png, .ppm or .bmp).
+    /// The image under test (its formats: [`image::OUTPUT_FORMATS`]).
+    #[arg(help = format!(
+        "The image under test ({} for linear radiance; {})",
+        image::extension_list(OutputFormat::is_linear),
+        image::extension_list(OutputFormat::is_display)
+    ))]
     pub test: PathBuf,
     /// The reference image, of the same size and kind.
     pub reference: PathBuf,
-    /// Write FLIP's per-pixel error as a heat map (.png, .ppm or .bmp).
-    #[arg(long)]
+    /// Write FLIP's per-pixel error as a heat map (an 8-bit format).
+    #[arg(long, help = format!(
+        "Write FLIP's per-pixel error as a heat map ({})",
+        image::extension_list(OutputFormat::is_display)
+    ))]
     pub heatmap: Option<PathBuf>,
 }
 
@@ -240,24 +260,39 @@ impl SceneArgs {
     }
 }
 
-/// Launch configuration of the GPU back ends.
+/// Launch configuration of the back ends. Each flag is `None` (or false)
+/// unless given: the back ends' own defaults apply then, and a flag given
+/// to a back end that would ignore it is refused ([`LaunchArgs::given`]).
 #[derive(Debug, clap::Args)]
 pub struct LaunchArgs {
-    /// Megakernel block shape as XxY threads (at most 1024; best a multiple of 32).
-    #[arg(long, value_parser = parse_size, default_value = shown(size_label(DEFAULT_BLOCK)))]
-    pub block: (u32, u32),
+    /// Megakernel block shape ([`DEFAULT_BLOCK`] unless given).
+    #[arg(long, value_parser = parse_size, help = with_default(
+        "Megakernel block shape as XxY threads (at most 1024; best a multiple of 32)",
+        size_label(DEFAULT_BLOCK)
+    ))]
+    pub block: Option<(u32, u32)>,
     /// Megakernel tile size in pixels (default: the whole image per launch).
     #[arg(long, value_parser = parse_size)]
     pub tile: Option<(u32, u32)>,
-    /// Samples per pixel per megakernel launch.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..), default_value_t = DEFAULT_SAMPLES_PER_LAUNCH)]
-    pub samples_per_launch: u32,
-    /// CPU threads for the `cpu` back end (0: one per core; at most 1024).
-    #[arg(long, default_value_t = DEFAULT_THREADS, value_parser = parse_threads)]
-    pub threads: usize,
-    /// How the `cpu` back end divides the image between its threads.
-    #[arg(long, value_enum, default_value_t)]
-    pub cpu_schedule: CpuSchedule,
+    /// Samples per pixel per megakernel launch ([`DEFAULT_SAMPLES_PER_LAUNCH`]
+    /// unless given).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..), help = with_default(
+        "Samples per pixel per megakernel launch",
+        DEFAULT_SAMPLES_PER_LAUNCH
+    ))]
+    pub samples_per_launch: Option<u32>,
+    /// CPU threads for the `cpu` back end ([`DEFAULT_THREADS`] unless given).
+    #[arg(long, value_parser = parse_threads, help = with_default(
+        "CPU threads for the `cpu` back end (0: one per core; at most 1024)",
+        DEFAULT_THREADS
+    ))]
+    pub threads: Option<usize>,
+    /// How the `cpu` back end divides the image (its default unless given).
+    #[arg(long, value_enum, help = with_default(
+        "How the `cpu` back end divides the image between its threads",
+        CpuSchedule::default().label()
+    ))]
+    pub cpu_schedule: Option<CpuSchedule>,
     /// Count active lanes per warp at the material branch (a diagnosis run:
     /// the counting atomics cost time).
     #[arg(long)]
@@ -268,74 +303,186 @@ pub struct LaunchArgs {
     /// not capped.
     #[arg(long)]
     pub max_registers: Option<u32>,
-    /// GPU megakernel and wavefront drain: which build runs (`auto`: the
-    /// smallest that holds what the scene needs).
-    #[arg(long, value_enum, default_value_t = KernelBuild::Auto)]
-    pub kernels: KernelBuild,
-    /// Wavefront: when new camera paths enter the pool.
-    #[arg(long, value_enum, default_value_t = DEFAULT_SCHEDULE)]
-    pub schedule: WaveSchedule,
-    /// Wavefront, regenerate: refill the pool once at most this fraction of
-    /// its slots hold paths (1: every iteration).
-    #[arg(long, value_parser = parse_fraction, default_value_t = DEFAULT_REFILL)]
-    pub refill: f32,
-    /// Wavefront: how survivors are gathered into the next ray queue.
-    #[arg(long, value_enum, default_value_t = DEFAULT_COMPACTION)]
-    pub compaction: CompactionArg,
-    /// Wavefront: sort the coated materials' shading queue by noise basis
-    /// before shading it (`variant`), so that each warp runs one program,
-    /// or shade in queue order (`off`).
-    #[arg(long, value_enum, default_value_t = DEFAULT_MATERIAL_SORT)]
-    pub material_sort: MaterialSortArg,
-    /// Wavefront: paths in flight: a power of two (e.g. 2097152 or 2^21),
-    /// a memory budget for path state and queues (e.g. 512MiB, 2GiB), or
-    /// `auto` (every path of the render at once, as far as memory allows).
-    #[arg(long, value_parser = parse_capacity, default_value = shown(DEFAULT_CAPACITY.label()))]
-    pub capacity: Capacity,
+    /// Which build of the material-dispatching kernels runs (auto unless
+    /// given).
+    #[arg(long, value_enum, help = with_default(
+        "GPU megakernel and wavefront drain: which build runs (`auto`: the smallest that holds what the scene needs)",
+        KernelBuild::Auto.name()
+    ))]
+    pub kernels: Option<KernelBuild>,
+    /// Wavefront: when new camera paths enter the pool ([`DEFAULT_SCHEDULE`]
+    /// unless given).
+    #[arg(long, value_enum, help = with_default(
+        "Wavefront: when new camera paths enter the pool",
+        DEFAULT_SCHEDULE.label()
+    ))]
+    pub schedule: Option<WaveSchedule>,
+    /// Wavefront, regenerate: the refill threshold ([`DEFAULT_REFILL`]
+    /// unless given).
+    #[arg(long, value_parser = parse_fraction, help = with_default(
+        "Wavefront, regenerate: refill the pool once at most this fraction of its slots hold paths (1: every iteration)",
+        DEFAULT_REFILL
+    ))]
+    pub refill: Option<f32>,
+    /// Wavefront: how survivors are gathered ([`DEFAULT_COMPACTION`] unless
+    /// given).
+    #[arg(long, value_enum, help = with_default(
+        "Wavefront: how survivors are gathered into the next ray queue",
+        compaction_label(DEFAULT_COMPACTION.mode())
+    ))]
+    pub compaction: Option<CompactionArg>,
+    /// Wavefront: whether the coated materials' queue is sorted by variant
+    /// ([`DEFAULT_MATERIAL_SORT`] unless given).
+    #[arg(long, value_enum, help = with_default(
+        "Wavefront: sort the coated materials' shading queue by noise basis before shading it (`variant`), \
+         so that each warp runs one program, or shade in queue order (`off`)",
+        material_sort_label(DEFAULT_MATERIAL_SORT.mode())
+    ))]
+    pub material_sort: Option<MaterialSortArg>,
+    /// Wavefront: paths in flight ([`DEFAULT_CAPACITY`] unless given).
+    #[arg(long, value_parser = parse_capacity, help = with_default(
+        "Wavefront: paths in flight: a power of two (e.g. 2097152 or 2^21), a memory budget for path state \
+         and queues (e.g. 512MiB, 2GiB), or `auto` (every path of the render at once, as far as memory allows)",
+        DEFAULT_CAPACITY.label()
+    ))]
+    pub capacity: Option<Capacity>,
     /// Wavefront: do not time each launch with CUDA events (the events
     /// cost GPU time between the many small launches; only the wall time
     /// and no per-kernel profile are then measured).
     #[arg(long)]
     pub untimed_launches: bool,
-    /// Wavefront: threads per block of the per-path kernels.
-    #[arg(long, default_value_t = DEFAULT_WAVE_BLOCK)]
-    pub wave_block: u32,
-    /// Wavefront: when no new path joins (all samples issued, or a
-    /// bounce-synchronous wave running down) and at most this many paths
-    /// remain, finish them in one drain launch (0: never).
-    #[arg(long, default_value_t = DEFAULT_DRAIN_BELOW)]
-    pub drain_below: u32,
+    /// Wavefront: threads per block of the per-path kernels
+    /// ([`DEFAULT_WAVE_BLOCK`] unless given).
+    #[arg(long, help = with_default(
+        "Wavefront: threads per block of the per-path kernels",
+        DEFAULT_WAVE_BLOCK
+    ))]
+    pub wave_block: Option<u32>,
+    /// Wavefront: the tail-drain threshold ([`DEFAULT_DRAIN_BELOW`] unless
+    /// given).
+    #[arg(long, help = with_default(
+        "Wavefront: when no new path joins (all samples issued, or a bounce-synchronous wave running down) \
+         and at most this many paths remain, finish them in one drain launch (0: never)",
+        DEFAULT_DRAIN_BELOW
+    ))]
+    pub drain_below: Option<u32>,
+}
+
+/// A help text ending in the default of its flag, as clap shows one: the
+/// default written from its constant, for the flags that are `None` unless
+/// given.
+fn with_default(help: &str, default: impl std::fmt::Display) -> String {
+    format!("{help} [default: {default}]")
+}
+
+/// The flag `flag` of `setting`: it concerns the back ends the setting does.
+fn flag_of(flag: &'static str, setting: &SettingDecl) -> BackendFlag {
+    BackendFlag {
+        flag,
+        scope: setting.scope,
+    }
+}
+
+/// `--devices`: the GPUs of the GPU back ends.
+pub const DEVICES: BackendFlag = BackendFlag {
+    flag: "--devices",
+    scope: Scope::Gpu,
+};
+
+/// `--launch-log`: the kernel launches of the GPU back ends.
+pub const LAUNCH_LOG: BackendFlag = BackendFlag {
+    flag: "--launch-log",
+    scope: Scope::Gpu,
+};
+
+/// `--profile`: samples of the back ends that render on the host.
+pub const PROFILE: BackendFlag = BackendFlag {
+    flag: "--profile",
+    scope: Scope::Host,
+};
+
+/// The flags of `flags` whose `given` is true.
+fn flags_given(flags: impl IntoIterator<Item = (bool, BackendFlag)>) -> Vec<BackendFlag> {
+    flags.into_iter().filter(|(given, _)| *given).map(|(_, f)| f).collect()
 }
 
 impl LaunchArgs {
-    /// The back-end options these arguments set.
+    /// The flags given, each with the back ends it concerns (the setting
+    /// it sets declares them).
+    pub fn given(&self) -> Vec<BackendFlag> {
+        // Every field by name: a flag added here must be declared below.
+        let LaunchArgs {
+            block,
+            tile,
+            samples_per_launch,
+            threads,
+            cpu_schedule,
+            count_divergence,
+            max_registers,
+            kernels,
+            schedule,
+            refill,
+            compaction,
+            material_sort,
+            capacity,
+            untimed_launches,
+            wave_block,
+            drain_below,
+        } = self;
+        flags_given([
+            (block.is_some(), flag_of("--block", &BLOCK)),
+            (tile.is_some(), flag_of("--tile", &TILE)),
+            (
+                samples_per_launch.is_some(),
+                flag_of("--samples-per-launch", &SAMPLES_PER_LAUNCH),
+            ),
+            (threads.is_some(), flag_of("--threads", &THREADS)),
+            (cpu_schedule.is_some(), flag_of("--cpu-schedule", &CPU_SCHEDULE)),
+            (*count_divergence, flag_of("--count-divergence", &COUNT_DIVERGENCE)),
+            (max_registers.is_some(), flag_of("--max-registers", &MAX_REGISTERS)),
+            (kernels.is_some(), flag_of("--kernels", &KERNELS)),
+            (schedule.is_some(), flag_of("--schedule", &SCHEDULE)),
+            (refill.is_some(), flag_of("--refill", &REFILL)),
+            (compaction.is_some(), flag_of("--compaction", &COMPACTION)),
+            (material_sort.is_some(), flag_of("--material-sort", &MATERIAL_SORT)),
+            (capacity.is_some(), flag_of("--capacity", &CAPACITY)),
+            (*untimed_launches, flag_of("--untimed-launches", &TIME_LAUNCHES)),
+            (wave_block.is_some(), flag_of("--wave-block", &WAVE_BLOCK)),
+            (drain_below.is_some(), flag_of("--drain-below", &DRAIN_BELOW)),
+        ])
+    }
+
+    /// The back-end options these arguments set, over the back ends'
+    /// defaults.
     pub fn options(&self) -> Result<BackendOptions, String> {
+        let defaults = BackendOptions::default();
+        let (mega, wave) = (defaults.megakernel, defaults.wavefront);
         let megakernel = MegakernelConfig {
-            block: self.block,
+            block: self.block.unwrap_or(mega.block),
             tile: self.tile,
-            samples_per_launch: self.samples_per_launch,
+            samples_per_launch: self.samples_per_launch.unwrap_or(mega.samples_per_launch),
             count_divergence: self.count_divergence,
-            max_registers: self.max_registers.or(MegakernelConfig::default().max_registers),
-            kernels: self.kernels,
+            max_registers: self.max_registers.or(mega.max_registers),
+            kernels: self.kernels.unwrap_or(mega.kernels),
         };
         megakernel.validate()?;
         let wavefront = WavefrontConfig {
-            capacity: self.capacity,
-            schedule: self.schedule,
-            refill: self.refill,
-            compaction: self.compaction.mode(),
-            material_sort: self.material_sort.mode(),
-            block: self.wave_block,
+            capacity: self.capacity.unwrap_or(wave.capacity),
+            schedule: self.schedule.unwrap_or(wave.schedule),
+            refill: self.refill.unwrap_or(wave.refill),
+            compaction: self.compaction.map_or(wave.compaction, CompactionArg::mode),
+            material_sort: self.material_sort.map_or(wave.material_sort, MaterialSortArg::mode),
+            block: self.wave_block.unwrap_or(wave.block),
             count_divergence: self.count_divergence,
             time_launches: !self.untimed_launches,
             max_registers: self.max_registers,
-            kernels: self.kernels,
-            drain_below: self.drain_below,
+            kernels: self.kernels.unwrap_or(wave.kernels),
+            drain_below: self.drain_below.unwrap_or(wave.drain_below),
         };
         wavefront.validate()?;
         Ok(BackendOptions {
-            threads: self.threads,
-            cpu_schedule: self.cpu_schedule,
+            threads: self.threads.unwrap_or(defaults.threads),
+            cpu_schedule: self.cpu_schedule.unwrap_or(defaults.cpu_schedule),
             megakernel,
             wavefront,
         })
@@ -354,9 +501,13 @@ pub struct RenderArgs {
     /// Launch configuration.
     #[command(flatten)]
     pub launch: LaunchArgs,
-    /// Output image (.png, .ppm or .bmp; .pfm for linear radiance as floats);
-    /// default `<scene name>.png`.
-    #[arg(long)]
+    /// Output image (its formats: [`image::OUTPUT_FORMATS`]); default
+    /// `<scene name>.png`.
+    #[arg(long, help = format!(
+        "Output image ({}; {} for linear radiance as floats); default `<scene name>.png`",
+        image::extension_list(OutputFormat::is_display),
+        image::extension_list(OutputFormat::is_linear)
+    ))]
     pub out: Option<PathBuf>,
     /// Render a debug view instead of radiance.
     #[arg(long, value_enum, default_value_t = ViewArg::Radiance)]
@@ -395,7 +546,9 @@ pub struct VerifyArgs {
     pub devices: Option<Devices>,
 }
 
-/// `wavepath bench`.
+/// `wavepath bench`. Each sweep and setting is `None` unless given: the
+/// back ends' default then, and one given that none of `--backends` uses
+/// is refused ([`BenchArgs::given`]).
 #[derive(Debug, clap::Args)]
 pub struct BenchArgs {
     /// Scene and overrides.
@@ -405,40 +558,67 @@ pub struct BenchArgs {
     /// render the same image).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "gpu-mega")]
     pub backends: Vec<BackendArg>,
-    /// Megakernel block shapes to try, comma-separated.
-    #[arg(long, value_delimiter = ',', value_parser = parse_size, default_value = shown(size_label(DEFAULT_BLOCK)))]
-    pub blocks: Vec<(u32, u32)>,
-    /// Megakernel samples per launch to try, comma-separated.
-    #[arg(long, value_delimiter = ',', default_values_t = [DEFAULT_SAMPLES_PER_LAUNCH])]
-    pub samples_per_launch: Vec<u32>,
+    /// Megakernel block shapes to try ([`DEFAULT_BLOCK`] unless given).
+    #[arg(long, value_delimiter = ',', value_parser = parse_size, help = with_default(
+        "Megakernel block shapes to try, comma-separated",
+        size_label(DEFAULT_BLOCK)
+    ))]
+    pub blocks: Option<Vec<(u32, u32)>>,
+    /// Megakernel samples per launch to try ([`DEFAULT_SAMPLES_PER_LAUNCH`]
+    /// unless given).
+    #[arg(long, value_delimiter = ',', help = with_default(
+        "Megakernel samples per launch to try, comma-separated",
+        DEFAULT_SAMPLES_PER_LAUNCH
+    ))]
+    pub samples_per_launch: Option<Vec<u32>>,
     /// Megakernel tile size (default: whole image).
     #[arg(long, value_parser = parse_size)]
     pub tile: Option<(u32, u32)>,
-    /// Wavefront schedules to try (regenerate at the default refill).
-    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [DEFAULT_SCHEDULE])]
-    pub schedules: Vec<WaveSchedule>,
-    /// Wavefront compaction modes to try.
-    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [DEFAULT_COMPACTION])]
-    pub compactions: Vec<CompactionArg>,
-    /// Wavefront pool capacities to try (powers of two, budgets such as
-    /// 512MiB, or auto).
-    #[arg(long, value_delimiter = ',', value_parser = parse_capacity, default_value = shown(DEFAULT_CAPACITY.label()))]
-    pub capacities: Vec<Capacity>,
-    /// Wavefront threads per block to try.
-    #[arg(long, value_delimiter = ',', default_values_t = [DEFAULT_WAVE_BLOCK])]
-    pub wave_blocks: Vec<u32>,
-    /// Wavefront tail-drain thresholds to try (0: never drain).
-    #[arg(long, value_delimiter = ',', default_values_t = [DEFAULT_DRAIN_BELOW])]
-    pub drains: Vec<u32>,
+    /// Wavefront schedules to try ([`DEFAULT_SCHEDULE`] unless given).
+    #[arg(long, value_enum, value_delimiter = ',', help = with_default(
+        "Wavefront schedules to try (regenerate at the default refill)",
+        DEFAULT_SCHEDULE.label()
+    ))]
+    pub schedules: Option<Vec<WaveSchedule>>,
+    /// Wavefront compaction modes to try ([`DEFAULT_COMPACTION`] unless
+    /// given).
+    #[arg(long, value_enum, value_delimiter = ',', help = with_default(
+        "Wavefront compaction modes to try",
+        compaction_label(DEFAULT_COMPACTION.mode())
+    ))]
+    pub compactions: Option<Vec<CompactionArg>>,
+    /// Wavefront pool capacities to try ([`DEFAULT_CAPACITY`] unless given).
+    #[arg(long, value_delimiter = ',', value_parser = parse_capacity, help = with_default(
+        "Wavefront pool capacities to try (powers of two, budgets such as 512MiB, or auto)",
+        DEFAULT_CAPACITY.label()
+    ))]
+    pub capacities: Option<Vec<Capacity>>,
+    /// Wavefront threads per block to try ([`DEFAULT_WAVE_BLOCK`] unless
+    /// given).
+    #[arg(long, value_delimiter = ',', help = with_default(
+        "Wavefront threads per block to try",
+        DEFAULT_WAVE_BLOCK
+    ))]
+    pub wave_blocks: Option<Vec<u32>>,
+    /// Wavefront tail-drain thresholds to try ([`DEFAULT_DRAIN_BELOW`]
+    /// unless given).
+    #[arg(long, value_delimiter = ',', help = with_default(
+        "Wavefront tail-drain thresholds to try (0: never drain)",
+        DEFAULT_DRAIN_BELOW
+    ))]
+    pub drains: Option<Vec<u32>>,
     /// Timed repetitions per configuration (at most 1000).
     #[arg(long, default_value_t = BENCH_REPEAT, value_parser = clap::value_parser!(u32).range(1..=MAX_REPEAT as i64))]
     pub repeat: u32,
     /// Untimed warm-up renders per configuration (at most 100).
     #[arg(long, default_value_t = BENCH_WARMUP, value_parser = clap::value_parser!(u32).range(0..=MAX_WARMUP as i64))]
     pub warmup: u32,
-    /// CPU threads for the `cpu` back end (0: one per core; at most 1024).
-    #[arg(long, default_value_t = DEFAULT_THREADS, value_parser = parse_threads)]
-    pub threads: usize,
+    /// CPU threads for the `cpu` back end ([`DEFAULT_THREADS`] unless given).
+    #[arg(long, value_parser = parse_threads, help = with_default(
+        "CPU threads for the `cpu` back end (0: one per core; at most 1024)",
+        DEFAULT_THREADS
+    ))]
+    pub threads: Option<usize>,
     /// Write one row per repetition to this CSV file.
     #[arg(long)]
     pub csv: Option<PathBuf>,
@@ -452,29 +632,60 @@ pub struct BenchArgs {
     pub devices: Option<Devices>,
 }
 
+/// The values of a list flag, or `default` alone where it was not given.
+fn values_or<T: Clone>(given: &Option<Vec<T>>, default: T) -> Vec<T> {
+    given.clone().unwrap_or_else(|| vec![default])
+}
+
 impl BenchArgs {
-    /// The validated plan.
+    /// The flags given that concern only some back ends, each with those
+    /// back ends (the setting it sweeps declares them).
+    pub fn given(&self) -> Vec<BackendFlag> {
+        flags_given([
+            (self.blocks.is_some(), flag_of("--blocks", &BLOCK)),
+            (
+                self.samples_per_launch.is_some(),
+                flag_of("--samples-per-launch", &SAMPLES_PER_LAUNCH),
+            ),
+            (self.tile.is_some(), flag_of("--tile", &TILE)),
+            (self.schedules.is_some(), flag_of("--schedules", &SCHEDULE)),
+            (self.compactions.is_some(), flag_of("--compactions", &COMPACTION)),
+            (self.capacities.is_some(), flag_of("--capacities", &CAPACITY)),
+            (self.wave_blocks.is_some(), flag_of("--wave-blocks", &WAVE_BLOCK)),
+            (self.drains.is_some(), flag_of("--drains", &DRAIN_BELOW)),
+            (self.threads.is_some(), flag_of("--threads", &THREADS)),
+            (self.launch_log.is_some(), LAUNCH_LOG),
+            (self.devices.is_some(), DEVICES),
+        ])
+    }
+
+    /// The validated plan, over the back ends' defaults.
     pub fn plan(&self) -> Result<BenchPlan, String> {
         let backends = self
             .backends
             .iter()
             .map(|&b| concrete_backend(b))
             .collect::<Result<_, _>>()?;
+        let defaults = BackendOptions::default();
+        let (mega, wave) = (defaults.megakernel, defaults.wavefront);
         Ok(BenchPlan {
             scene: self.scene.scene.clone(),
             overrides: self.scene.overrides(),
             backends,
-            blocks: self.blocks.clone(),
-            samples_per_launch: self.samples_per_launch.clone(),
+            blocks: values_or(&self.blocks, mega.block),
+            samples_per_launch: values_or(&self.samples_per_launch, mega.samples_per_launch),
             tile: self.tile,
-            schedules: self.schedules.clone(),
-            compactions: self.compactions.iter().map(|c| c.mode()).collect(),
-            capacities: self.capacities.clone(),
-            wave_blocks: self.wave_blocks.clone(),
-            drains: self.drains.clone(),
+            schedules: values_or(&self.schedules, wave.schedule),
+            compactions: match &self.compactions {
+                Some(given) => given.iter().map(|c| c.mode()).collect(),
+                None => vec![wave.compaction],
+            },
+            capacities: values_or(&self.capacities, wave.capacity),
+            wave_blocks: values_or(&self.wave_blocks, wave.block),
+            drains: values_or(&self.drains, wave.drain_below),
             repeat: self.repeat,
             warmup: self.warmup,
-            threads: self.threads,
+            threads: self.threads.unwrap_or(defaults.threads),
         })
     }
 }
@@ -493,6 +704,7 @@ impl RenderArgs {
                 ViewArg::Depth => RenderView::Depth,
             },
             options: self.launch.options()?,
+            flags: self.given(),
             out: self.out.clone(),
             progress: !self.quiet,
             launch_log: self.launch_log.clone(),
@@ -501,11 +713,34 @@ impl RenderArgs {
             stop: None,
         })
     }
+
+    /// The flags given that concern only some back ends, with those back
+    /// ends.
+    pub fn given(&self) -> Vec<BackendFlag> {
+        let mut flags = self.launch.given();
+        flags.extend(flags_given([
+            (self.devices.is_some(), DEVICES),
+            (self.launch_log.is_some(), LAUNCH_LOG),
+            (self.profile.is_some(), PROFILE),
+        ]));
+        flags
+    }
+}
+
+impl VerifyArgs {
+    /// The flags given that concern only some back ends, with those back
+    /// ends.
+    pub fn given(&self) -> Vec<BackendFlag> {
+        let mut flags = self.launch.given();
+        flags.extend(flags_given([(self.devices.is_some(), DEVICES)]));
+        flags
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::{Args as _, CommandFactory as _};
 
     #[test]
     fn launch_arguments_are_validated() {
@@ -518,7 +753,58 @@ mod tests {
         );
         let cli = Cli::try_parse_from(["wavepath", "bench", "s.toml", "--blocks", "8x8,32x4,256x1"]).unwrap();
         let Command::Bench(args) = cli.command else { panic!() };
-        assert_eq!(args.blocks, [(8, 8), (32, 4), (256, 1)]);
+        assert_eq!(args.blocks, Some(vec![(8, 8), (32, 4), (256, 1)]));
+    }
+
+    /// The long names of `args`' arguments, as typed.
+    fn flags_of(args: &clap::Command) -> Vec<String> {
+        args.get_arguments()
+            .filter_map(|a| a.get_long())
+            .map(|l| format!("--{l}"))
+            .collect()
+    }
+
+    #[test]
+    fn every_launch_flag_is_declared_with_the_back_ends_it_concerns() {
+        let line = concat!(
+            "wavepath render s.toml --block 8x8 --tile 8x8 --samples-per-launch 2 --threads 2 ",
+            "--cpu-schedule static-rows --count-divergence --max-registers 64 --kernels full --schedule ",
+            "bounce-sync --refill 0.5 --compaction prefix-sum --material-sort off --capacity 2^20 ",
+            "--untimed-launches --wave-block 64 --drain-below 0 --devices 0 --launch-log l.csv ",
+            "--profile p.svg",
+        );
+        let cli = Cli::try_parse_from(line.split_whitespace()).unwrap();
+        let Command::Render(args) = cli.command else { panic!() };
+        // Every launch flag, by its own name, in the order it is declared.
+        let launch = flags_of(&LaunchArgs::augment_args(clap::Command::new("launch")));
+        let given: Vec<&str> = args.launch.given().iter().map(|f| f.flag).collect();
+        assert_eq!(given, launch);
+        assert!(args.given().iter().all(|f| f.scope != Scope::Every));
+        assert_eq!(args.given().len(), launch.len() + 3);
+        let render = flags_of(Cli::command().find_subcommand("render").unwrap());
+        assert!(args.given().iter().all(|f| render.iter().any(|r| r == f.flag)));
+        // Nothing given, nothing to refuse.
+        let cli = Cli::try_parse_from(["wavepath", "render", "s.toml", "--backend", "cpu"]).unwrap();
+        let Command::Render(args) = cli.command else { panic!() };
+        assert_eq!(args.given(), []);
+    }
+
+    #[test]
+    fn every_bench_flag_of_some_back_ends_is_declared_with_them() {
+        let line = concat!(
+            "wavepath bench s.toml --blocks 8x8 --samples-per-launch 2 --tile 8x8 --schedules ",
+            "regenerate --compactions prefix-sum --capacities auto --wave-blocks 64 --drains 0 ",
+            "--threads 2 --launch-log l.csv --devices 0",
+        );
+        let cli = Cli::try_parse_from(line.split_whitespace()).unwrap();
+        let Command::Bench(args) = cli.command else { panic!() };
+        let bench = flags_of(Cli::command().find_subcommand("bench").unwrap());
+        let given = args.given();
+        assert_eq!(given.len(), 11);
+        assert!(given.iter().all(|f| bench.iter().any(|b| b == f.flag)), "{given:?}");
+        let cli = Cli::try_parse_from(["wavepath", "bench", "s.toml", "--backends", "cpu"]).unwrap();
+        let Command::Bench(args) = cli.command else { panic!() };
+        assert_eq!(args.given(), []);
     }
 
     #[test]

@@ -31,6 +31,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
         allow_dirty: true,
         progress: false,
         devices: args.devices.clone(),
+        flags: args.given(),
         ..RunOptions::default()
     };
     let result = runner::run(&config, &options)?;

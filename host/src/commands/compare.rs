@@ -13,11 +13,12 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     let outputs: Vec<Output> = args.heatmap.iter().map(|p| Output::new(p, "the heat map")).collect();
     atomic_file::check_outputs(&outputs, &[&args.test, &args.reference])?;
     if let Some(path) = &args.heatmap
-        && !matches!(image::format_for(path)?, image::OutputFormat::Display(_))
+        && !image::format_for(path)?.is_display()
     {
         anyhow::bail!(
-            "{}: a heat map is an 8-bit image: name a .png, .ppm or .bmp file",
-            path.display()
+            "{}: a heat map is an 8-bit image: name a {} file",
+            path.display(),
+            image::extension_list(image::OutputFormat::is_display)
         );
     }
     let c = compare_files(&args.test, &args.reference)?;

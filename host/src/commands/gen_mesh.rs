@@ -1,10 +1,11 @@
 //! `wavepath gen-mesh`: a subdivided, displaced icosphere as OBJ. A first
-//! Ctrl-C or SIGTERM stops it within milliseconds with nothing written; the
-//! file appears whole or not at all.
+//! Ctrl-C or SIGTERM stops it within milliseconds with nothing written,
+//! during the file's write as before it; the file appears whole or not at
+//! all.
 
 use super::outln;
 use crate::cli::GenMeshArgs;
-use crate::io::atomic_file::{self, Output};
+use crate::io::atomic_file::{self, Output, Written};
 use crate::scene::meshgen::DisplacedSphere;
 use crate::system::interrupt;
 use std::path::Path;
@@ -38,11 +39,9 @@ pub fn run(args: &GenMeshArgs) -> anyhow::Result<ExitCode> {
     let Some(text) = mesh.to_obj_unless(&header, &stopped) else {
         return Ok(nothing_written(&args.out));
     };
-    if stopped() {
+    if atomic_file::write_unless(&args.out, text.as_bytes(), &stopped)? == Written::Abandoned {
         return Ok(nothing_written(&args.out));
     }
-    // A signal from here on finds the file written whole (or not at all).
-    atomic_file::write(&args.out, text.as_bytes())?;
     outln!(
         "{}: {} vertices, {} triangles in {:.2} s",
         args.out.display(),

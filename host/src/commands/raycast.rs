@@ -14,6 +14,9 @@ use std::process::ExitCode;
 /// Makes the rays on the CPU, casts them on the GPU, prints one line per
 /// block size and writes the CSV.
 pub fn run(args: &RaycastArgs) -> anyhow::Result<ExitCode> {
+    if args.scene.spp.is_some() {
+        anyhow::bail!("--spp: raycast casts --count rays, however many samples per pixel they take; leave --spp out");
+    }
     let gpu = Gpu::open(0).context("raycast times the GPU kernel; it needs a GPU")?;
     let overrides = args.scene.overrides();
     let scene = render::load_scene(&args.scene.scene, &overrides)?;

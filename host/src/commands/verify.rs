@@ -3,7 +3,8 @@
 use super::outln;
 use crate::cli::VerifyArgs;
 use crate::render::verify;
-use crate::settings::backend::concrete_backend;
+use crate::settings::backend::{BackendKind, concrete_backend};
+use crate::settings::scope::check_flags;
 use anyhow::anyhow;
 use std::process::ExitCode;
 
@@ -11,6 +12,8 @@ use std::process::ExitCode;
 pub fn run(args: &VerifyArgs) -> anyhow::Result<ExitCode> {
     let backend = concrete_backend(args.backend).map_err(|e| anyhow!(e))?;
     let options = args.launch.options().map_err(|e| anyhow!(e))?;
+    // The checked back end and the `cpu` reference both take the options.
+    check_flags(&args.given(), &[backend, BackendKind::Cpu]).map_err(|e| anyhow!(e))?;
     let report = verify::verify_on(
         &args.scene.scene,
         &args.scene.overrides(),

@@ -8,8 +8,8 @@
 
 use crate::experiment::config::{Config, Study};
 use crate::experiment::params::{
-    ACCEL, BLOCK, CAPACITY, COMPACTION, DEPTH, DRAIN_BELOW, Param, SAMPLES_PER_LAUNCH, SCHEDULE, SEED, SIZE, SPP,
-    Setting, SettingDecl, Sweep, THREADS, TILE, Value, WAVE_BLOCK,
+    ACCEL, BLOCK, CAPACITY, COMPACTION, DEPTH, DRAIN_BELOW, NEE, Param, SAMPLER, SAMPLES_PER_LAUNCH, SCHEDULE, SEED,
+    SIZE, SPP, Setting, SettingDecl, Sweep, THREADS, TILE, Value, WAVE_BLOCK,
 };
 use crate::experiment::records::RunRow;
 use crate::experiment::report::stats;
@@ -59,13 +59,25 @@ pub struct BenchPlan {
 impl BenchPlan {
     /// The plan as a one-study experiment config.
     pub fn config(&self, command: &str) -> Config {
-        let o = &self.overrides;
+        // Every override, named field by field: one added to `Overrides`
+        // cannot be left out of the runs.
+        let Overrides {
+            spp,
+            max_depth,
+            size,
+            seed,
+            accel,
+            sampler,
+            nee,
+        } = self.overrides;
         let fixed: Vec<Setting> = [
-            o.size.map(|s| (&SIZE, Value::Size(s))),
-            o.spp.map(|n| (&SPP, Value::Count(n))),
-            o.max_depth.map(|n| (&DEPTH, Value::Count(n))),
-            o.seed.map(|n| (&SEED, Value::Count(n))),
-            o.accel.map(|a| (&ACCEL, Value::Accel(a))),
+            size.map(|s| (&SIZE, Value::Size(s))),
+            spp.map(|n| (&SPP, Value::Count(n))),
+            max_depth.map(|n| (&DEPTH, Value::Count(n))),
+            seed.map(|n| (&SEED, Value::Count(n))),
+            accel.map(|a| (&ACCEL, Value::Accel(a))),
+            sampler.map(|s| (&SAMPLER, Value::Sampler(s))),
+            nee.map(|n| (&NEE, Value::Nee(n))),
             Some((&TILE, Value::Tile(self.tile))),
             Some((&THREADS, Value::Count(self.threads as u32))),
         ]
@@ -288,5 +300,39 @@ mod tests {
             "gpu-wave schedule=bounce-sync compaction=prefix-sum capacity=2^20 wave_block=64 drain_below=0"
         );
         assert!(runs.iter().all(|r| !r.spec.options.wavefront.count_divergence));
+    }
+
+    #[test]
+    fn every_override_reaches_every_run() {
+        let overrides = Overrides {
+            spp: Some(3),
+            max_depth: Some(2),
+            size: Some((12, 8)),
+            seed: Some(7),
+            accel: Some(crate::accel::AccelChoice::Bvh),
+            sampler: Some(crate::settings::sampler::SamplerKind::Sobol),
+            nee: Some(crate::settings::nee::NeeMode::On),
+        };
+        let plan = BenchPlan {
+            scene: PathBuf::from("scenes/cornell_diffuse.toml"),
+            overrides,
+            backends: vec![BackendKind::Cpu, BackendKind::CpuWave],
+            blocks: vec![(8, 8)],
+            samples_per_launch: vec![16],
+            tile: None,
+            schedules: vec![WaveSchedule::Regenerate],
+            compactions: vec![Compaction::PrefixSum],
+            capacities: vec![Capacity::DEFAULT],
+            wave_blocks: vec![64],
+            drains: vec![0],
+            repeat: 1,
+            warmup: 0,
+            threads: 0,
+        };
+        let runs = plan.config("bench").studies[0].runs();
+        assert_eq!(runs.len(), 2);
+        for run in runs {
+            assert_eq!(run.spec.overrides, overrides, "{}", run.label);
+        }
     }
 }

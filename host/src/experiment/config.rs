@@ -46,10 +46,12 @@
 
 use super::params::{GPUS, Param, RunSpec, Setting, Sweep, describe, plain_names, scene_path};
 use super::scaling::Scaling;
+use crate::io::image::{self, OutputFormat};
 use crate::scene::line_col;
 use crate::settings::backend::{BackendArg, BackendKind, concrete_backend};
 use crate::settings::choice::choice;
 use crate::settings::repetitions::{MAX_REPEAT, MAX_WARMUP, STUDY_REPEAT, STUDY_WARMUP};
+use crate::settings::scope::{BackendFlag, check_flags};
 use crate::system::fingerprint::fingerprint_bytes;
 use indexmap::IndexMap;
 use serde::Deserialize;
@@ -460,7 +462,7 @@ impl Source<'_> {
         let backends = st.backends(&s.backends)?;
         let baseline = s.baseline.as_ref().map(|b| st.baseline(b, &backends)).transpose()?;
         st.check_repetitions(&s.repeat, &s.warmup)?;
-        let fixed = st.settings(&s.fixed, "fixed")?;
+        let fixed = st.settings(&s.fixed, "fixed", &backends)?;
         let mut per_backend = Vec::new();
         for (b, table) in &s.per_backend {
             let kind = st.backend(b, "per_backend")?;
@@ -475,12 +477,15 @@ impl Source<'_> {
                     ),
                 ));
             }
-            per_backend.push((kind, st.settings(table, &format!("per_backend.{}", b.get_ref()))?));
+            per_backend.push((
+                kind,
+                st.settings(table, &format!("per_backend.{}", b.get_ref()), &[kind])?,
+            ));
         }
         let sweep = s
             .sweep
             .iter()
-            .map(|(key, values)| st.sweep(key, values))
+            .map(|(key, values)| st.sweep(key, values, &backends))
             .collect::<Result<Vec<_>, _>>()?;
         st.check_run_count(def.span(), scenes.len(), backends.len(), &sweep)?;
         let scaling = s
@@ -562,17 +567,12 @@ impl StudySource<'_> {
     /// against every run, before the first run).
     fn reference(&self, reference: &Spanned<String>, folder: &Path) -> Result<PathBuf, ConfigError> {
         let file = normalize(&folder.join(reference.get_ref()));
-        let linear = matches!(
-            file.extension()
-                .and_then(|e| e.to_str())
-                .map(str::to_ascii_lowercase)
-                .as_deref(),
-            Some("exr" | "pfm")
-        );
+        let linear = image::format_for(&file).is_ok_and(|f| f.is_linear());
         let problem = if !linear {
             format!(
-                "{} is not linear radiance: name an .exr or .pfm file (`wavepath render SCENE --spp N --out FILE.exr` makes one)",
-                file.display()
+                "{} is not linear radiance: name a {} file (`wavepath render SCENE --spp N --out FILE.exr` makes one)",
+                file.display(),
+                image::extension_list(OutputFormat::is_linear)
             )
         } else if !file.is_file() {
             format!(
@@ -686,13 +686,15 @@ impl StudySource<'_> {
         Ok(())
     }
 
-    /// The settings of a table (`fixed` or a `per_backend` entry).
-    fn settings(&self, table: &Settings, name: &str) -> Result<Vec<Setting>, ConfigError> {
+    /// The settings of a table (`fixed` or a `per_backend` entry) for
+    /// `backends`.
+    fn settings(&self, table: &Settings, name: &str, backends: &[BackendKind]) -> Result<Vec<Setting>, ConfigError> {
         table
             .iter()
             .map(|(key, value)| {
                 let field = format!("{name} `{}`", key.get_ref());
                 let param = param_named(key).map_err(|m| self.at(key.span(), &field, m))?;
+                check_concerns(&param, backends).map_err(|m| self.at(key.span(), &field, m))?;
                 let value = param
                     .parse(value.get_ref())
                     .map_err(|m| self.at(value.span(), &field, m))?;
@@ -701,10 +703,17 @@ impl StudySource<'_> {
             .collect()
     }
 
-    /// One swept parameter and its values, at least one.
-    fn sweep(&self, key: &Spanned<String>, values: &Spanned<Vec<Spanned<toml::Value>>>) -> Result<Sweep, ConfigError> {
+    /// One swept parameter of a study of `backends`, and its values, at
+    /// least one.
+    fn sweep(
+        &self,
+        key: &Spanned<String>,
+        values: &Spanned<Vec<Spanned<toml::Value>>>,
+        backends: &[BackendKind],
+    ) -> Result<Sweep, ConfigError> {
         let field = format!("sweep `{}`", key.get_ref());
         let param = param_named(key).map_err(|m| self.at(key.span(), &field, m))?;
+        check_concerns(&param, backends).map_err(|m| self.at(key.span(), &field, m))?;
         if values.get_ref().is_empty() {
             return Err(self.at(values.span(), &field, "empty sweep: list at least one value".into()));
         }
@@ -763,11 +772,11 @@ impl StudySource<'_> {
         let p = def.get_ref();
         let entry = format!("published figure `{} {}` of {}", p.value, p.unit, p.source);
         let at = |m: String| self.at(def.span(), &entry, m);
-        let settings = self.settings(&p.settings, "published figure, `match`")?;
+        let settings = self.settings(&p.settings, "published figure, `match`", &[p.backend])?;
         let run = self.one_run(p, runs, &settings, "its run").map_err(at)?;
         if !p.over.is_empty() {
             let mut over_settings = settings.clone();
-            for s in self.settings(&p.over, "published figure, `over`")? {
+            for s in self.settings(&p.over, "published figure, `over`", &[p.backend])? {
                 over_settings.retain(|o| o.param != s.param);
                 over_settings.push(s);
             }
@@ -809,9 +818,6 @@ impl StudySource<'_> {
         settings: &[Setting],
         what: &str,
     ) -> Result<&'r PlannedRun, String> {
-        if let Some(s) = settings.iter().find(|s| !s.param.applies_to(p.backend)) {
-            return Err(format!("`{}` does not concern {}", s.param.name(), p.backend.label()));
-        }
         let asked = || {
             let named: Vec<String> = settings
                 .iter()
@@ -904,6 +910,21 @@ impl StudySource<'_> {
             ));
         }
         Ok(f.clone())
+    }
+}
+
+/// Refuses a setting that none of `backends` would use (a block shape for
+/// a study of CPU back ends): as a flag would be, by the one check.
+fn check_concerns(param: &Param, backends: &[BackendKind]) -> Result<(), String> {
+    match param {
+        Param::Plain(decl) => check_flags(
+            &[BackendFlag {
+                flag: decl.name,
+                scope: decl.scope,
+            }],
+            backends,
+        ),
+        Param::SceneField(_) => Ok(()),
     }
 }
 

@@ -118,11 +118,37 @@ impl FolderLock {
     }
 }
 
+/// Checks the output folder `dir` (none: the rows stay in memory) and
+/// every file the command writes as [`prepare`] does, changing nothing: the
+/// folder is a folder or absent, its files and `outputs` besides (`bench
+/// --csv`) can be written and are none of the files the runs read
+/// (`checked` lists them), and what a run there left is continued only as
+/// `policy` allows. `--dry-run` makes this check; a run makes it again in
+/// [`prepare`], under the folder's lock.
+pub fn check(
+    dir: Option<&Path>,
+    outputs: &[Output],
+    policy: ResumePolicy,
+    config: &Config,
+    checked: &Checked,
+    meta: &Provenance,
+) -> anyhow::Result<()> {
+    if let Some(dir) = dir {
+        check_folder(dir)?;
+    }
+    // A folder not made yet has no files to check.
+    let existing = dir.filter(|d| d.is_dir());
+    check_written(existing, outputs, config, checked)?;
+    if let Some(dir) = existing {
+        earlier_run(dir, policy, config, meta)?;
+    }
+    Ok(())
+}
+
 /// Checks, before the first sample, the output folder `dir` (none: the
-/// rows stay in memory) and every file the command writes, its files and
-/// `outputs` besides (`bench --csv`), against every file the runs read
-/// (`checked` lists them); takes the folder's lock, and returns what an
-/// interrupted run there left to resume, its files repaired.
+/// rows stay in memory) and every file the command writes, as [`check`]
+/// does; takes the folder's lock, and returns what an interrupted run
+/// there left to resume, its files repaired.
 pub fn prepare(
     dir: Option<&Path>,
     outputs: &[Output],
@@ -132,31 +158,64 @@ pub fn prepare(
     meta: &Provenance,
 ) -> anyhow::Result<Resumed> {
     if let Some(dir) = dir {
-        if dir.exists() && !dir.is_dir() {
-            bail!(
-                "{}: is not a folder; --out names the folder for the results",
-                dir.display()
-            );
-        }
+        check_folder(dir)?;
         std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create the output folder", dir.display()))?;
     }
+    check_written(dir, outputs, config, checked)?;
+    let Some(dir) = dir else {
+        return Ok(Resumed::default());
+    };
+    let lock = FolderLock::take(dir)?;
+    let Some(manifest) = earlier_run(dir, policy, config, meta)? else {
+        return Ok(Resumed {
+            _lock: Some(lock),
+            ..Resumed::default()
+        });
+    };
+    let rows = repair_records(&OutFiles::in_folder(dir))?;
+    Ok(Resumed {
+        manifest: Some(manifest),
+        _lock: Some(lock),
+        ..Resumed::from_rows(rows)
+    })
+}
+
+/// Refuses an output path that names something other than a folder.
+fn check_folder(dir: &Path) -> anyhow::Result<()> {
+    if dir.exists() && !dir.is_dir() {
+        bail!(
+            "{}: is not a folder; --out names the folder for the results",
+            dir.display()
+        );
+    }
+    Ok(())
+}
+
+/// Checks every file the command writes, the folder `dir`'s and
+/// `outputs`, against every file the runs read and one another.
+fn check_written(dir: Option<&Path>, outputs: &[Output], config: &Config, checked: &Checked) -> anyhow::Result<()> {
     let files = dir.map(OutFiles::in_folder);
     let written: Vec<Output> = outputs
         .iter()
         .cloned()
         .chain(files.iter().flat_map(OutFiles::outputs))
         .collect();
-    atomic_file::check_outputs(&written, &inputs(config, checked))?;
-    let (Some(dir), Some(files)) = (dir, files) else {
-        return Ok(Resumed::default());
-    };
-    let lock = FolderLock::take(dir)?;
+    atomic_file::check_outputs(&written, &inputs(config, checked))
+}
+
+/// What a run in the existing output folder `dir` left: nothing (`None`),
+/// or a run that `policy` lets this one continue, whose manifest is
+/// returned.
+fn earlier_run(
+    dir: &Path,
+    policy: ResumePolicy,
+    config: &Config,
+    meta: &Provenance,
+) -> anyhow::Result<Option<Manifest>> {
+    let files = OutFiles::in_folder(dir);
     let started = std::fs::metadata(&files.runs).is_ok_and(|m| m.len() > 0);
     if !started {
-        return Ok(Resumed {
-            _lock: Some(lock),
-            ..Resumed::default()
-        });
+        return Ok(None);
     }
     if !policy.resume {
         bail!(
@@ -168,12 +227,7 @@ pub fn prepare(
     if !policy.allow_mixed {
         same_origin(&manifest, &files.manifest, config, meta)?;
     }
-    let rows = repair_records(&files)?;
-    Ok(Resumed {
-        manifest: Some(manifest),
-        _lock: Some(lock),
-        ..Resumed::from_rows(rows)
-    })
+    Ok(Some(manifest))
 }
 
 /// Every file an experiment reads: its config, every study's scenes, and

@@ -21,6 +21,7 @@ use crate::settings::kernels::KernelBuild;
 use crate::settings::megakernel::check_register_cap;
 use crate::settings::nee::NeeMode;
 use crate::settings::sampler::SamplerKind;
+use crate::settings::scope::Scope;
 use crate::settings::size::{MAX_DEPTH, MAX_SPP, parse_size, size_label};
 use crate::settings::wavefront::{CompactionArg, MaterialSortArg, WaveSchedule, compaction_label, material_sort_label};
 use clap::ValueEnum;
@@ -31,9 +32,9 @@ use std::path::PathBuf;
 pub struct SettingDecl {
     /// The name in configs and reports.
     pub name: &'static str,
-    /// True where the setting changes what a back end does (elsewhere it is
-    /// left at its default, and it does not label the run).
-    pub applies: fn(BackendKind) -> bool,
+    /// The back ends where the setting changes what they do (elsewhere it
+    /// is left at its default, and it does not label the run).
+    pub scope: Scope,
     /// Parses a config value.
     pub parse: fn(&toml::Value) -> Result<Value, String>,
     /// Puts a value that `parse` gave into a run.
@@ -129,7 +130,7 @@ impl Param {
     /// True where the parameter changes what `backend` does.
     pub fn applies_to(&self, backend: BackendKind) -> bool {
         match self {
-            Param::Plain(decl) => (decl.applies)(backend),
+            Param::Plain(decl) => decl.scope.contains(backend),
             Param::SceneField(_) => true,
         }
     }
@@ -391,51 +392,21 @@ fn flag(v: &toml::Value) -> Result<bool, String> {
         .ok_or_else(|| format!("expected true or false, got {}", type_of(v)))
 }
 
-// ---- which back ends a setting concerns ----
-
-fn every(_: BackendKind) -> bool {
-    true
-}
-
-fn megakernel(b: BackendKind) -> bool {
-    b == BackendKind::GpuMega
-}
-
-fn wavefront(b: BackendKind) -> bool {
-    b.is_wavefront()
-}
-
-fn dispatching(b: BackendKind) -> bool {
-    b == BackendKind::GpuMega || b.is_wavefront()
-}
-
-fn gpu(b: BackendKind) -> bool {
-    b.is_gpu()
-}
-
-fn gpu_wave(b: BackendKind) -> bool {
-    b == BackendKind::GpuWave
-}
-
-fn cpu(b: BackendKind) -> bool {
-    b == BackendKind::Cpu
-}
-
 /// Declares the settings, each once: `ID = "name", Kind(parser), for
-/// back ends, |run, value| where it goes;` makes a [`SettingDecl`] `ID`
+/// Scope, |run, value| where it goes;` makes a [`SettingDecl`] `ID`
 /// whose parser gives `Value::Kind` and whose `apply` takes the same kind,
 /// and lists every one in [`SETTINGS`] in table order.
 macro_rules! settings {
     ($(
         $(#[$doc:meta])*
-        $id:ident = $name:literal, $kind:ident($parse:expr), for $applies:expr,
+        $id:ident = $name:literal, $kind:ident($parse:expr), for $scope:ident,
             |$run:ident, $v:ident| $apply:expr;
     )*) => {
         $(
             $(#[$doc])*
             pub static $id: SettingDecl = SettingDecl {
                 name: $name,
-                applies: $applies,
+                scope: Scope::$scope,
                 parse: |t| $parse(t).map(Value::$kind),
                 // `parse` gives only `Value::$kind`, so the pattern matches
                 // every value this setting holds.
@@ -454,77 +425,77 @@ macro_rules! settings {
 
 settings! {
     /// Image size, `"WxH"`.
-    SIZE = "size", Size(size), for every, |r, v| r.overrides.size = Some(v);
+    SIZE = "size", Size(size), for Every, |r, v| r.overrides.size = Some(v);
     /// Samples per pixel.
-    SPP = "spp", Count(count::<1, MAX_SPP>), for every, |r, n| r.overrides.spp = Some(n);
+    SPP = "spp", Count(count::<1, MAX_SPP>), for Every, |r, n| r.overrides.spp = Some(n);
     /// Maximum ray segments per path.
-    DEPTH = "depth", Count(count::<1, MAX_DEPTH>), for every, |r, n| r.overrides.max_depth = Some(n);
+    DEPTH = "depth", Count(count::<1, MAX_DEPTH>), for Every, |r, n| r.overrides.max_depth = Some(n);
     /// RNG seed.
-    SEED = "seed", Count(count::<0, { u32::MAX }>), for every, |r, n| r.overrides.seed = Some(n);
+    SEED = "seed", Count(count::<0, { u32::MAX }>), for Every, |r, n| r.overrides.seed = Some(n);
     /// Acceleration structure: none, bvh or kdtree.
-    ACCEL = "accel", Accel(named), for every, |r, a| r.overrides.accel = Some(a);
+    ACCEL = "accel", Accel(named), for Every, |r, a| r.overrides.accel = Some(a);
     /// Random-number sampler: hash or sobol.
-    SAMPLER = "sampler", Sampler(named), for every, |r, s| r.overrides.sampler = Some(s);
+    SAMPLER = "sampler", Sampler(named), for Every, |r, s| r.overrides.sampler = Some(s);
     /// Next-event estimation: on or off (or a boolean).
-    NEE = "nee", Nee(nee), for every, |r, n| r.overrides.nee = Some(n);
+    NEE = "nee", Nee(nee), for Every, |r, n| r.overrides.nee = Some(n);
     /// Megakernel block shape, `"XxY"`.
-    BLOCK = "block", Size(size), for megakernel, |r, b| r.options.megakernel.block = b;
+    BLOCK = "block", Size(size), for Megakernel, |r, b| r.options.megakernel.block = b;
     /// Megakernel samples per launch.
-    SAMPLES_PER_LAUNCH = "samples_per_launch", Count(count::<1, { u32::MAX }>), for megakernel,
+    SAMPLES_PER_LAUNCH = "samples_per_launch", Count(count::<1, { u32::MAX }>), for Megakernel,
         |r, n| r.options.megakernel.samples_per_launch = n;
     /// Megakernel tile, `"WxH"` or `"full"`.
-    TILE = "tile", Tile(tile), for megakernel, |r, t| r.options.megakernel.tile = t;
+    TILE = "tile", Tile(tile), for Megakernel, |r, t| r.options.megakernel.tile = t;
     /// Wavefront schedule.
-    SCHEDULE = "schedule", WaveSchedule(named), for wavefront, |r, s| r.options.wavefront.schedule = s;
+    SCHEDULE = "schedule", WaveSchedule(named), for Wavefront, |r, s| r.options.wavefront.schedule = s;
     /// Wavefront refill threshold, a fraction of the slots.
-    REFILL = "refill", Fraction(fraction), for wavefront, |r, f| r.options.wavefront.refill = f;
+    REFILL = "refill", Fraction(fraction), for Wavefront, |r, f| r.options.wavefront.refill = f;
     /// Wavefront compaction.
-    COMPACTION = "compaction", Compaction(compaction), for wavefront,
+    COMPACTION = "compaction", Compaction(compaction), for Wavefront,
         |r, c| r.options.wavefront.compaction = c;
     /// Wavefront: sort the coated queue by variant, or not.
-    MATERIAL_SORT = "material_sort", MaterialSort(material_sort), for wavefront,
+    MATERIAL_SORT = "material_sort", MaterialSort(material_sort), for Wavefront,
         |r, s| r.options.wavefront.material_sort = s;
     /// Wavefront pool capacity: `"auto"`, `"2^K"`, a budget or a power of two.
-    CAPACITY = "capacity", Capacity(capacity), for wavefront, |r, c| r.options.wavefront.capacity = c;
+    CAPACITY = "capacity", Capacity(capacity), for Wavefront, |r, c| r.options.wavefront.capacity = c;
     /// Wavefront threads per block.
-    WAVE_BLOCK = "wave_block", Count(count::<1, { u32::MAX }>), for wavefront,
+    WAVE_BLOCK = "wave_block", Count(count::<1, { u32::MAX }>), for Wavefront,
         |r, n| r.options.wavefront.block = n;
     /// Wavefront tail-drain threshold (0: never).
-    DRAIN_BELOW = "drain_below", Count(count::<0, { u32::MAX }>), for wavefront,
+    DRAIN_BELOW = "drain_below", Count(count::<0, { u32::MAX }>), for Wavefront,
         |r, n| r.options.wavefront.drain_below = n;
     /// CPU threads of the `cpu` back end (0: one per core).
-    THREADS = "threads", Count(count::<0, { MAX_THREADS as u32 }>), for cpu,
+    THREADS = "threads", Count(count::<0, { MAX_THREADS as u32 }>), for Cpu,
         |r, n| r.options.threads = n as usize;
     /// How `cpu` divides the image.
-    CPU_SCHEDULE = "cpu_schedule", CpuSchedule(named), for cpu, |r, s| r.options.cpu_schedule = s;
+    CPU_SCHEDULE = "cpu_schedule", CpuSchedule(named), for Cpu, |r, s| r.options.cpu_schedule = s;
     /// Count active lanes per warp (GPU back ends; a diagnosis setting).
-    COUNT_DIVERGENCE = "count_divergence", Flag(flag), for gpu, |r, f| {
+    COUNT_DIVERGENCE = "count_divergence", Flag(flag), for Gpu, |r, f| {
         r.options.megakernel.count_divergence = f;
         r.options.wavefront.count_divergence = f;
     };
     /// Time each wavefront launch with CUDA events (off: wall time only).
-    TIME_LAUNCHES = "time_launches", Flag(flag), for gpu_wave, |r, f| r.options.wavefront.time_launches = f;
+    TIME_LAUNCHES = "time_launches", Flag(flag), for GpuWave, |r, f| r.options.wavefront.time_launches = f;
     /// Which build of the megakernel and the drain runs: auto, plain, lean
     /// or full.
-    KERNELS = "kernels", Kernels(named), for dispatching, |r, k| {
+    KERNELS = "kernels", Kernels(named), for Dispatching, |r, k| {
         r.options.megakernel.kernels = k;
         r.options.wavefront.kernels = k;
     };
     /// Registers per thread every GPU kernel may use, or `"none"`.
-    MAX_REGISTERS = "max_registers", RegisterCap(register_cap), for gpu, |r, cap| {
+    MAX_REGISTERS = "max_registers", RegisterCap(register_cap), for Gpu, |r, cap| {
         r.options.megakernel.max_registers = cap;
         r.options.wavefront.max_registers = cap;
     };
     /// First bounce at which Russian roulette may end a path (0: never): the
     /// scene's `render.roulette_start`, so film groups and `scene_overrides` show it.
-    ROULETTE = "roulette", Count(count::<0, { u32::MAX }>), for every,
+    ROULETTE = "roulette", Count(count::<0, { u32::MAX }>), for Every,
         |r, n| r.set_scene_field("render.roulette_start", toml::Value::Integer(n.into()));
     /// GPUs that render one image together, splitting its samples (GPU
     /// back ends; 1: the run's own GPU).
-    GPUS = "gpus", Count(count::<1, MAX_GPUS>), for gpu, |r, n| r.gpus = n;
+    GPUS = "gpus", Count(count::<1, MAX_GPUS>), for Gpu, |r, n| r.gpus = n;
     /// Render at most this many spp and scale the time linearly to the spp
     /// asked for (for serial runs that would take too long at full settings).
-    SPP_CAP = "spp_cap", Count(count::<1, MAX_SPP>), for every, |r, n| r.spp_cap = Some(n);
+    SPP_CAP = "spp_cap", Count(count::<1, MAX_SPP>), for Every, |r, n| r.spp_cap = Some(n);
 }
 
 #[cfg(test)]

@@ -23,7 +23,9 @@ use super::writer::RowWriter;
 use crate::backend::gpu::Gpu;
 use crate::backend::gpu::profile::GpuProfile;
 use crate::io::atomic_file::Output;
+use crate::settings::backend::BackendKind;
 use crate::settings::devices::Devices;
+use crate::settings::scope::{BackendFlag, check_flags};
 use crate::system::provenance::Provenance;
 use anyhow::Context;
 use std::path::PathBuf;
@@ -60,6 +62,9 @@ pub struct RunOptions {
     pub stop: Option<&'static AtomicBool>,
     /// The GPUs the GPU runs spread over (`--devices`; `None`: GPU 0).
     pub devices: Option<Devices>,
+    /// The flags given that concern only some back ends: each must concern
+    /// a back end the plan runs.
+    pub flags: Vec<BackendFlag>,
 }
 
 /// What a finished experiment produced.
@@ -88,15 +93,16 @@ impl Outcome {
 /// Runs `config` (all studies, or `--only` one). The manifest is written
 /// whatever ends the runs; an error that ended them is returned after it.
 pub fn run(config: &Config, opts: &RunOptions) -> anyhow::Result<Outcome> {
-    let plan = plan(config, opts.only.as_deref())?;
-    let checked = preflight::check(&plan)?;
+    let (plan, checked) = check(config, opts)?;
     let meta = Provenance::collect();
-    let policy = ResumePolicy {
-        resume: opts.resume,
-        allow_mixed: opts.allow_mixed,
-    };
-    let mut resumed = output::prepare(opts.out.as_deref(), &opts.outputs, policy, config, &checked, &meta)?;
-    check_clean(&meta, opts.allow_dirty)?;
+    let mut resumed = output::prepare(
+        opts.out.as_deref(),
+        &opts.outputs,
+        resume_policy(opts),
+        config,
+        &checked,
+        &meta,
+    )?;
     let (gpus, no_gpu) = open_gpus(&plan, opts.require_gpu, opts.devices.as_ref())?;
     let gpu = gpus.first();
     let files = opts.out.as_deref().map(OutFiles::in_folder);
@@ -147,6 +153,52 @@ pub fn run(config: &Config, opts: &RunOptions) -> anyhow::Result<Outcome> {
         profiles: tally.profiles,
         manifest,
     })
+}
+
+/// The studies to run, with their planned configurations.
+pub type Plan<'c> = Vec<(&'c Study, Vec<PlannedRun>)>;
+
+/// Every check a run of `config` makes before its first render, changing
+/// nothing, in the order the run makes them: the study asked for exists,
+/// the flags given concern a planned back end, every scene loads and every
+/// film fits ([`preflight::check`]), the output folder takes the run
+/// ([`output::check`]) and the binary may make results ([`check_clean`]).
+/// [`run`] and `--dry-run` both go through here, so that a dry run passes
+/// exactly the plans a run starts.
+pub fn check<'c>(config: &'c Config, opts: &RunOptions) -> anyhow::Result<(Plan<'c>, preflight::Checked)> {
+    let plan = plan(config, opts.only.as_deref())?;
+    check_flags(&opts.flags, &planned_backends(&plan)).map_err(anyhow::Error::msg)?;
+    let checked = preflight::check(&plan)?;
+    let meta = Provenance::collect();
+    output::check(
+        opts.out.as_deref(),
+        &opts.outputs,
+        resume_policy(opts),
+        config,
+        &checked,
+        &meta,
+    )?;
+    check_clean(&meta, opts.allow_dirty)?;
+    Ok((plan, checked))
+}
+
+/// How `opts` treats an output folder written to already.
+fn resume_policy(opts: &RunOptions) -> ResumePolicy {
+    ResumePolicy {
+        resume: opts.resume,
+        allow_mixed: opts.allow_mixed,
+    }
+}
+
+/// The back ends `plan` runs, each once, in the order they first appear.
+fn planned_backends(plan: &[(&Study, Vec<PlannedRun>)]) -> Vec<BackendKind> {
+    let mut backends = Vec::new();
+    for run in plan.iter().flat_map(|(_, runs)| runs) {
+        if !backends.contains(&run.spec.backend) {
+            backends.push(run.spec.backend);
+        }
+    }
+    backends
 }
 
 /// The manifest of a run starting now ([`manifest::begin`]), with the

@@ -10,7 +10,8 @@
 //!
 //! [`write()`] puts the bytes in a temporary file beside the target and renames
 //! it into place, so a failed or interrupted command never leaves half a
-//! file. Temporary files in flight are registered
+//! file; [`write_unless`] also abandons the write when a stop is requested
+//! (a first Ctrl-C or SIGTERM) before the file is in place. Temporary files in flight are registered
 //! ([`crate::system::unfinished`]), so that an immediate exit (a second
 //! Ctrl-C) deletes them and none outlives the process.
 
@@ -199,9 +200,29 @@ fn temp_builder() -> tempfile::Builder<'static, 'static> {
     builder
 }
 
+/// How a write that a stop request may cut short ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Written {
+    /// The file is in place, whole.
+    Whole,
+    /// A stop request came first: nothing was written, the temporary file
+    /// is removed and what stood at the path is untouched.
+    Abandoned,
+}
+
+/// Bytes written between two looks at a stop request (a few milliseconds
+/// of writing).
+const STOP_CHECK_BYTES: usize = 8 << 20;
+
 /// Writes `bytes` to `path` atomically. A symbolic link is followed and its
 /// target replaced; anything other than a regular file is refused.
 pub fn write(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    write_unless(path, bytes, &|| false).map(drop)
+}
+
+/// [`write()`], abandoned as soon as `stopped` says so: it is asked before
+/// each few megabytes and once more before the file is moved into place.
+pub fn write_unless(path: &Path, bytes: &[u8], stopped: &dyn Fn() -> bool) -> anyhow::Result<Written> {
     let target = regular_target(path, |_| path.display().to_string())?;
     let dir = folder(&target);
     let mut tmp = temp_builder().tempfile_in(dir).with_context(|| {
@@ -211,15 +232,24 @@ pub fn write(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
             dir.display()
         )
     })?;
-    let registered = Registered::new(tmp.path());
-    tmp.write_all(bytes)
-        .and_then(|()| tmp.flush())
+    let _registered = Registered::new(tmp.path());
+    for chunk in bytes.chunks(STOP_CHECK_BYTES) {
+        if stopped() {
+            // Dropping `tmp` removes the temporary file.
+            return Ok(Written::Abandoned);
+        }
+        tmp.write_all(chunk)
+            .with_context(|| format!("{}: cannot write", path.display()))?;
+    }
+    tmp.flush()
         .with_context(|| format!("{}: cannot write", path.display()))?;
+    if stopped() {
+        return Ok(Written::Abandoned);
+    }
     tmp.persist(&target)
         .map_err(|e| e.error)
         .with_context(|| format!("{}: cannot move the finished file into place", path.display()))?;
-    drop(registered);
-    Ok(())
+    Ok(Written::Whole)
 }
 
 #[cfg(test)]
@@ -317,6 +347,36 @@ mod tests {
             "{e}"
         );
         check("x.png", "y.png").unwrap();
+        assert!(leftovers(dir.path()).is_empty());
+    }
+
+    #[test]
+    fn a_stop_during_a_write_abandons_it_and_leaves_the_target_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.obj");
+        std::fs::write(&path, "earlier").unwrap();
+        let bytes = vec![b'v'; 3 * STOP_CHECK_BYTES];
+        // Stopped after the first chunk is written.
+        let looks = std::cell::Cell::new(0);
+        let stopped = || {
+            looks.set(looks.get() + 1);
+            looks.get() > 1
+        };
+        assert_eq!(write_unless(&path, &bytes, &stopped).unwrap(), Written::Abandoned);
+        assert_eq!(looks.get(), 2);
+        assert_eq!(std::fs::read(&path).unwrap(), b"earlier");
+        assert!(leftovers(dir.path()).is_empty());
+        // Stopped after the last chunk, before the rename.
+        let looks = std::cell::Cell::new(0);
+        let stopped = || {
+            looks.set(looks.get() + 1);
+            looks.get() > 3
+        };
+        assert_eq!(write_unless(&path, &bytes, &stopped).unwrap(), Written::Abandoned);
+        assert_eq!(std::fs::read(&path).unwrap(), b"earlier");
+        assert!(leftovers(dir.path()).is_empty());
+        assert_eq!(write_unless(&path, &bytes, &|| false).unwrap(), Written::Whole);
+        assert_eq!(std::fs::read(&path).unwrap(), bytes);
         assert!(leftovers(dir.path()).is_empty());
     }
 

@@ -7,6 +7,7 @@
 //! texture loader shares).
 
 use crate::io::{atomic_file, input_file};
+use crate::settings::choice::prose_list;
 use anyhow::{Context, anyhow, bail};
 use image::codecs::pnm::{PnmEncoder, PnmSubtype, SampleEncoding};
 use image::{ExtendedColorType, ImageEncoder, ImageFormat, Rgb32FImage, RgbImage};
@@ -34,20 +35,51 @@ pub enum LinearFormat {
     Exr,
 }
 
+/// Every output format, by the file extension that picks it, in the order
+/// help texts and messages list them: the one declaration of what
+/// `--out` (and every other image path) may name.
+pub const OUTPUT_FORMATS: [(&str, OutputFormat); 5] = [
+    ("png", OutputFormat::Display(ImageFormat::Png)),
+    ("ppm", OutputFormat::Display(ImageFormat::Pnm)),
+    ("bmp", OutputFormat::Display(ImageFormat::Bmp)),
+    ("pfm", OutputFormat::Linear(LinearFormat::Pfm)),
+    ("exr", OutputFormat::Linear(LinearFormat::Exr)),
+];
+
+impl OutputFormat {
+    /// True for the 8-bit formats of the tone-mapped image.
+    pub fn is_display(&self) -> bool {
+        matches!(self, OutputFormat::Display(_))
+    }
+
+    /// True for the formats of linear radiance.
+    pub fn is_linear(&self) -> bool {
+        matches!(self, OutputFormat::Linear(_))
+    }
+}
+
+/// The extensions of the output formats that `keep` picks, as help texts
+/// and messages list them: `.png, .ppm or .bmp`.
+pub fn extension_list(keep: fn(&OutputFormat) -> bool) -> String {
+    let names: Vec<String> = OUTPUT_FORMATS
+        .iter()
+        .filter(|(_, f)| keep(f))
+        .map(|(ext, _)| format!(".{ext}"))
+        .collect();
+    prose_list(&names, "or")
+}
+
 /// The output format implied by a file name.
 pub fn format_for(path: &Path) -> anyhow::Result<OutputFormat> {
     let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
-    Ok(match ext.as_deref() {
-        Some("png") => OutputFormat::Display(ImageFormat::Png),
-        Some("ppm") => OutputFormat::Display(ImageFormat::Pnm),
-        Some("bmp") => OutputFormat::Display(ImageFormat::Bmp),
-        Some("pfm") => OutputFormat::Linear(LinearFormat::Pfm),
-        Some("exr") => OutputFormat::Linear(LinearFormat::Exr),
-        _ => bail!(
-            "{}: unknown image format (expected a .png, .ppm, .bmp, .pfm or .exr file name)",
-            path.display()
+    match OUTPUT_FORMATS.iter().find(|(name, _)| ext.as_deref() == Some(*name)) {
+        Some(&(_, format)) => Ok(format),
+        None => bail!(
+            "{}: unknown image format (expected a {} file name)",
+            path.display(),
+            extension_list(|_| true)
         ),
-    })
+    }
 }
 
 /// Writes linear RGB `pixels` (rows top to bottom) of a `width`-wide image
@@ -486,8 +518,22 @@ mod tests {
     }
 
     #[test]
-    fn unknown_extension_is_refused_with_the_name() {
+    fn unknown_extension_is_refused_with_the_name_and_every_format() {
         let e = format_for(Path::new("out/x.jpg")).unwrap_err().to_string();
-        assert!(e.contains("out/x.jpg") && e.contains(".png"), "{e}");
+        assert!(e.contains("out/x.jpg"), "{e}");
+        for (ext, _) in OUTPUT_FORMATS {
+            assert!(e.contains(&format!(".{ext}")), "{e}");
+        }
+    }
+
+    #[test]
+    fn every_declared_format_is_picked_by_its_extension_in_either_case() {
+        for (ext, format) in OUTPUT_FORMATS {
+            assert_eq!(format_for(Path::new(&format!("a.{ext}"))).unwrap(), format);
+            let upper = ext.to_ascii_uppercase();
+            assert_eq!(format_for(Path::new(&format!("a.{upper}"))).unwrap(), format);
+        }
+        assert_eq!(extension_list(OutputFormat::is_display), ".png, .ppm or .bmp");
+        assert_eq!(extension_list(OutputFormat::is_linear), ".pfm or .exr");
     }
 }

@@ -3,7 +3,7 @@
 //! FLIP metric (Andersson et al. 2020, through the `nv-flip` crate's
 //! binding of NVIDIA's implementation), with FLIP's error map as a heat map.
 
-use crate::io::image::{self as image_io, FloatImage, ImageHeader};
+use crate::io::image::{self as image_io, FloatImage, ImageHeader, OutputFormat};
 use anyhow::bail;
 use image::RgbImage;
 use std::path::Path;
@@ -63,11 +63,13 @@ pub fn compare_files(test: &Path, reference: &Path) -> anyhow::Result<Comparison
             }
         };
         bail!(
-            "{} holds {} but {} holds {}: compare like with like (write both as .pfm or .exr, or both as .png)",
+            "{} holds {} but {} holds {}: compare like with like (write both as {}, or both as {})",
             test.display(),
             kind(&a),
             reference.display(),
-            kind(&b)
+            kind(&b),
+            image_io::extension_list(OutputFormat::is_linear),
+            image_io::extension_list(OutputFormat::is_display)
         );
     }
     Ok(compare(&image_io::read(test)?, &image_io::read(reference)?))

@@ -21,6 +21,7 @@ use crate::settings::backend::BackendChoice;
 use crate::settings::devices::Devices;
 use crate::settings::nee::NeeMode;
 use crate::settings::sampler::SamplerKind;
+use crate::settings::scope::{BackendFlag, check_flags};
 use anyhow::Context;
 use device::accel::Dispatch;
 use device::geometry::Hit;
@@ -74,6 +75,9 @@ pub struct RenderRequest {
     pub view: RenderView,
     /// Back-end tuning (threads, launch configuration).
     pub options: BackendOptions,
+    /// The flags given that concern only some back ends: refused where the
+    /// back end that renders would ignore them.
+    pub flags: Vec<BackendFlag>,
     /// Output image; `None` writes `<scene name>.png` in the current folder.
     pub out: Option<PathBuf>,
     /// Show a progress bar.
@@ -292,6 +296,11 @@ pub fn run(req: &RenderRequest) -> anyhow::Result<RenderSummary> {
 /// or an MPI rank's share). Everything that can be checked is checked
 /// before the first sample: the output paths, the back end, the memory.
 pub fn make(req: &RenderRequest, share: impl Fn(u32) -> SampleRange) -> anyhow::Result<Made> {
+    // A flag the back end would ignore is refused before anything opens
+    // (under `auto`, as soon as it has chosen, below).
+    if let BackendChoice::Exactly(kind) = req.backend {
+        check_flags(&req.flags, &[kind]).map_err(anyhow::Error::msg)?;
+    }
     let out = req.image();
     image_out::format_for(&out)?;
     let scene = load_scene(&req.scene, &req.overrides)?;
@@ -305,14 +314,14 @@ pub fn make(req: &RenderRequest, share: impl Fn(u32) -> SampleRange) -> anyhow::
         }
         Some(devices) => (split::open(req.backend, req.options, devices)?, None),
     };
-    check_memory(&params, split::host_films(renderers.len()))?;
     let kind = renderers[0].kind();
-    if req.launch_log.is_some() && !kind.is_gpu() {
-        anyhow::bail!(
-            "--launch-log records GPU kernel launches; the {} back end launches none (choose gpu-mega or gpu-wave)",
-            kind.label()
-        );
+    if req.backend == BackendChoice::Auto {
+        let chose = note
+            .clone()
+            .unwrap_or_else(|| format!("--devices renders on {}", kind.label()));
+        check_flags(&req.flags, &[kind]).map_err(|e| anyhow::anyhow!("--backend auto: {chose}: {e}"))?;
     }
+    check_memory(&params, split::host_films(renderers.len()))?;
     if req.launch_log.is_some() && renderers.len() > 1 {
         anyhow::bail!("--launch-log records the launches of one GPU; render on one device (--devices N) to log them");
     }

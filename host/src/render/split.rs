@@ -112,16 +112,13 @@ pub fn host_films(devices: usize) -> u64 {
 }
 
 /// Opens the back end `choice` on each GPU that `devices` names.
-/// `--devices` picks GPUs: `auto` is the megakernel, and a CPU back end,
-/// or a machine without a usable GPU, is an error that says so.
+/// `--devices` picks GPUs: `auto` is the megakernel, and a machine without
+/// a usable GPU is an error that says so (a back end that renders on the
+/// host is refused `--devices` before: `settings::scope::check_flags`).
 pub fn open(choice: BackendChoice, options: BackendOptions, devices: &Devices) -> anyhow::Result<Vec<Renderer>> {
     let kind = match choice {
         BackendChoice::Auto => BackendKind::GpuMega,
-        BackendChoice::Exactly(kind) if kind.is_gpu() => kind,
-        BackendChoice::Exactly(kind) => anyhow::bail!(
-            "--devices picks the GPUs of gpu-mega and gpu-wave; the {} back end renders on the host (leave --devices out)",
-            kind.label()
-        ),
+        BackendChoice::Exactly(kind) => kind,
     };
     let present = Gpu::count().with_context(|| {
         format!(

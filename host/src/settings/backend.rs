@@ -1,6 +1,7 @@
 //! Which back end renders: a concrete one ([`BackendKind`]), or `auto`
 //! ([`BackendChoice`]), and the names both go by ([`BackendArg`]).
 
+use crate::settings::choice::prose_list;
 use clap::ValueEnum;
 
 /// Which back end renders.
@@ -20,6 +21,15 @@ pub enum BackendKind {
 }
 
 impl BackendKind {
+    /// Every back end, in the order messages list them.
+    pub const ALL: [BackendKind; 5] = [
+        BackendKind::CpuSerial,
+        BackendKind::Cpu,
+        BackendKind::GpuMega,
+        BackendKind::GpuWave,
+        BackendKind::CpuWave,
+    ];
+
     /// The name used on the command line and in reports.
     pub fn label(self) -> &'static str {
         match self {
@@ -87,6 +97,29 @@ impl BackendArg {
 pub fn concrete_backend(arg: BackendArg) -> Result<BackendKind, String> {
     match arg.choice() {
         BackendChoice::Exactly(kind) => Ok(kind),
-        BackendChoice::Auto => Err("name a back end (cpu, cpu-serial, gpu-mega, gpu-wave), not auto".into()),
+        BackendChoice::Auto => {
+            let names = BackendKind::ALL.map(BackendKind::label);
+            Err(format!("name a back end ({}), not auto", prose_list(&names, "or")))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_back_end_is_listed_once_under_its_command_line_name() {
+        let named: Vec<BackendChoice> = BackendArg::value_variants().iter().map(|a| a.choice()).collect();
+        let listed: Vec<BackendChoice> = BackendKind::ALL.iter().map(|&k| BackendChoice::Exactly(k)).collect();
+        assert_eq!(named.len(), listed.len() + 1, "every name but auto is a back end");
+        for kind in BackendKind::ALL {
+            let arg = BackendArg::from_str(kind.label(), false).unwrap();
+            assert_eq!(arg.choice(), BackendChoice::Exactly(kind));
+        }
+        let e = concrete_backend(BackendArg::Auto).unwrap_err();
+        for kind in BackendKind::ALL {
+            assert!(e.contains(kind.label()), "{e}");
+        }
     }
 }

@@ -1,4 +1,5 @@
-//! One of a value enum's names, parsed with a message listing them all.
+//! One of a value enum's names, parsed with a message listing them all, and
+//! lists of names written as prose for messages and help texts.
 
 use clap::ValueEnum;
 
@@ -11,4 +12,30 @@ pub fn choice<T: ValueEnum>(s: &str) -> Result<T, String> {
             .collect();
         format!("expected one of {}; got `{s}`", names.join(", "))
     })
+}
+
+/// `names` as prose, the last joined by `conjunction`: `a`, `a or b`,
+/// `a, b or c`.
+pub fn prose_list<S: AsRef<str>>(names: &[S], conjunction: &str) -> String {
+    match names {
+        [] => String::new(),
+        [one] => one.as_ref().to_string(),
+        [rest @ .., last] => {
+            let rest: Vec<&str> = rest.iter().map(AsRef::as_ref).collect();
+            format!("{} {conjunction} {}", rest.join(", "), last.as_ref())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_read_as_prose() {
+        assert_eq!(prose_list::<&str>(&[], "or"), "");
+        assert_eq!(prose_list(&["a"], "or"), "a");
+        assert_eq!(prose_list(&["a", "b"], "and"), "a and b");
+        assert_eq!(prose_list(&["a", "b", "c"], "or"), "a, b or c");
+    }
 }

@@ -11,6 +11,8 @@
 //! it.
 //!
 //! - [`backend`]: which back end, or `auto`;
+//! - [`scope`]: which back ends a setting or flag concerns, and the check
+//!   that refuses a flag the back ends run would ignore;
 //! - [`size`]: `WIDTHxHEIGHT` values and the render limits;
 //! - [`megakernel`]: the megakernel's defaults and the register cap;
 //! - [`kernels`]: which build of the material-dispatching kernels runs;
@@ -33,5 +35,6 @@ pub mod megakernel;
 pub mod nee;
 pub mod repetitions;
 pub mod sampler;
+pub mod scope;
 pub mod size;
 pub mod wavefront;

@@ -98,7 +98,7 @@ impl SettingCells<'_> {
                 continue;
             };
             (c.setting.parse)(&toml_value(cell)).map_err(|problem| (c.name, problem))?;
-            if !(c.setting.applies)(backend) {
+            if !c.setting.scope.contains(backend) {
                 return Err((
                     c.name,
                     format!(
