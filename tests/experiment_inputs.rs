@@ -726,7 +726,11 @@ fn a_dry_run_refuses_every_plan_the_run_refuses() {
     let before = std::fs::read(out.join("runs.csv")).unwrap();
     let dry = run(&config, &out, &["--dry-run"]);
     assert!(!dry.status.success());
-    assert!(stderr(&dry).contains("pass --resume to continue it"), "{}", stderr(&dry));
+    assert!(
+        stderr(&dry).contains("pass --resume to continue it"),
+        "{}",
+        stderr(&dry)
+    );
     let dry = run(&config, &out, &["--dry-run", "--resume"]);
     assert!(dry.status.success(), "{}", stderr(&dry));
     assert_eq!(std::fs::read(out.join("runs.csv")).unwrap(), before);
