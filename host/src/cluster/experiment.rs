@@ -144,6 +144,7 @@ fn prepare<'c>(
         );
     }
     let plan = runner::plan(config, opts.only.as_deref())?;
+    runner::check_plan_flags(&plan, opts)?;
     if let (gpus, Some(study)) = team::most_gpus(&plan) {
         bail!(
             "study `{study}`: gpus = {gpus} splits one image over the GPUs of one process; under mpirun each \
@@ -156,7 +157,14 @@ fn prepare<'c>(
             resume: opts.resume,
             allow_mixed: opts.allow_mixed,
         };
-        let resumed = output::prepare(opts.out.as_deref(), &opts.outputs, policy, config, &checked, meta)?;
+        let resumed = output::prepare(
+            opts.out.as_deref(),
+            &opts.outputs,
+            policy,
+            config,
+            &checked,
+            meta,
+        )?;
         runner::check_clean(meta, opts.allow_dirty)?;
         resumed
     } else {

@@ -167,7 +167,7 @@ pub type Plan<'c> = Vec<(&'c Study, Vec<PlannedRun>)>;
 /// exactly the plans a run starts.
 pub fn check<'c>(config: &'c Config, opts: &RunOptions) -> anyhow::Result<(Plan<'c>, preflight::Checked)> {
     let plan = plan(config, opts.only.as_deref())?;
-    check_flags(&opts.flags, &planned_backends(&plan)).map_err(anyhow::Error::msg)?;
+    check_plan_flags(&plan, opts)?;
     let checked = preflight::check(&plan)?;
     let meta = Provenance::collect();
     output::check(
@@ -180,6 +180,12 @@ pub fn check<'c>(config: &'c Config, opts: &RunOptions) -> anyhow::Result<(Plan<
     )?;
     check_clean(&meta, opts.allow_dirty)?;
     Ok((plan, checked))
+}
+
+/// Refuses a flag of `opts` that every back end `plan` runs would ignore
+/// (MPI ranks plan and check through here too).
+pub fn check_plan_flags(plan: &Plan, opts: &RunOptions) -> anyhow::Result<()> {
+    check_flags(&opts.flags, &planned_backends(plan)).map_err(anyhow::Error::msg)
 }
 
 /// How `opts` treats an output folder written to already.
