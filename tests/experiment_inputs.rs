@@ -658,3 +658,57 @@ fn rows_measure_their_error_against_the_studys_reference_image() {
     let e = refused(&text.replace("ref.exr", "missing.exr"));
     assert!(e.contains("field `reference`") && e.contains("no image"), "{e}");
 }
+
+#[test]
+fn a_dry_run_refuses_every_plan_the_run_refuses() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("broken.toml"), "[render]\nwidth = 0\n").unwrap();
+    let study = |extra: &str| {
+        format!("{SMALL}\n[[study]]\nname = \"late\"\nbackends = [\"cpu\"]\nwarmup = 0\nrepeat = 1\n{extra}\n")
+    };
+    for (what, text, expected) in [
+        (
+            "a scene field out of range",
+            study(
+                "scenes = [\"SCENES/../experiments/scenes/material_cost.toml\"]\n\
+                 sweep = { \"scene.generators[0].octaves\" = [1000000000] }",
+            ),
+            "octaves",
+        ),
+        (
+            "a scene that does not load",
+            study("scenes = [\"broken.toml\"]"),
+            "broken.toml",
+        ),
+        (
+            "a render that does not fit",
+            study("scenes = [\"SCENES/cornell_diffuse.toml\"]\nfixed = { size = \"32768x32768\", spp = 1 }"),
+            "host memory",
+        ),
+    ] {
+        let config = write_config(dir.path(), "refused", &text);
+        let out = dir.path().join("out");
+        let real = run(&config, &out, &[]);
+        assert!(!real.status.success(), "{what}: the run went ahead");
+        assert!(stderr(&real).contains(expected), "{what}: {}", stderr(&real));
+        let dry = run(&config, &out, &["--dry-run"]);
+        assert!(!dry.status.success(), "{what}: the dry run passed it");
+        assert_eq!(stderr(&dry), stderr(&real), "{what}: the same refusal");
+        assert!(!out.join("runs.csv").exists(), "{what}: wrote rows");
+        let _ = std::fs::remove_dir_all(&out);
+    }
+    // The output folder's checks too: a folder holding a run is refused
+    // without --resume, and a dry run changes nothing in it.
+    let (config, out) = finished(dir.path());
+    let before = std::fs::read(out.join("runs.csv")).unwrap();
+    let dry = run(&config, &out, &["--dry-run"]);
+    assert!(!dry.status.success());
+    assert!(
+        stderr(&dry).contains("pass --resume to continue it"),
+        "{}",
+        stderr(&dry)
+    );
+    let dry = run(&config, &out, &["--dry-run", "--resume"]);
+    assert!(dry.status.success(), "{}", stderr(&dry));
+    assert_eq!(std::fs::read(out.join("runs.csv")).unwrap(), before);
+}

@@ -106,7 +106,9 @@ pub struct ExperimentArgs {
     /// Run only this study.
     #[arg(long)]
     pub only: Option<String>,
-    /// Print the plan (runs per study, a rough time) and run nothing.
+    /// Make every check a run makes before its first render (scenes, films,
+    /// the output folder), print the plan (runs per study, a rough time)
+    /// and run nothing.
     #[arg(long)]
     pub dry_run: bool,
     /// Continue an interrupted run in --out, skipping the rows it finished.

@@ -28,13 +28,8 @@ pub fn run(args: &ExperimentArgs) -> anyhow::Result<ExitCode> {
     if cluster.as_ref().is_some_and(|c| !c.is_root()) && args.dry_run {
         return Ok(ExitCode::SUCCESS);
     }
-    if args.dry_run {
-        out!("{}", runner::dry_run(&config, args.only.as_deref())?);
-        return Ok(ExitCode::SUCCESS);
-    }
     let dir = args.out_dir();
-    let stop = interrupt::graceful("stopping after the render in flight; every finished row is kept");
-    let options = RunOptions {
+    let mut options = RunOptions {
         out: Some(dir.clone()),
         only: args.only.clone(),
         resume: args.resume,
@@ -42,11 +37,19 @@ pub fn run(args: &ExperimentArgs) -> anyhow::Result<ExitCode> {
         allow_dirty: args.allow_dirty,
         progress: !args.quiet,
         command: command_line(),
-        stop: Some(stop),
         devices: args.devices.clone(),
         flags: args.given(),
         ..RunOptions::default()
     };
+    if args.dry_run {
+        // The checks a run makes before its first render, then the plan.
+        let (plan, _) = runner::check(&config, &options)?;
+        out!("{}", runner::dry_run(&config, &plan));
+        return Ok(ExitCode::SUCCESS);
+    }
+    options.stop = Some(interrupt::graceful(
+        "stopping after the render in flight; every finished row is kept",
+    ));
     #[cfg(feature = "mpi")]
     if let Some(cluster) = &cluster {
         return match crate::cluster::experiment::run(cluster, &config, &options, args.share_cores)? {

@@ -108,6 +108,22 @@ impl FolderLock {
     }
 }
 
+/// Checks the output folder `dir` (none: the rows stay in memory) as
+/// [`prepare`] does, changing nothing: it is a folder or absent, its files
+/// can be written, and what a run there left is continued only as `policy`
+/// allows. `--dry-run` makes this check; a run makes it again in
+/// [`prepare`], under the folder's lock.
+pub fn check(dir: Option<&Path>, policy: ResumePolicy, config: &Config, meta: &Provenance) -> anyhow::Result<()> {
+    let Some(dir) = dir else {
+        return Ok(());
+    };
+    check_folder(dir)?;
+    if dir.is_dir() {
+        earlier_run(dir, policy, config, meta)?;
+    }
+    Ok(())
+}
+
 /// Checks the output folder `dir` before the first sample (none: the rows
 /// stay in memory), takes its lock, and returns what an interrupted run
 /// there left to resume, its files repaired.
@@ -120,14 +136,43 @@ pub fn prepare(
     let Some(dir) = dir else {
         return Ok(Resumed::default());
     };
+    check_folder(dir)?;
+    std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create the output folder", dir.display()))?;
+    let lock = FolderLock::take(dir)?;
+    let Some(manifest) = earlier_run(dir, policy, config, meta)? else {
+        return Ok(Resumed {
+            _lock: Some(lock),
+            ..Resumed::default()
+        });
+    };
+    let rows = repair_records(&OutFiles::in_folder(dir))?;
+    Ok(Resumed {
+        manifest: Some(manifest),
+        _lock: Some(lock),
+        ..Resumed::from_rows(rows)
+    })
+}
+
+/// Refuses an output path that names something other than a folder.
+fn check_folder(dir: &Path) -> anyhow::Result<()> {
     if dir.exists() && !dir.is_dir() {
-        anyhow::bail!(
+        bail!(
             "{}: is not a folder; --out names the folder for the results",
             dir.display()
         );
     }
-    std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create the output folder", dir.display()))?;
-    let lock = FolderLock::take(dir)?;
+    Ok(())
+}
+
+/// Checks the files of the existing output folder `dir` and what a run
+/// there left: nothing (`None`), or a run that `policy` lets this one
+/// continue, whose manifest is returned.
+fn earlier_run(
+    dir: &Path,
+    policy: ResumePolicy,
+    config: &Config,
+    meta: &Provenance,
+) -> anyhow::Result<Option<Manifest>> {
     let files = OutFiles::in_folder(dir);
     let inputs = config_inputs(config);
     for path in [&files.runs, &files.kernels, &files.manifest] {
@@ -135,10 +180,7 @@ pub fn prepare(
     }
     let started = std::fs::metadata(&files.runs).is_ok_and(|m| m.len() > 0);
     if !started {
-        return Ok(Resumed {
-            _lock: Some(lock),
-            ..Resumed::default()
-        });
+        return Ok(None);
     }
     if !policy.resume {
         bail!(
@@ -150,12 +192,7 @@ pub fn prepare(
     if !policy.allow_mixed {
         same_origin(&manifest, &files.manifest, config, meta)?;
     }
-    let rows = repair_records(&files)?;
-    Ok(Resumed {
-        manifest: Some(manifest),
-        _lock: Some(lock),
-        ..Resumed::from_rows(rows)
-    })
+    Ok(Some(manifest))
 }
 
 /// Every file an experiment reads: its config and every study's scenes.

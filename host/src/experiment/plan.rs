@@ -63,8 +63,9 @@ pub fn estimate_s(spec: &RunSpec) -> f64 {
     }
 }
 
-/// The `--dry-run` text: runs per study and a rough time.
-pub fn dry_run(config: &Config, only: Option<&str>) -> anyhow::Result<String> {
+/// The `--dry-run` text of `plan`, checked ([`super::runner::check`]):
+/// runs per study and a rough time.
+pub fn dry_run(config: &Config, plan: &[(&Study, Vec<PlannedRun>)]) -> String {
     let mut s = format!(
         "experiment `{}` ({}): {}\n",
         config.name,
@@ -72,7 +73,7 @@ pub fn dry_run(config: &Config, only: Option<&str>) -> anyhow::Result<String> {
         config.description
     );
     let mut total = 0.0;
-    for (study, runs) in plan(config, only)? {
+    for (study, runs) in plan {
         let renders = (study.warmup + study.repeat) as f64;
         let time: f64 = runs.iter().map(|r| estimate_s(&r.spec) * renders).sum();
         total += time;
@@ -85,7 +86,7 @@ pub fn dry_run(config: &Config, only: Option<&str>) -> anyhow::Result<String> {
             runs.len() as u32 * (study.warmup + study.repeat),
             duration(time)
         );
-        for r in &runs {
+        for r in runs {
             s += &format!(
                 "  {:>4}  {}  (about {})\n",
                 r.index,
@@ -100,7 +101,7 @@ pub fn dry_run(config: &Config, only: Option<&str>) -> anyhow::Result<String> {
         CPU_RAYS_PER_S_PER_THREAD / 1e6,
         GPU_RAYS_PER_S / 1e9
     );
-    Ok(s)
+    s
 }
 
 fn duration(s: f64) -> String {

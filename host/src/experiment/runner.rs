@@ -89,16 +89,9 @@ impl Outcome {
 /// Runs `config` (all studies, or `--only` one). The manifest is written
 /// whatever ends the runs; an error that ended them is returned after it.
 pub fn run(config: &Config, opts: &RunOptions) -> anyhow::Result<Outcome> {
-    let plan = plan(config, opts.only.as_deref())?;
-    check_flags(&opts.flags, &planned_backends(&plan)).map_err(anyhow::Error::msg)?;
-    let checked = preflight::check(&plan)?;
+    let (plan, checked) = check(config, opts)?;
     let meta = Provenance::collect();
-    let policy = ResumePolicy {
-        resume: opts.resume,
-        allow_mixed: opts.allow_mixed,
-    };
-    let mut resumed = output::prepare(opts.out.as_deref(), policy, config, &meta)?;
-    check_clean(&meta, opts.allow_dirty)?;
+    let mut resumed = output::prepare(opts.out.as_deref(), resume_policy(opts), config, &meta)?;
     let (gpus, no_gpu) = open_gpus(&plan, opts.require_gpu, opts.devices.as_ref())?;
     let gpu = gpus.first();
     let files = opts.out.as_deref().map(OutFiles::in_folder);
@@ -149,6 +142,34 @@ pub fn run(config: &Config, opts: &RunOptions) -> anyhow::Result<Outcome> {
         profiles: tally.profiles,
         manifest,
     })
+}
+
+/// The studies to run, with their planned configurations.
+pub type Plan<'c> = Vec<(&'c Study, Vec<PlannedRun>)>;
+
+/// Every check a run of `config` makes before its first render, changing
+/// nothing, in the order the run makes them: the study asked for exists,
+/// the flags given concern a planned back end, every scene loads and every
+/// film fits ([`preflight::check`]), the output folder takes the run
+/// ([`output::check`]) and the binary may make results ([`check_clean`]).
+/// [`run`] and `--dry-run` both go through here, so that a dry run passes
+/// exactly the plans a run starts.
+pub fn check<'c>(config: &'c Config, opts: &RunOptions) -> anyhow::Result<(Plan<'c>, preflight::Checked)> {
+    let plan = plan(config, opts.only.as_deref())?;
+    check_flags(&opts.flags, &planned_backends(&plan)).map_err(anyhow::Error::msg)?;
+    let checked = preflight::check(&plan)?;
+    let meta = Provenance::collect();
+    output::check(opts.out.as_deref(), resume_policy(opts), config, &meta)?;
+    check_clean(&meta, opts.allow_dirty)?;
+    Ok((plan, checked))
+}
+
+/// How `opts` treats an output folder written to already.
+fn resume_policy(opts: &RunOptions) -> ResumePolicy {
+    ResumePolicy {
+        resume: opts.resume,
+        allow_mixed: opts.allow_mixed,
+    }
 }
 
 /// The back ends `plan` runs, each once, in the order they first appear.
