@@ -101,15 +101,18 @@ fn unknown_field_and_wrong_type_are_named() {
     assert_mentions(
         &msg,
         &[
-            &format!("test.toml:{line}: objects[0] (sphere), field `radus`"),
-            "unknown field `radus`",
+            &format!("test.toml:{line}:1: objects[0] (sphere), field `radus`"),
+            "unknown field `radus`, expected one of `center`, `radius`, `material`",
         ],
     );
     let text = HEADER.replace("width = 8", "width = \"wide\"");
     let msg = try_scene(&text).unwrap_err().to_string();
     assert_mentions(
         &msg,
-        &[&format!("test.toml:{}:", line_of(&text, "width")), "invalid type"],
+        &[
+            &format!("test.toml:{}:9: [render], field `width`", line_of(&text, "width")),
+            "invalid type",
+        ],
     );
 }
 
@@ -202,7 +205,7 @@ fn an_error_in_a_later_entry_names_its_index_and_line() {
     assert_mentions(
         &msg,
         &[
-            &format!("test.toml:{line}: objects[2] (sphere), field `radius`"),
+            &format!("test.toml:{line}:10: objects[2] (sphere), field `radius`"),
             "expected f32",
         ],
     );
@@ -210,9 +213,10 @@ fn an_error_in_a_later_entry_names_its_index_and_line() {
     let (msg, line) = error_for(body, "size");
     assert_mentions(
         &msg,
-        &[&format!(
-            "test.toml:{line}: generators[0] (smallpt_cornell), field `size`"
-        )],
+        &[
+            &format!("test.toml:{line}:1: generators[0] (smallpt_cornell), field `size`"),
+            "unknown field `size`, there are no fields",
+        ],
     );
 }
 
@@ -314,12 +318,11 @@ fn bad_textures_and_texture_names_are_refused_at_their_lines() {
     assert!(try_scene(&format!("{HEADER}{body}")).is_ok());
     // A colour that is neither a triple nor a name.
     let body = format!("\n[materials.odd]\nkind = \"diffuse\"\nalbedo = 0.5\n{sphere}");
-    // (The TOML reader places a field's type error at its table.)
-    let (msg, line) = error_for(&body, "[materials.odd]");
+    let (msg, line) = error_for(&body, "albedo = 0.5");
     assert_mentions(
         &msg,
         &[
-            &format!("test.toml:{line}:"),
+            &format!("test.toml:{line}:10: [materials.odd], field `albedo`"),
             "a colour [r, g, b] or the name of a texture",
         ],
     );
@@ -370,13 +373,102 @@ fn bad_textures_and_texture_names_are_refused_at_their_lines() {
     ] {
         let body = format!("\n[textures.t]\n{table}\n{sphere}");
         let (msg, line) = error_for(&body, marker);
-        assert_mentions(&msg, &["test.toml:", expected]);
-        // A value's error names its line and the texture; the TOML
-        // reader's type errors may name the table's line instead.
-        let table_line = line_of(&format!("{HEADER}{body}"), "[textures.t]");
-        assert!(
-            msg.contains(&format!("test.toml:{line}:")) || msg.contains(&format!("test.toml:{table_line}:")),
-            "`{msg}` should name line {line} or the table's line {table_line}"
+        assert_mentions(
+            &msg,
+            &[&format!("test.toml:{line}:"), "[textures.t], field `", expected],
         );
+    }
+}
+
+/// The 1-based line and column of the first `marker` in `text`.
+fn position(text: &str, marker: &str) -> (usize, usize) {
+    let at = text
+        .find(marker)
+        .unwrap_or_else(|| panic!("`{marker}` not in the scene"));
+    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    (line_of(text, marker), text[line_start..at].chars().count() + 1)
+}
+
+#[test]
+fn a_field_of_the_wrong_kind_is_placed_at_its_value_in_every_table() {
+    let sphere = "\n[[objects]]\nkind = \"sphere\"\ncenter = [0, 0, 0]\nradius = 1.0\nmaterial = \"white\"\n";
+    let noise = "\n[textures.marble]\nkind = \"noise\"\ncolors = [[0, 0, 0], [1, 1, 1]]\n";
+    // (text, the value at fault or the key, the entry and field named)
+    let cases = [
+        (
+            format!("{HEADER}{noise}octaves = 1.5\n{sphere}"),
+            "1.5",
+            "[textures.marble], field `octaves`",
+        ),
+        (
+            format!("{HEADER}{noise}{sphere}"),
+            "[textures.marble]",
+            "[textures.marble], field `octaves`",
+        ),
+        (
+            format!("{HEADER}{noise}octaves = 2\nseed = 3\n{sphere}"),
+            "seed",
+            "[textures.marble], field `seed`",
+        ),
+        (
+            format!("{HEADER}\n[textures.t]\nkind = \"checker\"\ncolors = [[0, 0, 0], [1, \"x\", 1]]\n{sphere}"),
+            "\"x\"",
+            "[textures.t], field `colors[1][1]`",
+        ),
+        (
+            format!("{HEADER}\n[textures.t]\nkind = \"marble\"\n{sphere}"),
+            "\"marble\"",
+            "[textures.t], field `kind`",
+        ),
+        (
+            format!("{HEADER}\n[materials.coat]\nkind = \"coated\"\nalbedo = [0.5, 0.5, 0.5]\noctaves = 1.5\n{sphere}"),
+            "1.5",
+            "[materials.coat], field `octaves`",
+        ),
+        (
+            format!(
+                "{HEADER}\n[materials.m]\nkind = \"metal\"\nalbedo = [0.5, 0.5, 0.5]\nroughness = \"low\"\n{sphere}"
+            ),
+            "\"low\"",
+            "[materials.m], field `roughness`",
+        ),
+        (
+            format!("{HEADER}\n[background]\nkind = \"constant\"\ncolor = \"black\"\n{sphere}"),
+            "\"black\"",
+            "[background], field `color`",
+        ),
+        (
+            format!("{HEADER}\n[accel]\nbvh_bins = \"many\"\n{sphere}"),
+            "\"many\"",
+            "[accel], field `bvh_bins`",
+        ),
+        (
+            format!("{HEADER}\n[[generators]]\nkind = \"rtiow_final\"\ngrid = 2.5\n"),
+            "2.5",
+            "generators[0] (rtiow_final), field `grid`",
+        ),
+        (
+            format!("{HEADER}{sphere}{}", sphere.replace("radius = 1.0", "radius = true")),
+            "true",
+            "objects[1] (sphere), field `radius`",
+        ),
+        (
+            format!("{}{sphere}", HEADER.replace("vfov = 40.0", "vfov = \"wide\"")),
+            "\"wide\"",
+            "[camera], field `vfov`",
+        ),
+        (
+            format!("{}{sphere}", HEADER.replace("spp = 1", "spp = 1.5")),
+            "1.5",
+            "[render], field `spp`",
+        ),
+    ];
+    for (text, marker, item) in cases {
+        let msg = try_scene(&text)
+            .err()
+            .unwrap_or_else(|| panic!("should fail:\n{text}"))
+            .to_string();
+        let (line, column) = position(&text, marker);
+        assert_mentions(&msg, &[&format!("test.toml:{line}:{column}: {item}: ")]);
     }
 }

@@ -157,14 +157,7 @@ fn prepare<'c>(
             resume: opts.resume,
             allow_mixed: opts.allow_mixed,
         };
-        let resumed = output::prepare(
-            opts.out.as_deref(),
-            &opts.outputs,
-            policy,
-            config,
-            &checked,
-            meta,
-        )?;
+        let resumed = output::prepare(opts.out.as_deref(), &opts.outputs, policy, config, &checked, meta)?;
         runner::check_clean(meta, opts.allow_dirty)?;
         resumed
     } else {

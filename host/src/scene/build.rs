@@ -5,8 +5,8 @@
 use super::builder::SceneBuilder;
 use super::error::SceneError;
 use super::fields::{FieldResult, field_error, finite, length, point};
-use super::locate::Locator;
-use super::schema::{GeneratorDef, ObjectDef, SceneFile, Triple};
+use super::locate::{Locator, listed_entry, named_entry, table_entry};
+use super::schema::{GeneratorDef, ObjectDef, SceneFile, Tagged, Triple};
 use super::textures::SceneTextures;
 use super::{Geometry, Scene, generators, mesh, meshgen, sections};
 use crate::accel::AccelSettings;
@@ -23,13 +23,16 @@ use std::path::{Path, PathBuf};
 pub fn build(path: &Path, text: &str, file: SceneFile) -> Result<Scene, SceneError> {
     let at = Locator { path, text };
     let render_span = file.render.span();
-    let settings = sections::settings(file.render.get_ref()).map_err(|e| at.error(render_span, "[render]", e))?;
+    let settings =
+        sections::settings(file.render.get_ref()).map_err(|e| at.error(render_span, &table_entry("render"), e))?;
     let camera_span = file.camera.span();
-    let camera =
-        sections::camera(file.camera.get_ref(), &settings).map_err(|e| at.error(camera_span, "[camera]", e))?;
+    let camera = sections::camera(file.camera.get_ref(), &settings)
+        .map_err(|e| at.error(camera_span, &table_entry("camera"), e))?;
     let background = match &file.background {
         None => Background::Constant(Rgb::BLACK),
-        Some(b) => sections::background(b.get_ref()).map_err(|e| at.error(b.span(), "[background]", e))?,
+        Some(b) => {
+            sections::background(&b.get_ref().def).map_err(|e| at.error(b.span(), &table_entry("background"), e))?
+        }
     };
     let textures = add_textures(&at, &file)?;
     let mut builder = SceneBuilder::default();
@@ -40,7 +43,7 @@ pub fn build(path: &Path, text: &str, file: SceneFile) -> Result<Scene, SceneErr
     builder.geometry.finish_triangle_uvs();
     let declared_accel = match &file.accel {
         None => AccelSettings::default(),
-        Some(a) => sections::accel(a.get_ref()).map_err(|e| at.error(a.span(), "[accel]", e))?,
+        Some(a) => sections::accel(a.get_ref()).map_err(|e| at.error(a.span(), &table_entry("accel"), e))?,
     };
     check_primitive_count(&at, &builder.geometry)?;
     Ok(Scene {
@@ -63,8 +66,8 @@ fn add_textures(at: &Locator, file: &SceneFile) -> Result<SceneTextures, SceneEr
     let mut textures = SceneTextures::default();
     for (name, def) in &file.textures {
         textures
-            .add(name, def.get_ref(), scene_dir)
-            .map_err(|e| at.error(def.span(), &format!("[textures.{name}]"), e))?;
+            .add(name, &def.get_ref().def, scene_dir)
+            .map_err(|e| at.error(def.span(), &named_entry("textures", name), e))?;
     }
     Ok(textures)
 }
@@ -77,8 +80,8 @@ fn add_materials(
     builder: &mut SceneBuilder,
 ) -> Result<(), SceneError> {
     for (name, def) in &file.materials {
-        let m = sections::material(def.get_ref(), textures)
-            .map_err(|e| at.error(def.span(), &format!("[materials.{name}]"), e))?;
+        let m = sections::material(&def.get_ref().def, textures)
+            .map_err(|e| at.error(def.span(), &named_entry("materials", name), e))?;
         builder.add_material(name, m);
     }
     Ok(())
@@ -87,9 +90,10 @@ fn add_materials(
 /// Runs every `[[generators]]` entry, checking the extent of what it made.
 fn add_generated(at: &Locator, file: &SceneFile, builder: &mut SceneBuilder) -> Result<(), SceneError> {
     for (i, g) in file.generators.iter().enumerate() {
-        let (def, entry) = at.entry::<GeneratorDef>("generators", i, g)?;
+        let Tagged { kind, def } = g.get_ref();
+        let entry = listed_entry("generators", i, kind);
         let before = builder.geometry.counts();
-        generate(builder, &def)
+        generate(builder, def)
             .and_then(|()| builder.check_extent(before, "center"))
             .map_err(|e| at.error(g.span(), &entry, e))?;
     }
@@ -102,10 +106,11 @@ fn add_objects(at: &Locator, file: &SceneFile, builder: &mut SceneBuilder) -> Re
     let scene_dir = at.path.parent().unwrap_or(Path::new("."));
     let mut files = vec![at.path.to_path_buf()];
     for (i, o) in file.objects.iter().enumerate() {
-        let (def, entry) = at.entry::<ObjectDef>("objects", i, o)?;
+        let Tagged { kind, def } = o.get_ref();
+        let entry = listed_entry("objects", i, kind);
         let before = builder.geometry.counts();
-        object(builder, scene_dir, &def, &mut files)
-            .and_then(|()| builder.check_extent(before, extent_field(&def)))
+        object(builder, scene_dir, def, &mut files)
+            .and_then(|()| builder.check_extent(before, extent_field(def)))
             .map_err(|e| at.error(o.span(), &entry, e))?;
     }
     Ok(files)

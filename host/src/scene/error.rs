@@ -13,7 +13,8 @@ pub enum SceneError {
         /// What is wrong, e.g. "does not exist".
         message: String,
     },
-    /// The text is not valid TOML, or does not fit the scene format.
+    /// The text is not valid TOML, or does not fit the scene format outside
+    /// any entry (a section missing).
     #[error("{}:{line}:{column}: {message}", path.display())]
     Syntax {
         /// The scene file.
@@ -23,6 +24,21 @@ pub enum SceneError {
         /// 1-based column.
         column: usize,
         /// What the parser expected.
+        message: String,
+    },
+    /// A value of an entry does not fit the scene format: of the wrong
+    /// type, unknown, or missing.
+    #[error("{}:{line}:{column}: {item}: {message}", path.display())]
+    Schema {
+        /// The scene file.
+        path: PathBuf,
+        /// 1-based line of the value (or key, or entry) at fault.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// The entry and field, e.g. ``[textures.marble], field `octaves` ``.
+        item: String,
+        /// What the format expected.
         message: String,
     },
     /// A value is out of range or refers to something that does not exist.

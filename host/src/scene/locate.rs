@@ -1,13 +1,25 @@
-//! Placing an error in the scene file: the line of the field at fault, and
-//! entries of arrays of tables deserialised one by one so that their errors
-//! name them.
+//! Placing a value error in the scene file: the line of the field at
+//! fault, in the entry named as every scene error names it.
 
 use super::error::{SceneError, line_col};
 use super::fields::FieldError;
-use serde::de::DeserializeOwned;
-use serde_spanned::Spanned;
 use std::ops::Range;
 use std::path::Path;
+
+/// How errors name a section of one table: `[render]`.
+pub fn table_entry(section: &str) -> String {
+    format!("[{section}]")
+}
+
+/// How errors name a named table: `[materials.white]`.
+pub fn named_entry(section: &str, name: &str) -> String {
+    format!("[{section}.{name}]")
+}
+
+/// How errors name an entry of an array of tables: `objects[2] (sphere)`.
+pub fn listed_entry(array: &str, index: usize, kind: &str) -> String {
+    format!("{array}[{index}] ({kind})")
+}
 
 /// Where in the file an entry is, for error messages.
 pub struct Locator<'a> {
@@ -48,56 +60,6 @@ impl Locator<'_> {
             message: e.message,
         }
     }
-
-    /// Deserialises entry `index` of the array of tables `array` on its
-    /// own, so that an error names the entry and its line (TOML's own
-    /// positions inside arrays of tables point at the first entry).
-    pub fn entry<T: DeserializeOwned>(
-        &self,
-        array: &str,
-        index: usize,
-        table: &Spanned<toml::Table>,
-    ) -> Result<(T, String), SceneError> {
-        let kind = table
-            .get_ref()
-            .get("kind")
-            .and_then(|k| k.as_str())
-            .unwrap_or("no kind");
-        let name = format!("{array}[{index}] ({kind})");
-        match toml::Value::Table(table.get_ref().clone()).try_into::<T>() {
-            Ok(def) => Ok((def, name)),
-            Err(e) => {
-                let message = e.message().trim().to_string();
-                let field = culprit::<T>(table.get_ref(), &message).unwrap_or_default();
-                Err(self.error(table.span(), &name, FieldError { field, message }))
-            }
-        }
-    }
-}
-
-/// The key of `table` that `message` (its deserialisation error) is about:
-/// named in the message, or else the one key whose removal changes the
-/// error.
-fn culprit<T: DeserializeOwned>(table: &toml::Table, message: &str) -> Option<String> {
-    let quoted = |prefix: &str| {
-        let rest = message.strip_prefix(prefix)?;
-        Some(rest.split('`').nth(1)?.to_string())
-    };
-    if message.starts_with("unknown variant") {
-        return Some("kind".into());
-    }
-    if let Some(k) = quoted("unknown field").or_else(|| quoted("missing field")) {
-        return Some(k);
-    }
-    table.keys().filter(|k| *k != "kind").find_map(|k| {
-        let mut without = table.clone();
-        without.remove(k);
-        let changed = match toml::Value::Table(without).try_into::<T>() {
-            Ok(_) => true,
-            Err(e) => e.message().trim() != message,
-        };
-        changed.then(|| k.clone())
-    })
 }
 
 /// Where the entry whose header or inline table ends at `from` ends: at the

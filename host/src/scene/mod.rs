@@ -18,6 +18,7 @@ mod lights;
 mod locate;
 mod mesh;
 pub mod meshgen;
+mod parse;
 mod schema;
 mod sections;
 mod textures;
@@ -150,8 +151,7 @@ pub fn read_text(path: &Path) -> Result<String, SceneError> {
 /// Parses and validates scene text; `path` names it in errors and anchors
 /// relative mesh paths.
 pub fn load_str(path: &Path, text: &str) -> Result<Scene, SceneError> {
-    let file: schema::SceneFile = toml::from_str(text).map_err(|e| SceneError::syntax(path, text, &e))?;
-    build::build(path, text, file)
+    build::build(path, text, parse::scene_file(path, text)?)
 }
 
 /// Parses OBJ text as a scene's `kind = "mesh"` object loads its file (the

@@ -1,5 +1,7 @@
 //! The TOML scene format, as serde types. Validation and conversion to
 //! device types happen in `build.rs`; this file only says what may be written.
+//! The tables that name their kind (`kind = "sphere"`) are read as
+//! [`Tagged`] values, rewritten for them by `parse.rs`.
 
 use crate::settings::sampler::SamplerKind;
 use serde::de::value::SeqAccessDeserializer;
@@ -19,19 +21,32 @@ pub struct SceneFile {
     pub render: Spanned<RenderDef>,
     pub camera: Spanned<CameraDef>,
     #[serde(default)]
-    pub background: Option<Spanned<BackgroundDef>>,
+    pub background: Option<Spanned<Tagged<BackgroundDef>>>,
     #[serde(default)]
-    pub textures: BTreeMap<String, Spanned<TextureDef>>,
+    pub textures: BTreeMap<String, Spanned<Tagged<TextureDef>>>,
     #[serde(default)]
-    pub materials: BTreeMap<String, Spanned<MaterialDef>>,
-    /// `[[objects]]`, each deserialised into an [`ObjectDef`] on its own.
+    pub materials: BTreeMap<String, Spanned<Tagged<MaterialDef>>>,
     #[serde(default)]
-    pub objects: Vec<Spanned<toml::Table>>,
-    /// `[[generators]]`, each deserialised into a [`GeneratorDef`] on its own.
+    pub objects: Vec<Spanned<Tagged<ObjectDef>>>,
     #[serde(default)]
-    pub generators: Vec<Spanned<toml::Table>>,
+    pub generators: Vec<Spanned<Tagged<GeneratorDef>>>,
     #[serde(default)]
     pub accel: Option<Spanned<AccelDef>>,
+}
+
+/// A table that names its kind (`kind = "noise"` and the fields of a
+/// noise): the kind as written, and the table read as that kind. Before
+/// serde reads the file, `parse.rs` rewrites such a table as
+/// `{ kind = K, def = { K = { fields } } }`, so that `T`, an externally
+/// tagged enum, reads the fields in place and an error keeps the position
+/// of its value (serde's internally tagged enums buffer the table and lose
+/// every position in it). A table without a kind fails here, naming it.
+#[derive(Debug, Deserialize)]
+pub struct Tagged<T> {
+    /// The kind, e.g. `sphere`.
+    pub kind: String,
+    /// The table, read as that kind.
+    pub def: T,
 }
 
 /// `[accel]`: the acceleration structure and its build parameters.
@@ -131,7 +146,7 @@ fn y_up() -> Triple {
 
 /// `[background]`.
 #[derive(Debug, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum BackgroundDef {
     Constant {
         color: Triple,
@@ -192,7 +207,7 @@ fn white_colour() -> ColourDef {
 /// `[materials.NAME]`. Every colour but a dielectric's transmittance (an
 /// absorption per unit length inside, not a surface's) may name a texture.
 #[derive(Debug, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum MaterialDef {
     Diffuse {
         albedo: ColourDef,
@@ -247,7 +262,7 @@ pub enum MaterialDef {
 
 /// `[textures.NAME]`: a colour that varies over a surface.
 #[derive(Debug, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum TextureDef {
     /// Cells alternating between two colours.
     Checker {
@@ -311,7 +326,7 @@ pub enum FresnelDef {
 
 /// One `[[objects]]` entry.
 #[derive(Debug, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum ObjectDef {
     Sphere {
         center: Triple,
@@ -355,7 +370,7 @@ pub struct TransformDef {
 
 /// One `[[generators]]` entry: procedurally generated content.
 #[derive(Debug, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum GeneratorDef {
     /// RTIOW's final scene: a `2·grid × 2·grid` field of small random
     /// spheres, a ground sphere and three large spheres.
