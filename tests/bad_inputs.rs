@@ -435,6 +435,8 @@ const CASES: &[Case] = &[
         &["experiment", "e.toml", "--out", "o", "--devices", "0"], &["--devices applies to the gpu-mega and gpu-wave back ends", "the cpu back end would ignore it"]),
     case("raycast samples per pixel", &[("s.toml", Entry::Text(OK))],
         &["raycast", "s.toml", "--spp", "4"], &["--spp", "raycast casts --count rays"]),
+    case("raycast next-event estimation", &[("s.toml", Entry::Text(OK))],
+        &["raycast", "s.toml", "--nee", "on"], &["--nee", "next-event estimation leaves as they are"]),
 ];
 
 /// Whether a GPU opens here (cases about a missing GPU are skipped then).

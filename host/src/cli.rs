@@ -74,7 +74,8 @@ pub enum Command {
 /// `wavepath raycast`.
 #[derive(Debug, clap::Args)]
 pub struct RaycastArgs {
-    /// Scene and overrides (size, seed and depth shape the rays).
+    /// Scene and overrides (size, seed, depth, sampler and accel shape the
+    /// rays; --spp and --nee do not, and are refused).
     #[command(flatten)]
     pub scene: SceneArgs,
     /// Which rays.

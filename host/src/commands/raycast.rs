@@ -2,7 +2,7 @@
 
 use super::outln;
 use crate::backend::gpu::Gpu;
-use crate::cli::RaycastArgs;
+use crate::cli::{RaycastArgs, SceneArgs};
 use crate::io::atomic_file::{self, Output};
 use crate::io::csv;
 use crate::render::{self, raycast};
@@ -14,9 +14,7 @@ use std::process::ExitCode;
 /// Makes the rays on the CPU, casts them on the GPU, prints one line per
 /// block size and writes the CSV.
 pub fn run(args: &RaycastArgs) -> anyhow::Result<ExitCode> {
-    if args.scene.spp.is_some() {
-        anyhow::bail!("--spp: raycast casts --count rays, however many samples per pixel they take; leave --spp out");
-    }
+    refuse_unused(&args.scene)?;
     let gpu = Gpu::open(0).context("raycast times the GPU kernel; it needs a GPU")?;
     let overrides = args.scene.overrides();
     let scene = render::load_scene(&args.scene.scene, &overrides)?;
@@ -48,4 +46,24 @@ pub fn run(args: &RaycastArgs) -> anyhow::Result<ExitCode> {
         csv::write_csv(path, &rows).with_context(|| format!("{}: writing the raycast CSV", path.display()))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Refuses the scene flags that do not shape the rays raycast casts.
+fn refuse_unused(scene: &SceneArgs) -> anyhow::Result<()> {
+    let unused = [
+        (
+            scene.spp.is_some(),
+            "--spp",
+            "raycast casts --count rays, however many samples per pixel they take",
+        ),
+        (
+            scene.nee.is_some(),
+            "--nee",
+            "raycast casts camera or bounce rays, which next-event estimation leaves as they are",
+        ),
+    ];
+    match unused.into_iter().find(|(given, ..)| *given) {
+        Some((_, flag, why)) => anyhow::bail!("{flag}: {why}; leave {flag} out"),
+        None => Ok(()),
+    }
 }

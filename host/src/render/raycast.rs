@@ -176,3 +176,32 @@ pub fn gpu_rows(
     }
     Ok(rows)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::{Overrides, load_scene, params_for};
+    use crate::settings::nee::NeeMode;
+    use device::scene::RenderView;
+    use std::path::Path;
+
+    #[test]
+    fn next_event_estimation_leaves_the_bounce_rays_as_they_are() {
+        // What `raycast` refuses `--nee` for: it would change nothing cast.
+        let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/cornell_diffuse.toml"));
+        let scene = load_scene(path, &Overrides::default()).unwrap();
+        assert!(!scene.lights.lights.is_empty(), "a scene whose paths sample its light");
+        let rays = |nee| {
+            let overrides = Overrides {
+                size: Some((16, 12)),
+                nee: Some(nee),
+                ..Overrides::default()
+            };
+            let (params, _) = params_for(&scene.scene, &overrides, RenderView::Radiance);
+            make_rays(&scene, &params, RayKind::Bounce, 4000)
+        };
+        let without = rays(NeeMode::Off);
+        assert_eq!(without.len(), 4000);
+        assert_eq!(rays(NeeMode::On), without);
+    }
+}
