@@ -1,5 +1,5 @@
-//! The bad-input suite: every class of hostile or mistaken input that
-//! issue 11 found, run through the `wavepath` binary. Each case must exit
+//! The bad-input suite: every class of hostile or mistaken input found so
+//! far, run through the `wavepath` binary. Each case must exit
 //! non-zero without a panic, print a message naming the file and the field
 //! or line at fault (or the flag), and leave no file behind: not an output,
 //! not a `.wavepath-` temporary.
