@@ -17,11 +17,11 @@
 //! Each figure also says whether the config that produced it, every
 //! scene, mesh and reference image its runs read, and the renderer's
 //! measured source still read as they were run, against the files in the
-//! repository, `RESULTS/..` ([`super::as_run`]). The page is a function of
+//! repository, `RESULTS/..` (`report::as_run`). The page is a function of
 //! committed files alone (no dates), so a test can regenerate it and fail
 //! when it differs from the committed file: a figure cannot outlive the
 //! run or the code behind it unnoticed. Every folder's files are read as
-//! its report reads them ([`super::input`]).
+//! its report reads them (`report::input`).
 
 use super::as_run::{Current, SOURCE_TABLE, Sources};
 use super::builds::{self, Build};

@@ -2,9 +2,9 @@
 //! by the share of samples they were on the stack in, and a flame graph of
 //! every sample.
 //!
-//! Each sample keeps the addresses of its own stack ([`sampler`]), and each
+//! Each sample keeps the addresses of its own stack (`sampler`), and each
 //! address is resolved to every function there, inlined or not
-//! ([`symbols`]). A function's share is then the samples whose stack holds
+//! (`symbols`). A function's share is then the samples whose stack holds
 //! it, counted once per sample: gprof's "total". The device code is
 //! inlined into a few large functions, so the inlined functions are what
 //! name the work.
@@ -32,7 +32,7 @@ pub struct CpuProfiler(Sampler);
 /// One function's share of the samples.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FunctionShare {
-    /// The function's name (see [`symbols`]).
+    /// The function's name (see `symbols`).
     pub name: String,
     /// Samples in which it was on the stack, inlined or called (gprof's
     /// "total"; its "self", the innermost function, is left out: in
