@@ -30,7 +30,7 @@ use crate::backend::gpu::Gpu;
 use crate::experiment::config::{Config, PlannedRun, Study};
 use crate::experiment::manifest;
 use crate::experiment::measure::{Ending, Parity, Runs, Tally};
-use crate::experiment::output::{self, OutFiles, ResumePolicy, Resumed};
+use crate::experiment::output::{self, OutFiles, Resumed};
 use crate::experiment::preflight::{self, Checked};
 use crate::experiment::progress::Progress;
 use crate::experiment::records::{KernelRow, Manifest, RunRow, Skipped};
@@ -153,10 +153,7 @@ fn prepare<'c>(
     }
     let checked = preflight::check(&plan)?;
     let resumed = if cluster.is_root() {
-        let policy = ResumePolicy {
-            resume: opts.resume,
-            allow_mixed: opts.allow_mixed,
-        };
+        let policy = runner::resume_policy(opts);
         let resumed = output::prepare(opts.out.as_deref(), &opts.outputs, policy, config, &checked, meta)?;
         runner::check_clean(meta, opts.allow_dirty)?;
         resumed

@@ -8,6 +8,7 @@ use crate::experiment::config;
 use crate::experiment::runner::{self, Outcome, RunOptions};
 use crate::experiment::spread;
 use crate::system::interrupt;
+use crate::system::provenance::Provenance;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -43,7 +44,7 @@ pub fn run(args: &ExperimentArgs) -> anyhow::Result<ExitCode> {
     };
     if args.dry_run {
         // The checks a run makes before its first render, then the plan.
-        let (plan, _) = runner::check(&config, &options)?;
+        let (plan, _) = runner::check(&config, &options, &Provenance::collect())?;
         out!("{}", runner::dry_run(&config, &plan));
         return Ok(ExitCode::SUCCESS);
     }

@@ -93,8 +93,8 @@ impl Outcome {
 /// Runs `config` (all studies, or `--only` one). The manifest is written
 /// whatever ends the runs; an error that ended them is returned after it.
 pub fn run(config: &Config, opts: &RunOptions) -> anyhow::Result<Outcome> {
-    let (plan, checked) = check(config, opts)?;
     let meta = Provenance::collect();
+    let (plan, checked) = check(config, opts, &meta)?;
     let mut resumed = output::prepare(
         opts.out.as_deref(),
         &opts.outputs,
@@ -165,20 +165,23 @@ pub type Plan<'c> = Vec<(&'c Study, Vec<PlannedRun>)>;
 /// ([`output::check`]) and the binary may make results ([`check_clean`]).
 /// [`run`] and `--dry-run` both go through here, so that a dry run passes
 /// exactly the plans a run starts.
-pub fn check<'c>(config: &'c Config, opts: &RunOptions) -> anyhow::Result<(Plan<'c>, preflight::Checked)> {
+pub fn check<'c>(
+    config: &'c Config,
+    opts: &RunOptions,
+    meta: &Provenance,
+) -> anyhow::Result<(Plan<'c>, preflight::Checked)> {
     let plan = plan(config, opts.only.as_deref())?;
     check_plan_flags(&plan, opts)?;
     let checked = preflight::check(&plan)?;
-    let meta = Provenance::collect();
     output::check(
         opts.out.as_deref(),
         &opts.outputs,
         resume_policy(opts),
         config,
         &checked,
-        &meta,
+        meta,
     )?;
-    check_clean(&meta, opts.allow_dirty)?;
+    check_clean(meta, opts.allow_dirty)?;
     Ok((plan, checked))
 }
 
@@ -189,7 +192,7 @@ pub fn check_plan_flags(plan: &Plan, opts: &RunOptions) -> anyhow::Result<()> {
 }
 
 /// How `opts` treats an output folder written to already.
-fn resume_policy(opts: &RunOptions) -> ResumePolicy {
+pub fn resume_policy(opts: &RunOptions) -> ResumePolicy {
     ResumePolicy {
         resume: opts.resume,
         allow_mixed: opts.allow_mixed,
