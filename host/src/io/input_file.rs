@@ -28,7 +28,7 @@ pub fn describe_special(m: &std::fs::Metadata) -> &'static str {
 
 /// Opens the regular file at `path` for reading, with its size; the error
 /// says what stands there instead.
-fn open_sized(path: &Path) -> Result<(std::fs::File, u64), String> {
+pub fn open_sized(path: &Path) -> Result<(std::fs::File, u64), String> {
     let meta = std::fs::metadata(path).map_err(|e| io_reason(&e))?;
     if !meta.is_file() {
         // A FIFO would block until a writer comes, a device may never end.

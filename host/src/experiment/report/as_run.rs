@@ -7,9 +7,9 @@
 //! outside a checkout) whether it is as run is unknown, never assumed.
 
 use crate::experiment::records::Manifest;
-use crate::io::input_file::{MAX_TEXT_FILE_BYTES, describe_special, read_text};
+use crate::io::input_file::{MAX_TEXT_FILE_BYTES, open_sized, read_text};
 use crate::system::fingerprint::{fingerprint, source_fingerprint};
-use anyhow::{Context, bail};
+use anyhow::Context;
 use std::path::Path;
 
 /// A table in the results folder, `"commit" = "fingerprint"`: the measured
@@ -89,18 +89,13 @@ impl Sources {
 /// memory.
 fn fingerprint_file(path: &Path) -> anyhow::Result<Option<String>> {
     use std::io::Read;
-    let meta = match std::fs::metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => bail!("{}: cannot read: {e}", path.display()),
-        Ok(meta) => meta,
-    };
-    if !meta.is_file() {
-        bail!("{}: is {}, not a regular file", path.display(), describe_special(&meta));
+    if std::fs::metadata(path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
+        return Ok(None);
     }
-    let file = std::fs::File::open(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    let (file, len) = open_sized(path).map_err(|reason| anyhow::anyhow!("{}: {reason}", path.display()))?;
     let mut failed = None;
     let bytes = std::io::BufReader::new(file)
-        .take(meta.len())
+        .take(len)
         .bytes()
         .map_while(|b| b.map_err(|e| failed = Some(e)).ok());
     let print = fingerprint(bytes.map(u64::from));
