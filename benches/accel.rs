@@ -84,7 +84,7 @@ fn traversal(c: &mut Criterion) {
                 continue;
             }
             let prepared = PreparedScene::new(s.clone(), Some(choice));
-            let view = prepared.view(s.camera_for(4, 4));
+            let view = prepared.view(s.camera_for(4, 4), prepared.features());
             group.throughput(Throughput::Elements(rays.len() as u64));
             group.bench_function(BenchmarkId::new(choice.label(), name), |b| {
                 b.iter(|| {

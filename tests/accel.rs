@@ -7,6 +7,7 @@
 mod util;
 
 use device::accel::closest_hit;
+use device::features::Features;
 use device::geometry::{Interval, Parallelepiped, Sphere, Triangle};
 use device::math::{Ray, Vec3};
 use device::scene::RenderView;
@@ -133,7 +134,7 @@ fn random_rays(g: &Geometry, seed: u32, count: usize) -> Vec<Ray> {
 
 fn assert_same_hits(brute: &PreparedScene, accel: &PreparedScene, rays: &[Ray]) -> Result<(), TestCaseError> {
     let camera = brute.scene.camera_for(4, 4);
-    let (bv, av) = (brute.view(camera), accel.view(camera));
+    let (bv, av) = (brute.view(camera, Features::ALL), accel.view(camera, Features::ALL));
     for ray in rays {
         let want = closest_hit(&bv.primitives, &bv.accel, ray, Interval::POSITIVE);
         let got = closest_hit(&av.primitives, &av.accel, ray, Interval::POSITIVE);
@@ -291,7 +292,7 @@ fn coincident_surfaces_resolve_to_the_smaller_primitive_everywhere() {
         AccelChoice::Kdtree,
     ] {
         let s = scene_with(g.clone(), settings(choice));
-        let view = s.view(s.scene.camera_for(4, 4));
+        let view = s.view(s.scene.camera_for(4, 4), Features::ALL);
         let hits: Vec<_> = rays
             .iter()
             .filter_map(|ray| closest_hit(&view.primitives, &view.accel, ray, Interval::POSITIVE))

@@ -108,35 +108,28 @@ fn textures_render_like_the_cpu_on_both_gpu_back_ends() {
 }
 
 #[test]
-fn every_kernel_build_that_holds_the_scene_renders_like_the_cpu_on_both_gpu_back_ends() {
-    use wavepath::settings::kernels::KernelBuild;
+fn every_kernel_feature_set_renders_like_the_cpu_on_both_gpu_back_ends() {
+    use wavepath::settings::kernels::KernelFeatures;
     use wavepath::settings::nee::NeeMode;
-    let Some(_gpu) = gpu_or_skip("kernel builds") else {
+    let Some(_gpu) = gpu_or_skip("kernel feature sets") else {
         return;
     };
-    // Plain holds the seeds, lean adds next-event estimation and textures,
-    // full adds the coated material (the textured scene has one).
+    // Exactly the scene's features, one more, and every one.
+    let sets = ["exact", "exact+coated+triangle", "all"].map(|s| s.parse::<KernelFeatures>().unwrap());
     let cases = [
-        (
-            "scenes/rtiow_final.toml",
-            NeeMode::Off,
-            [KernelBuild::Plain, KernelBuild::Lean, KernelBuild::Full].as_slice(),
-        ),
-        (
-            "scenes/cs500.toml",
-            NeeMode::On,
-            &[KernelBuild::Lean, KernelBuild::Full],
-        ),
-        ("scenes/textured.toml", NeeMode::Off, &[KernelBuild::Full]),
+        ("scenes/rtiow_final.toml", NeeMode::Off),
+        ("scenes/cs500.toml", NeeMode::On),
+        ("scenes/textured.toml", NeeMode::Off),
+        ("scenes/cs500_heavy.toml", NeeMode::On),
     ];
-    for (path, nee, builds) in cases {
+    for (path, nee) in cases {
         let overrides = Overrides {
             spp: Some(2),
             size: Some((96, 64)),
             nee: Some(nee),
             ..Overrides::default()
         };
-        for &kernels in builds {
+        for kernels in sets {
             for kind in [BackendKind::GpuMega, BackendKind::GpuWave] {
                 let mut options = BackendOptions::default();
                 options.megakernel.kernels = kernels;

@@ -14,7 +14,9 @@
 
 mod util;
 
+use device::features::Features;
 use device::film::FIXED_POINT_SCALE;
+use device::geometry::PrimKinds;
 use device::scene::{Nee, RenderParams, RenderView};
 use util::scene;
 use wavepath::backend::{BackendKind, BackendOptions};
@@ -244,13 +246,18 @@ fn print_the_share_of_blocked_shadow_rays() {
             height: 72,
             ..params
         };
-        let view = s.view(s.scene.camera_for(params.width, params.height));
+        let view = s.view(s.scene.camera_for(params.width, params.height), Features::ALL);
         let (mut asked, mut none, mut blocked) = (0u64, 0u64, 0u64);
         for pixel in 0..params.width * params.height {
             for sample in 0..4 {
                 let path = generate(&view, &params, pixel, sample);
-                let Some(hit) = Dispatch::closest_hit(&view.primitives, &view.accel, &path.ray, Interval::POSITIVE)
-                else {
+                let Some(hit) = Dispatch::closest_hit(
+                    &view.primitives,
+                    &view.accel,
+                    PrimKinds::ALL,
+                    &path.ray,
+                    Interval::POSITIVE,
+                ) else {
                     continue;
                 };
                 if !view.materials.as_slice()[hit.material as usize].emission.is_black() {
@@ -278,7 +285,8 @@ fn print_the_share_of_blocked_shadow_rays() {
                     min: 0.0,
                     max: light.distance,
                 };
-                blocked += Dispatch::occluded(&view.primitives, &view.accel, &ray, range, light.prim) as u64;
+                blocked +=
+                    Dispatch::occluded(&view.primitives, &view.accel, PrimKinds::ALL, &ray, range, light.prim) as u64;
             }
         }
         println!(

@@ -26,6 +26,7 @@
 
 pub mod accel;
 pub mod camera;
+pub mod features;
 pub mod film;
 pub mod geometry;
 pub mod integrator;

@@ -4,6 +4,7 @@
 
 use crate::accel::AccelView;
 use crate::camera::Camera;
+use crate::features::Features;
 use crate::geometry::{Hit, Primitives};
 use crate::light::LightView;
 use crate::material::Material;
@@ -102,6 +103,10 @@ pub struct SceneView<'a> {
     pub camera: Camera,
     /// Radiance of escaped rays.
     pub background: Background,
+    /// What the kernels that read this view are bound to hold: a superset
+    /// of the render's features (in what would
+    /// be the padding after the background). Read it through [`SceneView::features`].
+    pub features: Features,
     /// The acceleration structure over all primitives.
     pub accel: AccelView<'a>,
     /// The emissive primitives, for next-event estimation.
@@ -111,6 +116,14 @@ pub struct SceneView<'a> {
 }
 
 impl SceneView<'_> {
+    /// The features the running code holds ([`Features::bound`]): on the
+    /// GPU the constant bound into the kernel, on the CPU [`Self::features`]'s
+    /// field.
+    #[inline(always)]
+    pub fn features(&self) -> Features {
+        self.features.bound()
+    }
+
     /// The value of `colour` at `hit`.
     #[inline(always)]
     pub fn colour_at(&self, colour: &Colour, hit: &Hit) -> Rgb {

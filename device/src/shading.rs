@@ -1,17 +1,16 @@
 //! The one table of shading classes. Each line declares a class: its
 //! material kind (for surfaces), its scattering function, its evaluation
-//! function (for next-event estimation) and the names of its wavefront
-//! shading kernels (with every feature, and [`PLAIN`]: without next-event
-//! estimation and textures). Everything that depends on the set of
-//! classes derives from this table:
+//! function (for next-event estimation), its name and the name of its
+//! wavefront shading kernel. Everything that depends on the set of classes
+//! derives from this table:
 //!
-//! * [`MaterialKind`] (what a scene's material can be) and [`ShadeClass`]
+//! * [`MaterialKind`] (what a scene's material can be), its names and its
+//!   [`Feature::Material`](crate::features::Feature::Material)s, and [`ShadeClass`]
 //!   (the surfaces plus escaped rays), with [`ShadeClass::ALL`] and
 //!   [`ShadeClass::COUNT`];
 //! * [`MaterialKind::class`] and the megakernel's dispatch, [`AnyMaterial`];
 //! * the marker types in [`class`], each a [`Shader`];
-//! * the wavefront's shading kernels, two entry points per surface class
-//!   and one for escaped rays, which
+//! * the wavefront's shading kernels, one entry point per class, which
 //!   `kernels::shade` declares by handing its own macro to
 //!   `classes!` (so this module needs nothing of the kernels);
 //! * the wavefront's shading queues and per-class counters, which are
@@ -41,9 +40,6 @@ pub const VARIANTS: usize = crate::material::noise::BASES as usize;
 /// How a surface scatters: one class's functions, or [`AnyMaterial`]'s
 /// dispatch over every class.
 pub trait Bsdf {
-    /// What the code using it is compiled with ([`Features`]): every
-    /// feature, but for [`AnyMaterial`]'s specialised kernels.
-    const FEATURES: Features = ALL_FEATURES;
     /// Samples the next direction (escaped rays never call it).
     fn scatter(material: &Material, input: &ScatterInput) -> Scatter;
     /// The BSDF towards `dir` and the density of sampling it, for
@@ -57,101 +53,50 @@ pub trait Shader: Bsdf {
     const CLASS: ShadeClass;
 }
 
-/// What a kernel that dispatches over materials (the megakernel, the
-/// wavefront's drain) is compiled with: one bit per [`ShadeClass`] whose
-/// code it holds, and the light-transport features [`NEE`] and
-/// [`TEXTURES`] above them. Each left-out part is code the kernel does not
-/// carry: fewer registers and less local memory for the rest. The host
-/// runs the smallest [`KernelVariant`] that holds what the scene needs.
-pub type Features = u32;
-
-/// Next-event estimation (light sampling and multiple importance sampling).
-pub const NEE: Features = 1 << 30;
-
-/// Texture lookups (a colour that is not constant).
-pub const TEXTURES: Features = 1 << 31;
-
-/// Every class and feature.
-pub const ALL_FEATURES: Features = Features::MAX;
-
-/// The classes whose code is large (the coated material's sixteen noise
-/// programs): compiled in, their code made the megakernel up to 13% slower
-/// on scenes that never run it (results/material_cost/).
-pub const COSTLY_CLASSES: Features = 1 << ShadeClass::Coated as u32;
-
-/// Every class but the costly ones, with every feature.
-pub const LEAN: Features = !COSTLY_CLASSES;
-
-/// The seeds' workloads: pure path tracing of constant colours, without
-/// the costly classes. Next-event estimation and textures compiled in took
-/// the megakernel with the BVH from 135 to 213 registers (`ptxas -v`, sm_90).
-pub const PLAIN: Features = LEAN & !NEE & !TEXTURES;
-
-/// The classes the materials `materials` need.
-pub fn classes_of(materials: &[Material]) -> Features {
-    materials.iter().fold(0, |set, m| set | 1 << m.kind.class() as u32)
-}
-
-/// The builds of a kernel that dispatches over materials, smallest first.
+/// A set of material kinds: those a kernel holds the code of (the
+/// material bits of its [`Features`](crate::features::Features)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum KernelVariant {
-    /// [`PLAIN`].
-    Plain,
-    /// [`LEAN`].
-    Lean,
-    /// [`ALL_FEATURES`].
-    Full,
-}
+pub struct MaterialKinds(u32);
 
-impl KernelVariant {
-    /// Every variant, smallest first.
-    pub const ALL: [KernelVariant; 3] = [KernelVariant::Plain, KernelVariant::Lean, KernelVariant::Full];
-
-    /// The smallest variant that holds every class and feature of `needed`.
-    pub fn holding(needed: Features) -> Self {
-        if needed & !PLAIN == 0 {
-            KernelVariant::Plain
-        } else if needed & !LEAN == 0 {
-            KernelVariant::Lean
-        } else {
-            KernelVariant::Full
-        }
+impl MaterialKinds {
+    /// The set whose bit `1 << kind` is set for each kind it holds (other
+    /// bits are ignored).
+    #[inline(always)]
+    pub const fn from_bits(bits: u32) -> Self {
+        MaterialKinds(bits)
     }
 
-    /// The classes and features this variant holds.
-    pub fn features(self) -> Features {
-        match self {
-            KernelVariant::Plain => PLAIN,
-            KernelVariant::Lean => LEAN,
-            KernelVariant::Full => ALL_FEATURES,
-        }
+    /// Whether the set holds `kind`.
+    #[inline(always)]
+    pub const fn contains(self, kind: MaterialKind) -> bool {
+        self.0 & 1 << kind as u32 != 0
     }
 }
 
-/// Every material, dispatching on its kind over the classes of `FEATURES`
-/// (the megakernel and the CPU back ends; the wavefront runs one kernel per
-/// class instead). A material of a class left out absorbs: the host runs
-/// such a kernel only on scenes without that class.
-pub struct AnyMaterial<const FEATURES: Features = ALL_FEATURES>;
+/// Every material, dispatching on its kind over the kinds its kernel holds
+/// ([`ScatterInput::materials`]) (the megakernel, the drain and the CPU back ends; the
+/// wavefront runs one kernel per class instead). A material of a kind left
+/// out absorbs: the host binds every kind its scene has.
+pub struct AnyMaterial;
 
 /// The table, handed to the macro `$declare` (one in scope where this is
-/// invoked): `surfaces { Kind => scatter, evaluate, kernel name, plain
-/// kernel name; … }`, then `escaped => kernel name;` (escaped rays run the
-/// same code in every build), each line with its doc comment.
+/// invoked): `surfaces { Kind "name" => scatter, evaluate, kernel name; … }`,
+/// then `escaped => kernel name;`, each line with its doc comment. The
+/// name is the one scenes and settings use.
 macro_rules! classes {
     ($declare:ident) => {
         $declare! {
             surfaces {
                 /// Lambertian reflector, cosine-weighted sampling.
-                Diffuse => $crate::material::diffuse::scatter, $crate::material::diffuse::evaluate, wf_shade_diffuse, wf_shade_plain_diffuse;
+                Diffuse "diffuse" => $crate::material::diffuse::scatter, $crate::material::diffuse::evaluate, wf_shade_diffuse;
                 /// Mirror reflection perturbed inside a roughness ball.
-                Metal => $crate::material::metal::scatter, $crate::material::no_density, wf_shade_metal, wf_shade_plain_metal;
+                Metal "metal" => $crate::material::metal::scatter, $crate::material::no_density, wf_shade_metal;
                 /// Glass-like: Fresnel reflect-or-refract with Beer–Lambert absorption.
-                Dielectric => $crate::material::dielectric::scatter, $crate::material::no_density, wf_shade_dielectric, wf_shade_plain_dielectric;
+                Dielectric "dielectric" => $crate::material::dielectric::scatter, $crate::material::no_density, wf_shade_dielectric;
                 /// A clear coat over a noise-textured diffuse base: a material of tunable cost.
-                Coated => $crate::material::coated::scatter, $crate::material::coated::evaluate, wf_shade_coated, wf_shade_plain_coated;
+                Coated "coated" => $crate::material::coated::scatter, $crate::material::coated::evaluate, wf_shade_coated;
                 /// A pure emitter: emits on its front face and absorbs every path.
-                Emissive => $crate::material::absorb, $crate::material::no_density, wf_shade_emissive, wf_shade_plain_emissive;
+                Emissive "emissive" => $crate::material::absorb, $crate::material::no_density, wf_shade_emissive;
             }
             /// Rays that escaped to the background.
             escaped => wf_shade_escaped;
@@ -163,7 +108,7 @@ pub(crate) use classes;
 macro_rules! shading_classes {
     (
         surfaces {
-            $($(#[$doc:meta])* $surface:ident => $scatter:path, $evaluate:path, $_kernel:ident, $_plain_kernel:ident;)*
+            $($(#[$doc:meta])* $surface:ident $name:literal => $scatter:path, $evaluate:path, $_kernel:ident;)*
         }
         $(#[$escaped_doc:meta])* escaped => $_escaped_kernel:ident;
     ) => {
@@ -192,6 +137,16 @@ macro_rules! shading_classes {
         }
 
         impl MaterialKind {
+            /// Every kind, in [`ShadeClass`] order.
+            pub const ALL: [MaterialKind; [$(MaterialKind::$surface,)*].len()] = [$(MaterialKind::$surface,)*];
+
+            /// The name scenes and settings use.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(MaterialKind::$surface => $name,)*
+                }
+            }
+
             /// The shading class of a material of this kind.
             #[inline(always)]
             pub fn class(self) -> ShadeClass {
@@ -201,13 +156,11 @@ macro_rules! shading_classes {
             }
         }
 
-        impl<const FEATURES: Features> Bsdf for AnyMaterial<FEATURES> {
-            const FEATURES: Features = FEATURES;
-
+        impl Bsdf for AnyMaterial {
             #[inline(always)]
             fn scatter(material: &Material, input: &ScatterInput) -> Scatter {
                 match material.kind {
-                    $(MaterialKind::$surface if FEATURES & 1 << ShadeClass::$surface as u32 != 0 => {
+                    $(MaterialKind::$surface if input.materials.contains(MaterialKind::$surface) => {
                         $scatter(material, input)
                     })*
                     _ => Scatter::Absorbed,
@@ -217,7 +170,7 @@ macro_rules! shading_classes {
             #[inline(always)]
             fn evaluate(material: &Material, input: &ScatterInput, dir: Vec3) -> Option<Evaluated> {
                 match material.kind {
-                    $(MaterialKind::$surface if FEATURES & 1 << ShadeClass::$surface as u32 != 0 => {
+                    $(MaterialKind::$surface if input.materials.contains(MaterialKind::$surface) => {
                         $evaluate(material, input, dir)
                     })*
                     _ => None,
@@ -225,23 +178,18 @@ macro_rules! shading_classes {
             }
         }
 
-        /// One marker type per shading class, compiled with the features
-        /// `FEATURES` (of which only [`NEE`] and [`TEXTURES`] matter to one
-        /// class's code).
+        /// One marker type per shading class.
         pub mod class {
-            use super::{ALL_FEATURES, Features};
-            $($(#[$doc])* pub struct $surface<const FEATURES: Features = ALL_FEATURES>;)*
+            $($(#[$doc])* pub struct $surface;)*
             $(#[$escaped_doc])* pub struct Escaped;
         }
 
         $(
-            impl<const FEATURES: Features> Shader for class::$surface<FEATURES> {
+            impl Shader for class::$surface {
                 const CLASS: ShadeClass = ShadeClass::$surface;
             }
 
-            impl<const FEATURES: Features> Bsdf for class::$surface<FEATURES> {
-                const FEATURES: Features = FEATURES;
-
+            impl Bsdf for class::$surface {
                 #[inline(always)]
                 fn scatter(material: &Material, input: &ScatterInput) -> Scatter {
                     $scatter(material, input)
@@ -273,29 +221,3 @@ macro_rules! shading_classes {
 }
 
 classes!(shading_classes);
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_smallest_variant_that_holds_the_needs_is_chosen() {
-        let class = |c: ShadeClass| 1 << c as u32;
-        let seeds = class(ShadeClass::Diffuse) | class(ShadeClass::Metal) | class(ShadeClass::Dielectric);
-        assert_eq!(KernelVariant::holding(0), KernelVariant::Plain);
-        assert_eq!(KernelVariant::holding(seeds), KernelVariant::Plain);
-        assert_eq!(KernelVariant::holding(seeds | NEE), KernelVariant::Lean);
-        assert_eq!(KernelVariant::holding(seeds | TEXTURES), KernelVariant::Lean);
-        assert_eq!(KernelVariant::holding(class(ShadeClass::Coated)), KernelVariant::Full);
-        assert_eq!(KernelVariant::holding(ALL_FEATURES), KernelVariant::Full);
-    }
-
-    #[test]
-    fn the_variants_nest_and_the_plain_one_leaves_out_exactly_the_costly_classes_and_both_features() {
-        assert_eq!(PLAIN & !LEAN, 0);
-        assert_eq!(LEAN & !ALL_FEATURES, 0);
-        assert_eq!(!PLAIN, COSTLY_CLASSES | NEE | TEXTURES);
-        // The feature bits lie above every class's bit.
-        assert!(ShadeClass::ALL.iter().all(|&c| (1 << c as u32) & (NEE | TEXTURES) == 0));
-    }
-}

@@ -63,7 +63,7 @@ pub fn scene_loader(data: &[u8]) -> Option<Result<Scene, SceneError>> {
             // Builds the declared structure as every render would, and
             // borrows every array for the device, checking their lengths.
             let prepared = PreparedScene::new(scene.clone(), None);
-            let view = prepared.view(scene.camera_for(s.width, s.height));
+            let view = prepared.view(scene.camera_for(s.width, s.height), prepared.features());
             assert_eq!(view.primitives.spheres.len() as usize, scene.geometry.spheres.len());
         }
         Err(e) => {

@@ -22,7 +22,7 @@ use crate::settings::backend::{BackendArg, concrete_backend};
 use crate::settings::capacity::{Capacity, parse_capacity};
 use crate::settings::cpu::{CpuSchedule, DEFAULT_THREADS, parse_threads};
 use crate::settings::devices::{Devices, parse_devices};
-use crate::settings::kernels::KernelBuild;
+use crate::settings::kernels::KernelFeatures;
 use crate::settings::megakernel::MegakernelConfig;
 use crate::settings::megakernel::{DEFAULT_BLOCK, DEFAULT_SAMPLES_PER_LAUNCH};
 use crate::settings::nee::NeeMode;
@@ -304,13 +304,12 @@ pub struct LaunchArgs {
     /// not capped.
     #[arg(long)]
     pub max_registers: Option<u32>,
-    /// Which build of the material-dispatching kernels runs (auto unless
-    /// given).
-    #[arg(long, value_enum, help = with_default(
-        "GPU megakernel and wavefront drain: which build runs (`auto`: the smallest that holds what the scene needs)",
-        KernelBuild::Auto.name()
+    /// Which features the kernels are bound to (exact unless given).
+    #[arg(long, help = with_default(
+        "Megakernel and wavefronts: the features the kernels hold: `exact` (what the render uses), `all`, or `exact+FEATURE+…`",
+        "exact"
     ))]
-    pub kernels: Option<KernelBuild>,
+    pub kernels: Option<KernelFeatures>,
     /// Wavefront: when new camera paths enter the pool ([`DEFAULT_SCHEDULE`]
     /// unless given).
     #[arg(long, value_enum, help = with_default(
@@ -769,7 +768,7 @@ mod tests {
     fn every_launch_flag_is_declared_with_the_back_ends_it_concerns() {
         let line = concat!(
             "wavepath render s.toml --block 8x8 --tile 8x8 --samples-per-launch 2 --threads 2 ",
-            "--cpu-schedule static-rows --count-divergence --max-registers 64 --kernels full --schedule ",
+            "--cpu-schedule static-rows --count-divergence --max-registers 64 --kernels all --schedule ",
             "bounce-sync --refill 0.5 --compaction prefix-sum --material-sort off --capacity 2^20 ",
             "--untimed-launches --wave-block 64 --drain-below 0 --devices 0 --launch-log l.csv ",
             "--profile p.svg",

@@ -13,6 +13,8 @@ use crate::accel::{self, AccelChoice, AccelSettings, BuiltAccel};
 use crate::scene::{Lights, Scene, host_slice};
 use device::accel::AccelView;
 use device::camera::Camera;
+use device::features::{Feature, Features};
+use device::geometry::PrimKind;
 use device::scene::SceneView;
 
 /// A scene with the acceleration structure over its geometry.
@@ -48,9 +50,35 @@ impl PreparedScene {
         }
     }
 
+    /// The features every render of this scene uses, derived from what it
+    /// holds: the kind of every primitive present, the kind of every
+    /// material a primitive has, and textures where such a material's
+    /// colour reads one. Next-event estimation is a render's setting, which
+    /// `RenderJob::features` adds.
+    pub fn features(&self) -> Features {
+        let g = &self.scene.geometry;
+        let present = PrimKind::ALL.into_iter().zip(g.counts()).filter(|&(_, n)| n > 0);
+        let mut features = Features::of(present.map(|(kind, _)| Feature::Primitive(kind)));
+        let used = (g.spheres.iter().map(|p| p.material))
+            .chain(g.boxes.iter().map(|p| p.material))
+            .chain(g.polygons.iter().map(|p| p.material))
+            .chain(g.triangles.iter().map(|p| p.material));
+        for index in used {
+            let m = &self.scene.materials[index as usize];
+            features = features.with(Feature::Material(m.kind));
+            if [m.albedo, m.emission, m.pattern]
+                .iter()
+                .any(|c| c.texture.index().is_some())
+            {
+                features = features.with(Feature::Textures);
+            }
+        }
+        features
+    }
+
     /// A device view of the scene's and the structure's host arrays, with
-    /// the given camera.
-    pub fn view(&self, camera: Camera) -> SceneView<'_> {
+    /// the given camera, for code that holds `features`.
+    pub fn view(&self, camera: Camera, features: Features) -> SceneView<'_> {
         let s = &self.scene;
         SceneView {
             primitives: s.geometry.view(),
@@ -67,6 +95,7 @@ impl PreparedScene {
             },
             lights: self.lights.view(),
             textures: s.textures_view(),
+            features,
         }
     }
 }

@@ -1,41 +1,49 @@
 //! Brute force: test every primitive. The baseline the accelerators beat.
 
 use super::{Closest, Query, TestOrder};
-use crate::geometry::{Hit, Interval, PrimKind, PrimRef, Primitives};
+use crate::geometry::{Hit, Interval, PrimKind, PrimKinds, PrimRef, Primitives};
 use crate::math::Ray;
 
-/// Tests every primitive of every type and keeps the nearest hit (or,
+/// Tests every primitive of every type in `kinds` and keeps the nearest hit (or,
 /// for an any-hit query, stops at the first).
 #[inline(always)]
-pub fn search(primitives: &Primitives, ray: &Ray, range: Interval, query: Query) -> Option<Hit> {
-    let mut c = Closest::new(range, query, TestOrder::Ascending);
-    for (i, s) in primitives.spheres.as_slice().iter().enumerate() {
-        let h = s.intersect(ray, c.range);
-        c.offer(h, s.material, PrimRef::new(PrimKind::Sphere, i as u32));
-        if c.done() {
-            return c.finish(ray);
+pub fn search(primitives: &Primitives, kinds: PrimKinds, ray: &Ray, range: Interval, query: Query) -> Option<Hit> {
+    let mut c = Closest::new(range, query, TestOrder::Ascending, kinds);
+    if kinds.contains(PrimKind::Sphere) {
+        for (i, s) in primitives.spheres.as_slice().iter().enumerate() {
+            let h = s.intersect(ray, c.range);
+            c.offer(h, s.material, PrimRef::new(PrimKind::Sphere, i as u32));
+            if c.done() {
+                return c.finish(ray);
+            }
         }
     }
-    for (i, b) in primitives.boxes.as_slice().iter().enumerate() {
-        let h = b.intersect(ray, c.range);
-        c.offer(h, b.material, PrimRef::new(PrimKind::Parallelepiped, i as u32));
-        if c.done() {
-            return c.finish(ray);
+    if kinds.contains(PrimKind::Parallelepiped) {
+        for (i, b) in primitives.boxes.as_slice().iter().enumerate() {
+            let h = b.intersect(ray, c.range);
+            c.offer(h, b.material, PrimRef::new(PrimKind::Parallelepiped, i as u32));
+            if c.done() {
+                return c.finish(ray);
+            }
         }
     }
-    let vertices = primitives.polygon_vertices.as_slice();
-    for (i, p) in primitives.polygons.as_slice().iter().enumerate() {
-        let h = p.intersect(ray, c.range, vertices);
-        c.offer(h, p.material, PrimRef::new(PrimKind::Polygon, i as u32));
-        if c.done() {
-            return c.finish(ray);
+    if kinds.contains(PrimKind::Polygon) {
+        let vertices = primitives.polygon_vertices.as_slice();
+        for (i, p) in primitives.polygons.as_slice().iter().enumerate() {
+            let h = p.intersect(ray, c.range, vertices);
+            c.offer(h, p.material, PrimRef::new(PrimKind::Polygon, i as u32));
+            if c.done() {
+                return c.finish(ray);
+            }
         }
     }
-    for (i, t) in primitives.triangles.as_slice().iter().enumerate() {
-        let h = t.intersect(ray, c.range);
-        c.offer(h, t.material, PrimRef::new(PrimKind::Triangle, i as u32));
-        if c.done() {
-            return c.finish(ray);
+    if kinds.contains(PrimKind::Triangle) {
+        for (i, t) in primitives.triangles.as_slice().iter().enumerate() {
+            let h = t.intersect(ray, c.range);
+            c.offer(h, t.material, PrimRef::new(PrimKind::Triangle, i as u32));
+            if c.done() {
+                return c.finish(ray);
+            }
         }
     }
     c.finish(ray)

@@ -6,7 +6,7 @@
 
 use super::stack::Stack;
 use super::{AccelView, Closest, Query, TestOrder};
-use crate::geometry::{Aabb, Hit, Interval, Primitives, RayBoxTest};
+use crate::geometry::{Aabb, Hit, Interval, PrimKinds, Primitives, RayBoxTest};
 use crate::math::Ray;
 
 /// Deepest tree the traversal stack holds; the builder never exceeds it.
@@ -37,11 +37,18 @@ unsafe impl crate::kernel::AsBytes for BvhNode {}
 /// node + k`: the nearer entered child is visited next, the farther waits
 /// on the stack, leaves included, so primitives are tested near to far.
 #[inline(always)]
-pub fn search(primitives: &Primitives, accel: &AccelView, ray: &Ray, range: Interval, query: Query) -> Option<Hit> {
+pub fn search(
+    primitives: &Primitives,
+    accel: &AccelView,
+    kinds: PrimKinds,
+    ray: &Ray,
+    range: Interval,
+    query: Query,
+) -> Option<Hit> {
     let nodes = accel.bvh_nodes.as_slice();
     let prims = accel.prims.as_slice();
     let boxes = RayBoxTest::new(ray);
-    let mut c = Closest::new(range, query, TestOrder::Unordered);
+    let mut c = Closest::new(range, query, TestOrder::Unordered, kinds);
     let enter = |b: &Aabb, c: &Closest| boxes.enter(b, c.range.min, c.range.max);
     if nodes.is_empty() || enter(&accel.bounds, &c).is_none() {
         return None;

@@ -15,7 +15,7 @@ use super::stack::Stack;
 use super::{AccelView, Closest, Query, TestOrder};
 #[cfg(not(target_arch = "nvptx64"))]
 use crate::geometry::aabb::{F32x8, SlabLanes};
-use crate::geometry::{Aabb, Hit, Interval, Primitives, RayBoxTest};
+use crate::geometry::{Aabb, Hit, Interval, PrimKinds, Primitives, RayBoxTest};
 use crate::math::{Ray, Vec3};
 
 /// Deepest tree the traversal stack holds (one group per level); the
@@ -280,7 +280,14 @@ struct Group {
 /// Closest hit (or, for an any-hit query, the first hit) by wide-BVH
 /// traversal.
 #[inline(always)]
-pub fn search(primitives: &Primitives, accel: &AccelView, ray: &Ray, range: Interval, query: Query) -> Option<Hit> {
+pub fn search(
+    primitives: &Primitives,
+    accel: &AccelView,
+    kinds: PrimKinds,
+    ray: &Ray,
+    range: Interval,
+    query: Query,
+) -> Option<Hit> {
     let nodes = accel.bvh8_nodes.as_slice();
     let prims = accel.prims.as_slice();
     if nodes.is_empty() {
@@ -288,7 +295,7 @@ pub fn search(primitives: &Primitives, accel: &AccelView, ray: &Ray, range: Inte
     }
     let boxes = RayBoxTest::new(ray);
     let octant = octant(ray.dir);
-    let mut c = Closest::new(range, query, TestOrder::Unordered);
+    let mut c = Closest::new(range, query, TestOrder::Unordered, kinds);
     let mut stack = Stack::<Group, MAX_DEPTH>::new();
     let mut group = Group {
         node: 0,

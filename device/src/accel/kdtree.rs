@@ -4,7 +4,7 @@
 
 use super::stack::Stack;
 use super::{AccelView, Closest, Query, TestOrder};
-use crate::geometry::{Hit, Interval, Primitives, RayBoxTest};
+use crate::geometry::{Hit, Interval, PrimKinds, Primitives, RayBoxTest};
 use crate::math::Ray;
 use crate::math::scalar::fma;
 
@@ -93,7 +93,14 @@ struct Todo {
 /// Closest hit (or, for an any-hit query, the first hit) by kd-tree
 /// traversal.
 #[inline(always)]
-pub fn search(primitives: &Primitives, accel: &AccelView, ray: &Ray, range: Interval, query: Query) -> Option<Hit> {
+pub fn search(
+    primitives: &Primitives,
+    accel: &AccelView,
+    kinds: PrimKinds,
+    ray: &Ray,
+    range: Interval,
+    query: Query,
+) -> Option<Hit> {
     let nodes = accel.kd_nodes.as_slice();
     let prims = accel.prims.as_slice();
     let boxes = RayBoxTest::new(ray);
@@ -108,7 +115,7 @@ pub fn search(primitives: &Primitives, accel: &AccelView, ray: &Ray, range: Inte
     let dir = [ray.dir.x, ray.dir.y, ray.dir.z];
     let inv = [inv_dir.x, inv_dir.y, inv_dir.z];
     let shift = [shift.x, shift.y, shift.z];
-    let mut c = Closest::new(range, query, TestOrder::Unordered);
+    let mut c = Closest::new(range, query, TestOrder::Unordered, kinds);
     let mut stack = Stack::<Todo, MAX_DEPTH>::new();
     let mut cell = Todo {
         node: 0,

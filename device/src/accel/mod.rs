@@ -16,7 +16,7 @@ pub mod bvh8;
 pub mod kdtree;
 pub mod stack;
 
-use crate::geometry::{Aabb, Hit, Interval, PrimKind, PrimRef, Primitives, SurfaceHit};
+use crate::geometry::{Aabb, Hit, Interval, PrimKind, PrimKinds, PrimRef, Primitives, SurfaceHit};
 use crate::math::Ray;
 use crate::slice::DeviceSlice;
 
@@ -102,17 +102,21 @@ pub struct Closest {
     query: Query,
     /// The order primitives are offered in.
     order: TestOrder,
+    /// The primitive kinds the kernel holds: a primitive of another kind
+    /// is never hit.
+    kinds: PrimKinds,
 }
 
 impl Closest {
     /// An empty search over `range`, offered primitives in `order`.
     #[inline(always)]
-    pub fn new(range: Interval, query: Query, order: TestOrder) -> Self {
+    pub fn new(range: Interval, query: Query, order: TestOrder, kinds: PrimKinds) -> Self {
         Closest {
             range,
             best: None,
             query,
             order,
+            kinds,
         }
     }
 
@@ -150,30 +154,35 @@ impl Closest {
         self.best = Some((h, material, prim));
     }
 
-    /// Tests one referenced primitive of any type.
+    /// Tests one referenced primitive of any type the search holds.
     #[inline(always)]
     pub fn test(&mut self, primitives: &Primitives, ray: &Ray, prim: PrimRef) {
         let i = prim.index() as usize;
+        // Each arm tests its own kind's bit, so that on the GPU each is a
+        // constant the driver's compiler folds (a bit picked by the
+        // run-time kind would not be).
+        let k = self.kinds;
         let (hit, material) = match prim.kind() {
-            PrimKind::Sphere => {
+            PrimKind::Sphere if k.contains(PrimKind::Sphere) => {
                 let s = &primitives.spheres.fetch(i);
                 (s.intersect(ray, self.range), s.material)
             }
-            PrimKind::Parallelepiped => {
+            PrimKind::Parallelepiped if k.contains(PrimKind::Parallelepiped) => {
                 let b = &primitives.boxes.as_slice()[i];
                 (b.intersect(ray, self.range), b.material)
             }
-            PrimKind::Polygon => {
+            PrimKind::Polygon if k.contains(PrimKind::Polygon) => {
                 let p = &primitives.polygons.as_slice()[i];
                 (
                     p.intersect(ray, self.range, primitives.polygon_vertices.as_slice()),
                     p.material,
                 )
             }
-            PrimKind::Triangle => {
+            PrimKind::Triangle if k.contains(PrimKind::Triangle) => {
                 let t = &primitives.triangles.fetch(i);
                 (t.intersect(ray, self.range), t.material)
             }
+            _ => return,
         };
         self.offer(hit, material, prim);
     }
@@ -191,20 +200,40 @@ impl Closest {
 /// count); [`Dispatch`] picks by the structure's kind at run time, for code
 /// that serves every structure.
 pub trait Traversal {
-    /// The hit `query` asks for of `ray` in `range` among `primitives`,
-    /// found through `accel`, or `None` when it escapes.
-    fn search(primitives: &Primitives, accel: &AccelView, ray: &Ray, range: Interval, query: Query) -> Option<Hit>;
+    /// The hit `query` asks for of `ray` in `range` among the `primitives`
+    /// of `kinds`, found through `accel`, or `None` when it escapes.
+    fn search(
+        primitives: &Primitives,
+        accel: &AccelView,
+        kinds: PrimKinds,
+        ray: &Ray,
+        range: Interval,
+        query: Query,
+    ) -> Option<Hit>;
 
     /// The closest hit of `ray` in `range`, or `None` when it escapes.
     #[inline(always)]
-    fn closest_hit(primitives: &Primitives, accel: &AccelView, ray: &Ray, range: Interval) -> Option<Hit> {
-        Self::search(primitives, accel, ray, range, Query::Closest)
+    fn closest_hit(
+        primitives: &Primitives,
+        accel: &AccelView,
+        kinds: PrimKinds,
+        ray: &Ray,
+        range: Interval,
+    ) -> Option<Hit> {
+        Self::search(primitives, accel, kinds, ray, range, Query::Closest)
     }
 
     /// True when anything but primitive `except` blocks `ray` within `range`.
     #[inline(always)]
-    fn occluded(primitives: &Primitives, accel: &AccelView, ray: &Ray, range: Interval, except: PrimRef) -> bool {
-        Self::search(primitives, accel, ray, range, Query::Any { except }).is_some()
+    fn occluded(
+        primitives: &Primitives,
+        accel: &AccelView,
+        kinds: PrimKinds,
+        ray: &Ray,
+        range: Interval,
+        except: PrimRef,
+    ) -> bool {
+        Self::search(primitives, accel, kinds, ray, range, Query::Any { except }).is_some()
     }
 }
 
@@ -221,46 +250,82 @@ pub struct Dispatch;
 
 impl Traversal for BruteForce {
     #[inline(always)]
-    fn search(primitives: &Primitives, _: &AccelView, ray: &Ray, range: Interval, query: Query) -> Option<Hit> {
-        brute::search(primitives, ray, range, query)
+    fn search(
+        primitives: &Primitives,
+        _: &AccelView,
+        kinds: PrimKinds,
+        ray: &Ray,
+        range: Interval,
+        query: Query,
+    ) -> Option<Hit> {
+        brute::search(primitives, kinds, ray, range, query)
     }
 }
 
 impl Traversal for Bvh {
     #[inline(always)]
-    fn search(primitives: &Primitives, accel: &AccelView, ray: &Ray, range: Interval, query: Query) -> Option<Hit> {
-        bvh::search(primitives, accel, ray, range, query)
+    fn search(
+        primitives: &Primitives,
+        accel: &AccelView,
+        kinds: PrimKinds,
+        ray: &Ray,
+        range: Interval,
+        query: Query,
+    ) -> Option<Hit> {
+        bvh::search(primitives, accel, kinds, ray, range, query)
     }
 }
 
 impl Traversal for KdTree {
     #[inline(always)]
-    fn search(primitives: &Primitives, accel: &AccelView, ray: &Ray, range: Interval, query: Query) -> Option<Hit> {
-        kdtree::search(primitives, accel, ray, range, query)
+    fn search(
+        primitives: &Primitives,
+        accel: &AccelView,
+        kinds: PrimKinds,
+        ray: &Ray,
+        range: Interval,
+        query: Query,
+    ) -> Option<Hit> {
+        kdtree::search(primitives, accel, kinds, ray, range, query)
     }
 }
 
 impl Traversal for Bvh8 {
     #[inline(always)]
-    fn search(primitives: &Primitives, accel: &AccelView, ray: &Ray, range: Interval, query: Query) -> Option<Hit> {
-        bvh8::search(primitives, accel, ray, range, query)
+    fn search(
+        primitives: &Primitives,
+        accel: &AccelView,
+        kinds: PrimKinds,
+        ray: &Ray,
+        range: Interval,
+        query: Query,
+    ) -> Option<Hit> {
+        bvh8::search(primitives, accel, kinds, ray, range, query)
     }
 }
 
 impl Traversal for Dispatch {
     #[inline(always)]
-    fn search(primitives: &Primitives, accel: &AccelView, ray: &Ray, range: Interval, query: Query) -> Option<Hit> {
+    fn search(
+        primitives: &Primitives,
+        accel: &AccelView,
+        kinds: PrimKinds,
+        ray: &Ray,
+        range: Interval,
+        query: Query,
+    ) -> Option<Hit> {
         match accel.kind {
-            AccelKind::None => brute::search(primitives, ray, range, query),
-            AccelKind::Bvh => bvh::search(primitives, accel, ray, range, query),
-            AccelKind::KdTree => kdtree::search(primitives, accel, ray, range, query),
-            AccelKind::Bvh8 => bvh8::search(primitives, accel, ray, range, query),
+            AccelKind::None => brute::search(primitives, kinds, ray, range, query),
+            AccelKind::Bvh => bvh::search(primitives, accel, kinds, ray, range, query),
+            AccelKind::KdTree => kdtree::search(primitives, accel, kinds, ray, range, query),
+            AccelKind::Bvh8 => bvh8::search(primitives, accel, kinds, ray, range, query),
         }
     }
 }
 
-/// The closest hit of `ray` in `range` with whichever structure `accel` is.
+/// The closest hit of `ray` in `range` with whichever structure `accel` is,
+/// among primitives of every kind (for the host's ray casts).
 #[inline(always)]
 pub fn closest_hit(primitives: &Primitives, accel: &AccelView, ray: &Ray, range: Interval) -> Option<Hit> {
-    Dispatch::closest_hit(primitives, accel, ray, range)
+    Dispatch::closest_hit(primitives, accel, PrimKinds::ALL, ray, range)
 }

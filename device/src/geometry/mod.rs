@@ -19,7 +19,7 @@ pub use aabb::{Aabb, RayBoxTest};
 pub use hit::{Hit, SurfaceHit};
 pub use parallelepiped::Parallelepiped;
 pub use polygon::Polygon;
-pub use prim_ref::{PrimKind, PrimRef};
+pub use prim_ref::{PrimKind, PrimKinds, PrimRef};
 pub use primitives::Primitives;
 pub use sphere::Sphere;
 pub use triangle::Triangle;

@@ -14,6 +14,49 @@ pub enum PrimKind {
     Triangle = 3,
 }
 
+/// A set of primitive kinds: those a kernel holds the intersection code of
+/// (the primitive bits of its [`Features`](crate::features::Features)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PrimKinds(u32);
+
+impl PrimKinds {
+    /// Every kind.
+    pub const ALL: PrimKinds = PrimKinds(u32::MAX);
+
+    /// The set whose bit `1 << kind` is set for each kind it holds (other
+    /// bits are ignored).
+    #[inline(always)]
+    pub const fn from_bits(bits: u32) -> Self {
+        PrimKinds(bits)
+    }
+
+    /// Whether the set holds `kind`.
+    #[inline(always)]
+    pub const fn contains(self, kind: PrimKind) -> bool {
+        self.0 & 1 << kind as u32 != 0
+    }
+}
+
+impl PrimKind {
+    /// Every kind, in order.
+    pub const ALL: [PrimKind; 4] = [
+        PrimKind::Sphere,
+        PrimKind::Parallelepiped,
+        PrimKind::Polygon,
+        PrimKind::Triangle,
+    ];
+
+    /// The name scenes and settings use.
+    pub fn name(self) -> &'static str {
+        match self {
+            PrimKind::Sphere => "sphere",
+            PrimKind::Parallelepiped => "box",
+            PrimKind::Polygon => "polygon",
+            PrimKind::Triangle => "triangle",
+        }
+    }
+}
+
 /// A primitive's type and its index in that type's array, packed in 32 bits
 /// (type in the top two bits).
 #[repr(transparent)]

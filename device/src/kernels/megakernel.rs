@@ -7,7 +7,7 @@ use crate::kernel::{Kernel, Thread};
 use crate::launch::{LaunchCounters, Tile};
 use crate::observe::{DivergenceCounters, Unobserved, WarpDivergence};
 use crate::scene::{RenderParams, SceneView};
-use crate::shading::{AnyMaterial, Features};
+use crate::shading::AnyMaterial;
 use crate::warp::{Synchronised, active_mask, ballot};
 use core::marker::PhantomData;
 use core::sync::atomic::{AtomicU64, Ordering};
@@ -46,11 +46,11 @@ const _: () = assert!(core::mem::size_of::<MegakernelArgs>() == 392 + 32 + 8 + 1
 /// `COUNTED` compiles the divergence counting in. The kernel that does not
 /// count is a separate entry point without it: even behind a null check that
 /// never passes, the counting code made the brute-force megakernel 36%
-/// slower (`results/regression/`). `FEATURES` are the shading classes
-/// and features compiled in ([`crate::shading::KernelVariant`]).
-pub struct Megakernel<T, const COUNTED: bool, const FEATURES: Features>(PhantomData<T>);
+/// slower (`results/regression/`). What else it holds is bound when its
+/// module is loaded ([`crate::features`]).
+pub struct Megakernel<T, const COUNTED: bool>(PhantomData<T>);
 
-impl<T: Traversal, const COUNTED: bool, const FEATURES: Features> Kernel for Megakernel<T, COUNTED, FEATURES> {
+impl<T: Traversal, const COUNTED: bool> Kernel for Megakernel<T, COUNTED> {
     type Args = MegakernelArgs;
 
     #[inline(always)]
@@ -71,7 +71,7 @@ impl<T: Traversal, const COUNTED: bool, const FEATURES: Features> Kernel for Meg
         let rejoin = Synchronised::new(lanes);
         let pixel = (a.tile.y0 + ty) * a.params.width + a.tile.x0 + tx;
         let result = if COUNTED {
-            render_pixel::<T, AnyMaterial<FEATURES>>(
+            render_pixel::<T, AnyMaterial>(
                 &a.scene,
                 &a.params,
                 pixel,
@@ -80,7 +80,7 @@ impl<T: Traversal, const COUNTED: bool, const FEATURES: Features> Kernel for Meg
                 rejoin,
             )
         } else {
-            render_pixel::<T, AnyMaterial<FEATURES>>(&a.scene, &a.params, pixel, a.samples, &Unobserved, rejoin)
+            render_pixel::<T, AnyMaterial>(&a.scene, &a.params, pixel, a.samples, &Unobserved, rejoin)
         };
         // SAFETY: each pixel belongs to exactly one thread of this launch, and
         // the caller guarantees the buffers' sizes.

@@ -31,23 +31,16 @@ pub mod wavefront;
 
 use crate::accel::{AccelKind, BruteForce, Bvh, Bvh8, KdTree, Traversal};
 use crate::kernel::EntryPoint;
-use crate::shading::{ALL_FEATURES, KernelVariant, LEAN, PLAIN};
 use megakernel::{Megakernel, MegakernelArgs};
 use raycast::{Raycast, RaycastArgs};
 use wavefront::{Drain, Extend, Shadow, WavefrontArgs};
 
-/// The kernels compiled for one acceleration structure. The megakernel
-/// and the drain come in three builds, one per
-/// [`KernelVariant`]: with
-/// every class and feature, lean (without the costly classes) and plain
-/// (lean, and without next-event estimation and textures).
+/// The kernels compiled for one acceleration structure. Each is one entry
+/// point, whatever the scene: the features it holds are bound when its
+/// module is loaded ([`crate::features`]).
 pub trait AccelKernels: Traversal {
     /// The megakernel.
     type Megakernel: EntryPoint<Args = MegakernelArgs>;
-    /// The megakernel without the costly classes.
-    type LeanMegakernel: EntryPoint<Args = MegakernelArgs>;
-    /// The lean megakernel without next-event estimation and textures.
-    type PlainMegakernel: EntryPoint<Args = MegakernelArgs>;
     /// The megakernel that counts divergence at the material branch.
     type CountingMegakernel: EntryPoint<Args = MegakernelArgs>;
     /// The ray-casting kernel.
@@ -56,21 +49,8 @@ pub trait AccelKernels: Traversal {
     type Extend: EntryPoint<Args = WavefrontArgs>;
     /// The wavefront's tail drain.
     type Drain: EntryPoint<Args = WavefrontArgs>;
-    /// The tail drain without the costly classes.
-    type LeanDrain: EntryPoint<Args = WavefrontArgs>;
-    /// The lean drain without next-event estimation and textures.
-    type PlainDrain: EntryPoint<Args = WavefrontArgs>;
     /// The wavefront's shadow-ray kernel (any hit).
     type Shadow: EntryPoint<Args = WavefrontArgs>;
-
-    /// The entry-point name of the drain built as `variant`.
-    fn drain_name(variant: KernelVariant) -> &'static str {
-        match variant {
-            KernelVariant::Plain => Self::PlainDrain::NAME,
-            KernelVariant::Lean => Self::LeanDrain::NAME,
-            KernelVariant::Full => Self::Drain::NAME,
-        }
-    }
 }
 
 /// Something done with an acceleration structure's kernels, chosen at run
@@ -83,18 +63,14 @@ pub trait AccelVisitor {
 }
 
 macro_rules! accel_kernels {
-    ($($kind:ident => $t:ty: $mega:ident, $lean:ident, $plain:ident, $counting:ident, $cast:ident, $extend:ident, $drain:ident, $lean_drain:ident, $plain_drain:ident, $shadow:ident;)*) => {
+    ($($kind:ident => $t:ty: $mega:ident, $counting:ident, $cast:ident, $extend:ident, $drain:ident, $shadow:ident;)*) => {
         $(
             impl AccelKernels for $t {
-                type Megakernel = Megakernel<$t, false, ALL_FEATURES>;
-                type LeanMegakernel = Megakernel<$t, false, LEAN>;
-                type PlainMegakernel = Megakernel<$t, false, PLAIN>;
-                type CountingMegakernel = Megakernel<$t, true, ALL_FEATURES>;
+                type Megakernel = Megakernel<$t, false>;
+                type CountingMegakernel = Megakernel<$t, true>;
                 type Raycast = Raycast<$t>;
                 type Extend = Extend<$t>;
-                type Drain = Drain<$t, ALL_FEATURES>;
-                type LeanDrain = Drain<$t, LEAN>;
-                type PlainDrain = Drain<$t, PLAIN>;
+                type Drain = Drain<$t>;
                 type Shadow = Shadow<$t>;
             }
         )*
@@ -109,15 +85,11 @@ macro_rules! accel_kernels {
 
         crate::kernel::entry_points! {
             $(
-                $mega => Megakernel<$t, false, ALL_FEATURES>,
-                $lean => Megakernel<$t, false, LEAN>,
-                $plain => Megakernel<$t, false, PLAIN>,
-                $counting => Megakernel<$t, true, ALL_FEATURES>,
+                $mega => Megakernel<$t, false>,
+                $counting => Megakernel<$t, true>,
                 $cast => Raycast<$t>,
                 $extend => Extend<$t>,
-                $drain => Drain<$t, ALL_FEATURES>,
-                $lean_drain => Drain<$t, LEAN>,
-                $plain_drain => Drain<$t, PLAIN>,
+                $drain => Drain<$t>,
                 $shadow => Shadow<$t>,
             )*
         }
@@ -125,10 +97,10 @@ macro_rules! accel_kernels {
 }
 
 accel_kernels! {
-    None => BruteForce: megakernel_brute, megakernel_lean_brute, megakernel_plain_brute, megakernel_counting_brute, raycast_brute, wf_extend_brute, wf_drain_brute, wf_drain_lean_brute, wf_drain_plain_brute, wf_shadow_brute;
-    Bvh => Bvh: megakernel_bvh, megakernel_lean_bvh, megakernel_plain_bvh, megakernel_counting_bvh, raycast_bvh, wf_extend_bvh, wf_drain_bvh, wf_drain_lean_bvh, wf_drain_plain_bvh, wf_shadow_bvh;
-    KdTree => KdTree: megakernel_kdtree, megakernel_lean_kdtree, megakernel_plain_kdtree, megakernel_counting_kdtree, raycast_kdtree, wf_extend_kdtree, wf_drain_kdtree, wf_drain_lean_kdtree, wf_drain_plain_kdtree, wf_shadow_kdtree;
-    Bvh8 => Bvh8: megakernel_bvh8, megakernel_lean_bvh8, megakernel_plain_bvh8, megakernel_counting_bvh8, raycast_bvh8, wf_extend_bvh8, wf_drain_bvh8, wf_drain_lean_bvh8, wf_drain_plain_bvh8, wf_shadow_bvh8;
+    None => BruteForce: megakernel_brute, megakernel_counting_brute, raycast_brute, wf_extend_brute, wf_drain_brute, wf_shadow_brute;
+    Bvh => Bvh: megakernel_bvh, megakernel_counting_bvh, raycast_bvh, wf_extend_bvh, wf_drain_bvh, wf_shadow_bvh;
+    KdTree => KdTree: megakernel_kdtree, megakernel_counting_kdtree, raycast_kdtree, wf_extend_kdtree, wf_drain_kdtree, wf_shadow_kdtree;
+    Bvh8 => Bvh8: megakernel_bvh8, megakernel_counting_bvh8, raycast_bvh8, wf_extend_bvh8, wf_drain_bvh8, wf_shadow_bvh8;
 }
 
 /// Every entry point in the PTX, for listings and checks (the last,

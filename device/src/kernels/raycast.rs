@@ -42,7 +42,8 @@ impl<T: Traversal> Kernel for Raycast<T> {
         // SAFETY: `i < count`, and the caller guarantees both buffers hold `count` values.
         unsafe {
             let ray = &*a.rays.add(i as usize);
-            let hit = T::closest_hit(&a.scene.primitives, &a.scene.accel, ray, Interval::POSITIVE);
+            let kinds = a.scene.features().primitives();
+            let hit = T::closest_hit(&a.scene.primitives, &a.scene.accel, kinds, ray, Interval::POSITIVE);
             *a.hits.add(i as usize) = RayHit::from_hit(hit.as_ref());
         }
     }

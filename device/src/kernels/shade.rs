@@ -3,18 +3,16 @@
 //! them their kernel type), and [`visit_shade`], which picks a class's
 //! kernel at run time.
 //!
-//! Each surface class has two builds, as the drain and the megakernel have
-//! their [`KernelVariant`]s: one with every feature, and one without
-//! next-event estimation and textures ([`PLAIN`]) for the renders that need
-//! neither. A class's kernel holds one class's code whatever the build, so
-//! the lean build is the full one here.
+//! Each class's kernel holds one class's code; next-event estimation,
+//! textures and the primitive kinds it reads are bound when its module is
+//! loaded ([`crate::features`]), as for every kernel.
 
 use super::wavefront::{Stage, StageArgs, WavefrontArgs, deposit, grid_stride};
 use crate::kernel::{EntryPoint, Thread};
 use crate::launch::{Compaction, MaterialSort};
 use crate::observe::{BranchObserver, WarpDivergence};
 use crate::queue::{Queues, Slot, WorkQueue};
-use crate::shading::{KernelVariant, PLAIN, SORTED_CLASS, ShadeClass, Shader, class};
+use crate::shading::{SORTED_CLASS, ShadeClass, Shader, class};
 use crate::stages::shade::{escaped, surface};
 use crate::stages::{PathStatus, ShadowRay};
 use crate::warp::{active_mask, ballot};
@@ -109,7 +107,7 @@ unsafe fn pass_on(a: &StageArgs, slot: Slot, keep: bool, (rays_out, alive): (Wor
     }
 }
 
-/// Something done with one class's shading kernel in one build, chosen at
+/// Something done with one class's shading kernel, chosen at
 /// run time with [`visit_shade`] (launching it, naming it).
 pub trait ShadeVisitor {
     /// What the visit returns.
@@ -123,28 +121,22 @@ pub trait ShadeVisitor {
 macro_rules! shade_kernels {
     (
         surfaces {
-            $($(#[$doc:meta])* $surface:ident => $scatter:path, $evaluate:path, $kernel:ident, $plain_kernel:ident;)*
+            $($(#[$doc:meta])* $surface:ident $name:literal => $scatter:path, $evaluate:path, $kernel:ident;)*
         }
         $(#[$escaped_doc:meta])* escaped => $escaped_kernel:ident;
     ) => {
         crate::kernel::entry_points! {
             $(
                 $kernel => Shade<class::$surface>,
-                $plain_kernel => Shade<class::$surface<PLAIN>>,
             )*
             $escaped_kernel => Shade<class::Escaped>,
         }
 
-        /// Runs `visitor` with the shading kernel of `class` in the build
-        /// that holds `variant`'s features.
+        /// Runs `visitor` with the shading kernel of `class`.
         #[inline(always)]
-        pub fn visit_shade<V: ShadeVisitor>(class: ShadeClass, variant: KernelVariant, visitor: V) -> V::Output {
-            let plain = variant == KernelVariant::Plain;
+        pub fn visit_shade<V: ShadeVisitor>(class: ShadeClass, visitor: V) -> V::Output {
             match class {
-                $(
-                    ShadeClass::$surface if plain => visitor.visit::<Shade<class::$surface<PLAIN>>>(),
-                    ShadeClass::$surface => visitor.visit::<Shade<class::$surface>>(),
-                )*
+                $(ShadeClass::$surface => visitor.visit::<Shade<class::$surface>>(),)*
                 ShadeClass::Escaped => visitor.visit::<Shade<class::Escaped>>(),
             }
         }
@@ -153,8 +145,8 @@ macro_rules! shade_kernels {
 
 crate::shading::classes!(shade_kernels);
 
-/// The name of class `class`'s shading kernel in the build for `variant`.
-pub fn kernel_of(class: ShadeClass, variant: KernelVariant) -> &'static str {
+/// The name of class `class`'s shading kernel.
+pub fn kernel_of(class: ShadeClass) -> &'static str {
     struct Name;
     impl ShadeVisitor for Name {
         type Output = &'static str;
@@ -162,5 +154,5 @@ pub fn kernel_of(class: ShadeClass, variant: KernelVariant) -> &'static str {
             K::NAME
         }
     }
-    visit_shade(class, variant, Name)
+    visit_shade(class, Name)
 }

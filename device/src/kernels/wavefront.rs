@@ -24,7 +24,7 @@ use crate::math::Rgb;
 use crate::observe::{DivergenceCounters, Unobserved};
 use crate::queue::{Control, PathPool, Queues, Slot, WorkQueue};
 use crate::scene::{RenderParams, SceneView};
-use crate::shading::{AnyMaterial, Features, ShadeClass};
+use crate::shading::{AnyMaterial, ShadeClass};
 use crate::stages::{ShadowRay, extend::extend, generate::generate};
 use crate::warp::{Unsynchronised, WARP_SIZE, active_mask, ballot, lane_id, match_any, reserve, shuffle_index};
 use core::marker::PhantomData;
@@ -449,11 +449,11 @@ pub(super) unsafe fn deposit(radiance: Rgb, pixel: u32, film: *mut FixedRgb, cou
 /// The tail drain: once every sample has been issued and few paths remain,
 /// each remaining path of `rays_in` is traced to its end by one thread
 /// (extend and shade in a loop, as the megakernel does), instead of paying
-/// a full iteration of launches per remaining bounce. `FEATURES` are the
-/// shading classes and features compiled in, as for the megakernel.
-pub struct Drain<T, const FEATURES: Features>(PhantomData<T>);
+/// a full iteration of launches per remaining bounce. It holds the
+/// features bound when its module is loaded, as the megakernel does.
+pub struct Drain<T>(PhantomData<T>);
 
-impl<T: Traversal, const FEATURES: Features> Stage for Drain<T, FEATURES> {
+impl<T: Traversal> Stage for Drain<T> {
     type Io = WorkQueue<Slot>;
 
     fn io(q: &Queues) -> Self::Io {
@@ -474,7 +474,7 @@ impl<T: Traversal, const FEATURES: Features> Stage for Drain<T, FEATURES> {
                     let mut path = a.pool.load(rays_in.get(i));
                     let pixel = path.pixel;
                     let light = |c| deposit(c, pixel, a.film, a.counters);
-                    let rays = finish_path::<T, AnyMaterial<FEATURES>>(
+                    let rays = finish_path::<T, AnyMaterial>(
                         &a.scene,
                         &a.params,
                         &mut path,

@@ -18,6 +18,7 @@ pub mod noise;
 use crate::geometry::{Hit, Primitives};
 use crate::math::{Ray, Rgb, Vec3};
 use crate::rng::PathRng;
+use crate::shading::MaterialKinds;
 use crate::texture::{Colour, SurfacePoint, Textures};
 
 pub use fresnel::FresnelModel;
@@ -118,9 +119,14 @@ pub struct ScatterInput<'a> {
     pub primitives: &'a Primitives<'a>,
     /// The scene's textures.
     pub textures: &'a Textures<'a>,
-    /// Whether colours may be textures: false in kernels compiled without
-    /// [`crate::shading::TEXTURES`] (a constant, so the lookups vanish),
-    /// which run only on scenes whose colours are all constant.
+    /// The material kinds the kernel holds (those of its bound
+    /// [`Features`](crate::features::Features)): a material of another kind
+    /// absorbs. A constant on the GPU, so the code of the rest vanishes.
+    pub materials: MaterialKinds,
+    /// Whether colours may be textures: false in kernels bound without
+    /// [`Feature::Textures`](crate::features::Feature::Textures) (a constant
+    /// on the GPU, so the lookups vanish), which run only on scenes whose
+    /// colours are all constant.
     pub textured: bool,
 }
 

@@ -10,5 +10,11 @@ use crate::scene::SceneView;
 /// positive distance counts.
 #[inline(always)]
 pub fn extend<T: Traversal>(scene: &SceneView, ray: &Ray) -> Option<Hit> {
-    T::closest_hit(&scene.primitives, &scene.accel, ray, Interval::POSITIVE)
+    T::closest_hit(
+        &scene.primitives,
+        &scene.accel,
+        scene.features().primitives(),
+        ray,
+        Interval::POSITIVE,
+    )
 }

@@ -15,6 +15,7 @@
 //! sum is unbiased and neither's noise dominates.
 
 use super::{PathState, PathStatus, ShadowRay};
+use crate::features::Feature;
 use crate::geometry::Hit;
 use crate::light::power_heuristic;
 use crate::material::{Material, Scatter, ScatterInput, offset_origin};
@@ -22,7 +23,7 @@ use crate::math::{Ray, Rgb};
 use crate::observe::BranchObserver;
 use crate::rng::Dim;
 use crate::scene::{Nee, RenderParams, SceneView};
-use crate::shading::{Bsdf, NEE, ShadeClass, TEXTURES};
+use crate::shading::{Bsdf, ShadeClass};
 
 /// The smallest Russian-roulette survival probability, so that a dim path is
 /// never weighted up by more than 20×.
@@ -60,7 +61,8 @@ pub fn surface<B: Bsdf>(
     hit: &Hit,
     material: &Material,
 ) -> Shaded {
-    let sample_lights = B::FEATURES & NEE != 0 && params.nee == Nee::On && !scene.lights.is_empty();
+    let features = scene.features();
+    let sample_lights = features.contains(Feature::Nee) && params.nee == Nee::On && !scene.lights.is_empty();
     let input = ScatterInput {
         ray: &path.ray,
         hit,
@@ -68,7 +70,8 @@ pub fn surface<B: Bsdf>(
         bounce: path.bounce,
         primitives: &scene.primitives,
         textures: &scene.textures,
-        textured: B::FEATURES & TEXTURES != 0,
+        materials: features.materials(),
+        textured: features.contains(Feature::Textures),
     };
     let mut light = Rgb::BLACK;
     if hit.front_face(&path.ray) && !material.emission.is_black() {

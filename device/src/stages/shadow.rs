@@ -18,6 +18,8 @@ impl ShadowRay {
             min: 0.0,
             max: self.t_max,
         };
-        (!T::occluded(&scene.primitives, &scene.accel, &self.ray, range, self.light)).then_some(self.contribution)
+        let kinds = scene.features().primitives();
+        (!T::occluded(&scene.primitives, &scene.accel, kinds, &self.ray, range, self.light))
+            .then_some(self.contribution)
     }
 }

@@ -14,7 +14,7 @@ use device::film::FixedRgb;
 use device::integrator::{SampleRange, render_pixel};
 use device::kernels::{AccelKernels, AccelVisitor, visit_accel};
 use device::observe::Unobserved;
-use device::shading::{AnyMaterial, Bsdf, KernelVariant, LEAN, PLAIN};
+use device::shading::{AnyMaterial, Bsdf};
 use device::warp::Unsynchronised;
 use rayon::prelude::*;
 use std::time::{Duration, Instant};
@@ -76,15 +76,7 @@ pub fn render(
         type Output = anyhow::Result<RenderOutput>;
         fn visit<A: AccelKernels>(self) -> Self::Output {
             let (job, threads, schedule, progress) = (self.job, self.threads, self.schedule, self.progress);
-            // The smallest build of the material dispatch that holds the
-            // scene, as on the GPU: code a scene never runs costs the CPU
-            // too (RTIOW on one core: 7.87 s at c01361f, 10.68 s once next-event
-            // estimation and textures were compiled in; results/speed/).
-            match KernelVariant::holding(job.needed_features()) {
-                KernelVariant::Plain => render_with::<A, AnyMaterial<PLAIN>>(job, threads, schedule, progress),
-                KernelVariant::Lean => render_with::<A, AnyMaterial<LEAN>>(job, threads, schedule, progress),
-                KernelVariant::Full => render_with::<A, AnyMaterial>(job, threads, schedule, progress),
-            }
+            render_with::<A, AnyMaterial>(job, threads, schedule, progress)
         }
     }
     let kind = job.scene.accel.kind;
@@ -115,7 +107,7 @@ fn render_with<T: Traversal, B: Bsdf>(
     schedule: CpuSchedule,
     progress: Progress,
 ) -> anyhow::Result<RenderOutput> {
-    let view = job.scene.view(job.camera);
+    let view = job.scene.view(job.camera, job.features());
     let width = job.params.width as usize;
     let mut film = crate::system::memory::zeroed_vec::<FixedRgb>("the film", job.pixel_count())?;
     let n = threads.count();

@@ -21,14 +21,13 @@ pub use sized_by::SizedBy;
 use crate::prepared::PreparedScene;
 pub use crate::settings::backend::BackendKind;
 use crate::settings::cpu::CpuSchedule;
-use crate::settings::kernels::KernelBuild;
 use crate::settings::megakernel::MegakernelConfig;
 use device::camera::Camera;
+use device::features::{Feature, Features};
 use device::film::FixedRgb;
 use device::integrator::SampleRange;
 use device::kernels::wavefront::WorkItems;
 use device::scene::RenderParams;
-use device::shading::{Features, KernelVariant, NEE, TEXTURES, classes_of};
 use gpu::profile::GpuProfile;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -77,25 +76,17 @@ impl RenderJob<'_> {
         self.params.nee == device::scene::Nee::On && !self.scene.lights.lights.is_empty()
     }
 
-    /// The classes and features this render needs of the kernels that
-    /// dispatch over materials (the megakernel, the wavefront's drain): its
-    /// materials' classes, next-event estimation where it traces shadow
-    /// rays, textures where the scene has any.
-    pub fn needed_features(&self) -> Features {
-        let mut needed = classes_of(&self.scene.scene.materials);
+    /// The features this render uses ([`device::features`]): its scene's
+    /// ([`PreparedScene::features`]) and next-event estimation where it
+    /// traces shadow rays. Kernels are bound to these, or to more where
+    /// `--kernels` names more.
+    pub fn features(&self) -> Features {
+        let scene = self.scene.features();
         if self.traces_shadow_rays() {
-            needed |= NEE;
+            scene.with(Feature::Nee)
+        } else {
+            scene
         }
-        if !self.scene.scene.textures.textures.is_empty() {
-            needed |= TEXTURES;
-        }
-        needed
-    }
-
-    /// The build of those kernels to run under `build`: an error where a
-    /// named build leaves out what this render needs.
-    pub fn kernel_variant(&self, build: KernelBuild) -> Result<KernelVariant, String> {
-        build.variant(self.needed_features())
     }
 
     /// Samples per pixel this job renders.

@@ -17,7 +17,7 @@ use crate::settings::capacity::{Capacity, parse_capacity};
 use crate::settings::choice::choice;
 use crate::settings::cpu::{CpuSchedule, MAX_THREADS, check_threads};
 use crate::settings::devices::MAX_GPUS;
-use crate::settings::kernels::KernelBuild;
+use crate::settings::kernels::KernelFeatures;
 use crate::settings::megakernel::check_register_cap;
 use crate::settings::nee::NeeMode;
 use crate::settings::sampler::SamplerKind;
@@ -101,7 +101,7 @@ pub enum Value {
     /// Next-event estimation on or off.
     Nee(NeeMode),
     /// A build of the material-dispatching kernels.
-    Kernels(KernelBuild),
+    Kernels(KernelFeatures),
     /// A flag.
     Flag(bool),
     /// A scene-file value, checked when the scene loads.
@@ -296,7 +296,7 @@ pub fn describe(v: &Value) -> String {
         Value::CpuSchedule(s) => s.label().into(),
         Value::Sampler(s) => s.name().into(),
         Value::Nee(n) => n.name().into(),
-        Value::Kernels(k) => k.name().into(),
+        Value::Kernels(k) => k.to_string(),
         Value::Flag(f) => f.to_string(),
         Value::Scene(v) => v.to_string(),
     }
@@ -384,6 +384,11 @@ fn register_cap(v: &toml::Value) -> Result<Option<u32>, String> {
             Ok(Some(cap))
         }
     }
+}
+
+/// A kernel feature set by name.
+fn kernel_features(v: &toml::Value) -> Result<KernelFeatures, String> {
+    text(v)?.parse()
 }
 
 /// `true` or `false`.
@@ -475,9 +480,9 @@ settings! {
     };
     /// Time each wavefront launch with CUDA events (off: wall time only).
     TIME_LAUNCHES = "time_launches", Flag(flag), for GpuWave, |r, f| r.options.wavefront.time_launches = f;
-    /// Which build of the megakernel and the drain runs: auto, plain, lean
-    /// or full.
-    KERNELS = "kernels", Kernels(named), for Dispatching, |r, k| {
+    /// Which features the kernels are bound to: `"exact"`, `"all"` or
+    /// `"exact+FEATURE+…"`.
+    KERNELS = "kernels", Kernels(kernel_features), for Dispatching, |r, k| {
         r.options.megakernel.kernels = k;
         r.options.wavefront.kernels = k;
     };

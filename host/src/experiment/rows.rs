@@ -143,8 +143,8 @@ fn with_settings(spec: &RunSpec, row: RunRow) -> RunRow {
             _ => None,
         },
         kernels: match spec.backend {
-            BackendKind::GpuMega => Some(mega.kernels.name().into()),
-            b if b.is_wavefront() => Some(wave.kernels.name().into()),
+            BackendKind::GpuMega => Some(mega.kernels.to_string()),
+            b if b.is_wavefront() => Some(wave.kernels.to_string()),
             _ => None,
         },
         count_divergence: spec.backend.is_gpu() && (mega.count_divergence || wave.count_divergence),

@@ -13,6 +13,7 @@ use crate::prepared::PreparedScene;
 use crate::system::provenance::Provenance;
 use anyhow::bail;
 use device::accel::closest_hit;
+use device::features::Features;
 use device::geometry::{Hit, Interval};
 use device::launch::RayHit;
 use device::math::Ray;
@@ -44,7 +45,7 @@ pub enum RayKind {
 /// `count` rays of `kind` from renders of `scene` with `params`, pixel by
 /// pixel in scanline order and sample after sample.
 pub fn make_rays(scene: &PreparedScene, params: &RenderParams, kind: RayKind, count: usize) -> Vec<Ray> {
-    let view = scene.view(scene.scene.camera_for(params.width, params.height));
+    let view = scene.view(scene.scene.camera_for(params.width, params.height), Features::ALL);
     let pixels = params.width * params.height;
     let mut rays = Vec::with_capacity(count);
     let mut sample = 0;
@@ -80,7 +81,7 @@ pub fn make_rays(scene: &PreparedScene, params: &RenderParams, kind: RayKind, co
 
 /// The CPU's hits for `rays`.
 pub fn cpu_hits(scene: &PreparedScene, rays: &[Ray]) -> Vec<RayHit> {
-    let view = scene.view(scene.scene.camera_for(1, 1));
+    let view = scene.view(scene.scene.camera_for(1, 1), Features::ALL);
     rays.par_iter()
         .map(|r| RayHit::from_hit(closest_hit(&view.primitives, &view.accel, r, Interval::POSITIVE).as_ref()))
         .collect()

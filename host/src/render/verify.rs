@@ -16,6 +16,7 @@ use crate::settings::backend::BackendChoice;
 use crate::settings::devices::Devices;
 use anyhow::Context;
 use device::accel::Dispatch;
+use device::features::Features;
 use device::film::FixedRgb;
 use device::geometry::{Hit, PrimRef};
 use device::integrator::{PixelResult, SampleRange, trace_path};
@@ -164,7 +165,7 @@ impl VerifyReport {
 
 /// The CPU's path for one radiance sample, segment by segment, through the same stages.
 pub fn trace_steps(scene: &PreparedScene, params: &RenderParams, pixel: u32, sample: u32) -> Vec<PathStep> {
-    let view = scene.view(scene.scene.camera_for(params.width, params.height));
+    let view = scene.view(scene.scene.camera_for(params.width, params.height), Features::ALL);
     let mut path = generate(&view, params, pixel, sample);
     let mut steps = Vec::new();
     let segment = |p: &PathState, hit: Option<&Hit>| {
@@ -266,7 +267,7 @@ fn first_differing_sample(
         uploaded: None,
         stop: None,
     };
-    let view = scene.view(job.camera);
+    let view = scene.view(job.camera, job.features());
     let tile = [Tile {
         x0: x,
         y0: y,

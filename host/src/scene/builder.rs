@@ -5,7 +5,6 @@
 
 use super::Geometry;
 use super::fields::{FieldResult, MAX_COORDINATE, field_error};
-use super::geometry::KINDS;
 use device::geometry::{Polygon, PrimRef, Sphere};
 use device::material::Material;
 use device::math::Vec3;
@@ -75,7 +74,7 @@ impl SceneBuilder {
     /// names `field`.
     pub fn check_extent(&self, before: [usize; 4], field: &str) -> FieldResult<()> {
         let g = &self.geometry;
-        for ((kind, from), to) in KINDS.into_iter().zip(before).zip(g.counts()) {
+        for ((kind, from), to) in device::geometry::PrimKind::ALL.into_iter().zip(before).zip(g.counts()) {
             for i in from..to {
                 let b = g.bounds(PrimRef::new(kind, i as u32));
                 let extent = b.min.max_abs_component().max(b.max.max_abs_component());

@@ -27,15 +27,6 @@ pub struct Geometry {
     pub triangle_uvs: Vec<TriangleUvs>,
 }
 
-/// The primitive kinds in the order [`Geometry::counts`] and
-/// [`Geometry::primitives`] list them.
-pub const KINDS: [PrimKind; 4] = [
-    PrimKind::Sphere,
-    PrimKind::Parallelepiped,
-    PrimKind::Polygon,
-    PrimKind::Triangle,
-];
-
 /// Borrows a scene array for the device stages.
 pub fn host_slice<T>(v: &[T]) -> DeviceSlice<'_, T> {
     // Loading caps every array far below u32::MAX elements.
@@ -78,7 +69,7 @@ impl Geometry {
         self.counts().iter().sum()
     }
 
-    /// How many primitives of each kind there are, in the order of `KINDS`.
+    /// How many primitives of each kind there are, in [`PrimKind::ALL`]'s order.
     pub fn counts(&self) -> [usize; 4] {
         [
             self.spheres.len(),
@@ -107,7 +98,7 @@ impl Geometry {
     /// acceleration-structure builders.
     pub fn primitives(&self) -> Vec<(PrimRef, Aabb)> {
         let mut out = Vec::with_capacity(self.primitive_count());
-        for (kind, count) in KINDS.into_iter().zip(self.counts()) {
+        for (kind, count) in PrimKind::ALL.into_iter().zip(self.counts()) {
             for i in 0..count {
                 let p = PrimRef::new(kind, i as u32);
                 out.push((p, self.bounds(p)));

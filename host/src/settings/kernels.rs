@@ -1,104 +1,130 @@
-//! Which build of the kernels that dispatch over materials (the megakernel,
-//! the wavefront's drain) a render runs: `--kernels` and the experiment
-//! setting `kernels` name one of these.
+//! Which features the kernels of a render are bound to ([`KernelFeatures`]):
+//! `--kernels` and the experiment setting `kernels`.
 //!
-//! `auto` runs the smallest build that holds what the scene needs (Cycles
-//! picks its kernel features the same way); naming a build measures the
-//! specialisation itself, for example `full` against `auto` on a seed scene.
+//! `exact` (the default) binds exactly the features the render uses
+//! (`RenderJob::features`), as Cycles compiles its kernels for a scene's
+//! feature mask; `all` binds every feature, and `exact+nee+textures` the
+//! render's and the features named. Naming more than the render uses
+//! measures the specialisation itself: the same image, from kernels that
+//! carry code the render never runs.
 
-use clap::ValueEnum;
-use device::shading::{COSTLY_CLASSES, Features, KernelVariant, NEE, TEXTURES};
+use device::features::{Feature, Features};
+use std::fmt;
+use std::str::FromStr;
 
-/// A build of the material-dispatching kernels, by the names the command
-/// line and configs use.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
-pub enum KernelBuild {
-    /// The smallest build that holds the scene's needs.
-    #[default]
-    Auto,
-    /// Without the coated class, next-event estimation and textures.
-    Plain,
-    /// Without the coated class.
-    Lean,
-    /// Every class and feature.
-    Full,
+/// The names the setting took when the kernels came in three fixed builds
+/// rather than bound to a feature set: records that an earlier source wrote
+/// carry them, and reports still read them (commands do not take them).
+pub const EARLIER_BUILDS: [&str; 4] = ["auto", "plain", "lean", "full"];
+
+/// The features bound beyond those a render uses.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KernelFeatures {
+    extra: Features,
 }
 
-impl KernelBuild {
-    /// The name the command line and configs use.
-    pub fn name(self) -> &'static str {
-        match self {
-            KernelBuild::Auto => "auto",
-            KernelBuild::Plain => "plain",
-            KernelBuild::Lean => "lean",
-            KernelBuild::Full => "full",
-        }
+impl KernelFeatures {
+    /// Exactly the render's features.
+    pub const EXACT: KernelFeatures = KernelFeatures { extra: Features::NONE };
+    /// Every feature.
+    pub const ALL: KernelFeatures = KernelFeatures { extra: Features::ALL };
+
+    /// What the kernels of a render that uses `used` are bound to.
+    pub fn bind(self, used: Features) -> Features {
+        used.union(self.extra)
     }
 
-    /// The suffix a back end's label carries: none for `auto`, else
+    /// The suffix a back end's label carries: none for `exact`, else
     /// `/kernels-NAME`.
     pub fn label(self) -> String {
-        match self {
-            KernelBuild::Auto => String::new(),
-            named => format!("/kernels-{}", named.name()),
+        if self == KernelFeatures::EXACT {
+            String::new()
+        } else {
+            format!("/kernels-{self}")
         }
     }
+}
 
-    /// The variant to run for a render that needs `needed`: for `auto` the
-    /// smallest that holds it; a named build if it holds it, else an error
-    /// naming what it leaves out.
-    pub fn variant(self, needed: Features) -> Result<KernelVariant, String> {
-        let variant = match self {
-            KernelBuild::Auto => return Ok(KernelVariant::holding(needed)),
-            KernelBuild::Plain => KernelVariant::Plain,
-            KernelBuild::Lean => KernelVariant::Lean,
-            KernelBuild::Full => KernelVariant::Full,
-        };
-        let missing = needed & !variant.features();
-        if missing == 0 {
-            return Ok(variant);
+impl fmt::Display for KernelFeatures {
+    /// `exact`, `all`, or `exact+` and the features named.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.extra == Features::ALL {
+            f.write_str("all")
+        } else if self.extra.is_empty() {
+            f.write_str("exact")
+        } else {
+            write!(f, "exact+{}", self.extra)
         }
-        let parts: Vec<&str> = [
-            (COSTLY_CLASSES, "the coated material"),
-            (NEE, "next-event estimation"),
-            (TEXTURES, "textures"),
-        ]
-        .into_iter()
-        .filter(|(f, _)| missing & f != 0)
-        .map(|(_, name)| name)
-        .collect();
-        Err(format!(
-            "kernels `{}` leave out {}, which this render needs; use `auto` or a larger build",
-            self.name(),
-            parts.join(" and ")
-        ))
+    }
+}
+
+impl FromStr for KernelFeatures {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        if text == "all" {
+            return Ok(KernelFeatures::ALL);
+        }
+        let mut parts = text.split('+');
+        if parts.next() != Some("exact") {
+            return Err(format!(
+                "`{text}` is not a kernel feature set: expected `exact`, `all` or `exact+FEATURE+…`"
+            ));
+        }
+        let mut extra = Features::NONE;
+        for name in parts {
+            let feature = Feature::ALL.into_iter().find(|f| f.name() == name).ok_or_else(|| {
+                let names: Vec<&str> = Feature::ALL.iter().map(|f| f.name()).collect();
+                format!(
+                    "`{name}` in `{text}` is no feature; the features are {}",
+                    names.join(", ")
+                )
+            })?;
+            extra = extra.with(feature);
+        }
+        Ok(KernelFeatures { extra })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use device::shading::{ALL_FEATURES, ShadeClass};
-
-    const DIFFUSE: Features = 1 << ShadeClass::Diffuse as u32;
+    use device::geometry::PrimKind;
+    use device::shading::MaterialKind;
 
     #[test]
-    fn auto_picks_the_smallest_build_and_named_builds_are_kept() {
-        assert_eq!(KernelBuild::Auto.variant(DIFFUSE), Ok(KernelVariant::Plain));
-        assert_eq!(KernelBuild::Auto.variant(DIFFUSE | NEE), Ok(KernelVariant::Lean));
-        assert_eq!(KernelBuild::Full.variant(DIFFUSE), Ok(KernelVariant::Full));
-        assert_eq!(KernelBuild::Lean.variant(DIFFUSE | TEXTURES), Ok(KernelVariant::Lean));
-        assert_eq!(KernelBuild::Full.variant(ALL_FEATURES), Ok(KernelVariant::Full));
+    fn a_setting_binds_the_features_used_and_those_it_names() {
+        let used = Features::of([
+            Feature::Material(MaterialKind::Diffuse),
+            Feature::Primitive(PrimKind::Sphere),
+        ]);
+        assert_eq!(KernelFeatures::EXACT.bind(used), used);
+        assert_eq!(KernelFeatures::ALL.bind(used), Features::ALL);
+        let plus: KernelFeatures = "exact+nee+triangle".parse().unwrap();
+        assert_eq!(
+            plus.bind(used),
+            used.with(Feature::Nee).with(Feature::Primitive(PrimKind::Triangle))
+        );
     }
 
     #[test]
-    fn a_build_too_small_for_the_render_is_refused_naming_what_it_lacks() {
-        let e = KernelBuild::Plain.variant(DIFFUSE | NEE | TEXTURES).unwrap_err();
+    fn every_setting_reads_back_as_written() {
+        for text in ["exact", "all", "exact+coated", "exact+sphere+textures"] {
+            let k: KernelFeatures = text.parse().unwrap();
+            assert_eq!(k.to_string(), text);
+        }
+        assert_eq!(KernelFeatures::EXACT.label(), "");
+        assert_eq!(KernelFeatures::ALL.label(), "/kernels-all");
+    }
+
+    #[test]
+    fn a_feature_set_that_names_no_feature_is_refused_naming_the_features() {
+        let e = "exact+sparkles".parse::<KernelFeatures>().unwrap_err();
         assert!(
-            e.contains("`plain`") && e.contains("next-event estimation and textures"),
+            e.contains("`sparkles`") && e.contains("nee") && e.contains("triangle"),
             "{e}"
         );
-        let e = KernelBuild::Lean.variant(COSTLY_CLASSES).unwrap_err();
-        assert!(e.contains("the coated material") && !e.contains("textures"), "{e}");
+        let e = "full".parse::<KernelFeatures>().unwrap_err();
+        assert!(e.contains("`full`") && e.contains("`exact`"), "{e}");
     }
 }

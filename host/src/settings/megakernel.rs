@@ -1,7 +1,7 @@
 //! How the megakernel is launched ([`MegakernelConfig`]) and its defaults,
 //! and the register cap every GPU kernel may be given.
 
-use crate::settings::kernels::KernelBuild;
+use crate::settings::kernels::KernelFeatures;
 use crate::system::ptx::{MAX_REGISTER_CAP, MIN_REGISTER_CAP};
 
 /// Block shape in threads: the best shape measured for RTIOW's final scene
@@ -42,7 +42,7 @@ pub struct MegakernelConfig {
     /// Registers per thread the kernels may use (`None`: as compiled).
     pub max_registers: Option<u32>,
     /// Which build of the megakernel runs.
-    pub kernels: KernelBuild,
+    pub kernels: KernelFeatures,
 }
 
 impl Default for MegakernelConfig {
@@ -53,7 +53,7 @@ impl Default for MegakernelConfig {
             samples_per_launch: DEFAULT_SAMPLES_PER_LAUNCH,
             count_divergence: false,
             max_registers: Some(DEFAULT_MAX_REGISTERS),
-            kernels: KernelBuild::Auto,
+            kernels: KernelFeatures::EXACT,
         }
     }
 }

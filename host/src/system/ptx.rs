@@ -1,6 +1,8 @@
 //! The PTX modules that `build.rs` compiled from `device/` and embedded
 //! (`backend::gpu::device::choose_ptx` picks the one a GPU loads).
 
+use device::features::{Features, SENTINEL_TEXT};
+
 include!(concat!(env!("OUT_DIR"), "/ptx_modules.rs"));
 
 /// The fewest registers per thread a cap may set (below this, `ptxas`
@@ -27,6 +29,21 @@ pub fn with_register_cap(ptx: &str, registers: u32) -> String {
         }
     }
     out
+}
+
+/// `ptx` (one kernel's module) with `features` bound: every read of the
+/// kernel's features ([`device::features::SENTINEL_TEXT`]) replaced by the
+/// set, so that the driver's compiler removes the code of the features
+/// left out. Also returns the set bound: `None` for a kernel that reads no
+/// features, which is returned unchanged whatever `features` is. An error
+/// for a kernel that reads its features when none are given.
+pub fn with_features(ptx: &str, features: Option<Features>) -> Result<(String, Option<Features>), String> {
+    if !ptx.contains(SENTINEL_TEXT) {
+        return Ok((ptx.to_string(), None));
+    }
+    let features = features.ok_or("it reads the features it holds, and none were bound")?;
+    let bound = ptx.replace(SENTINEL_TEXT, &format!("0x{:08X}", features.bits()));
+    Ok((bound, Some(features)))
 }
 
 /// `ptx` with one kernel entry point, `entry`, and every other entry's

@@ -11,6 +11,7 @@ use cudarc::driver::sys::cudaError_enum as Code;
 use cudarc::driver::{CudaEvent, CudaSlice, DevicePtr, DeviceRepr, PinnedHostSlice, ValidAsZeroBits};
 use device::accel::AccelView;
 use device::camera::Camera;
+use device::features::Features;
 use device::geometry::Primitives;
 use device::kernel::{AsBytes, Plain};
 use device::light::LightView;
@@ -327,8 +328,9 @@ impl DeviceScene {
             + self.triangle_uvs.byte_len()
     }
 
-    /// The kernel-side view (device pointers) with `camera` and `scene`'s background.
-    pub fn view(&self, gpu: &Gpu, scene: &PreparedScene, camera: Camera) -> SceneView<'_> {
+    /// The kernel-side view (device pointers) with `camera` and `scene`'s
+    /// background, for kernels bound to `features`.
+    pub fn view(&self, gpu: &Gpu, scene: &PreparedScene, camera: Camera, features: Features) -> SceneView<'_> {
         SceneView {
             primitives: Primitives {
                 spheres: self.spheres.device_slice(gpu),
@@ -359,6 +361,7 @@ impl DeviceScene {
                 texels: self.texels.device_slice(gpu),
                 triangle_uvs: self.triangle_uvs.device_slice(gpu),
             },
+            features,
         }
     }
 }

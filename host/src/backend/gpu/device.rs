@@ -9,6 +9,7 @@ use crate::system::ptx;
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute, cudaError_enum as Code};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DriverError};
 use cudarc::nvrtc::Ptx;
+use device::features::Features;
 use device::kernel::EntryPoint;
 use device::kernels::fault::FaultTrap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -66,16 +67,18 @@ pub struct KernelInfo {
     pub occupancy: f64,
 }
 
-/// A kernel's module as loaded: its register cap (`None`: as compiled)
-/// and its entry point's name.
-type ModuleKey = (Option<u32>, &'static str);
+/// A kernel's module as loaded: its register cap (`None`: as compiled),
+/// the features bound into it (`None` for a kernel that reads none) and
+/// its entry point's name.
+type ModuleKey = (Option<u32>, Option<Features>, &'static str);
 
 /// The modules loaded so far, by key.
 type Modules = Vec<(ModuleKey, Arc<CudaModule>)>;
 
 /// An open GPU. Each kernel is JIT-compiled on first use, alone in its
-/// module ([`ptx::entry_module`]), once per register cap. Clones share the
-/// context, stream and modules; each clone has its own cap.
+/// module ([`ptx::entry_module`]), once per register cap and per feature
+/// set bound into it ([`device::features`]). Clones share the context,
+/// stream and modules; each clone has its own cap and features.
 #[derive(Clone)]
 pub struct Gpu {
     context: Arc<CudaContext>,
@@ -83,6 +86,9 @@ pub struct Gpu {
     ptx: &'static str,
     /// The register cap of the kernels this handle looks up.
     cap: Option<u32>,
+    /// The features bound into the kernels this handle looks up (`None`:
+    /// none given, and a kernel that reads its features cannot load).
+    features: Option<Features>,
     /// Every module loaded so far (shared by clones).
     modules: Arc<Mutex<Modules>>,
     /// Launches not yet seen to finish, and the fault, once one happens
@@ -143,7 +149,8 @@ impl Gpu {
             stream,
             ptx: ptx_text,
             cap: None,
-            modules: Arc::new(Mutex::new(vec![((None, probe), module)])),
+            features: None,
+            modules: Arc::new(Mutex::new(vec![((None, None, probe), module)])),
             in_flight: Arc::default(),
             launch_blocking: std::env::var("CUDA_LAUNCH_BLOCKING").is_ok_and(|v| v.trim() == "1"),
             info,
@@ -257,31 +264,51 @@ impl Gpu {
         }
     }
 
-    /// The kernel `name`, JIT-compiled under this handle's register cap on
-    /// first use.
+    /// The same GPU with `features` bound into every kernel it looks up
+    /// that reads its features.
+    pub fn with_features(&self, features: Features) -> Gpu {
+        Gpu {
+            features: Some(features),
+            ..self.clone()
+        }
+    }
+
+    /// The kernel `name`, JIT-compiled under this handle's register cap and
+    /// with its features bound, on first use.
     pub fn function(&self, name: &'static str) -> Result<CudaFunction, GpuError> {
-        let key = (self.cap, name);
         let mut modules = self.modules.lock().unwrap_or_else(|e| e.into_inner());
-        let module = match modules.iter().find(|(k, _)| *k == key) {
-            Some((_, m)) => m.clone(),
+        let find = |modules: &Modules, key: ModuleKey| modules.iter().find(|(k, _)| *k == key).map(|(_, m)| m.clone());
+        let module = match find(&modules, (self.cap, self.features, name)) {
+            Some(m) => m,
             None => {
                 let text = ptx::entry_module(self.ptx, name).ok_or_else(|| GpuError::Config {
                     what: "kernel",
                     error: format!("the PTX has no kernel `{name}`"),
                 })?;
-                let text = match self.cap {
-                    Some(cap) => ptx::with_register_cap(&text, cap),
-                    None => text,
-                };
-                let cap = self
-                    .cap
-                    .map_or("as compiled".into(), |c| format!("capped at {c} registers"));
-                let m = self
-                    .context
-                    .load_module(Ptx::from_src(text))
-                    .map_err(self.error(format!("loading kernel `{name}` ({cap})")))?;
-                modules.push((key, m.clone()));
-                m
+                let (text, bound) = ptx::with_features(&text, self.features).map_err(|error| GpuError::Config {
+                    what: "kernel",
+                    error: format!("kernel `{name}`: {error}"),
+                })?;
+                let key = (self.cap, bound, name);
+                match find(&modules, key) {
+                    Some(m) => m,
+                    None => {
+                        let text = match self.cap {
+                            Some(cap) => ptx::with_register_cap(&text, cap),
+                            None => text,
+                        };
+                        let cap = self
+                            .cap
+                            .map_or("as compiled".into(), |c| format!("capped at {c} registers"));
+                        let features = bound.map_or(String::new(), |f| format!(", features {f}"));
+                        let m = self
+                            .context
+                            .load_module(Ptx::from_src(text))
+                            .map_err(self.error(format!("loading kernel `{name}` ({cap}{features})")))?;
+                        modules.push((key, m.clone()));
+                        m
+                    }
+                }
             }
         };
         drop(modules);

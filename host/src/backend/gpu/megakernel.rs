@@ -14,6 +14,7 @@ use super::timeline::Timeline;
 use crate::backend::{Progress, RenderJob, RenderOutput, SizedBy};
 use crate::settings::megakernel::MegakernelConfig;
 use cudarc::driver::LaunchConfig;
+use device::features::Features;
 use device::film::FixedRgb;
 use device::integrator::SampleRange;
 use device::kernel::EntryPoint;
@@ -21,7 +22,6 @@ use device::kernels::megakernel::MegakernelArgs;
 use device::kernels::{AccelKernels, AccelVisitor, visit_accel};
 use device::launch::{LaunchCounters, Tile};
 use device::observe::DivergenceCounters;
-use device::shading::KernelVariant;
 use std::time::Instant;
 
 /// The tiles covering a `width × height` image, row by row.
@@ -85,18 +85,15 @@ pub fn render_launches(
         what: "megakernel",
         error,
     })?;
-    let variant = job.kernel_variant(config.kernels).map_err(|error| GpuError::Config {
-        what: "megakernel",
-        error,
-    })?;
-    let gpu = &gpu.with_register_cap(config.max_registers);
+    let features = config.kernels.bind(job.features());
+    let gpu = &gpu.with_register_cap(config.max_registers).with_features(features);
     visit_accel(
         job.scene.accel.kind,
         Launches {
             gpu,
             job,
             config,
-            variant,
+            features,
             tiles,
             passes,
             progress,
@@ -109,7 +106,7 @@ struct Launches<'a> {
     gpu: &'a Gpu,
     job: &'a RenderJob<'a>,
     config: &'a MegakernelConfig,
-    variant: KernelVariant,
+    features: Features,
     tiles: &'a [Tile],
     passes: &'a [SampleRange],
     progress: Progress<'a>,
@@ -122,11 +119,7 @@ impl AccelVisitor for Launches<'_> {
         if self.config.count_divergence {
             self.run::<A::CountingMegakernel>()
         } else {
-            match self.variant {
-                KernelVariant::Plain => self.run::<A::PlainMegakernel>(),
-                KernelVariant::Lean => self.run::<A::LeanMegakernel>(),
-                KernelVariant::Full => self.run::<A::Megakernel>(),
-            }
+            self.run::<A::Megakernel>()
         }
     }
 }
@@ -148,7 +141,7 @@ impl Launches<'_> {
         let args = MegakernelArgs {
             // SAFETY: the scene stays uploaded until the launches are done
             // (`scene` lives to the end of this function).
-            scene: unsafe { scene.view(gpu, job.scene, job.camera).detached() },
+            scene: unsafe { scene.view(gpu, job.scene, job.camera, self.features).detached() },
             params: job.params,
             samples: SampleRange { begin: 0, end: 0 },
             tile: Tile {

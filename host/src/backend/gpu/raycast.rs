@@ -27,6 +27,8 @@ pub struct CastTiming {
 
 /// Casts `rays` against `scene` `repeat` times with `block` threads per block.
 pub fn cast(gpu: &Gpu, scene: &PreparedScene, rays: &[Ray], block: u32, repeat: u32) -> Result<CastTiming, GpuError> {
+    // The scene's primitive kinds (the rest of its features are not read).
+    let gpu = &gpu.with_features(scene.features());
     visit_accel(
         scene.accel.kind,
         Cast {
@@ -68,7 +70,11 @@ impl AccelVisitor for Cast<'_> {
         let count = rays.len() as u32;
         let args = RaycastArgs {
             // SAFETY: the scene stays uploaded until the launches are done.
-            scene: unsafe { device_scene.view(gpu, scene, scene.scene.camera_for(1, 1)).detached() },
+            scene: unsafe {
+                device_scene
+                    .view(gpu, scene, scene.scene.camera_for(1, 1), scene.features())
+                    .detached()
+            },
             rays: device_rays.device_ptr(gpu),
             count,
             hits: hits.ptr(gpu),

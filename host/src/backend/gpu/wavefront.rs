@@ -16,7 +16,6 @@ use device::kernel::{EntryPoint, Plain};
 use device::kernels::shade::kernel_of;
 use device::kernels::wavefront::WorkItems;
 use device::queue::Control;
-use device::shading::KernelVariant;
 use std::time::Instant;
 
 /// Iterations the host may run ahead of the GPU.
@@ -154,7 +153,9 @@ pub fn render_items(
     let resolved = resolve(config, (job, work.1), || {
         gpu.memory().map(|(free, _)| free).map_err(WavefrontError::Machine)
     })?;
-    let gpu = &gpu.with_register_cap(config.max_registers);
+    let gpu = &gpu
+        .with_register_cap(config.max_registers)
+        .with_features(resolved.features);
     let upload_start = Instant::now();
     let scene = DeviceScene::for_job(gpu, job)?;
     let mut machine = GpuMachine::new(gpu, config.time_launches)?;
@@ -163,12 +164,12 @@ pub fn render_items(
 
     // SAFETY: the scene stays uploaded until the render has read back its
     // results (`scene` lives to the end of this function).
-    let view = unsafe { scene.view(gpu, job.scene, job.camera).detached() };
+    let view = unsafe { scene.view(gpu, job.scene, job.camera, resolved.features).detached() };
     let out: WavefrontOutput = stages::render(&mut machine, job, view, config, work, resolved, progress)?;
     let loop_time = out.loop_time;
 
     let mut launches = machine.timeline.finish()?;
-    fill_items(&mut launches, &out, (job.scene.accel.kind, resolved.variant));
+    fill_items(&mut launches, &out, job.scene.accel.kind);
     let profile = GpuProfile {
         device: gpu.info().clone(),
         kernels: machine.kernels,
@@ -181,7 +182,7 @@ pub fn render_items(
         divergence: out
             .divergence
             .iter()
-            .map(|(class, d)| (kernel_of(*class, resolved.variant).to_string(), *d))
+            .map(|(class, d)| (kernel_of(*class).to_string(), *d))
             .collect(),
         state_bytes: out.state_bytes,
         pool_capacity: out.capacity as usize,
@@ -204,11 +205,7 @@ pub fn render_items(
 
 /// Gives each launch the number of items its iteration's log says it
 /// processed (launches of iterations beyond the log keep 0).
-fn fill_items(
-    launches: &mut [LaunchRecord],
-    out: &WavefrontOutput,
-    (accel, variant): (device::accel::AccelKind, KernelVariant),
-) {
+fn fill_items(launches: &mut [LaunchRecord], out: &WavefrontOutput, accel: device::accel::AccelKind) {
     use device::kernels::scan::{ScanCount, ScanScatter};
     use device::kernels::sort::{CountVariants, SortByVariant};
     use device::kernels::wavefront::{FindHoles, Generate, MarkSurvivors, MoveSurvivors, Plan};
@@ -216,13 +213,13 @@ fn fill_items(
     use device::shading::{SORTED_CLASS, ShadeClass};
     struct Names;
     impl AccelVisitor for Names {
-        type Output = (&'static str, [&'static str; 3], &'static str);
+        type Output = (&'static str, &'static str, &'static str);
         fn visit<A: AccelKernels>(self) -> Self::Output {
-            (A::Extend::NAME, KernelVariant::ALL.map(A::drain_name), A::Shadow::NAME)
+            (A::Extend::NAME, A::Drain::NAME, A::Shadow::NAME)
         }
     }
-    let (extend, drains, shadow) = visit_accel(accel, Names);
-    let shade = ShadeClass::ALL.map(|class| kernel_of(class, variant));
+    let (extend, drain, shadow) = visit_accel(accel, Names);
+    let shade = ShadeClass::ALL.map(kernel_of);
     for l in launches {
         let Some(r) = out.log.get(l.iteration as usize) else {
             continue;
@@ -232,7 +229,7 @@ fn fill_items(
             r.generate as u64
         } else if name == extend || name == ScanCount::NAME || name == ScanScatter::NAME {
             r.trace as u64
-        } else if drains.contains(&name) {
+        } else if name == drain {
             r.drain as u64
         } else if name == shadow {
             r.shadow as u64

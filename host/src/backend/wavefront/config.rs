@@ -4,7 +4,7 @@
 
 pub use crate::settings::capacity::{Capacity, state_bytes};
 use crate::settings::capacity::{MAX_CAPACITY, MIN_CAPACITY};
-use crate::settings::kernels::KernelBuild;
+use crate::settings::kernels::KernelFeatures;
 use crate::settings::megakernel::check_register_cap;
 use crate::settings::wavefront::{
     DEFAULT_CAPACITY, DEFAULT_COMPACTION, DEFAULT_DRAIN_BELOW, DEFAULT_MATERIAL_SORT, DEFAULT_REFILL, DEFAULT_SCHEDULE,
@@ -69,7 +69,7 @@ pub struct WavefrontConfig {
     /// Registers per thread the kernels may use (`None`: as compiled).
     pub max_registers: Option<u32>,
     /// Which build of the drain runs.
-    pub kernels: KernelBuild,
+    pub kernels: KernelFeatures,
     /// When no new path joins (every sample is issued, or a bounce-
     /// synchronous wave runs down) and at most this many paths remain,
     /// finish them with one drain launch (one thread per path) instead of
@@ -89,7 +89,7 @@ impl Default for WavefrontConfig {
             count_divergence: false,
             time_launches: true,
             max_registers: None,
-            kernels: KernelBuild::Auto,
+            kernels: KernelFeatures::EXACT,
             drain_below: DEFAULT_DRAIN_BELOW,
         }
     }

@@ -128,7 +128,7 @@ pub fn render_items(
             "`auto` capacity needs a GPU's free memory; give a number of slots or a budget".into(),
         ))
     })?;
-    let view = job.scene.view(job.camera);
+    let view = job.scene.view(job.camera, resolved.features);
     // SAFETY: the scene outlives the render, which ends before this returns.
     let scene = unsafe { view.detached() };
     stages::render(&mut Emulator, job, scene, config, (items, work), resolved, progress)

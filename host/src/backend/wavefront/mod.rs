@@ -30,9 +30,9 @@ pub mod stages;
 pub use config::{Capacity, WaveSchedule, WavefrontConfig, compaction_label, material_sort_label, state_bytes};
 
 use crate::backend::{RenderJob, SizedBy};
+use device::features::Features;
 use device::kernel::EntryPoint;
 use device::queue::Control;
-use device::shading::KernelVariant;
 
 /// Why a wavefront render could not run, wherever it runs.
 #[derive(Debug, thiserror::Error)]
@@ -50,8 +50,8 @@ pub enum WavefrontError<E> {
 pub struct Resolved {
     /// The pool's slots.
     pub capacity: u32,
-    /// The build of the drain to run.
-    pub variant: KernelVariant,
+    /// The features its kernels are bound to.
+    pub features: Features,
 }
 
 /// Checks `config` and resolves it for `work` items of `job`; `free_bytes`
@@ -62,9 +62,9 @@ pub fn resolve<E>(
     free_bytes: impl FnOnce() -> Result<usize, WavefrontError<E>>,
 ) -> Result<Resolved, WavefrontError<E>> {
     config.validate().map_err(WavefrontError::Config)?;
-    let variant = job.kernel_variant(config.kernels).map_err(WavefrontError::Config)?;
+    let features = config.kernels.bind(job.features());
     let capacity = config.capacity.resolve(work, job.traces_shadow_rays(), free_bytes)?;
-    Ok(Resolved { capacity, variant })
+    Ok(Resolved { capacity, features })
 }
 
 /// A 1D launch: blocks and threads per block.

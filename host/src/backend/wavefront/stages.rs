@@ -19,7 +19,7 @@ use device::observe::DivergenceCounters;
 use device::queue::{Control, PathPool, Queues, SCAN_BLOCK, scan_blocks};
 use device::scene::SceneView;
 use device::schedule::Schedule;
-use device::shading::{KernelVariant, SORTED_CLASS, ShadeClass};
+use device::shading::{SORTED_CLASS, ShadeClass};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -89,7 +89,6 @@ struct Wavefront<'m, M: Machine> {
     classes: Vec<ShadeClass>,
     compaction: Compaction,
     sorts: bool,
-    variant: KernelVariant,
     drain: bool,
     refills: bool,
     shadows: bool,
@@ -104,7 +103,7 @@ pub fn render<M: Machine>(
     scene: SceneView<'static>,
     config: &WavefrontConfig,
     (items, total_work): (WorkItems, u64),
-    Resolved { capacity, variant }: Resolved,
+    Resolved { capacity, .. }: Resolved,
     progress: Progress,
 ) -> Result<WavefrontOutput, M::Error> {
     let shadows = job.traces_shadow_rays();
@@ -122,7 +121,6 @@ pub fn render<M: Machine>(
             args,
             config,
             classes: shade_classes(job),
-            variant,
             shadows,
             control: &mut b.control,
             stop: job.stop,
@@ -292,7 +290,6 @@ struct Run<'a, 'm, M: Machine> {
     args: WavefrontArgs,
     config: &'a WavefrontConfig,
     classes: Vec<ShadeClass>,
-    variant: KernelVariant,
     shadows: bool,
     control: &'a mut M::Buffer,
     stop: Option<&'a AtomicBool>,
@@ -323,7 +320,6 @@ impl<M: Machine> AccelVisitor for Run<'_, '_, M> {
             classes: self.classes,
             compaction: self.config.compaction,
             sorts: self.args.stage.material_sort == MaterialSort::ByVariant,
-            variant: self.variant,
             drain: self.config.drain_below > 0,
             // Bounce-synchronous waves start only in an empty pool, and a
             // pool that holds every path of the render is never refilled.
@@ -437,18 +433,12 @@ impl<M: Machine> Wavefront<'_, M> {
         self.launch_resident::<A::Extend>()
     }
 
-    /// The last paths, one thread each (a no-op until the plan drains),
-    /// by the smallest build that holds what the render needs.
+    /// The last paths, one thread each (a no-op until the plan drains).
     fn drain<A: AccelKernels>(&mut self) -> Result<(), M::Error> {
-        match self.variant {
-            KernelVariant::Plain => self.launch_resident::<A::PlainDrain>(),
-            KernelVariant::Lean => self.launch_resident::<A::LeanDrain>(),
-            KernelVariant::Full => self.launch_resident::<A::Drain>(),
-        }
+        self.launch_resident::<A::Drain>()
     }
 
-    /// One shading kernel per class the scene has, in the smallest build
-    /// that holds what the render needs, the sorted class's queue first
+    /// One shading kernel per class the scene has, the sorted class's queue first
     /// sorted by variant when the render sorts.
     fn shade(&mut self) -> Result<(), M::Error> {
         if self.sorts {
@@ -464,8 +454,7 @@ impl<M: Machine> Wavefront<'_, M> {
         }
         for k in 0..self.classes.len() {
             let class = self.classes[k];
-            let variant = self.variant;
-            visit_shade(class, variant, ShadeStage(self))?;
+            visit_shade(class, ShadeStage(self))?;
         }
         Ok(())
     }

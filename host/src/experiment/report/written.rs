@@ -19,6 +19,7 @@ use crate::experiment::params::{self, Param, SettingDecl};
 use crate::experiment::records::{KernelRow, Manifest, ManifestStudy, RunRow};
 use crate::experiment::scaling::Scaling;
 use crate::settings::backend::{BackendArg, BackendChoice};
+use crate::settings::kernels::EARLIER_BUILDS;
 use clap::ValueEnum;
 use std::path::Path;
 use toml::de::{DeTable, DeValue};
@@ -97,7 +98,10 @@ impl SettingCells<'_> {
             let Some(cell) = self.record.get(c.at).filter(|cell| !cell.is_empty()) else {
                 continue;
             };
-            (c.setting.parse)(&toml_value(cell)).map_err(|problem| (c.name, problem))?;
+            let earlier = c.setting.name == params::KERNELS.name && EARLIER_BUILDS.contains(&cell);
+            if !earlier {
+                (c.setting.parse)(&toml_value(cell)).map_err(|problem| (c.name, problem))?;
+            }
             if !c.setting.scope.contains(backend) {
                 return Err((
                     c.name,

@@ -1,0 +1,171 @@
+//! The features kernels are bound to: derived from each scene, never more
+//! than it uses, and any superset of them renders the same image.
+
+mod util;
+
+use device::accel::Dispatch;
+use device::features::{Feature, Features};
+use device::integrator::{SampleRange, render_pixel};
+use device::observe::Unobserved;
+use device::scene::{RenderParams, RenderView};
+use device::shading::{AnyMaterial, MaterialKind};
+use device::warp::Unsynchronised;
+use util::repo;
+use wavepath::backend::wavefront::{Capacity, WavefrontConfig};
+use wavepath::backend::{BackendKind, BackendOptions, RenderJob};
+use wavepath::prepared::PreparedScene;
+use wavepath::render::{Overrides, Renderer, load_scene, params_for};
+use wavepath::settings::kernels::KernelFeatures;
+use wavepath::settings::nee::NeeMode;
+
+/// Every scene file of the repository but those of generated meshes: the
+/// seeds and the test scenes, and the studies' scenes.
+fn scene_files() -> Vec<String> {
+    let mut names: Vec<String> = ["scenes", "experiments/scenes"]
+        .into_iter()
+        .flat_map(|dir| {
+            std::fs::read_dir(repo(dir))
+                .unwrap()
+                .map(move |e| format!("{dir}/{}", e.unwrap().file_name().into_string().unwrap()))
+        })
+        .filter(|n| n.ends_with(".toml") && !n.ends_with("dragon.toml") && !n.ends_with("_obj.toml"))
+        .collect();
+    names.sort();
+    assert!(names.len() >= 11, "{names:?}");
+    names
+}
+
+/// `name` loaded at `size` and `spp`, with next-event estimation `nee`,
+/// and its params.
+fn small(name: &str, nee: NeeMode, size: (u32, u32), spp: u32) -> (PreparedScene, RenderParams, u32) {
+    let overrides = Overrides {
+        size: Some(size),
+        spp: Some(spp),
+        nee: Some(nee),
+        ..Overrides::default()
+    };
+    let scene = load_scene(&repo(name), &overrides).unwrap_or_else(|e| panic!("{name}: {e:#}"));
+    let (params, spp) = params_for(&scene.scene, &overrides, RenderView::Radiance);
+    (scene, params, spp)
+}
+
+/// The features a render of `scene` with `params` uses.
+fn used(scene: &PreparedScene, params: RenderParams, spp: u32) -> Features {
+    RenderJob {
+        scene,
+        params,
+        camera: scene.scene.camera_for(params.width, params.height),
+        samples: SampleRange { begin: 0, end: spp },
+        uploaded: None,
+        stop: None,
+    }
+    .features()
+}
+
+/// Every pixel's sum, traced by the CPU through code that holds `features`.
+fn film_with(scene: &PreparedScene, params: RenderParams, spp: u32, features: Features) -> Vec<[u64; 3]> {
+    let view = scene.view(scene.scene.camera_for(params.width, params.height), features);
+    (0..params.width * params.height)
+        .map(|pixel| {
+            let samples = SampleRange { begin: 0, end: spp };
+            let r = render_pixel::<Dispatch, AnyMaterial>(&view, &params, pixel, samples, &Unobserved, Unsynchronised);
+            [r.sum.r, r.sum.g, r.sum.b]
+        })
+        .collect()
+}
+
+/// A small deterministic generator for the random feature sets.
+fn next(state: &mut u64) -> u64 {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    *state
+}
+
+#[test]
+fn each_scenes_features_are_exactly_those_it_uses() {
+    for name in scene_files() {
+        for nee in [NeeMode::Off, NeeMode::On] {
+            // Large enough that every object shows.
+            let (scene, params, spp) = small(&name, nee, (64, 48), 4);
+            let features = used(&scene, params, spp);
+            assert!(
+                features.iter().any(|f| matches!(f, Feature::Primitive(_))),
+                "{name}: no primitive kind in {features}"
+            );
+            assert_eq!(
+                features.contains(Feature::Nee),
+                nee == NeeMode::On && !scene.lights.lights.is_empty(),
+                "{name}, nee {nee:?}: {features}"
+            );
+            // Each feature derived is needed: the code without it renders
+            // another image. But the emissive kind's: its code is to
+            // absorb, which is what a kind left out does.
+            let full = film_with(&scene, params, spp, features);
+            let emissive = Feature::Material(MaterialKind::Emissive);
+            for feature in features.iter().filter(|&f| f != emissive) {
+                let without = features.without(Features::of([feature]));
+                assert!(
+                    film_with(&scene, params, spp, without) != full,
+                    "{name}, nee {nee:?}: {} is derived but the image does not need it",
+                    feature.name()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn every_superset_of_a_scenes_features_renders_its_image_on_the_cpu_and_the_emulated_wavefront() {
+    let mut state = 0x9E37_79B9_7F4A_7C15;
+    for name in scene_files() {
+        for nee in [NeeMode::Off, NeeMode::On] {
+            let (scene, params, spp) = small(&name, nee, (32, 24), 2);
+            let reference = Renderer::new(BackendKind::Cpu, BackendOptions::default())
+                .unwrap()
+                .render(&scene, params, spp, &|_| {})
+                .unwrap();
+            // Two random sets of features on top of the scene's, then
+            // exactly its own and every feature.
+            let random = (0..2).map(|_| {
+                let bits = next(&mut state);
+                let names: Vec<&str> = (Feature::ALL.iter().enumerate())
+                    .filter(|(i, _)| bits >> i & 1 == 1)
+                    .map(|(_, f)| f.name())
+                    .collect();
+                format!("exact+{}", names.join("+"))
+                    .trim_end_matches('+')
+                    .parse()
+                    .unwrap()
+            });
+            let sets: Vec<KernelFeatures> = random.chain([KernelFeatures::EXACT, KernelFeatures::ALL]).collect();
+            for kernels in sets {
+                // With the drain, the per-class kernels and the dispatching one both run.
+                let wavefront = WavefrontConfig {
+                    kernels,
+                    capacity: Capacity::Slots(1024),
+                    drain_below: 300,
+                    ..WavefrontConfig::default()
+                };
+                let options = BackendOptions {
+                    wavefront,
+                    ..BackendOptions::default()
+                };
+                let out = Renderer::new(BackendKind::CpuWave, options)
+                    .unwrap()
+                    .render(&scene, params, spp, &|_| {})
+                    .unwrap();
+                assert!(
+                    out.film == reference.film,
+                    "{name}, nee {nee:?}, kernels {kernels}: films differ"
+                );
+            }
+            // The dispatching code alone, bound to every feature.
+            let exact = film_with(&scene, params, spp, used(&scene, params, spp));
+            assert!(
+                film_with(&scene, params, spp, Features::ALL) == exact,
+                "{name}, nee {nee:?}"
+            );
+        }
+    }
+}
