@@ -10,7 +10,7 @@ use crate::geometry::{Aabb, Hit, Interval, PrimKinds, Primitives, RayBoxTest};
 use crate::math::Ray;
 
 /// Deepest tree the traversal stack holds; the builder never exceeds it.
-pub const MAX_DEPTH: usize = 64;
+pub const MAX_DEPTH: usize = 32;
 
 /// One interior node of the binary tree: its two children's boxes and
 /// what each child is. Node 0 is the root; a tree of one leaf is a root
