@@ -271,9 +271,9 @@ fn print_the_share_of_blocked_shadow_rays() {
                     path.rng.uniform(0, Dim::LightV),
                 );
                 let Some(light) = view.lights.sample(
-                    &view.primitives,
+                    (&view.primitives, PrimKinds::ALL),
                     view.materials.as_slice(),
-                    &view.textures,
+                    Some(&view.textures),
                     origin,
                     numbers,
                 ) else {

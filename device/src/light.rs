@@ -14,7 +14,7 @@
 //! light is found by scattering alone, with weight one.
 
 use crate::geometry::sampling::Onb;
-use crate::geometry::{Hit, Interval, PrimKind, PrimRef, Primitives, Sphere};
+use crate::geometry::{Hit, Interval, PrimKind, PrimKinds, PrimRef, Primitives, Sphere};
 use crate::material::Material;
 use crate::math::{Ray, Rgb, Vec3, scalar};
 use crate::slice::DeviceSlice;
@@ -162,12 +162,13 @@ fn material_of(primitives: &Primitives, prim: PrimRef) -> u32 {
     }
 }
 
-/// The triangle of an area light (`None` for a sphere or a box).
+/// The triangle of an area light (`None` for a sphere or a box, or a kind
+/// the kernel does not hold).
 #[inline(always)]
-fn flat(primitives: &Primitives, light: Light) -> Option<Flat> {
+fn flat(primitives: &Primitives, kinds: PrimKinds, light: Light) -> Option<Flat> {
     let i = light.prim.index() as usize;
     match light.prim.kind() {
-        PrimKind::Triangle => {
+        PrimKind::Triangle if kinds.contains(PrimKind::Triangle) => {
             let t = &primitives.triangles.as_slice()[i];
             Some(Flat {
                 v0: t.v0,
@@ -176,7 +177,7 @@ fn flat(primitives: &Primitives, light: Light) -> Option<Flat> {
                 normal: t.normal,
             })
         }
-        PrimKind::Polygon => {
+        PrimKind::Polygon if kinds.contains(PrimKind::Polygon) => {
             let p = &primitives.polygons.as_slice()[i];
             let v = primitives.polygon_vertices.as_slice();
             let first = p.first_vertex as usize;
@@ -188,7 +189,7 @@ fn flat(primitives: &Primitives, light: Light) -> Option<Flat> {
                 normal: p.normal,
             })
         }
-        PrimKind::Sphere | PrimKind::Parallelepiped => None,
+        _ => None,
     }
 }
 
@@ -206,7 +207,7 @@ pub fn power(primitives: &Primitives, materials: &[Material], light: Light) -> f
             2.0 * scalar::TAU * r * r
         }
         PrimKind::Parallelepiped => 0.0,
-        PrimKind::Triangle | PrimKind::Polygon => flat(primitives, light).map_or(0.0, |f| f.area()),
+        PrimKind::Triangle | PrimKind::Polygon => flat(primitives, PrimKinds::ALL, light).map_or(0.0, |f| f.area()),
     };
     luminance * area
 }
@@ -248,13 +249,16 @@ impl LightView<'_> {
 
     /// Picks a light by power with `pick` and a point on it with `(u, v)`,
     /// as seen from `origin`. `None` when the point turns its back on
-    /// `origin` (or `origin` is inside the sphere chosen).
+    /// `origin` (or `origin` is inside the sphere chosen), or the light is
+    /// of a primitive kind outside `kinds` (the kinds the kernel holds).
+    /// Its radiance reads `textures` where given (kernels that hold
+    /// textures), else the emission's constant.
     #[inline(always)]
     pub fn sample(
         &self,
-        primitives: &Primitives,
+        (primitives, kinds): (&Primitives, PrimKinds),
         materials: &[Material],
-        textures: &Textures,
+        textures: Option<&Textures>,
         origin: Vec3,
         (pick, u, v): (f32, f32, f32),
     ) -> Option<LightSample> {
@@ -270,15 +274,18 @@ impl LightView<'_> {
         // The pick weighs the emission's constant (a texture's mean); the
         // radiance is the emission where the chosen point lies.
         let emission = colour.rgb;
-        let radiance = |point, normal| {
-            let at = SurfacePoint {
-                prim: light.prim,
-                point,
-                normal,
-            };
-            textures.colour(colour, primitives, &at)
+        let radiance = |point, normal| match textures {
+            Some(textures) => {
+                let at = SurfacePoint {
+                    prim: light.prim,
+                    point,
+                    normal,
+                };
+                textures.colour(colour, primitives, &at)
+            }
+            None => colour.rgb,
         };
-        if light.prim.kind() == PrimKind::Sphere {
+        if kinds.contains(PrimKind::Sphere) && light.prim.kind() == PrimKind::Sphere {
             let sphere = &primitives.spheres.as_slice()[light.prim.index() as usize];
             let (Some(cone), pdf) = self.sphere_density(sphere, emission, origin) else {
                 return None;
@@ -293,7 +300,7 @@ impl LightView<'_> {
                 pdf,
             });
         }
-        let f = flat(primitives, light)?;
+        let f = flat(primitives, kinds, light)?;
         let point = f.sample(u, v);
         let to_point = point - origin;
         let d2 = to_point.length_squared();
@@ -414,7 +421,7 @@ mod tests {
         let mut inverse_pdfs = 0.0f64;
         let samples: Vec<LightSample> = (0..10_000)
             .map(|i| {
-                view.sample(&primitives, &materials, &Textures::none(), origin, numbers(i))
+                view.sample((&primitives, PrimKinds::ALL), &materials, None, origin, numbers(i))
                     .expect("visible")
             })
             .collect();
@@ -440,9 +447,9 @@ mod tests {
         // From inside the sphere there is nothing to sample.
         assert!(
             view.sample(
-                &primitives,
+                (&primitives, PrimKinds::ALL),
                 &materials,
-                &Textures::none(),
+                None,
                 spheres[0].center,
                 numbers(1)
             )
@@ -528,7 +535,7 @@ mod tests {
         let mut sum = 0.0f64;
         for i in 0..n {
             let s = view
-                .sample(&primitives, &materials, &Textures::none(), origin, numbers(i))
+                .sample((&primitives, PrimKinds::ALL), &materials, None, origin, numbers(i))
                 .expect("front faces");
             sum += 1.0 / s.pdf as f64;
             // The MIS density of the same direction agrees.

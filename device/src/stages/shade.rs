@@ -148,9 +148,9 @@ fn next_event<B: Bsdf>(
         rng.uniform(b, Dim::LightV),
     );
     let light = scene.lights.sample(
-        &scene.primitives,
+        (&scene.primitives, scene.features().primitives()),
         scene.materials.as_slice(),
-        &scene.textures,
+        input.textured.then_some(&scene.textures),
         origin,
         numbers,
     )?;
