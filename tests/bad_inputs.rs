@@ -226,6 +226,12 @@ const CASES: &[Case] = &[
         &["render", "s.toml"], &["s.toml", "is a FIFO"]),
     case("scene file is a device", &[],
         &["render", "/dev/zero", "--out", "z.png"], &["/dev/zero", "is a device"]),
+    case("kernel feature that is no feature", &[("s.toml", Entry::Text(OK))],
+        &["render", "s.toml", "--backend", "cpu-wave", "--kernels", "exact+sparkles"], &["`sparkles`", "the features are", "nee", "triangle"]),
+    case("experiment kernels named by an earlier build", &[("ok.toml", Entry::Text(OK)), ("e.toml", Entry::Text(concat!(
+            "[experiment]\nname = \"bad\"\ndescription = \"a bad config\"\n\n",
+            "[[study]]\nname = \"s\"\nscenes = [\"ok.toml\"]\nbackends = [\"cpu-wave\"]\nfixed = { kernels = \"lean\" }\n")))],
+        &["experiment", "e.toml", "--out", "o"], &["e.toml:9:", "`kernels`", "`lean` is not a kernel feature set", "`exact`"]),
     case("experiment repeat beyond the limit", &[("ok.toml", Entry::Text(OK)), ("e.toml", Entry::Text(config!("repeat = 1000000")))],
         &["experiment", "e.toml", "--out", "o"], &["e.toml:9:", "field `repeat`", "1 to 1000"]),
     case("bench warm-up beyond the limit", &[("s.toml", Entry::Text(OK))],
