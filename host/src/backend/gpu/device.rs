@@ -274,47 +274,48 @@ impl Gpu {
     }
 
     /// The kernel `name`, JIT-compiled under this handle's register cap and
-    /// with its features bound, on first use.
+    /// with its features bound, on first use. A kernel that reads no
+    /// features is kept under no feature set, so that handles bound to
+    /// different sets share it.
     pub fn function(&self, name: &'static str) -> Result<CudaFunction, GpuError> {
         let mut modules = self.modules.lock().unwrap_or_else(|e| e.into_inner());
-        let find = |modules: &Modules, key: ModuleKey| modules.iter().find(|(k, _)| *k == key).map(|(_, m)| m.clone());
-        let module = match find(&modules, (self.cap, self.features, name)) {
-            Some(m) => m,
+        let cached = |features| modules.iter().find(|(k, _)| *k == (self.cap, features, name));
+        let module = match cached(self.features).or_else(|| cached(None)) {
+            Some((_, m)) => m.clone(),
             None => {
-                let text = ptx::entry_module(self.ptx, name).ok_or_else(|| GpuError::Config {
-                    what: "kernel",
-                    error: format!("the PTX has no kernel `{name}`"),
-                })?;
-                let (text, bound) = ptx::with_features(&text, self.features).map_err(|error| GpuError::Config {
-                    what: "kernel",
-                    error: format!("kernel `{name}`: {error}"),
-                })?;
-                let key = (self.cap, bound, name);
-                match find(&modules, key) {
-                    Some(m) => m,
-                    None => {
-                        let text = match self.cap {
-                            Some(cap) => ptx::with_register_cap(&text, cap),
-                            None => text,
-                        };
-                        let cap = self
-                            .cap
-                            .map_or("as compiled".into(), |c| format!("capped at {c} registers"));
-                        let features = bound.map_or(String::new(), |f| format!(", features {f}"));
-                        let m = self
-                            .context
-                            .load_module(Ptx::from_src(text))
-                            .map_err(self.error(format!("loading kernel `{name}` ({cap}{features})")))?;
-                        modules.push((key, m.clone()));
-                        m
-                    }
-                }
+                let (key, m) = self.load(name)?;
+                modules.push((key, m.clone()));
+                m
             }
         };
         drop(modules);
         module
             .load_function(name)
             .map_err(self.error(format!("looking up kernel `{name}`")))
+    }
+
+    /// Kernel `name` alone in a module, its features bound and its
+    /// registers capped as this handle says, JIT-compiled; and the key it
+    /// is cached under.
+    fn load(&self, name: &'static str) -> Result<(ModuleKey, Arc<CudaModule>), GpuError> {
+        let config = |error| GpuError::Config { what: "kernel", error };
+        let text =
+            ptx::entry_module(self.ptx, name).ok_or_else(|| config(format!("the PTX has no kernel `{name}`")))?;
+        let (text, bound) =
+            ptx::with_features(&text, self.features).map_err(|error| config(format!("kernel `{name}`: {error}")))?;
+        let text = match self.cap {
+            Some(cap) => ptx::with_register_cap(&text, cap),
+            None => text,
+        };
+        let cap = self
+            .cap
+            .map_or("as compiled".into(), |c| format!("capped at {c} registers"));
+        let features = bound.map_or(String::new(), |f| format!(", features {f}"));
+        let m = self
+            .context
+            .load_module(Ptx::from_src(text))
+            .map_err(self.error(format!("loading kernel `{name}` ({cap}{features})")))?;
+        Ok(((self.cap, bound, name), m))
     }
 
     /// Registers, local memory and theoretical occupancy of `function` at
