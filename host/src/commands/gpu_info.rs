@@ -1,10 +1,13 @@
 //! `wavepath gpu-info`: the embedded PTX, the GPUs (by the ordinals
 //! `--devices` takes), and every kernel's registers, local memory and
-//! occupancy on GPU 0.
+//! occupancy on GPU 0, bound to every feature (the most a kernel holds; a
+//! render binds only what its scene uses, and `kernels.csv` records what
+//! each run's kernels took).
 
 use super::outln;
 use crate::backend::gpu::Gpu;
 use crate::system::ptx;
+use device::features::Features;
 use device::kernels::all_entry_points;
 use std::process::ExitCode;
 
@@ -18,9 +21,11 @@ pub fn run() -> anyhow::Result<ExitCode> {
     }
     let gpu = Gpu::open(0)?;
     outln!("GPU: {}", gpu.info().describe());
+    let gpu = gpu.with_features(Features::ALL);
     for ordinal in 1..Gpu::count()? {
         outln!("GPU {ordinal}: {}", Gpu::open(ordinal)?.info().describe());
     }
+    outln!("kernels bound to every feature ({}):", Features::ALL);
     for (name, threads) in all_entry_points().flat_map(|n| SHOWN_BLOCKS.map(|t| (n, t))) {
         let f = gpu.function(name)?;
         let k = gpu.kernel_info(name, &f, threads)?;
