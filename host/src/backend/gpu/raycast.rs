@@ -8,6 +8,7 @@ use super::profile::LaunchRecord;
 use super::timeline::{Timeline, linear};
 use crate::backend::SizedBy;
 use crate::prepared::PreparedScene;
+use device::features::Features;
 use device::kernel::EntryPoint;
 use device::kernels::raycast::RaycastArgs;
 use device::kernels::{AccelKernels, AccelVisitor, visit_accel};
@@ -28,12 +29,14 @@ pub struct CastTiming {
 /// Casts `rays` against `scene` `repeat` times with `block` threads per block.
 pub fn cast(gpu: &Gpu, scene: &PreparedScene, rays: &[Ray], block: u32, repeat: u32) -> Result<CastTiming, GpuError> {
     // The scene's primitive kinds (the rest of its features are not read).
-    let gpu = &gpu.with_features(scene.features());
+    let features = scene.features();
+    let gpu = &gpu.with_features(features);
     visit_accel(
         scene.accel.kind,
         Cast {
             gpu,
             scene,
+            features,
             rays,
             block,
             repeat,
@@ -45,6 +48,7 @@ pub fn cast(gpu: &Gpu, scene: &PreparedScene, rays: &[Ray], block: u32, repeat: 
 struct Cast<'a> {
     gpu: &'a Gpu,
     scene: &'a PreparedScene,
+    features: Features,
     rays: &'a [Ray],
     block: u32,
     repeat: u32,
@@ -57,6 +61,7 @@ impl AccelVisitor for Cast<'_> {
         let Cast {
             gpu,
             scene,
+            features,
             rays,
             block,
             repeat,
@@ -72,7 +77,7 @@ impl AccelVisitor for Cast<'_> {
             // SAFETY: the scene stays uploaded until the launches are done.
             scene: unsafe {
                 device_scene
-                    .view(gpu, scene, scene.scene.camera_for(1, 1), scene.features())
+                    .view(gpu, scene, scene.scene.camera_for(1, 1), features)
                     .detached()
             },
             rays: device_rays.device_ptr(gpu),
