@@ -1,13 +1,21 @@
 //! Brute force: test every primitive. The baseline the accelerators beat.
 
-use super::{Closest, Query, TestOrder};
+use super::{AccelView, Closest, Query, TestOrder};
 use crate::geometry::{Hit, Interval, PrimKind, PrimKinds, PrimRef, Primitives};
 use crate::math::Ray;
 
-/// Tests every primitive of every type in `kinds` and keeps the nearest hit (or,
+/// Tests every primitive of every type in `kinds` (the structure is not
+/// read) and keeps the nearest hit (or,
 /// for an any-hit query, stops at the first).
 #[inline(always)]
-pub fn search(primitives: &Primitives, kinds: PrimKinds, ray: &Ray, range: Interval, query: Query) -> Option<Hit> {
+pub fn search(
+    primitives: &Primitives,
+    _: &AccelView,
+    kinds: PrimKinds,
+    ray: &Ray,
+    range: Interval,
+    query: Query,
+) -> Option<Hit> {
     let mut c = Closest::new(range, query, TestOrder::Ascending, kinds);
     if kinds.contains(PrimKind::Sphere) {
         for (i, s) in primitives.spheres.as_slice().iter().enumerate() {

@@ -237,90 +237,59 @@ pub trait Traversal {
     }
 }
 
-/// Brute force.
-pub struct BruteForce;
-/// BVH traversal.
-pub struct Bvh;
-/// kd-tree traversal.
-pub struct KdTree;
-/// 8-wide BVH traversal.
-pub struct Bvh8;
-/// Whichever structure the scene carries.
-pub struct Dispatch;
+/// Declares each structure's marker type, its [`Traversal`] (its module's
+/// `search`) and [`Dispatch`]'s choice among them, from one table.
+macro_rules! structures {
+    ($($(#[$doc:meta])* $kind:ident => $t:ident, $module:ident;)*) => {
+        $(
+            $(#[$doc])*
+            pub struct $t;
 
-impl Traversal for BruteForce {
-    #[inline(always)]
-    fn search(
-        primitives: &Primitives,
-        _: &AccelView,
-        kinds: PrimKinds,
-        ray: &Ray,
-        range: Interval,
-        query: Query,
-    ) -> Option<Hit> {
-        brute::search(primitives, kinds, ray, range, query)
-    }
-}
+            impl Traversal for $t {
+                #[inline(always)]
+                fn search(
+                    primitives: &Primitives,
+                    accel: &AccelView,
+                    kinds: PrimKinds,
+                    ray: &Ray,
+                    range: Interval,
+                    query: Query,
+                ) -> Option<Hit> {
+                    $module::search(primitives, accel, kinds, ray, range, query)
+                }
+            }
+        )*
 
-impl Traversal for Bvh {
-    #[inline(always)]
-    fn search(
-        primitives: &Primitives,
-        accel: &AccelView,
-        kinds: PrimKinds,
-        ray: &Ray,
-        range: Interval,
-        query: Query,
-    ) -> Option<Hit> {
-        bvh::search(primitives, accel, kinds, ray, range, query)
-    }
-}
+        /// Whichever structure the scene carries.
+        pub struct Dispatch;
 
-impl Traversal for KdTree {
-    #[inline(always)]
-    fn search(
-        primitives: &Primitives,
-        accel: &AccelView,
-        kinds: PrimKinds,
-        ray: &Ray,
-        range: Interval,
-        query: Query,
-    ) -> Option<Hit> {
-        kdtree::search(primitives, accel, kinds, ray, range, query)
-    }
-}
-
-impl Traversal for Bvh8 {
-    #[inline(always)]
-    fn search(
-        primitives: &Primitives,
-        accel: &AccelView,
-        kinds: PrimKinds,
-        ray: &Ray,
-        range: Interval,
-        query: Query,
-    ) -> Option<Hit> {
-        bvh8::search(primitives, accel, kinds, ray, range, query)
-    }
-}
-
-impl Traversal for Dispatch {
-    #[inline(always)]
-    fn search(
-        primitives: &Primitives,
-        accel: &AccelView,
-        kinds: PrimKinds,
-        ray: &Ray,
-        range: Interval,
-        query: Query,
-    ) -> Option<Hit> {
-        match accel.kind {
-            AccelKind::None => brute::search(primitives, kinds, ray, range, query),
-            AccelKind::Bvh => bvh::search(primitives, accel, kinds, ray, range, query),
-            AccelKind::KdTree => kdtree::search(primitives, accel, kinds, ray, range, query),
-            AccelKind::Bvh8 => bvh8::search(primitives, accel, kinds, ray, range, query),
+        impl Traversal for Dispatch {
+            #[inline(always)]
+            fn search(
+                primitives: &Primitives,
+                accel: &AccelView,
+                kinds: PrimKinds,
+                ray: &Ray,
+                range: Interval,
+                query: Query,
+            ) -> Option<Hit> {
+                match accel.kind {
+                    $(AccelKind::$kind => $module::search(primitives, accel, kinds, ray, range, query),)*
+                }
+            }
         }
-    }
+    };
+}
+
+structures! {
+    /// Brute force.
+    None => BruteForce, brute;
+    /// BVH traversal.
+    Bvh => Bvh, bvh;
+    /// kd-tree traversal.
+    KdTree => KdTree, kdtree;
+    /// 8-wide BVH traversal.
+    Bvh8 => Bvh8, bvh8;
 }
 
 /// The closest hit of `ray` in `range` with whichever structure `accel` is,
