@@ -1,5 +1,6 @@
 //! `results/SUMMARY.md`: regenerated from the committed result folders it
-//! must equal the committed file, and on a fresh experiment it sets the
+//! must equal the committed file (and its figure the committed
+//! `results/figures/answer.svg`), and on a fresh experiment it sets the
 //! published figure beside our value at the run the entry names, in the
 //! seed's time, flags a scene or config edited since the run, and says
 //! that whether the source is as run is unknown where no source is beside
@@ -11,6 +12,7 @@ mod util;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use util::{output_within, repo, run_experiment, wavepath, write_config};
+use wavepath::experiment::report::answer;
 use wavepath::experiment::report::summary::{SUMMARY_FILE, summary};
 use wavepath::system::fingerprint::{MEASURED_SOURCES, fingerprint_bytes};
 
@@ -20,8 +22,14 @@ fn the_committed_summary_is_what_the_committed_results_give() {
     let committed = std::fs::read_to_string(results.join(SUMMARY_FILE)).unwrap();
     let regenerated = summary(&results).unwrap();
     assert!(
-        committed == regenerated,
+        committed == regenerated.markdown,
         "results/SUMMARY.md is out of date: run `wavepath report --summary results` and commit it"
+    );
+    let figure = std::fs::read_to_string(results.join(answer::FIGURE)).ok();
+    assert!(
+        figure == regenerated.figure,
+        "results/{} is out of date: run `wavepath report --summary results` and commit it",
+        answer::FIGURE
     );
 }
 
@@ -68,6 +76,12 @@ fn a_fresh_experiment_is_summarised_and_an_edited_config_is_flagged() {
     let o = wavepath().args(["report", "--summary"]).arg(&results).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = std::fs::read_to_string(results.join(SUMMARY_FILE)).unwrap();
+    // No study against the megakernel: the answer says so, and no figure.
+    assert!(
+        text.contains("No study sets the megakernel against the wavefront yet."),
+        "{text}"
+    );
+    assert!(!results.join(answer::FIGURE).exists());
     let line = line_of(&text, "a paper");
     let cells: Vec<&str> = line.split(" | ").collect();
     // seed | figure | hardware | time | ours | other time | ratio | our hardware | study | current ...
@@ -87,17 +101,17 @@ fn a_fresh_experiment_is_summarised_and_an_edited_config_is_flagged() {
         std::fs::create_dir_all(link.parent().unwrap()).unwrap();
         std::os::unix::fs::symlink(repo(source), link).unwrap();
     }
-    let text = summary(&results).unwrap();
+    let text = summary(&results).unwrap().markdown;
     assert_eq!(line_of(&text, "a paper").split(" | ").nth(9), Some("yes"));
 
     // An edited scene is flagged, then an edited config (checked first).
     let scene = dir.path().join("scene.toml");
     std::fs::write(&scene, std::fs::read_to_string(&scene).unwrap() + "\n# edited\n").unwrap();
-    let text = summary(&results).unwrap();
+    let text = summary(&results).unwrap().markdown;
     let flag = format!("its input `{}` has changed since; re-run it", scene.display());
     assert!(line_of(&text, "a paper").contains(&flag), "{text}");
     std::fs::write(&config, std::fs::read_to_string(&config).unwrap() + "\n# edited\n").unwrap();
-    let text = summary(&results).unwrap();
+    let text = summary(&results).unwrap().markdown;
     assert!(
         line_of(&text, "a paper").contains("its config has changed since; re-run it"),
         "{text}"
@@ -156,7 +170,14 @@ fn files_of_the_tree_that_are_not_regular_are_refused_unread() {
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let text = std::fs::read_to_string(results.join(SUMMARY_FILE)).unwrap();
         assert!(text.contains("[`fixture`](fixture/report.md)"), "{text}");
+        assert!(
+            text.contains("\n| [`fixture` / `wavefront`](fixture/report.md) | "),
+            "the answer has no row of the fixture's study: {text}"
+        );
+        let figure = results.join(answer::FIGURE);
+        assert!(std::fs::read_to_string(&figure).unwrap().starts_with("<svg"));
         std::fs::remove_file(results.join(SUMMARY_FILE)).unwrap();
+        std::fs::remove_file(&figure).unwrap();
 
         let path = dir.path().join(file);
         let _ = std::fs::remove_file(&path);
@@ -178,6 +199,7 @@ fn files_of_the_tree_that_are_not_regular_are_refused_unread() {
             "{file}: {stderr}"
         );
         assert!(!results.join(SUMMARY_FILE).exists(), "{file}: wrote a summary");
+        assert!(!figure.exists(), "{file}: wrote the answer's figure");
     }
 }
 

@@ -21,7 +21,7 @@ use std::sync::OnceLock;
 /// Size of every figure, in pixels (SVG user units).
 pub const SIZE: (u32, u32) = (1000, 600);
 /// The one font family the figures use (registered from bundled bytes).
-const FONT: &str = "sans-serif";
+pub(super) const FONT: &str = "sans-serif";
 /// Height of the footer strip under every chart, in pixels.
 const FOOTER_HEIGHT: u32 = 22;
 /// Characters of the command the footer keeps before cutting it with `…`.
@@ -99,7 +99,7 @@ fn footer(study: &str, m: &Manifest) -> String {
 }
 
 /// Registers the bundled Ubuntu Light as `sans-serif`, once.
-fn register_font() -> anyhow::Result<()> {
+pub(super) fn register_font() -> anyhow::Result<()> {
     static REGISTERED: OnceLock<Result<(), String>> = OnceLock::new();
     REGISTERED
         .get_or_init(|| {

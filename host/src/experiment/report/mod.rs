@@ -17,8 +17,11 @@
 //! - `figures`: the plotters charts;
 //! - `scaling`: T1/TN over GPUs and its table, for a study sweeping `gpus`;
 //! - `summary`: `RESULTS/SUMMARY.md`, the headline figures of every folder;
+//! - `answer`: the summary's first section and its figure, the wavefront
+//!   against the megakernel per study;
 //! - `as_run`: whether a folder's config, inputs and source are as run.
 
+pub mod answer;
 mod as_run;
 mod builds;
 mod figures;

@@ -1,0 +1,369 @@
+//! The summary's first section, "The answer": per study that sets the
+//! megakernel against the wavefront, the range of the wavefront's speedup
+//! over the megakernel across the study's scenes and its best case, and a
+//! figure of every scene's speedup per study (`figures/answer.svg`).
+//!
+//! Both are drawn from the summary's megakernel-against-wavefront rows, so
+//! the README, which carries the section between markers (checked by
+//! `tests/docs.rs`), states no figure of its own.
+
+use super::figures::{FONT, SIZE, register_font};
+use super::tables::{fmt_speedup, table_head, table_row};
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+/// The figure's path inside the results folder.
+pub const FIGURE: &str = "figures/answer.svg";
+/// The section's heading line.
+pub const HEADING: &str = "## The answer";
+
+/// One scene of one study: the wavefront's speedup over the megakernel,
+/// each at its fastest measured configuration.
+pub struct Comparison {
+    /// The study as the summary cites it (`folder` / `study`, linked).
+    pub study: String,
+    /// The scene's name.
+    pub scene: String,
+    /// The scene fields the study set, `path=value;…` (empty where none).
+    pub overrides: String,
+    /// The megakernel's time over the wavefront's (above 1: the wavefront
+    /// wins).
+    pub speedup: f64,
+    /// The device cell of the study's folder.
+    pub device: String,
+    /// The commit cell of the study's folder.
+    pub commit: String,
+    /// Whether the study's folder is as run.
+    pub as_run: String,
+}
+
+impl Comparison {
+    /// The scene with its fields shortened to their last path segment
+    /// (`material_cost (materials=16, octaves=64)`).
+    fn scene_label(&self) -> String {
+        if self.overrides.is_empty() {
+            return self.scene.clone();
+        }
+        let fields: Vec<&str> = self
+            .overrides
+            .split(';')
+            .map(|field| match field.split_once('=') {
+                Some((path, _)) => &field[path.rfind('.').map_or(0, |dot| dot + 1)..],
+                None => field,
+            })
+            .collect();
+        format!("{} ({})", self.scene, fields.join(", "))
+    }
+}
+
+/// The comparisons of one study.
+struct Study<'c> {
+    rows: Vec<&'c Comparison>,
+}
+
+impl Study<'_> {
+    /// The smallest and largest speedup.
+    fn range(&self) -> (f64, f64) {
+        self.rows
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), c| {
+                (lo.min(c.speedup), hi.max(c.speedup))
+            })
+    }
+
+    /// The scene where the wavefront does best (the first of equals).
+    fn best(&self) -> &Comparison {
+        self.rows
+            .iter()
+            .copied()
+            .reduce(|best, c| if c.speedup > best.speedup { c } else { best })
+            .expect("a study has a comparison")
+    }
+
+    /// Its scenes by name, in order, with how many variants of each the
+    /// study's scene fields made.
+    fn scenes(&self) -> String {
+        let names: Vec<String> = scene_names(self.rows.iter().copied())
+            .into_iter()
+            .map(|name| match self.rows.iter().filter(|c| c.scene == name).count() {
+                1 => name.to_string(),
+                n => format!("{name} ({n} variants)"),
+            })
+            .collect();
+        names.join(", ")
+    }
+}
+
+/// The scene names of `rows`, each once, in order of appearance.
+fn scene_names<'c>(rows: impl IntoIterator<Item = &'c Comparison>) -> Vec<&'c str> {
+    let mut names: Vec<&str> = Vec::new();
+    for c in rows {
+        if !names.contains(&c.scene.as_str()) {
+            names.push(&c.scene);
+        }
+    }
+    names
+}
+
+/// The comparisons grouped by study, ordered by their best case, the
+/// least favourable to the wavefront first (ties in order of appearance).
+fn studies(comparisons: &[Comparison]) -> Vec<Study<'_>> {
+    let mut studies: Vec<(&str, Study)> = Vec::new();
+    for c in comparisons {
+        match studies.iter_mut().find(|(s, _)| *s == c.study) {
+            Some((_, study)) => study.rows.push(c),
+            None => studies.push((&c.study, Study { rows: vec![c] })),
+        }
+    }
+    let mut studies: Vec<Study> = studies.into_iter().map(|(_, s)| s).collect();
+    studies.sort_by(|a, b| a.best().speedup.total_cmp(&b.best().speedup));
+    studies
+}
+
+/// The section's Markdown, ending with the figure's link (a path relative
+/// to the results folder) where there is one.
+pub fn section(comparisons: &[Comparison]) -> String {
+    let mut out = format!(
+        "\n{HEADING}\n\n\
+         How much faster the wavefront renders than the megakernel (above 1: the wavefront \
+         wins), per study: over the study's scenes, each back end at its fastest measured \
+         configuration ([the rows](SUMMARY.md#megakernel-against-wavefront) of the summary's \
+         table \"Megakernel against wavefront\"). Studies are ordered by their best case, the \
+         least favourable to the wavefront first.\n\n"
+    );
+    let studies = studies(comparisons);
+    if studies.is_empty() {
+        out += "No study sets the megakernel against the wavefront yet.\n";
+        return out;
+    }
+    out += &table_head(&[
+        "study",
+        "scenes",
+        "wavefront ÷ megakernel",
+        "best for the wavefront",
+        "device",
+        "commit",
+        "as run?",
+    ]);
+    for s in &studies {
+        let (lo, hi) = s.range();
+        let (lo, hi) = (fmt_speedup(lo), fmt_speedup(hi));
+        let range = if lo == hi { lo } else { format!("{lo}–{hi}") };
+        let best = s.best();
+        out += &table_row(&[
+            best.study.clone(),
+            s.scenes(),
+            range,
+            format!("{} ({})", fmt_speedup(best.speedup), best.scene_label()),
+            best.device.clone(),
+            best.commit.clone(),
+            best.as_run.clone(),
+        ]);
+    }
+    out += &format!("\n![The wavefront's speedup over the megakernel, per study and scene]({FIGURE})\n");
+    out
+}
+
+/// The figure's SVG: per study (a row, labelled `folder / study`) a point
+/// for each scene's speedup on a log axis, coloured by scene, with a dashed
+/// line at 1; `None` where nothing compares.
+pub fn figure(comparisons: &[Comparison], footer: &str) -> anyhow::Result<Option<String>> {
+    let studies = studies(comparisons);
+    if studies.is_empty() {
+        return Ok(None);
+    }
+    register_font()?;
+    let mut svg = String::new();
+    draw(
+        SVGBackend::with_string(&mut svg, SIZE).into_drawing_area(),
+        &studies,
+        footer,
+    )?;
+    Ok(Some(svg))
+}
+
+/// Width of the legend strip right of the chart, in pixels.
+const LEGEND_WIDTH: u32 = 190;
+/// Height of the footer strip under the chart, in pixels.
+const FOOTER_HEIGHT: u32 = 22;
+
+/// Draws the figure of `studies` on `root`.
+fn draw<DB: DrawingBackend>(
+    root: DrawingArea<DB, plotters::coord::Shift>,
+    studies: &[Study],
+    footer: &str,
+) -> anyhow::Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE)?;
+    let (main, footer_area) = root.split_vertically(SIZE.1 - FOOTER_HEIGHT);
+    let (chart_area, legend_area) = main.split_horizontally(SIZE.0 - LEGEND_WIDTH);
+    let labels: Vec<String> = studies.iter().map(|s| plain_study(&s.best().study)).collect();
+    let scenes = scene_names(studies.iter().flat_map(|s| s.rows.iter().copied()));
+    let (lo, hi) = studies
+        .iter()
+        .map(Study::range)
+        .fold((1.0f64, 1.0f64), |(lo, hi), (l, h)| (lo.min(l), hi.max(h)));
+    let rows = studies.len();
+    let longest = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
+    let mut chart = ChartBuilder::on(&chart_area)
+        .caption("Wavefront ÷ megakernel, per study and scene", (FONT, 22))
+        .margin(16)
+        .x_label_area_size(52)
+        .y_label_area_size((longest as u32 * 8 + 24).clamp(80, 400))
+        .build_cartesian_2d(
+            (lo / 1.25..hi * 1.25)
+                .log_scale()
+                .with_key_points(powers_of_two(lo, hi)),
+            0.0..rows as f64,
+        )?;
+    // Row `i` (top to bottom) spans y = rows - 1 - i to rows - i; in it,
+    // the study's `j`-th scene stands j + 1 steps from the top.
+    let row_label = |y: &f64| {
+        let i = y.floor();
+        if (y - i - 0.5).abs() < 1e-6 && i >= 0.0 && (i as usize) < rows {
+            labels[rows - 1 - i as usize].clone()
+        } else {
+            String::new()
+        }
+    };
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .x_desc("wavefront ÷ megakernel (log scale; above 1 the wavefront wins)")
+        .y_labels(2 * rows + 1)
+        .y_label_formatter(&row_label)
+        .x_label_formatter(&|v| {
+            let text = format!("{v:.2}");
+            text.trim_end_matches('0').trim_end_matches('.').to_string()
+        })
+        .label_style((FONT, 14))
+        .axis_desc_style((FONT, 16))
+        .draw()?;
+    let grey = RGBColor(210, 210, 210);
+    chart.draw_series((1..rows).map(|y| PathElement::new([(lo / 1.25, y as f64), (hi * 1.25, y as f64)], grey)))?;
+    chart.draw_series(DashedLineSeries::new(
+        [(1.0, 0.0), (1.0, rows as f64)],
+        8,
+        5,
+        BLACK.stroke_width(2),
+    ))?;
+    for (i, study) in studies.iter().enumerate() {
+        let base = (rows - 1 - i) as f64;
+        let own = scene_names(study.rows.iter().copied());
+        chart.draw_series(study.rows.iter().map(|c| {
+            let k = scenes.iter().position(|s| *s == c.scene).unwrap_or(0);
+            let j = own.iter().position(|s| *s == c.scene).unwrap_or(0);
+            let y = base + 1.0 - (j + 1) as f64 / (own.len() + 1) as f64;
+            Circle::new((c.speedup, y), 5, color(k).filled())
+        }))?;
+    }
+    let text = TextStyle::from((FONT, 14).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
+    for (k, scene) in scenes.iter().enumerate() {
+        let y = 60 + 24 * k as i32;
+        legend_area.draw(&Circle::new((16, y), 5, color(k).filled()))?;
+        legend_area.draw(&Text::new(scene.to_string(), (30, y), text.clone()))?;
+    }
+    let style = TextStyle::from((FONT, 12).into_font()).color(&RGBColor(90, 90, 90));
+    footer_area.draw_text(footer, &style, (16, 4))?;
+    root.present()?;
+    Ok(())
+}
+
+/// The powers of two from the largest at most `lo` to the smallest at
+/// least `hi` (both positive): the figure's ticks.
+fn powers_of_two(lo: f64, hi: f64) -> Vec<f64> {
+    let (first, last) = (lo.log2().floor() as i32, hi.log2().ceil() as i32);
+    (first..=last).map(|k| 2f64.powi(k)).collect()
+}
+
+/// The `i`-th scene's colour.
+fn color(i: usize) -> RGBAColor {
+    Palette99::pick(i).to_rgba()
+}
+
+/// A study cell without its Markdown: `` [`a` / `b`](…) `` as `a / b`.
+fn plain_study(cell: &str) -> String {
+    let text = cell
+        .strip_prefix('[')
+        .and_then(|c| c.split_once("]("))
+        .map_or(cell, |(t, _)| t);
+    text.replace('`', "")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn comparison(study: &str, scene: &str, overrides: &str, speedup: f64) -> Comparison {
+        Comparison {
+            study: format!("[`{study}`](x/report.md)"),
+            scene: scene.into(),
+            overrides: overrides.into(),
+            speedup,
+            device: "a GPU".into(),
+            commit: "`abc`".into(),
+            as_run: "yes".into(),
+        }
+    }
+
+    #[test]
+    fn each_study_gets_its_range_and_best_case_ordered_by_the_best() {
+        let rows = [
+            comparison("a / wins", "box", "scene.size=1", 0.5),
+            comparison(
+                "b / cost",
+                "field",
+                "generators[0].materials=1;generators[0].octaves=4",
+                0.9,
+            ),
+            comparison(
+                "b / cost",
+                "field",
+                "generators[0].materials=16;generators[0].octaves=64",
+                13.0,
+            ),
+            comparison("a / wins", "spheres", "", 2.0),
+            comparison("a / wins", "box", "scene.size=2", 1.5),
+        ];
+        let text = section(&rows);
+        let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("| [")).collect();
+        assert_eq!(
+            lines,
+            [
+                "| [`a / wins`](x/report.md) | box (2 variants), spheres | 0.50x–2.00x | 2.00x (spheres) \
+                 | a GPU | `abc` | yes |",
+                "| [`b / cost`](x/report.md) | field (2 variants) | 0.90x–13.00x | \
+                 13.00x (field (materials=16, octaves=64)) | a GPU | `abc` | yes |",
+            ]
+        );
+        assert!(text.starts_with(&format!("\n{HEADING}\n")));
+        assert!(text.ends_with(&format!("]({FIGURE})\n")));
+    }
+
+    #[test]
+    fn nothing_to_compare_says_so_and_draws_nothing() {
+        assert!(section(&[]).contains("No study sets the megakernel against the wavefront yet."));
+        assert!(figure(&[], "footer").unwrap().is_none());
+    }
+
+    #[test]
+    fn the_figure_has_a_row_per_study_a_point_per_scene_and_a_legend() {
+        let rows = [
+            comparison("a / wins", "box", "", 0.5),
+            comparison("a / wins", "spheres", "", 2.0),
+            comparison("b / cost", "field", "", 3.0),
+        ];
+        let svg = figure(&rows, "the footer").unwrap().unwrap();
+        for text in ["a / wins", "b / cost", "box", "spheres", "field", "the footer"] {
+            assert!(svg.lines().any(|line| line == text), "{text} missing");
+        }
+        assert_eq!(
+            svg.matches("<circle").count(),
+            3 + 3,
+            "a point per scene, a legend mark per scene"
+        );
+        assert_eq!(powers_of_two(0.51, 13.18), [0.5, 1.0, 2.0, 4.0, 8.0, 16.0]);
+    }
+}
