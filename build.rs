@@ -4,9 +4,27 @@
 //! PTX texts through `include_str!` (see `host/src/backend/gpu/ptx.rs`).
 //!
 //! `WAVEPATH_CUDA_ARCHS` picks the architectures (comma-separated, e.g.
-//! `sm_80,sm_90`; default [`DEFAULT_ARCHS`]). The device code must not call
-//! out of its module: a PTX with an `.extern .func` would fail to load, so
-//! the build fails on one.
+//! `sm_80,sm_90`; default [`DEFAULT_ARCHS`]), or `none`: no PTX, an empty
+//! table, a binary whose GPU back ends refuse to open (saying how to
+//! rebuild) and whose `--backend auto` renders on the CPU. The device code
+//! must not call out of its module: a PTX with an `.extern .func` would
+//! fail to load, so the build fails on one.
+//!
+//! The cost: each architecture is a nested build of `core` and the device
+//! crate, about 32 s of CPU (7 s `core`, 25 s the device crate), a third of
+//! a from-scratch build with the five defaults. So `scripts/run` builds
+//! only what the machine can run: the PTX for its GPUs (as `nvidia-smi`
+//! lists them) or, without one, none; `cargo build`, `cargo test`,
+//! `scripts/test` and `scripts/gpu-pack` build what they name or the
+//! default. Each architecture has its own nested target folder under
+//! `OUT_DIR`, so switching back to a set built before recompiles nothing
+//! there.
+//!
+//! This script reruns on any change to the measured source (host code
+//! included), since it also stamps the binary with that source's
+//! fingerprint; the PTX step then costs a nested cargo that finds the
+//! device crate fresh (about 0.2 s per architecture), so the two steps
+//! share one trigger.
 
 use std::env;
 use std::fmt::Write as _;
@@ -50,7 +68,10 @@ fn run() -> Result<(), String> {
             std::thread::spawn(move || build_ptx(&manifest_dir, &out_dir, cc))
         })
         .collect();
-    let mut table = String::from("/// Embedded PTX, one module per compute capability, ascending.\n");
+    let mut table = String::from(
+        "/// Embedded PTX, one module per compute capability, ascending (none when\n\
+         /// built with `WAVEPATH_CUDA_ARCHS=none`).\n",
+    );
     table.push_str("pub const PTX_MODULES: &[(u32, &str)] = &[\n");
     for (build, cc) in builds.into_iter().zip(&archs) {
         let path = build
@@ -88,21 +109,26 @@ fn commit(manifest_dir: &Path) -> String {
     }
 }
 
-/// `"sm_75, sm_90"` → `[75, 90]`, sorted and de-duplicated.
+/// `"sm_75, sm_90"` → `[75, 90]`, sorted and de-duplicated; `"none"` → `[]`.
 fn parse_archs(list: &str) -> Result<Vec<u32>, String> {
+    if list.trim() == "none" {
+        return Ok(Vec::new());
+    }
     let mut ccs = Vec::new();
     for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let cc = item
             .strip_prefix("sm_")
             .and_then(|n| n.parse::<u32>().ok())
             .filter(|&n| n >= 50)
-            .ok_or_else(|| format!("WAVEPATH_CUDA_ARCHS: `{item}` is not an architecture like `sm_90`"))?;
+            .ok_or_else(|| {
+                format!("WAVEPATH_CUDA_ARCHS: `{item}` is not an architecture like `sm_90` (or `none` alone)")
+            })?;
         ccs.push(cc);
     }
     ccs.sort_unstable();
     ccs.dedup();
     if ccs.is_empty() {
-        return Err("WAVEPATH_CUDA_ARCHS names no architecture".into());
+        return Err("WAVEPATH_CUDA_ARCHS names no architecture (`none` builds no PTX)".into());
     }
     Ok(ccs)
 }

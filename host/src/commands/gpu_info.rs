@@ -19,6 +19,9 @@ pub fn run() -> anyhow::Result<ExitCode> {
     for (arch, text) in ptx::PTX_MODULES {
         outln!("embedded PTX: sm_{arch} ({} bytes)", text.len());
     }
+    if ptx::PTX_MODULES.is_empty() {
+        outln!("embedded PTX: none (built with WAVEPATH_CUDA_ARCHS=none)");
+    }
     let gpu = Gpu::open(0)?;
     outln!("GPU: {}", gpu.info().describe());
     let gpu = gpu.with_features(Features::ALL);

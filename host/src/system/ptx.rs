@@ -1,5 +1,7 @@
 //! The PTX modules that `build.rs` compiled from `device/` and embedded
-//! (`backend::gpu::device::choose_ptx` picks the one a GPU loads).
+//! (`backend::gpu::device::choose_ptx` picks the one a GPU loads; none in a
+//! binary built with `WAVEPATH_CUDA_ARCHS=none`, whose GPU back ends refuse
+//! to open).
 
 use device::features::{Features, SENTINEL_TEXT};
 

@@ -356,11 +356,19 @@ impl Gpu {
 /// The newest of the embedded `modules` (ascending by architecture) that a
 /// device `name` of compute capability `(major, minor)` can load: PTX for an
 /// older architecture is JIT-compiled forward by the driver, never back.
+/// A binary built without PTX (`modules` empty) is told how to rebuild.
 pub fn choose_ptx<'a>(
     name: &str,
     (major, minor): (u32, u32),
     modules: &[(u32, &'a str)],
 ) -> Result<(u32, &'a str), GpuError> {
+    if modules.is_empty() {
+        return Err(GpuError::NoPtx {
+            name: name.to_string(),
+            major,
+            minor,
+        });
+    }
     let cc = major * 10 + minor;
     modules
         .iter()
@@ -438,6 +446,23 @@ mod tests {
         assert!(text.contains("(sm_75, sm_80, sm_90)"), "{text}");
         assert!(
             text.contains("WAVEPATH_CUDA_ARCHS=sm_70 cargo build --release"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_binary_built_without_ptx_is_told_how_to_rebuild() {
+        let e = choose_ptx("NVIDIA H100", (9, 0), &[]).unwrap_err();
+        assert!(matches!(e, GpuError::NoPtx { .. }), "{e}");
+        let text = e.to_string();
+        eprintln!("{text}");
+        assert!(
+            text.starts_with("NVIDIA H100 (compute capability 9.0) cannot run a GPU back end of this binary"),
+            "{text}"
+        );
+        assert!(text.contains("built without PTX (WAVEPATH_CUDA_ARCHS=none)"), "{text}");
+        assert!(
+            text.contains("`WAVEPATH_CUDA_ARCHS=sm_90 cargo build --release` for this GPU"),
             "{text}"
         );
     }

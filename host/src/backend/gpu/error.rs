@@ -21,6 +21,21 @@ pub enum GpuError {
     /// The driver sees no device, or not the one asked for.
     #[error("no CUDA device is available ({0}); check `nvidia-smi` and CUDA_VISIBLE_DEVICES")]
     NoDevice(String),
+    /// The binary embeds no PTX at all (built with `WAVEPATH_CUDA_ARCHS=none`,
+    /// as `scripts/run` builds it where `nvidia-smi` finds no GPU).
+    #[error(
+        "{name} (compute capability {major}.{minor}) cannot run a GPU back end of this binary: it was \
+         built without PTX (WAVEPATH_CUDA_ARCHS=none); rebuild with `WAVEPATH_CUDA_ARCHS=sm_{major}{minor} \
+         cargo build --release` for this GPU, or `cargo build --release` for every default architecture"
+    )]
+    NoPtx {
+        /// Device name.
+        name: String,
+        /// Compute capability, major part.
+        major: u32,
+        /// Compute capability, minor part.
+        minor: u32,
+    },
     /// Every embedded PTX module targets a newer architecture than the GPU.
     #[error(
         "{name} has compute capability {major}.{minor} (sm_{major}{minor}), older than every PTX \
