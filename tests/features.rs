@@ -4,7 +4,7 @@
 mod util;
 
 use device::accel::Dispatch;
-use device::features::{Feature, Features};
+use device::features::{Feature, Features, LIGHT_KINDS};
 use device::integrator::{SampleRange, render_pixel};
 use device::observe::Unobserved;
 use device::rng::pcg_hash;
@@ -18,6 +18,7 @@ use wavepath::render::{Overrides, Renderer, load_scene, params_for};
 use wavepath::settings::capacity::Capacity;
 use wavepath::settings::kernels::KernelFeatures;
 use wavepath::settings::nee::NeeMode;
+use wavepath::settings::sampler::SamplerKind;
 use wavepath::settings::wave_config::WavefrontConfig;
 
 /// Every scene file of the repository but those of generated meshes: the
@@ -37,13 +38,28 @@ fn scene_files() -> Vec<String> {
     names
 }
 
-/// `name` loaded at `size` and `spp`, with next-event estimation `nee`,
-/// and its params.
-fn small(name: &str, nee: NeeMode, size: (u32, u32), spp: u32) -> (PreparedScene, RenderParams, u32) {
+/// The settings that add features to a scene's: next-event estimation
+/// and the sampler, each with and without (not every pairing: each scene
+/// renders once per pairing in each test).
+const SETTINGS: [(NeeMode, SamplerKind); 3] = [
+    (NeeMode::Off, SamplerKind::Hash),
+    (NeeMode::On, SamplerKind::Hash),
+    (NeeMode::On, SamplerKind::Sobol),
+];
+
+/// `name` loaded at `size` and `spp`, with next-event estimation `nee`
+/// and `sampler`, and its params.
+fn small(
+    name: &str,
+    (nee, sampler): (NeeMode, SamplerKind),
+    size: (u32, u32),
+    spp: u32,
+) -> (PreparedScene, RenderParams, u32) {
     let overrides = Overrides {
         size: Some(size),
         spp: Some(spp),
         nee: Some(nee),
+        sampler: Some(sampler),
         ..Overrides::default()
     };
     let scene = load_scene(&repo(name), &overrides).unwrap_or_else(|e| panic!("{name}: {e:#}"));
@@ -79,9 +95,9 @@ fn film_with(scene: &PreparedScene, params: RenderParams, spp: u32, features: Fe
 #[test]
 fn each_scenes_features_are_exactly_those_it_uses() {
     for name in scene_files() {
-        for nee in [NeeMode::Off, NeeMode::On] {
+        for (nee, sampler) in SETTINGS {
             // Large enough that every object shows.
-            let (scene, params, spp) = small(&name, nee, (64, 48), 4);
+            let (scene, params, spp) = small(&name, (nee, sampler), (64, 48), 4);
             let features = used(&scene, params, spp);
             assert!(
                 features.iter().any(|f| matches!(f, Feature::Primitive(_))),
@@ -92,6 +108,19 @@ fn each_scenes_features_are_exactly_those_it_uses() {
                 nee == NeeMode::On && !scene.lights.lights.is_empty(),
                 "{name}, nee {nee:?}: {features}"
             );
+            let shadow_rays = features.contains(Feature::Nee);
+            for kind in LIGHT_KINDS {
+                assert_eq!(
+                    features.contains(Feature::Light(kind)),
+                    shadow_rays && scene.lights.lights.iter().any(|l| l.prim.kind() == kind),
+                    "{name}, nee {nee:?}: {features}"
+                );
+            }
+            assert_eq!(
+                features.contains(Feature::Sobol),
+                sampler == SamplerKind::Sobol,
+                "{name}, sampler {sampler:?}: {features}"
+            );
             // Each feature derived is needed: the code without it renders
             // another image. But the emissive kind's: its code is to
             // absorb, which is what a kind left out does.
@@ -101,7 +130,7 @@ fn each_scenes_features_are_exactly_those_it_uses() {
                 let without = features.without(Features::of([feature]));
                 assert!(
                     film_with(&scene, params, spp, without) != full,
-                    "{name}, nee {nee:?}: {} is derived but the image does not need it",
+                    "{name}, nee {nee:?}, sampler {sampler:?}: {} is derived but the image does not need it",
                     feature.name()
                 );
             }
@@ -114,8 +143,8 @@ fn every_superset_of_a_scenes_features_renders_its_image_on_the_cpu_and_the_emul
     // The random sets' bits, from the renderer's own hash.
     let mut draws = (0u32..).map(pcg_hash);
     for name in scene_files() {
-        for nee in [NeeMode::Off, NeeMode::On] {
-            let (scene, params, spp) = small(&name, nee, (32, 24), 2);
+        for (nee, sampler) in SETTINGS {
+            let (scene, params, spp) = small(&name, (nee, sampler), (32, 24), 2);
             let reference = Renderer::new(BackendKind::Cpu, BackendOptions::default())
                 .unwrap()
                 .render(&scene, params, spp, &|_| {})
@@ -152,14 +181,14 @@ fn every_superset_of_a_scenes_features_renders_its_image_on_the_cpu_and_the_emul
                     .unwrap();
                 assert!(
                     out.film == reference.film,
-                    "{name}, nee {nee:?}, kernels {kernels}: films differ"
+                    "{name}, nee {nee:?}, sampler {sampler:?}, kernels {kernels}: films differ"
                 );
             }
             // The dispatching code alone, bound to every feature.
             let exact = film_with(&scene, params, spp, used(&scene, params, spp));
             assert!(
                 film_with(&scene, params, spp, Features::ALL) == exact,
-                "{name}, nee {nee:?}"
+                "{name}, nee {nee:?}, sampler {sampler:?}"
             );
         }
     }

@@ -6,12 +6,20 @@
 //! finds it through `$PTXAS` or `PATH`; without it, it fails under CI and is
 //! skipped (saying so) elsewhere.
 
+mod util;
+
+use device::integrator::SampleRange;
 use device::kernel::EntryPoint;
-use device::kernels::all_entry_points;
 use device::kernels::fault::FaultTrap;
+use device::kernels::{AccelKernels, AccelVisitor, all_entry_points, visit_accel};
+use device::scene::RenderView;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use wavepath::system::ptx::{PTX_MODULES, entry_module};
+use util::repo;
+use wavepath::backend::RenderJob;
+use wavepath::render::{Overrides, load_scene, params_for};
+use wavepath::settings::nee::NeeMode;
+use wavepath::system::ptx::{PTX_MODULES, entry_module, with_features};
 
 #[test]
 fn every_module_has_every_kernel_and_no_extern_functions() {
@@ -112,11 +120,84 @@ fn one_kernel_modules_assemble() {
     let Some(ptxas) = ptxas_or_skip() else { return };
     let dir = tempfile::tempdir().unwrap();
     let (cc, ptx) = PTX_MODULES[PTX_MODULES.len() - 1];
-    for entry in [FaultTrap::NAME, "wf_shade_coated", "megakernel_plain_brute"] {
+    for entry in [FaultTrap::NAME, "wf_shade_coated", "megakernel_brute"] {
         let module = entry_module(ptx, entry).unwrap_or_else(|| panic!("no kernel {entry}"));
         assert!(module.contains(".func "), "{entry}: the shared functions must stay");
         let (ok, log) = assemble(&ptxas, dir.path(), entry, cc, &module);
         assert!(ok, "ptxas failed for {entry} alone:\n{log}");
         assert_eq!(log.matches("Compiling entry function").count(), 1, "{entry}:\n{log}");
+    }
+}
+
+/// The number before `label` in `ptxas -v`'s report of `entry`'s
+/// function properties (e.g. "bytes stack frame"), which follows the line
+/// that names it.
+fn ptxas_figure(log: &str, entry: &str, label: &str) -> u32 {
+    let lines: Vec<&str> = log.lines().collect();
+    let named = (lines.iter())
+        .position(|l| l.contains(&format!("Function properties for {entry}")))
+        .unwrap_or_else(|| panic!("no properties of {entry} in:\n{log}"));
+    let line = lines[named + 1];
+    let before = &line[..line.find(label).unwrap_or_else(|| panic!("no `{label}` in `{line}`"))];
+    let number = before.trim_end().rsplit([' ', ',', ':']).next().unwrap();
+    number.parse().unwrap_or_else(|_| panic!("`{number}` in `{line}`"))
+}
+
+/// The megakernel every scene file runs, bound to the features of its
+/// render (with next-event estimation and without) and uncapped, holds
+/// nothing in local memory but its structure's traversal stack, and
+/// spills nothing: `ptxas -v` reports a stack frame of exactly the stack.
+#[test]
+fn every_scenes_megakernel_holds_nothing_in_local_memory_but_its_traversal_stack() {
+    let Some(ptxas) = ptxas_or_skip() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (cc, ptx) = PTX_MODULES[PTX_MODULES.len() - 1];
+    struct Mega;
+    impl AccelVisitor for Mega {
+        type Output = (&'static str, usize);
+        fn visit<A: AccelKernels>(self) -> (&'static str, usize) {
+            (A::Megakernel::NAME, A::STACK_BYTES)
+        }
+    }
+    let mut names: Vec<_> = std::fs::read_dir(repo("scenes"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".toml"))
+        .collect();
+    names.sort();
+    for name in names {
+        for nee in [NeeMode::Off, NeeMode::On] {
+            let overrides = Overrides {
+                size: Some((32, 24)),
+                spp: Some(1),
+                nee: Some(nee),
+                ..Overrides::default()
+            };
+            let scene = load_scene(&repo(&format!("scenes/{name}")), &overrides).unwrap();
+            let (params, spp) = params_for(&scene.scene, &overrides, RenderView::Radiance);
+            let features = RenderJob {
+                scene: &scene,
+                params,
+                camera: scene.scene.camera_for(params.width, params.height),
+                samples: SampleRange { begin: 0, end: spp },
+                uploaded: None,
+                stop: None,
+            }
+            .features();
+            let (entry, stack) = visit_accel(scene.accel.kind, Mega);
+            let module = entry_module(ptx, entry).unwrap();
+            let (bound, _) = with_features(&module, Some(features)).unwrap();
+            let label = format!("{}_{}", name.trim_end_matches(".toml"), features.bits());
+            let (ok, log) = assemble(&ptxas, dir.path(), &label, cc, &bound);
+            assert!(ok, "{name}: ptxas failed for {entry}:\n{log}");
+            let frame = ptxas_figure(&log, entry, "bytes stack frame");
+            let spilled = ptxas_figure(&log, entry, "bytes spill stores");
+            eprintln!("{name}, nee {nee:?}: {entry} bound to {features}: {frame} B stack frame, {spilled} B spilled");
+            assert!(
+                frame as usize == stack && spilled == 0,
+                "{name}, nee {nee:?}: {entry} bound to {features} holds {frame} B of local memory \
+                 ({spilled} B spilled) where its traversal stack is {stack} B:\n{log}"
+            );
+        }
     }
 }

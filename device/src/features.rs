@@ -56,36 +56,59 @@ pub enum Feature {
     Nee,
     /// Texture lookups: colours that are not constant.
     Textures,
+    /// The Sobol sampler ([`crate::rng::Sampler::Sobol`]): Owen-scrambled
+    /// Sobol points and their tables. Without it, every number is a hash.
+    Sobol,
+    /// Lights of one primitive kind ([`LIGHT_KINDS`]): next-event
+    /// estimation's sampling of them and its density where a path hits one.
+    /// Without it, next-event estimation passes such lights by.
+    Light(PrimKind),
 }
+
+/// The primitive kinds a light can be (a box never emits as a light).
+pub const LIGHT_KINDS: [PrimKind; 3] = [PrimKind::Sphere, PrimKind::Polygon, PrimKind::Triangle];
 
 /// The first bit of the primitive kinds (the material kinds take the bits
 /// below it).
 const PRIMITIVE_BITS: u32 = 8;
 /// The first bit of the light-transport features.
 const TRANSPORT_BITS: u32 = PRIMITIVE_BITS + 8;
+/// The first bit of the light kinds (after next-event estimation, textures
+/// and the Sobol sampler), one per primitive kind.
+const LIGHT_BITS: u32 = TRANSPORT_BITS + 3;
 
 const _: () = assert!(MaterialKind::ALL.len() <= PRIMITIVE_BITS as usize);
 const _: () = assert!(PrimKind::ALL.len() <= (TRANSPORT_BITS - PRIMITIVE_BITS) as usize);
+const _: () = assert!(LIGHT_BITS + PrimKind::ALL.len() as u32 <= 32);
 
 /// Number of features.
-const COUNT: usize = MaterialKind::ALL.len() + PrimKind::ALL.len() + 2;
+const COUNT: usize = MaterialKind::ALL.len() + PrimKind::ALL.len() + 3 + LIGHT_KINDS.len();
 
 impl Feature {
-    /// Every feature: the material kinds, the primitive kinds, then
-    /// next-event estimation and textures.
+    /// Every feature: the material kinds, the primitive kinds, next-event
+    /// estimation, textures, the Sobol sampler, then the light kinds.
     pub const ALL: [Feature; COUNT] = {
         let mut all = [Feature::Nee; COUNT];
         let mut i = 0;
-        while i < MaterialKind::ALL.len() {
-            all[i] = Feature::Material(MaterialKind::ALL[i]);
-            i += 1;
+        let mut k = 0;
+        while k < MaterialKind::ALL.len() {
+            all[i] = Feature::Material(MaterialKind::ALL[k]);
+            (i, k) = (i + 1, k + 1);
         }
-        let mut j = 0;
-        while j < PrimKind::ALL.len() {
-            all[i + j] = Feature::Primitive(PrimKind::ALL[j]);
-            j += 1;
+        k = 0;
+        while k < PrimKind::ALL.len() {
+            all[i] = Feature::Primitive(PrimKind::ALL[k]);
+            (i, k) = (i + 1, k + 1);
         }
-        all[COUNT - 1] = Feature::Textures;
+        all[i] = Feature::Nee;
+        all[i + 1] = Feature::Textures;
+        all[i + 2] = Feature::Sobol;
+        i += 3;
+        k = 0;
+        while k < LIGHT_KINDS.len() {
+            all[i] = Feature::Light(LIGHT_KINDS[k]);
+            (i, k) = (i + 1, k + 1);
+        }
         all
     };
 
@@ -97,17 +120,21 @@ impl Feature {
             Feature::Primitive(kind) => PRIMITIVE_BITS + kind as u32,
             Feature::Nee => TRANSPORT_BITS,
             Feature::Textures => TRANSPORT_BITS + 1,
+            Feature::Sobol => TRANSPORT_BITS + 2,
+            Feature::Light(kind) => LIGHT_BITS + kind as u32,
         }
     }
 
     /// The name settings and reports use: the material or primitive kind's
-    /// name, `nee` or `textures`.
+    /// name, `nee`, `textures`, `sobol`, or the light kind's (`sphere-light`).
     pub fn name(self) -> &'static str {
         match self {
             Feature::Material(kind) => kind.name(),
             Feature::Primitive(kind) => kind.name(),
             Feature::Nee => "nee",
             Feature::Textures => "textures",
+            Feature::Sobol => "sobol",
+            Feature::Light(kind) => kind.light_name(),
         }
     }
 }
@@ -186,6 +213,13 @@ impl Features {
         PrimKinds::from_bits(self.0 >> PRIMITIVE_BITS & ((1 << (TRANSPORT_BITS - PRIMITIVE_BITS)) - 1))
     }
 
+    /// The light kinds of the set: the primitive kinds whose lights
+    /// next-event estimation samples.
+    #[inline(always)]
+    pub const fn lights(self) -> PrimKinds {
+        PrimKinds::from_bits(self.0 >> LIGHT_BITS & ((1 << PrimKind::ALL.len()) - 1))
+    }
+
     /// The features of the set, in [`Feature::ALL`]'s order.
     pub fn iter(self) -> impl Iterator<Item = Feature> {
         Feature::ALL.into_iter().filter(move |f| self.contains(*f))
@@ -228,6 +262,23 @@ impl Features {
         #[cfg(not(target_arch = "nvptx64"))]
         {
             self
+        }
+    }
+
+    /// Whether the running code may hold `feature`, for code that has no
+    /// set at hand: on the GPU, whether the bound set has it (so that the
+    /// compiler drops what follows where it does not); on the CPU, always,
+    /// the caller having branched on the set it carries already.
+    #[inline(always)]
+    pub fn compiled_in(feature: Feature) -> bool {
+        #[cfg(target_arch = "nvptx64")]
+        {
+            Features::NONE.bound().contains(feature)
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            let _ = feature;
+            true
         }
     }
 }

@@ -250,7 +250,7 @@ impl LightView<'_> {
     /// Picks a light by power with `pick` and a point on it with `(u, v)`,
     /// as seen from `origin`. `None` when the point turns its back on
     /// `origin` (or `origin` is inside the sphere chosen), or the light is
-    /// of a primitive kind outside `kinds` (the kinds the kernel holds).
+    /// of a kind outside `kinds` (the light kinds the kernel holds).
     /// Its radiance reads `textures` where given (kernels that hold
     /// textures), else the emission's constant.
     #[inline(always)]
@@ -321,18 +321,20 @@ impl LightView<'_> {
 
     /// The density with which [`LightView::sample`] from `ray.origin` would
     /// have chosen the direction of `ray`, which hit the front face of
-    /// `hit` (an emitter). 0 for what is not a light.
+    /// `hit` (an emitter). 0 for what is not a light, or is a light of a
+    /// kind outside `kinds` (the light kinds the kernel holds), which
+    /// [`LightView::sample`] passes by.
     #[inline(always)]
-    pub fn pdf(&self, primitives: &Primitives, ray: &Ray, hit: &Hit, emission: Rgb) -> f32 {
+    pub fn pdf(&self, (primitives, kinds): (&Primitives, PrimKinds), ray: &Ray, hit: &Hit, emission: Rgb) -> f32 {
         match hit.prim.kind() {
-            PrimKind::Sphere => {
+            PrimKind::Sphere if kinds.contains(PrimKind::Sphere) => {
                 let sphere = &primitives.spheres.as_slice()[hit.prim.index() as usize];
                 self.sphere_density(sphere, emission, ray.origin).1
             }
-            PrimKind::Triangle | PrimKind::Polygon => {
+            kind @ (PrimKind::Triangle | PrimKind::Polygon) if kinds.contains(kind) => {
                 self.area_density(emission) * (hit.t * hit.t) / -hit.normal.dot(ray.dir)
             }
-            PrimKind::Parallelepiped => 0.0,
+            _ => 0.0,
         }
     }
 }
@@ -437,7 +439,10 @@ mod tests {
                 0,
                 lights[0].prim,
             );
-            assert!((view.pdf(&primitives, &ray, &hit, materials[0].emission.rgb) - s.pdf).abs() < 1e-6 * s.pdf);
+            assert!(
+                (view.pdf((&primitives, PrimKinds::ALL), &ray, &hit, materials[0].emission.rgb) - s.pdf).abs()
+                    < 1e-6 * s.pdf
+            );
         }
         let integrated = inverse_pdfs / samples.len() as f64;
         assert!(
@@ -555,7 +560,7 @@ mod tests {
             let emission = materials[if prim.kind() == PrimKind::Polygon { 0 } else { 1 }]
                 .emission
                 .rgb;
-            assert!((view.pdf(&primitives, &ray, &hit, emission) - s.pdf).abs() < 1e-4 * s.pdf);
+            assert!((view.pdf((&primitives, PrimKinds::ALL), &ray, &hit, emission) - s.pdf).abs() < 1e-4 * s.pdf);
         }
         let integrated = sum / n as f64;
         assert!(

@@ -14,6 +14,8 @@
 //! each group of four consecutive slots of a bounce is one 4D point with a
 //! seed of its own, and the sample index is shuffled per pixel.
 
+use crate::features::{Feature, Features};
+
 /// The random dimensions a path consumes at one bounce. Fixed slots, never
 /// "the next number from a stream".
 #[repr(u32)]
@@ -206,7 +208,9 @@ impl PathRng {
     #[inline(always)]
     pub fn uniform(self, bounce: u32, dim: Dim) -> f32 {
         let counter = bounce.wrapping_mul(DIMS_PER_BOUNCE).wrapping_add(dim as u32);
-        if self.sample & SOBOL_BIT == 0 {
+        // A stream is Sobol only where code holds the feature (generate),
+        // so on the GPU a kernel bound without it holds no Sobol code.
+        if self.sample & SOBOL_BIT == 0 || !Features::compiled_in(Feature::Sobol) {
             return unit_float(pcg_hash(self.key ^ pcg_hash(counter)));
         }
         // One padded 4D Sobol point per group of four slots: its own seed,

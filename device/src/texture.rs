@@ -229,7 +229,7 @@ impl Textures<'_> {
                 } else {
                     at.point
                 };
-                evaluate(t, self.texels.as_slice(), p * t.frequency)
+                evaluate(t, self.texels, p * t.frequency)
             }
         }
     }
@@ -241,8 +241,15 @@ impl Textures<'_> {
 /// and inlining the noise loop and the filter into each of them made every
 /// megakernel ten times as large (21 MB of PTX per architecture, against
 /// 2 MB). A constant colour never gets here.
+///
+/// Its ABI is C's so that, on the GPU, `p`, `texels` and the colour
+/// returned travel in registers: under Rust's ABI they went through local
+/// memory (an address taken at each call site, 40 bytes a thread in every
+/// megakernel, textured or not, since the slots outlive the call the
+/// features remove).
 #[inline(never)]
-fn evaluate(t: &Texture, texels: &[Rgb], p: Vec3) -> Rgb {
+extern "C" fn evaluate(t: &Texture, texels: DeviceSlice<'_, Rgb>, p: Vec3) -> Rgb {
+    let texels = texels.as_slice();
     match t.kind {
         TextureKind::Checker => {
             let cells = scalar::floor(p.x) + scalar::floor(p.y) + scalar::floor(p.z);

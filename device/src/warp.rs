@@ -176,7 +176,10 @@ pub fn inclusive_scan(value: u32) -> u32 {
 /// megakernel's, one pixel each) meet again. Lanes part within a path (one
 /// refracts, one is absorbed, one sends a shadow ray) and, left to the
 /// compiler, may not meet again for the rest of the pixel: the megakernel
-/// then runs each lane's path on its own (results/speed/README.md).
+/// then runs each lane's path on its own (CS500 with next-event estimation
+/// at 512x512 and 16 spp under Nsight Compute on an H100: 1.8 lanes per
+/// warp instruction and 210 ms before dc2428b rejoined them after each
+/// bounce, 5.0 and 70 ms after).
 pub trait Rejoin {
     /// Called by every lane with a pixel before each sample: rejoins them.
     fn sample(&mut self);

@@ -68,7 +68,8 @@ pub fn write_config(dir: &Path, name: &str, text: &str) -> PathBuf {
 
 /// The `wavepath` binary of this build, or the one `WAVEPATH_BIN` names:
 /// a test binary carried to a GPU machine without this checkout's
-/// `target/` finds its `wavepath` there (`results/scale_out/run.sh tests`).
+/// `target/` (`cargo test --release --no-run --test gpu`, run there beside
+/// a packed `wavepath`) finds its `wavepath` there.
 pub fn wavepath() -> std::process::Command {
     std::process::Command::new(
         std::env::var_os("WAVEPATH_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_wavepath").into()),

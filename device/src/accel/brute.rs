@@ -4,6 +4,9 @@ use super::{AccelView, Closest, Query, TestOrder};
 use crate::geometry::{Hit, Interval, PrimKind, PrimKinds, PrimRef, Primitives};
 use crate::math::Ray;
 
+/// Bytes of the traversal stack: brute force keeps none.
+pub const STACK_BYTES: usize = 0;
+
 /// Tests every primitive of every type in `kinds` (the structure is not
 /// read) and keeps the nearest hit (or,
 /// for an any-hit query, stops at the first).

@@ -4,13 +4,20 @@
 //! distance, so it is skipped if a closer hit turns up first. Leaf
 //! children's primitives are tested as soon as their box is entered.
 
-use super::stack::Stack;
+use super::stack::{Stack, StackStorage};
 use super::{AccelView, Closest, Query, TestOrder};
 use crate::geometry::{Aabb, Hit, Interval, PrimKinds, Primitives, RayBoxTest};
 use crate::math::Ray;
 
 /// Deepest tree the traversal stack holds; the builder never exceeds it.
 pub const MAX_DEPTH: usize = 32;
+
+/// A stack entry: a node to visit and its box's entry distance.
+type Entry = (u32, f32);
+
+/// Bytes of the traversal stack: on the GPU, the local memory a kernel
+/// that traces through this structure holds (and nothing else should).
+pub const STACK_BYTES: usize = MAX_DEPTH * core::mem::size_of::<Entry>();
 
 /// One interior node of the binary tree: its two children's boxes and
 /// what each child is. Node 0 is the root; a tree of one leaf is a root
@@ -53,7 +60,8 @@ pub fn search(
     if nodes.is_empty() || enter(&accel.bounds, &c).is_none() {
         return None;
     }
-    let mut stack = Stack::<(u32, f32), MAX_DEPTH>::new();
+    let mut storage = StackStorage::<Entry, MAX_DEPTH>::new();
+    let mut stack = Stack::new(&mut storage);
     let mut node = 0usize;
     loop {
         // Test both children of `node`; take the nearer, keep the farther.

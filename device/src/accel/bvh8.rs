@@ -11,7 +11,7 @@
 //! in that order (a "node group"), so picking the next child is a
 //! `trailing_zeros`, not a sort, and the stack holds one group per level.
 
-use super::stack::Stack;
+use super::stack::{Stack, StackStorage};
 use super::{AccelView, Closest, Query, TestOrder};
 #[cfg(not(target_arch = "nvptx64"))]
 use crate::geometry::aabb::{F32x8, SlabLanes};
@@ -21,6 +21,10 @@ use crate::math::{Ray, Vec3};
 /// Deepest tree the traversal stack holds (one group per level); the
 /// builder never exceeds it.
 pub const MAX_DEPTH: usize = 64;
+
+/// Bytes of the traversal stack: on the GPU, the local memory a kernel
+/// that traces through this structure holds (and nothing else should).
+pub const STACK_BYTES: usize = MAX_DEPTH * core::mem::size_of::<Group>();
 
 /// Children per node.
 pub const WIDTH: usize = 8;
@@ -296,7 +300,8 @@ pub fn search(
     let boxes = RayBoxTest::new(ray);
     let octant = octant(ray.dir);
     let mut c = Closest::new(range, query, TestOrder::Unordered, kinds);
-    let mut stack = Stack::<Group, MAX_DEPTH>::new();
+    let mut storage = StackStorage::<Group, MAX_DEPTH>::new();
+    let mut stack = Stack::new(&mut storage);
     let mut group = Group {
         node: 0,
         ranks: accel.bvh8_nodes.fetch(0).hits(&boxes, c.range, octant),

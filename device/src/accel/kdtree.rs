@@ -2,7 +2,7 @@
 //! front-to-back walk that carries each cell's `[t_min, t_max]` and cuts it
 //! at the split plane, so a hit inside the current cell ends the search.
 
-use super::stack::Stack;
+use super::stack::{Stack, StackStorage};
 use super::{AccelView, Closest, Query, TestOrder};
 use crate::geometry::{Hit, Interval, PrimKinds, Primitives, RayBoxTest};
 use crate::math::Ray;
@@ -10,6 +10,10 @@ use crate::math::scalar::fma;
 
 /// Deepest tree the traversal stack holds; the builder never exceeds it.
 pub const MAX_DEPTH: usize = 48;
+
+/// Bytes of the traversal stack: on the GPU, the local memory a kernel
+/// that traces through this structure holds (and nothing else should).
+pub const STACK_BYTES: usize = MAX_DEPTH * core::mem::size_of::<Todo>();
 
 const LEAF: u32 = 3;
 
@@ -116,7 +120,8 @@ pub fn search(
     let inv = [inv_dir.x, inv_dir.y, inv_dir.z];
     let shift = [shift.x, shift.y, shift.z];
     let mut c = Closest::new(range, query, TestOrder::Unordered, kinds);
-    let mut stack = Stack::<Todo, MAX_DEPTH>::new();
+    let mut storage = StackStorage::<Todo, MAX_DEPTH>::new();
+    let mut stack = Stack::new(&mut storage);
     let mut cell = Todo {
         node: 0,
         t_min: t_enter,

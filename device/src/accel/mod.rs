@@ -200,6 +200,10 @@ impl Closest {
 /// count); [`Dispatch`] picks by the structure's kind at run time, for code
 /// that serves every structure.
 pub trait Traversal {
+    /// Bytes of its traversal stack: on the GPU, the only local memory a
+    /// kernel tracing through it should hold.
+    const STACK_BYTES: usize;
+
     /// The hit `query` asks for of `ray` in `range` among the `primitives`
     /// of `kinds`, found through `accel`, or `None` when it escapes.
     fn search(
@@ -246,6 +250,8 @@ macro_rules! structures {
             pub struct $t;
 
             impl Traversal for $t {
+                const STACK_BYTES: usize = $module::STACK_BYTES;
+
                 #[inline(always)]
                 fn search(
                     primitives: &Primitives,
@@ -264,6 +270,19 @@ macro_rules! structures {
         pub struct Dispatch;
 
         impl Traversal for Dispatch {
+            /// The largest of the structures' stacks.
+            const STACK_BYTES: usize = {
+                let stacks = [$($module::STACK_BYTES,)*];
+                let (mut largest, mut i) = (0, 0);
+                while i < stacks.len() {
+                    if stacks[i] > largest {
+                        largest = stacks[i];
+                    }
+                    i += 1;
+                }
+                largest
+            };
+
             #[inline(always)]
             fn search(
                 primitives: &Primitives,

@@ -55,6 +55,17 @@ impl PrimKind {
             PrimKind::Triangle => "triangle",
         }
     }
+
+    /// The name of lights of this kind, as a feature
+    /// ([`crate::features::Feature::Light`]).
+    pub fn light_name(self) -> &'static str {
+        match self {
+            PrimKind::Sphere => "sphere-light",
+            PrimKind::Parallelepiped => "box-light",
+            PrimKind::Polygon => "polygon-light",
+            PrimKind::Triangle => "triangle-light",
+        }
+    }
 }
 
 /// A primitive's type and its index in that type's array, packed in 32 bits

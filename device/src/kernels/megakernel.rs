@@ -46,8 +46,10 @@ const _: () = assert!(core::mem::size_of::<MegakernelArgs>() == 392 + 32 + 8 + 1
 /// `COUNTED` compiles the divergence counting in. The kernel that does not
 /// count is a separate entry point without it: even behind a null check that
 /// never passes, the counting code made the brute-force megakernel 36%
-/// slower (`results/regression/`). What else it holds is bound when its
-/// module is loaded ([`crate::features`]).
+/// slower (the diffuse Cornell box at 512x384 and 1024 spp on an H100:
+/// 78.6 ms at 471ea48, 106.8 ms once ff77390 added it; the workload of
+/// `experiments/regression_check.toml`, study `brute_cornell`). What else
+/// it holds is bound when its module is loaded ([`crate::features`]).
 pub struct Megakernel<T, const COUNTED: bool>(PhantomData<T>);
 
 impl<T: Traversal, const COUNTED: bool> Kernel for Megakernel<T, COUNTED> {
@@ -62,8 +64,9 @@ impl<T: Traversal, const COUNTED: bool> Kernel for Megakernel<T, COUNTED> {
         // and they rejoin before every one and after every bounce: left to
         // the compiler, the lanes of a warp that parted in one path stayed
         // apart for the rest of the pixel in the builds with textures and
-        // next-event estimation, running about 2 lanes per instruction
-        // instead of 9, 5x slower on RTIOW (Nsight Compute, results/speed/).
+        // next-event estimation, running 1.8 lanes per warp instruction
+        // instead of 8.5, in 4.8x the warp instructions (Nsight Compute,
+        // RTIOW on an H100 at 134123c).
         let lanes = ballot(active_mask(), in_tile);
         if !in_tile {
             return;

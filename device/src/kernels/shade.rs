@@ -61,31 +61,49 @@ impl<S: Shader> QueueKernel for Shade<S> {
             } else {
                 queue
             };
-            grid_stride(&thread, queue.count(), |i| {
-                let slot = queue.get(i);
-                let mut path = a.pool.load(slot);
-                let shaded = if S::CLASS == ShadeClass::Escaped {
-                    divergence.material_branch(S::CLASS, 0);
-                    escaped(&a.scene, &path)
-                } else {
-                    let hit = a.pool.hit(slot, &path.ray);
-                    let m = &a.scene.materials.as_slice()[hit.material as usize];
-                    divergence.material_branch(S::CLASS, m.variant());
-                    surface::<S>(&a.scene, &a.params, &mut path, &hit, m)
+            // The loop's body, with the attributes given. The coated
+            // programs' shading is large enough that LLVM left it a called
+            // function, and the kernel copied its whole argument (880 bytes
+            // a thread) to local memory for the call: there it is inlined
+            // by force, and nothing goes to local memory. Forced on the
+            // other classes it raised their registers (the diffuse kernel
+            // with next-event estimation from 91 to 118, sm_90), so they
+            // keep LLVM's choice.
+            macro_rules! shade_one {
+                ($(#[$attribute:meta])?) => {
+                    $(#[$attribute])?
+                    |i: u32| {
+                        let slot = queue.get(i);
+                        let mut path = a.pool.load(slot);
+                        let shaded = if S::CLASS == ShadeClass::Escaped {
+                            divergence.material_branch(S::CLASS, 0);
+                            escaped(&a.scene, &path)
+                        } else {
+                            let hit = a.pool.hit(slot, &path.ray);
+                            let m = &a.scene.materials.as_slice()[hit.material as usize];
+                            divergence.material_branch(S::CLASS, m.variant());
+                            surface::<S>(&a.scene, &a.params, &mut path, &hit, m)
+                        };
+                        let casters = ballot(active_mask(), shaded.shadow.is_some());
+                        if let Some(ray) = shaded.shadow {
+                            shadow.push(casters, ray);
+                    }
+                    if !shaded.light.is_black() {
+                        deposit(shaded.light, path.pixel, a.film, a.counters);
+                    }
+                    let keep = shaded.status == PathStatus::Continue;
+                    if keep {
+                        a.pool.store_shaded(slot, &path);
+                    }
+                    pass_on(a, slot, keep, (rays_out, alive));
+                    }
                 };
-                let casters = ballot(active_mask(), shaded.shadow.is_some());
-                if let Some(ray) = shaded.shadow {
-                    shadow.push(casters, ray);
-                }
-                if !shaded.light.is_black() {
-                    deposit(shaded.light, path.pixel, a.film, a.counters);
-                }
-                let keep = shaded.status == PathStatus::Continue;
-                if keep {
-                    a.pool.store_shaded(slot, &path);
-                }
-                pass_on(a, slot, keep, (rays_out, alive));
-            });
+            }
+            if S::CLASS == ShadeClass::Coated {
+                grid_stride(&thread, queue.count(), shade_one!(#[inline(always)]));
+            } else {
+                grid_stride(&thread, queue.count(), shade_one!());
+            }
         }
     }
 }

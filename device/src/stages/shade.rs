@@ -77,9 +77,12 @@ pub fn surface<B: Bsdf>(
     if hit.front_face(&path.ray) && !material.emission.is_black() {
         light = path.throughput * input.colour(&material.emission);
         if sample_lights && path.bsdf_pdf > 0.0 {
-            let pdf = scene
-                .lights
-                .pdf(&scene.primitives, &path.ray, hit, material.emission.rgb);
+            let pdf = scene.lights.pdf(
+                (&scene.primitives, features.lights()),
+                &path.ray,
+                hit,
+                material.emission.rgb,
+            );
             light = light * power_heuristic(path.bsdf_pdf, pdf);
         }
     }
@@ -148,7 +151,7 @@ fn next_event<B: Bsdf>(
         rng.uniform(b, Dim::LightV),
     );
     let light = scene.lights.sample(
-        (&scene.primitives, scene.features().primitives()),
+        (&scene.primitives, scene.features().lights()),
         scene.materials.as_slice(),
         input.textured.then_some(&scene.textures),
         origin,

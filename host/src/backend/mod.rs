@@ -28,6 +28,7 @@ use device::features::{Feature, Features};
 use device::film::FixedRgb;
 use device::integrator::SampleRange;
 use device::kernels::wave_kernels::WorkItems;
+use device::rng::Sampler;
 use device::scene::RenderParams;
 use gpu::profile::GpuProfile;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -77,16 +78,21 @@ impl RenderJob<'_> {
     }
 
     /// The features this render uses ([`device::features`]): its scene's
-    /// ([`PreparedScene::features`]) and next-event estimation where it
-    /// traces shadow rays. Kernels are bound to these, or to more where
-    /// `--kernels` names more.
+    /// ([`PreparedScene::features`]); where it traces shadow rays,
+    /// next-event estimation and the kinds of its lights; and the Sobol
+    /// sampler where it draws Sobol points. Kernels are bound to these, or
+    /// to more where `--kernels` names more.
     pub fn features(&self) -> Features {
-        let scene = self.scene.features();
-        if self.traces_shadow_rays() {
-            scene.with(Feature::Nee)
-        } else {
-            scene
-        }
+        let nee = self.traces_shadow_rays();
+        let lights = (self.scene.lights.lights.iter()).map(|light| Feature::Light(light.prim.kind()));
+        let settings = [
+            (nee, Feature::Nee),
+            (self.params.sampler == Sampler::Sobol, Feature::Sobol),
+        ];
+        let used = (settings.into_iter())
+            .filter_map(|(used, feature)| used.then_some(feature))
+            .chain(lights.filter(|_| nee));
+        used.fold(self.scene.features(), Features::with)
     }
 
     /// Samples per pixel this job renders.

@@ -4,17 +4,16 @@
 use crate::settings::kernels::KernelFeatures;
 use crate::system::ptx::{MAX_REGISTER_CAP, MIN_REGISTER_CAP};
 
-/// Block shape in threads: the best shape measured for RTIOW's final scene
-/// on an H200 (`results/megakernel/README.md`).
+/// Block shape in threads: within 3% of the best of 8x8, 16x8 and 32x4 on
+/// every seed scene on an H100 (`results/mega_vs_wave`, study `default`).
 pub const DEFAULT_BLOCK: (u32, u32) = (8, 8);
 
 /// Samples per pixel per megakernel launch.
 pub const DEFAULT_SAMPLES_PER_LAUNCH: u32 = 16;
 
 /// The megakernel's register cap unless a run sets one. On an H100 it is
-/// within 8% of the best cap measured on every seed scene, where no cap is
-/// up to 56% slower (CS500: 547 against 792 ms;
-/// `results/traversal/`, study `register_caps`, and `results/register_cap/`).
+/// within 5% of the best cap measured on every seed scene, where no cap is
+/// up to 44% slower (CS500: 449 against 646 ms; `results/register_cap`).
 pub const DEFAULT_MAX_REGISTERS: u32 = 80;
 
 /// Checks a register cap against what `ptxas` accepts.
