@@ -12,13 +12,14 @@ use device::scene::{RenderParams, RenderView};
 use device::shading::{AnyMaterial, MaterialKind};
 use device::warp::Unsynchronised;
 use util::repo;
-use wavepath::backend::wavefront::{Capacity, WavefrontConfig};
 use wavepath::backend::{BackendKind, BackendOptions, RenderJob};
 use wavepath::prepared::PreparedScene;
 use wavepath::render::{Overrides, Renderer, load_scene, params_for};
+use wavepath::settings::capacity::Capacity;
 use wavepath::settings::kernels::KernelFeatures;
 use wavepath::settings::nee::NeeMode;
 use wavepath::settings::sampler::SamplerKind;
+use wavepath::settings::wave_config::WavefrontConfig;
 
 /// Every scene file of the repository but those of generated meshes: the
 /// seeds and the test scenes, and the studies' scenes.

@@ -13,7 +13,7 @@ use wavepath::backend::gpu::{Gpu, GpuError};
 use wavepath::backend::{BackendKind, BackendOptions, RenderOutput, SizedBy};
 use wavepath::render::verify::verify;
 use wavepath::render::{Overrides, Renderer, params_for};
-use wavepath::settings::megakernel::MegakernelConfig;
+use wavepath::settings::mega_config::MegakernelConfig;
 
 /// One GPU test at a time: they share the device (and one of them fills
 /// its memory on purpose).
@@ -301,7 +301,8 @@ fn an_impossible_allocation_is_an_out_of_memory_error() {
 
 #[test]
 fn renders_that_do_not_fit_say_what_to_shrink_and_the_gpu_still_renders() {
-    use wavepath::backend::wavefront::{Capacity, WavefrontConfig};
+    use wavepath::settings::capacity::Capacity;
+    use wavepath::settings::wave_config::WavefrontConfig;
     let Some(gpu) = gpu_or_skip("renders out of memory") else {
         return;
     };
@@ -445,13 +446,17 @@ fn raycast_kernel_hits_equal_the_cpu_for_every_structure() {
         };
         let scene = wavepath::render::load_scene(&repo("scenes/cs500.toml"), &overrides).unwrap();
         let (params, _) = params_for(&scene.scene, &overrides, device::scene::RenderView::Radiance);
-        let rays =
-            wavepath::render::raycast::make_rays(&scene, &params, wavepath::render::raycast::RayKind::Bounce, 20_000);
+        let rays = wavepath::render::ray_throughput::make_rays(
+            &scene,
+            &params,
+            wavepath::render::ray_throughput::RayKind::Bounce,
+            20_000,
+        );
         // gpu_rows fails unless every GPU hit equals the CPU's.
-        let rows = wavepath::render::raycast::gpu_rows(
+        let rows = wavepath::render::ray_throughput::gpu_rows(
             &gpu,
             &scene,
-            wavepath::render::raycast::RayKind::Bounce,
+            wavepath::render::ray_throughput::RayKind::Bounce,
             &rays,
             &[64],
             1,
@@ -464,7 +469,8 @@ fn raycast_kernel_hits_equal_the_cpu_for_every_structure() {
 #[test]
 fn wavefront_matches_the_cpu_bit_for_bit_in_every_schedule_and_compaction() {
     use device::launch::Compaction;
-    use wavepath::backend::wavefront::{Capacity, WaveSchedule, WavefrontConfig};
+    use wavepath::settings::capacity::Capacity;
+    use wavepath::settings::wave_config::{WaveSchedule, WavefrontConfig};
     let Some(_gpu) = gpu_or_skip("wavefront parity") else {
         return;
     };
@@ -538,7 +544,7 @@ fn wavefront_matches_the_cpu_bit_for_bit_in_every_schedule_and_compaction() {
 
 #[test]
 fn wavefront_profile_accounts_for_every_ray_and_counts_full_warps() {
-    use wavepath::backend::wavefront::WavefrontConfig;
+    use wavepath::settings::wave_config::WavefrontConfig;
     let Some(_gpu) = gpu_or_skip("wavefront profile") else {
         return;
     };
@@ -639,7 +645,7 @@ fn a_stop_request_keeps_whole_samples_on_both_gpu_back_ends() {
     let spp = 4096;
     let mut options = BackendOptions::default();
     options.megakernel.samples_per_launch = 8;
-    options.wavefront.capacity = wavepath::backend::wavefront::Capacity::Slots(1 << 12);
+    options.wavefront.capacity = wavepath::settings::capacity::Capacity::Slots(1 << 12);
     for kind in [BackendKind::GpuMega, BackendKind::GpuWave] {
         STOP.store(false, Ordering::SeqCst);
         let renderer = Renderer::on(kind, options, Some(&gpu))

@@ -205,7 +205,8 @@ fn next_event_estimation_converges_to_the_same_image() {
 
 #[test]
 fn the_emulated_wavefront_renders_every_light_and_the_coated_material_as_the_cpu_does() {
-    use wavepath::backend::wavefront::{Capacity, WavefrontConfig};
+    use wavepath::settings::capacity::Capacity;
+    use wavepath::settings::wave_config::WavefrontConfig;
     let reference = render(BackendKind::Cpu, &BackendOptions::default(), Nee::On, 3);
     for drain_below in [0, 100] {
         let options = BackendOptions {

@@ -14,12 +14,13 @@ use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use util::seed_scene;
-use wavepath::backend::wavefront::{Capacity, WavefrontConfig};
 use wavepath::backend::{BackendKind, BackendOptions, Progress, RenderOutput};
 use wavepath::prepared::PreparedScene;
 use wavepath::render::split::{self, DeviceShare, SplitOutput};
 use wavepath::render::{Overrides, Renderer, params_for};
+use wavepath::settings::capacity::Capacity;
 use wavepath::settings::nee::NeeMode;
+use wavepath::settings::wave_config::WavefrontConfig;
 
 /// One emulated device of `kind`: one thread, and for the wavefront a pool
 /// small enough to be refilled many times.

@@ -9,14 +9,15 @@ mod util;
 use device::launch::{Compaction, MaterialSort};
 use device::scene::RenderParams;
 use util::{SEED_SCENES, repo, seed_scene};
-use wavepath::backend::wavefront::{Capacity, WaveSchedule, WavefrontConfig};
 use wavepath::backend::{BackendKind, BackendOptions, RenderOutput};
 use wavepath::prepared::PreparedScene;
 use wavepath::render::verify::verify;
 use wavepath::render::{Overrides, Renderer};
+use wavepath::settings::capacity::Capacity;
 use wavepath::settings::kernels::KernelFeatures;
 use wavepath::settings::nee::NeeMode;
 use wavepath::settings::sampler::SamplerKind;
+use wavepath::settings::wave_config::{WaveSchedule, WavefrontConfig};
 
 /// Every schedule the wavefront has, with both compactions and with and
 /// without a drain.

@@ -2,7 +2,7 @@
 //! over one `#[repr(C)]` argument struct, and `entry_points!` gives it its
 //! name in the PTX. On the GPU the name is an `extern "ptx-kernel"` entry
 //! point that takes the struct by value; on the host the same body runs in
-//! the serial emulation (`wavepath`'s `backend::emulated`), block after
+//! the serial emulation (`wavepath`'s `backend::wave_driver::emulated`), block after
 //! block, phase after phase, thread after thread, in warps of one lane
 //! ([`crate::warp`]).
 //!

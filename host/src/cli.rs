@@ -9,31 +9,30 @@
 
 use crate::accel::AccelChoice;
 use crate::backend::BackendOptions;
-use crate::backend::wavefront::WavefrontConfig;
 use crate::experiment::bench::BenchPlan;
 use crate::experiment::params::{
     BLOCK, CAPACITY, COMPACTION, COUNT_DIVERGENCE, CPU_SCHEDULE, DRAIN_BELOW, KERNELS, MATERIAL_SORT, MAX_REGISTERS,
     REFILL, SAMPLES_PER_LAUNCH, SCHEDULE, SettingDecl, THREADS, TILE, TIME_LAUNCHES, WAVE_BLOCK,
 };
 use crate::io::image::{self, OutputFormat};
-use crate::render::raycast::RayKind;
+use crate::render::ray_throughput::RayKind;
 use crate::render::{Overrides, RenderRequest};
 use crate::settings::backend::{BackendArg, concrete_backend};
 use crate::settings::capacity::{Capacity, parse_capacity};
 use crate::settings::cpu::{CpuSchedule, DEFAULT_THREADS, parse_threads};
 use crate::settings::devices::{Devices, parse_devices};
 use crate::settings::kernels::KernelFeatures;
-use crate::settings::megakernel::MegakernelConfig;
-use crate::settings::megakernel::{DEFAULT_BLOCK, DEFAULT_SAMPLES_PER_LAUNCH};
+use crate::settings::mega_config::MegakernelConfig;
+use crate::settings::mega_config::{DEFAULT_BLOCK, DEFAULT_SAMPLES_PER_LAUNCH};
 use crate::settings::nee::NeeMode;
 use crate::settings::repetitions::{BENCH_REPEAT, BENCH_WARMUP, MAX_REPEAT, MAX_WARMUP};
 use crate::settings::sampler::SamplerKind;
 use crate::settings::scope::{BackendFlag, Scope};
 use crate::settings::size::{MAX_DEPTH, MAX_SPP, parse_size, size_label};
-use crate::settings::wavefront::{
+use crate::settings::wave_config::{
     CompactionArg, DEFAULT_CAPACITY, DEFAULT_COMPACTION, DEFAULT_DRAIN_BELOW, DEFAULT_MATERIAL_SORT, DEFAULT_REFILL,
-    DEFAULT_SCHEDULE, DEFAULT_WAVE_BLOCK, MaterialSortArg, WaveSchedule, compaction_label, material_sort_label,
-    parse_fraction,
+    DEFAULT_SCHEDULE, DEFAULT_WAVE_BLOCK, MaterialSortArg, WaveSchedule, WavefrontConfig, compaction_label,
+    material_sort_label, parse_fraction,
 };
 use clap::{Parser, Subcommand, ValueEnum};
 use device::scene::RenderView;
@@ -82,7 +81,7 @@ pub struct RaycastArgs {
     #[arg(long, value_enum, default_value_t = RayKind::Bounce)]
     pub rays: RayKind,
     /// How many rays (at most 2^26).
-    #[arg(long, default_value_t = 4_000_000, value_parser = clap::value_parser!(u64).range(1..=crate::render::raycast::MAX_RAYS))]
+    #[arg(long, default_value_t = 4_000_000, value_parser = clap::value_parser!(u64).range(1..=crate::render::ray_throughput::MAX_RAYS))]
     pub count: u64,
     /// Threads per block to try, comma-separated (32 to 1024).
     #[arg(long, value_delimiter = ',', default_value = "64,128,256", value_parser = clap::value_parser!(u32).range(32..=1024))]

@@ -14,7 +14,7 @@
 //! - [`backend`]: the CPU, megakernel, wavefront and emulated-wavefront
 //!   back ends that schedule the shared device stages;
 //! - [`render`]: one render from scene file to image, with `verify` and
-//!   `raycast` built on it;
+//!   `ray_throughput` (the `raycast` command's rays per second) built on it;
 //! - [`experiment`]: configs of studies, the runner, records, `bench` and
 //!   reports;
 //! - `cluster` (with `--features mpi`): `render` and `experiment` over the

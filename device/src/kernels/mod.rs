@@ -23,17 +23,17 @@
 
 pub mod fault;
 pub mod megakernel;
-pub mod raycast;
+pub mod raycast_kernel;
 pub mod scan;
 pub mod shade;
 pub mod sort;
-pub mod wavefront;
+pub mod wave_kernels;
 
 use crate::accel::{AccelKind, BruteForce, Bvh, Bvh8, KdTree, Traversal};
 use crate::kernel::EntryPoint;
 use megakernel::{Megakernel, MegakernelArgs};
-use raycast::{Raycast, RaycastArgs};
-use wavefront::{Drain, Extend, Shadow, WavefrontArgs};
+use raycast_kernel::{Raycast, RaycastArgs};
+use wave_kernels::{Drain, Extend, QueueKernel, Shadow, WavefrontArgs};
 
 /// The kernels compiled for one acceleration structure. Each is one entry
 /// point, whatever the scene: the features it holds are bound when its
@@ -46,11 +46,11 @@ pub trait AccelKernels: Traversal {
     /// The ray-casting kernel.
     type Raycast: EntryPoint<Args = RaycastArgs>;
     /// The wavefront's extend kernel.
-    type Extend: EntryPoint<Args = WavefrontArgs>;
+    type Extend: EntryPoint<Args = WavefrontArgs> + QueueKernel;
     /// The wavefront's tail drain.
-    type Drain: EntryPoint<Args = WavefrontArgs>;
+    type Drain: EntryPoint<Args = WavefrontArgs> + QueueKernel;
     /// The wavefront's shadow-ray kernel (any hit).
-    type Shadow: EntryPoint<Args = WavefrontArgs>;
+    type Shadow: EntryPoint<Args = WavefrontArgs> + QueueKernel;
 }
 
 /// Something done with an acceleration structure's kernels, chosen at run
@@ -109,7 +109,7 @@ accel_kernels! {
 pub fn all_entry_points() -> impl Iterator<Item = &'static str> {
     ENTRY_POINTS
         .iter()
-        .chain(wavefront::ENTRY_POINTS)
+        .chain(wave_kernels::ENTRY_POINTS)
         .chain(scan::ENTRY_POINTS)
         .chain(shade::ENTRY_POINTS)
         .chain(sort::ENTRY_POINTS)

@@ -7,7 +7,7 @@
 //! and in the host's emulation (warps of one): a block's warp counts are
 //! summed by its first thread in a short serial loop.
 
-use super::wavefront::{Stage, StageArgs};
+use super::wave_kernels::{CommonArgs, IterationRecord, QueueKernel};
 use crate::kernel::Thread;
 use crate::queue::{Queues, SCAN_BLOCK, Slot, WorkQueue};
 use crate::warp::{WARP_SIZE, ballot, inclusive_scan, lane_id, lanes_below};
@@ -30,7 +30,7 @@ unsafe fn alive_at(alive: *mut u32, i: u32, n: u32) -> bool {
 /// # Safety
 /// The control block must be valid.
 #[inline(always)]
-unsafe fn traced(a: &StageArgs) -> u32 {
+unsafe fn traced(a: &CommonArgs) -> u32 {
     // SAFETY: the caller's contract.
     unsafe { (*a.control).schedule.trace }
 }
@@ -40,7 +40,7 @@ unsafe fn traced(a: &StageArgs) -> u32 {
 /// and its total (in `scan_blocks`).
 pub struct ScanCount;
 
-impl Stage for ScanCount {
+impl QueueKernel for ScanCount {
     type Io = (*mut u32, *mut u32, *mut u32);
     const PHASES: u32 = 2;
 
@@ -48,8 +48,12 @@ impl Stage for ScanCount {
         (q.alive(), q.scan_warps, q.scan_blocks)
     }
 
+    fn items(r: &IterationRecord) -> u64 {
+        r.trace as u64
+    }
+
     #[inline(always)]
-    unsafe fn run(thread: Thread, phase: u32, a: &StageArgs, (alive, scan_warps, scan_blocks): Self::Io) {
+    unsafe fn run(thread: Thread, phase: u32, a: &CommonArgs, (alive, scan_warps, scan_blocks): Self::Io) {
         let (block, tid) = (thread.block[0], thread.index[0]);
         // SAFETY: the contract of `WavefrontArgs`; the grid covers the
         // capacity, so every index stays within the queues.
@@ -83,7 +87,7 @@ impl Stage for ScanCount {
 /// warp, phase 1 scans the warp sums, phase 2 writes offsets.
 pub struct ScanBlocks;
 
-impl Stage for ScanBlocks {
+impl QueueKernel for ScanBlocks {
     type Io = (*mut u32, WorkQueue<Slot>);
     const PHASES: u32 = 3;
 
@@ -91,8 +95,13 @@ impl Stage for ScanBlocks {
         (q.scan_blocks, q.rays_out)
     }
 
+    /// The block totals it scans, one per [`SCAN_BLOCK`] rays.
+    fn items(r: &IterationRecord) -> u64 {
+        r.trace.div_ceil(SCAN_BLOCK) as u64
+    }
+
     #[inline(always)]
-    unsafe fn run(thread: Thread, phase: u32, a: &StageArgs, (totals, rays_out): Self::Io) {
+    unsafe fn run(thread: Thread, phase: u32, a: &CommonArgs, (totals, rays_out): Self::Io) {
         let tid = thread.index[0];
         // SAFETY: the contract of `WavefrontArgs`; `scan_blocks` holds the
         // block totals and `SCAN_BLOCK` words of scratch after them.
@@ -145,18 +154,22 @@ impl Stage for ScanBlocks {
 /// previous order.
 pub struct ScanScatter;
 
-impl Stage for ScanScatter {
+impl QueueKernel for ScanScatter {
     type Io = (WorkQueue<Slot>, (*mut u32, *mut u32, *mut u32), WorkQueue<Slot>);
 
     fn io(q: &Queues) -> Self::Io {
         (q.rays_in, (q.alive(), q.scan_warps, q.scan_blocks), q.rays_out)
     }
 
+    fn items(r: &IterationRecord) -> u64 {
+        r.trace as u64
+    }
+
     #[inline(always)]
     unsafe fn run(
         thread: Thread,
         _phase: u32,
-        a: &StageArgs,
+        a: &CommonArgs,
         (rays_in, (alive, scan_warps, scan_blocks), rays_out): Self::Io,
     ) {
         let (block, tid) = (thread.block[0], thread.index[0]);

@@ -7,7 +7,7 @@
 //! textures and the primitive kinds it reads are bound when its module is
 //! loaded ([`crate::features`]), as for every kernel.
 
-use super::wavefront::{Stage, StageArgs, WavefrontArgs, deposit, grid_stride};
+use super::wave_kernels::{CommonArgs, IterationRecord, QueueKernel, WavefrontArgs, deposit, grid_stride};
 use crate::kernel::{EntryPoint, Thread};
 use crate::launch::{Compaction, MaterialSort};
 use crate::observe::{BranchObserver, WarpDivergence};
@@ -24,7 +24,7 @@ use core::marker::PhantomData;
 /// simply no longer in a queue).
 pub struct Shade<S>(PhantomData<S>);
 
-impl<S: Shader> Stage for Shade<S> {
+impl<S: Shader> QueueKernel for Shade<S> {
     /// The class's queue, the sorted queue (read instead when the class
     /// is sorted by variant), the next ray queue, the prefix sum's alive
     /// flags and the shadow rays.
@@ -40,8 +40,12 @@ impl<S: Shader> Stage for Shade<S> {
         (q.shade[S::CLASS as usize], q.sorted(), q.rays_out, q.alive(), q.shadow)
     }
 
+    fn items(r: &IterationRecord) -> u64 {
+        r.shade[S::CLASS as usize] as u64
+    }
+
     #[inline(always)]
-    unsafe fn run(thread: Thread, _phase: u32, a: &StageArgs, (queue, sorted, rays_out, alive, shadow): Self::Io) {
+    unsafe fn run(thread: Thread, _phase: u32, a: &CommonArgs, (queue, sorted, rays_out, alive, shadow): Self::Io) {
         let k = S::CLASS as usize;
         let divergence = WarpDivergence(if a.divergence.is_null() {
             a.divergence
@@ -110,7 +114,7 @@ impl<S: Shader> Stage for Shade<S> {
 /// # Safety
 /// As for [`Shade`]'s run, for `slot` of this iteration's ray queue.
 #[inline(always)]
-unsafe fn pass_on(a: &StageArgs, slot: Slot, keep: bool, (rays_out, alive): (WorkQueue<Slot>, *mut u32)) {
+unsafe fn pass_on(a: &CommonArgs, slot: Slot, keep: bool, (rays_out, alive): (WorkQueue<Slot>, *mut u32)) {
     // SAFETY: the caller's contract.
     unsafe {
         match a.compaction {
@@ -131,7 +135,7 @@ pub trait ShadeVisitor {
     /// What the visit returns.
     type Output;
     /// Does it for kernel `K`.
-    fn visit<K: EntryPoint<Args = WavefrontArgs>>(self) -> Self::Output;
+    fn visit<K: EntryPoint<Args = WavefrontArgs> + QueueKernel>(self) -> Self::Output;
 }
 
 /// Declares [`Shade`]'s entry points and [`visit_shade`] from the class
@@ -168,7 +172,7 @@ pub fn kernel_of(class: ShadeClass) -> &'static str {
     struct Name;
     impl ShadeVisitor for Name {
         type Output = &'static str;
-        fn visit<K: EntryPoint<Args = WavefrontArgs>>(self) -> &'static str {
+        fn visit<K: EntryPoint<Args = WavefrontArgs> + QueueKernel>(self) -> &'static str {
             K::NAME
         }
     }

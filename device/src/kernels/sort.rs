@@ -14,7 +14,7 @@
 //! numbers are keyed by its pixel and sample, and the film sums in fixed
 //! point.
 
-use super::wavefront::{Stage, StageArgs, grid_stride};
+use super::wave_kernels::{CommonArgs, IterationRecord, QueueKernel, grid_stride};
 use crate::kernel::Thread;
 use crate::queue::{Queues, Slot, WorkQueue};
 use crate::shading::{SORTED_CLASS, VARIANTS};
@@ -23,10 +23,10 @@ use crate::warp::{active_mask, match_any, reserve};
 /// The variant of the material that `slot`'s path hit.
 ///
 /// # Safety
-/// The contract of [`WavefrontArgs`](super::wavefront::WavefrontArgs), for a slot of the sorted class's
+/// The contract of [`WavefrontArgs`](super::wave_kernels::WavefrontArgs), for a slot of the sorted class's
 /// queue this iteration (its hit is recorded).
 #[inline(always)]
-unsafe fn variant_of(a: &StageArgs, slot: Slot) -> u32 {
+unsafe fn variant_of(a: &CommonArgs, slot: Slot) -> u32 {
     // SAFETY: the caller's contract.
     let material = unsafe { *a.pool.hit_material.add(slot.index()) };
     a.scene.materials.as_slice()[material as usize].variant()
@@ -35,15 +35,19 @@ unsafe fn variant_of(a: &StageArgs, slot: Slot) -> u32 {
 /// Counts the entries of the sorted class's queue per variant.
 pub struct CountVariants;
 
-impl Stage for CountVariants {
+impl QueueKernel for CountVariants {
     type Io = WorkQueue<Slot>;
 
     fn io(q: &Queues) -> Self::Io {
         q.shade[SORTED_CLASS as usize]
     }
 
+    fn items(r: &IterationRecord) -> u64 {
+        r.shade[SORTED_CLASS as usize] as u64
+    }
+
     #[inline(always)]
-    unsafe fn run(thread: Thread, _phase: u32, a: &StageArgs, queue: Self::Io) {
+    unsafe fn run(thread: Thread, _phase: u32, a: &CommonArgs, queue: Self::Io) {
         // SAFETY: the contract of `WavefrontArgs`; queue entries are slots
         // whose hit the extend kernel recorded; variants are below
         // `VARIANTS`.
@@ -61,15 +65,19 @@ impl Stage for CountVariants {
 /// queue that its shading kernel then reads.
 pub struct SortByVariant;
 
-impl Stage for SortByVariant {
+impl QueueKernel for SortByVariant {
     type Io = (WorkQueue<Slot>, WorkQueue<Slot>);
 
     fn io(q: &Queues) -> Self::Io {
         (q.shade[SORTED_CLASS as usize], q.sorted())
     }
 
+    fn items(r: &IterationRecord) -> u64 {
+        r.shade[SORTED_CLASS as usize] as u64
+    }
+
     #[inline(always)]
-    unsafe fn run(thread: Thread, _phase: u32, a: &StageArgs, (queue, sorted): Self::Io) {
+    unsafe fn run(thread: Thread, _phase: u32, a: &CommonArgs, (queue, sorted): Self::Io) {
         // SAFETY: as for `CountVariants`, which finished counting before
         // this launch; each entry takes its own place (one atomic per
         // group), below the queue's length.

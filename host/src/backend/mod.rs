@@ -14,25 +14,25 @@
 pub mod cpu;
 pub mod gpu;
 pub mod sized_by;
-pub mod wavefront;
+pub mod wave_driver;
 
 pub use sized_by::SizedBy;
 
 use crate::prepared::PreparedScene;
 pub use crate::settings::backend::BackendKind;
 use crate::settings::cpu::CpuSchedule;
-use crate::settings::megakernel::MegakernelConfig;
+use crate::settings::mega_config::MegakernelConfig;
+use crate::settings::wave_config::WavefrontConfig;
 use device::camera::Camera;
 use device::features::{Feature, Features};
 use device::film::FixedRgb;
 use device::integrator::SampleRange;
-use device::kernels::wavefront::WorkItems;
+use device::kernels::wave_kernels::WorkItems;
 use device::rng::Sampler;
 use device::scene::RenderParams;
 use gpu::profile::GpuProfile;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-use wavefront::WavefrontConfig;
 
 /// Tuning knobs of the back ends; each uses its own.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

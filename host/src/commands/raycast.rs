@@ -5,7 +5,7 @@ use crate::backend::gpu::Gpu;
 use crate::cli::{RaycastArgs, SceneArgs};
 use crate::io::atomic_file::{self, Output};
 use crate::io::csv;
-use crate::render::{self, raycast};
+use crate::render::{self, ray_throughput};
 use crate::system::memory;
 use anyhow::Context;
 use device::scene::RenderView;
@@ -22,12 +22,12 @@ pub fn run(args: &RaycastArgs) -> anyhow::Result<ExitCode> {
     atomic_file::check_outputs(&outputs, &scene.scene.files)?;
     memory::check_available(
         &format!("{} rays", args.count),
-        raycast::host_bytes(args.count),
+        ray_throughput::host_bytes(args.count),
         "cast fewer rays (--count)",
     )?;
     let (params, _) = render::params_for(&scene.scene, &overrides, RenderView::Radiance);
-    let rays = raycast::make_rays(&scene, &params, args.rays, args.count as usize);
-    let rows = raycast::gpu_rows(&gpu, &scene, args.rays, &rays, &args.blocks, args.repeat)?;
+    let rays = ray_throughput::make_rays(&scene, &params, args.rays, args.count as usize);
+    let rows = ray_throughput::gpu_rows(&gpu, &scene, args.rays, &rays, &args.blocks, args.repeat)?;
     for r in &rows {
         outln!(
             "{} {} {:?} rays, block {}: {:.3} ms, {:.3} G rays/s ({} regs, {} B local, occupancy {:.0}%)",

@@ -17,7 +17,7 @@ use crate::experiment::runner::Outcome;
 use crate::render::Overrides;
 use crate::settings::backend::BackendKind;
 use crate::settings::capacity::Capacity;
-use crate::settings::wavefront::WaveSchedule;
+use crate::settings::wave_config::WaveSchedule;
 use device::launch::Compaction;
 use serde::Serialize;
 use std::fmt::Write as _;

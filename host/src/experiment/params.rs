@@ -18,12 +18,14 @@ use crate::settings::choice::choice;
 use crate::settings::cpu::{CpuSchedule, MAX_THREADS, check_threads};
 use crate::settings::devices::MAX_GPUS;
 use crate::settings::kernels::KernelFeatures;
-use crate::settings::megakernel::check_register_cap;
+use crate::settings::mega_config::check_register_cap;
 use crate::settings::nee::NeeMode;
 use crate::settings::sampler::SamplerKind;
 use crate::settings::scope::Scope;
 use crate::settings::size::{MAX_DEPTH, MAX_SPP, parse_size, size_label};
-use crate::settings::wavefront::{CompactionArg, MaterialSortArg, WaveSchedule, compaction_label, material_sort_label};
+use crate::settings::wave_config::{
+    CompactionArg, MaterialSortArg, WaveSchedule, compaction_label, material_sort_label,
+};
 use clap::ValueEnum;
 use device::launch::{Compaction, MaterialSort};
 use std::path::PathBuf;

@@ -8,10 +8,10 @@ use super::records::{KernelRow, Overhead, RunRow};
 use super::scenes::describe_fields;
 use crate::backend::gpu::Gpu;
 use crate::backend::gpu::profile::GpuProfile;
-use crate::backend::wavefront::{WaveSchedule, compaction_label, material_sort_label};
 use crate::backend::{BackendKind, RenderOutput};
 use crate::settings::nee::NeeMode;
 use crate::settings::sampler::SamplerKind;
+use crate::settings::wave_config::{WaveSchedule, compaction_label, material_sort_label};
 use crate::system::provenance::{Provenance, now};
 
 /// Where rows come from: the experiment, the build and host, the GPU.

@@ -3,7 +3,7 @@
 
 pub mod chunks;
 pub mod compare;
-pub mod raycast;
+pub mod ray_throughput;
 mod renderer;
 pub mod split;
 pub mod tone;

@@ -4,8 +4,8 @@
 
 use crate::backend::cpu::{self, Threads};
 use crate::backend::gpu::buffers::DeviceScene;
-use crate::backend::gpu::{Gpu, megakernel, wavefront};
-use crate::backend::wavefront::emulated;
+use crate::backend::gpu::{Gpu, mega_launch, wave_launch};
+use crate::backend::wave_driver::emulated;
 use crate::backend::{BackendKind, BackendOptions, RenderJob, RenderOutput};
 use crate::prepared::PreparedScene;
 use crate::settings::backend::BackendChoice;
@@ -148,13 +148,15 @@ impl Renderer {
         match (self.kind, &self.gpu) {
             (BackendKind::CpuSerial, _) => cpu::render(&job, Threads::Serial, schedule, progress),
             (BackendKind::Cpu, _) => cpu::render(&job, Threads::Pool(self.options.threads), schedule, progress),
-            (BackendKind::GpuMega, Some(gpu)) => Ok(megakernel::render(gpu, &job, &self.options.megakernel, progress)?),
+            (BackendKind::GpuMega, Some(gpu)) => {
+                Ok(mega_launch::render(gpu, &job, &self.options.megakernel, progress)?)
+            }
             (BackendKind::GpuWave | BackendKind::CpuWave, _) if params.view != device::scene::RenderView::Radiance => {
                 anyhow::bail!(
                     "debug views render on the cpu and gpu-mega back ends; the wavefront traces radiance only"
                 )
             }
-            (BackendKind::GpuWave, Some(gpu)) => Ok(wavefront::render(gpu, &job, &self.options.wavefront, progress)?),
+            (BackendKind::GpuWave, Some(gpu)) => Ok(wave_launch::render(gpu, &job, &self.options.wavefront, progress)?),
             (BackendKind::CpuWave, _) => {
                 let out = emulated::render(&job, &self.options.wavefront, progress)?;
                 Ok(RenderOutput {

@@ -6,9 +6,9 @@
 //! test to find the first differing sample, and prints the CPU's path for it
 //! bounce by bounce.
 
-use crate::backend::gpu::megakernel::render_launches;
-use crate::backend::gpu::wavefront::render_items;
-use crate::backend::wavefront::emulated;
+use crate::backend::gpu::mega_launch::render_launches;
+use crate::backend::gpu::wave_launch::render_items;
+use crate::backend::wave_driver::emulated;
 use crate::backend::{BackendKind, BackendOptions, RenderJob};
 use crate::prepared::PreparedScene;
 use crate::render::{Overrides, Renderer, check_memory, load_scene, params_for, split};
@@ -20,7 +20,7 @@ use device::features::Features;
 use device::film::FixedRgb;
 use device::geometry::{Hit, PrimRef};
 use device::integrator::{PixelResult, SampleRange, trace_path};
-use device::kernels::wavefront::WorkItems;
+use device::kernels::wave_kernels::WorkItems;
 use device::launch::Tile;
 use device::math::{Ray, Rgb};
 use device::observe::Unobserved;

@@ -14,9 +14,11 @@
 //! - [`scope`]: which back ends a setting or flag concerns, and the check
 //!   that refuses a flag the back ends run would ignore;
 //! - [`size`]: `WIDTHxHEIGHT` values and the render limits;
-//! - [`megakernel`]: the megakernel's defaults and the register cap;
+//! - [`mega_config`]: how the megakernel is launched, its defaults and the
+//!   register cap;
 //! - [`kernels`]: which build of the material-dispatching kernels runs;
-//! - [`wavefront`]: the wavefront's schedule, compaction, refill and defaults;
+//! - [`wave_config`]: the wavefront's configuration: its schedule,
+//!   compaction, refill and defaults;
 //! - [`capacity`]: the wavefront's pool capacity;
 //! - [`cpu`]: the `cpu` back end's threads and work distribution;
 //! - [`devices`]: which GPUs a command renders on;
@@ -31,10 +33,10 @@ pub mod choice;
 pub mod cpu;
 pub mod devices;
 pub mod kernels;
-pub mod megakernel;
+pub mod mega_config;
 pub mod nee;
 pub mod repetitions;
 pub mod sampler;
 pub mod scope;
 pub mod size;
-pub mod wavefront;
+pub mod wave_config;

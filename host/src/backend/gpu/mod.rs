@@ -18,10 +18,10 @@
 //! * [`timeline`]: the one place kernels are launched
 //!   ([`timeline::Timeline`]), each timed and recorded;
 //! * [`fault`]: a test hook that provokes a kernel fault;
-//! * [`megakernel`]: the `gpu-mega` back end (one thread per pixel, whole paths);
-//! * [`raycast`]: the traversal-only kernel over a ray buffer;
-//! * [`wavefront`]: the `gpu-wave` back end (the machine-neutral
-//!   [`crate::backend::wavefront`] driver on a GPU).
+//! * [`mega_launch`]: the `gpu-mega` back end (one thread per pixel, whole paths);
+//! * [`raycast_launch`]: the traversal-only kernel over a ray buffer;
+//! * [`wave_launch`]: the `gpu-wave` back end (the machine-neutral
+//!   [`crate::backend::wave_driver`] driver on a GPU).
 //!
 //! No failure touches the CPU back ends, which keep working in the same
 //! process (after a kernel fault, too: that loses the CUDA context, not the
@@ -33,11 +33,11 @@ pub mod error;
 pub mod fault;
 pub mod in_flight;
 pub mod launch_site;
-pub mod megakernel;
+pub mod mega_launch;
 pub mod profile;
-pub mod raycast;
+pub mod raycast_launch;
 pub mod timeline;
-pub mod wavefront;
+pub mod wave_launch;
 
 pub use device::{Gpu, GpuInfo};
 pub use error::GpuError;

@@ -8,7 +8,7 @@
 //! before a time is reported.
 
 use crate::backend::gpu::Gpu;
-use crate::backend::gpu::raycast::cast;
+use crate::backend::gpu::raycast_launch::cast;
 use crate::prepared::PreparedScene;
 use crate::system::provenance::Provenance;
 use anyhow::bail;

@@ -1,10 +1,12 @@
-//! The wavefront's stage kernels and their one argument struct: schedule,
-//! generate, extend, shadow and the tail drain (the shading kernels, one per class,
+//! The wavefront's queue kernels and their one argument struct: plan,
+//! refill, generate, extend, shadow and the tail drain (the shading kernels, one per class,
 //! are in [`super::shade`]; the prefix-sum compaction is in
-//! [`super::scan`]). Each is a [`Stage`]: it names the queues it reads and
-//! writes in its `Io` type, and its body sees those and no other. Each runs
-//! one stage of [`crate::stages`] for every entry of its queue; paths live
-//! in the [`PathPool`] between launches.
+//! [`super::scan`]; the sort by variant in [`super::sort`]). Each is a
+//! [`QueueKernel`]: it names the queues it reads and writes in its `Io`
+//! type, its body sees those and no other, and it says how many entries
+//! an iteration's launches of it go over. Each runs one stage of
+//! [`crate::stages`] for every entry of its queue; paths live in the
+//! [`PathPool`] between launches.
 //!
 //! Every queue length is read on the device, from the plan that
 //! [`Schedule`] wrote at the start of the iteration or from the queue
@@ -66,9 +68,9 @@ impl WorkItems {
     }
 }
 
-/// The one argument of every wavefront kernel: what every stage sees
-/// ([`StageArgs`]) and the queues, which each stage gets only by name
-/// ([`Stage::Io`]). Between iterations the host only exchanges the two
+/// The one argument of every wavefront kernel: what every queue kernel
+/// sees ([`CommonArgs`]) and the queues, which each gets only by name
+/// ([`QueueKernel::Io`]). Between iterations the host only exchanges the two
 /// ray queues ([`Queues::swapped`]).
 ///
 /// Contract: every pointer is memory of the side that runs the kernels;
@@ -80,15 +82,15 @@ impl WorkItems {
 #[derive(Clone, Copy)]
 pub struct WavefrontArgs {
     /// The render, the pool, the control block and the outputs.
-    pub stage: StageArgs,
+    pub common: CommonArgs,
     /// Every queue, and the compaction's scratch.
     pub queues: Queues,
 }
 
-/// What every wavefront stage sees: everything but the queues.
+/// What every queue kernel sees: everything but the queues.
 #[repr(C)]
 #[derive(Clone, Copy)]
-pub struct StageArgs {
+pub struct CommonArgs {
     /// The scene.
     pub scene: SceneView<'static>,
     /// Size, depth, seed, roulette and view.
@@ -119,15 +121,17 @@ pub struct StageArgs {
 const _: () = {
     use core::mem::size_of;
     let fields = size_of::<SceneView>() + size_of::<RenderParams>() + size_of::<PathPool>();
-    assert!(size_of::<StageArgs>() == fields + 5 * 8 + size_of::<WorkItems>() + 3 * 4);
-    assert!(size_of::<WavefrontArgs>() == size_of::<StageArgs>() + size_of::<Queues>());
+    assert!(size_of::<CommonArgs>() == fields + 5 * 8 + size_of::<WorkItems>() + 3 * 4);
+    assert!(size_of::<WavefrontArgs>() == size_of::<CommonArgs>() + size_of::<Queues>());
 };
 
-/// A stage of the wavefront: a kernel over [`WavefrontArgs`] whose body
-/// sees the queues it reads and writes, picked by [`Stage::io`], and no
-/// other; the data flow reads from `Io` and `io`. Every stage is a
-/// [`Kernel`] (the queues are picked at the entry point).
-pub trait Stage {
+/// A kernel that runs one step of the wavefront over its queues: a kernel
+/// over [`WavefrontArgs`] whose body sees the queues it reads and writes,
+/// picked by [`QueueKernel::io`], and no other; the data flow reads from
+/// `Io` and `io`. Every queue kernel is a [`Kernel`] (the queues are
+/// picked at the entry point), and declares the items of its launches
+/// ([`QueueKernel::items`]).
+pub trait QueueKernel {
     /// The queues it reads and writes: a queue, or a tuple of them.
     type Io: Copy;
 
@@ -137,28 +141,33 @@ pub trait Stage {
     /// Its queues, out of every queue.
     fn io(queues: &Queues) -> Self::Io;
 
+    /// The entries its launches go over in the iteration that `record`
+    /// logs: the items the launch profile gives each of those launches.
+    fn items(record: &IterationRecord) -> u64;
+
     /// Runs `thread`'s part of `phase` over the queues `io`.
     ///
     /// # Safety
     /// The contract of [`WavefrontArgs`], for `a` and the queues `io` were
     /// picked from; every thread of a block must run every phase.
-    unsafe fn run(thread: Thread, phase: u32, a: &StageArgs, io: Self::Io);
+    unsafe fn run(thread: Thread, phase: u32, a: &CommonArgs, io: Self::Io);
 }
 
-impl<S: Stage> Kernel for S {
+impl<K: QueueKernel> Kernel for K {
     type Args = WavefrontArgs;
-    const PHASES: u32 = S::PHASES;
+    const PHASES: u32 = K::PHASES;
 
     #[inline(always)]
     unsafe fn run(thread: Thread, phase: u32, a: &WavefrontArgs) {
         // SAFETY: the caller's contract, passed on.
-        unsafe { <S as Stage>::run(thread, phase, &a.stage, S::io(&a.queues)) }
+        unsafe { <K as QueueKernel>::run(thread, phase, &a.common, K::io(&a.queues)) }
     }
 }
 
 /// What one iteration did: the plan's counts and the shading queues'
 /// lengths. The host reads these back after the render to give each
-/// launch of its profile the number of items it processed.
+/// launch of its profile the number of items it processed
+/// ([`QueueKernel::items`]).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct IterationRecord {
@@ -180,7 +189,7 @@ pub struct IterationRecord {
 // SAFETY: `#[repr(C)]`, u32 fields only, hence no padding.
 unsafe impl crate::kernel::Plain for IterationRecord {}
 
-impl StageArgs {
+impl CommonArgs {
     /// The schedule's plan and the counters.
     ///
     /// # Safety
@@ -235,15 +244,20 @@ pub(super) fn grid_stride(thread: &Thread, count: u32, mut f: impl FnMut(u32)) {
 /// iteration's shading-queue lengths.
 pub struct Plan;
 
-impl Stage for Plan {
+impl QueueKernel for Plan {
     type Io = WorkQueue<Slot>;
 
     fn io(q: &Queues) -> Self::Io {
         q.rays_in
     }
 
+    /// The plan is one item: the iteration it plans.
+    fn items(_: &IterationRecord) -> u64 {
+        1
+    }
+
     #[inline(always)]
-    unsafe fn run(thread: Thread, _phase: u32, a: &StageArgs, rays_in: Self::Io) {
+    unsafe fn run(thread: Thread, _phase: u32, a: &CommonArgs, rays_in: Self::Io) {
         if thread.global_x() != 0 {
             return;
         }
@@ -277,15 +291,19 @@ impl Stage for Plan {
 /// `queue_pos`).
 pub struct MarkSurvivors;
 
-impl Stage for MarkSurvivors {
+impl QueueKernel for MarkSurvivors {
     type Io = WorkQueue<Slot>;
 
     fn io(q: &Queues) -> Self::Io {
         q.rays_in
     }
 
+    fn items(r: &IterationRecord) -> u64 {
+        r.compacted as u64
+    }
+
     #[inline(always)]
-    unsafe fn run(thread: Thread, _phase: u32, a: &StageArgs, rays_in: Self::Io) {
+    unsafe fn run(thread: Thread, _phase: u32, a: &CommonArgs, rays_in: Self::Io) {
         // SAFETY: the contract of `WavefrontArgs`; queue entries are slots.
         unsafe {
             let s = a.control().schedule;
@@ -300,15 +318,19 @@ impl Stage for MarkSurvivors {
 /// count to `holes`: as many as there are survivors above it.
 pub struct FindHoles;
 
-impl Stage for FindHoles {
+impl QueueKernel for FindHoles {
     type Io = WorkQueue<Slot>;
 
     fn io(q: &Queues) -> Self::Io {
         q.holes
     }
 
+    fn items(r: &IterationRecord) -> u64 {
+        r.compacted as u64
+    }
+
     #[inline(always)]
-    unsafe fn run(thread: Thread, _phase: u32, a: &StageArgs, holes: Self::Io) {
+    unsafe fn run(thread: Thread, _phase: u32, a: &CommonArgs, holes: Self::Io) {
         // SAFETY: the contract of `WavefrontArgs`; slots stay below the
         // survivor count, itself below the capacity.
         unsafe {
@@ -330,15 +352,19 @@ impl Stage for FindHoles {
 /// slots after them.
 pub struct MoveSurvivors;
 
-impl Stage for MoveSurvivors {
+impl QueueKernel for MoveSurvivors {
     type Io = (WorkQueue<Slot>, WorkQueue<Slot>);
 
     fn io(q: &Queues) -> Self::Io {
         (q.rays_in, q.holes)
     }
 
+    fn items(r: &IterationRecord) -> u64 {
+        r.compacted as u64
+    }
+
     #[inline(always)]
-    unsafe fn run(thread: Thread, _phase: u32, a: &StageArgs, (rays_in, holes): Self::Io) {
+    unsafe fn run(thread: Thread, _phase: u32, a: &CommonArgs, (rays_in, holes): Self::Io) {
         // SAFETY: the contract of `WavefrontArgs`; each mover takes its own
         // hole (one atomic each), and holes are free slots.
         unsafe {
@@ -362,15 +388,19 @@ impl Stage for MoveSurvivors {
 /// the slots and `rays_in` places after the survivors.
 pub struct Generate;
 
-impl Stage for Generate {
+impl QueueKernel for Generate {
     type Io = WorkQueue<Slot>;
 
     fn io(q: &Queues) -> Self::Io {
         q.rays_in
     }
 
+    fn items(r: &IterationRecord) -> u64 {
+        r.generate as u64
+    }
+
     #[inline(always)]
-    unsafe fn run(thread: Thread, _phase: u32, a: &StageArgs, rays_in: Self::Io) {
+    unsafe fn run(thread: Thread, _phase: u32, a: &CommonArgs, rays_in: Self::Io) {
         // SAFETY: the contract of `WavefrontArgs`; the plan keeps every
         // index below the capacity.
         unsafe {
@@ -391,7 +421,7 @@ impl Stage for Generate {
 /// finish (persistent threads).
 pub struct Extend<T>(PhantomData<T>);
 
-impl<T: Traversal> Stage for Extend<T> {
+impl<T: Traversal> QueueKernel for Extend<T> {
     // NOTE: `shade` is indexed at run time, so it is copied out of the
     // kernel parameter: indexing the parameter itself would copy all of it
     // to local memory.
@@ -401,8 +431,12 @@ impl<T: Traversal> Stage for Extend<T> {
         (q.rays_in, q.shade)
     }
 
+    fn items(r: &IterationRecord) -> u64 {
+        r.trace as u64
+    }
+
     #[inline(always)]
-    unsafe fn run(_thread: Thread, _phase: u32, a: &StageArgs, (rays_in, shade): Self::Io) {
+    unsafe fn run(_thread: Thread, _phase: u32, a: &CommonArgs, (rays_in, shade): Self::Io) {
         // SAFETY: the contract of `WavefrontArgs`; queue entries are slots.
         unsafe {
             let count = a.control().schedule.trace;
@@ -453,15 +487,19 @@ pub(super) unsafe fn deposit(radiance: Rgb, pixel: u32, film: *mut FixedRgb, cou
 /// features bound when its module is loaded, as the megakernel does.
 pub struct Drain<T>(PhantomData<T>);
 
-impl<T: Traversal> Stage for Drain<T> {
+impl<T: Traversal> QueueKernel for Drain<T> {
     type Io = WorkQueue<Slot>;
 
     fn io(q: &Queues) -> Self::Io {
         q.rays_in
     }
 
+    fn items(r: &IterationRecord) -> u64 {
+        r.drain as u64
+    }
+
     #[inline(always)]
-    unsafe fn run(_thread: Thread, _phase: u32, a: &StageArgs, rays_in: Self::Io) {
+    unsafe fn run(_thread: Thread, _phase: u32, a: &CommonArgs, rays_in: Self::Io) {
         // SAFETY: the contract of `WavefrontArgs`; queue entries are slots.
         unsafe {
             let count = a.control().schedule.drain;
@@ -495,15 +533,19 @@ impl<T: Traversal> Stage for Drain<T> {
 /// (persistent threads).
 pub struct Shadow<T>(PhantomData<T>);
 
-impl<T: Traversal> Stage for Shadow<T> {
+impl<T: Traversal> QueueKernel for Shadow<T> {
     type Io = WorkQueue<ShadowRay>;
 
     fn io(q: &Queues) -> Self::Io {
         q.shadow
     }
 
+    fn items(r: &IterationRecord) -> u64 {
+        r.shadow as u64
+    }
+
     #[inline(always)]
-    unsafe fn run(_thread: Thread, _phase: u32, a: &StageArgs, shadow: Self::Io) {
+    unsafe fn run(_thread: Thread, _phase: u32, a: &CommonArgs, shadow: Self::Io) {
         // SAFETY: the contract of `WavefrontArgs`; entries below the
         // queue's count were pushed this iteration.
         unsafe {

@@ -1,4 +1,4 @@
-//! `gpu-wave`: the wavefront ([`crate::backend::wavefront`]) on a GPU. The
+//! `gpu-wave`: the wavefront ([`crate::backend::wave_driver`]) on a GPU. The
 //! GPU is a [`Machine`]: device allocations, launches timed with CUDA
 //! events, and a lagged readback of the schedule through a small ring of
 //! pinned buffers, so the host keeps a few iterations queued and never
@@ -9,17 +9,22 @@ use super::device::{Gpu, KernelInfo};
 use super::error::GpuError;
 use super::profile::{GpuProfile, LaunchRecord};
 use super::timeline::{Timeline, linear};
-use crate::backend::wavefront::stages::{self, WavefrontOutput};
-use crate::backend::wavefront::{Grid, Machine, WavefrontConfig, WavefrontError, resolve};
+use crate::backend::wave_driver::launches::{self, WavefrontOutput};
+use crate::backend::wave_driver::{Grid, Machine, WavefrontError, resolve};
 use crate::backend::{Progress, RenderJob, RenderOutput, SizedBy};
+use crate::settings::wave_config::WavefrontConfig;
 use device::kernel::{EntryPoint, Plain};
 use device::kernels::shade::kernel_of;
-use device::kernels::wavefront::WorkItems;
+use device::kernels::wave_kernels::{IterationRecord, QueueKernel, WavefrontArgs, WorkItems};
 use device::queue::Control;
 use std::time::Instant;
 
 /// Iterations the host may run ahead of the GPU.
 const LAG: usize = 3;
+
+/// A kernel's count of the items of its launches in an iteration
+/// ([`QueueKernel::items`]).
+type ItemCount = fn(&IterationRecord) -> u64;
 
 /// A GPU as a machine for the wavefront.
 pub struct GpuMachine<'g> {
@@ -28,6 +33,8 @@ pub struct GpuMachine<'g> {
     kernels: Vec<KernelInfo>,
     /// Resident grids found so far, by kernel and block size.
     grids: Vec<((&'static str, u32), Grid)>,
+    /// Per launch, in launch order: how its kernel counts its items.
+    item_counts: Vec<ItemCount>,
     snapshots: Vec<PinnedCopy>,
     /// Per snapshot: the GPU's launch mark when its copy was queued.
     marks: [u64; LAG],
@@ -45,6 +52,7 @@ impl<'g> GpuMachine<'g> {
             timeline: Timeline::with_timing(gpu, time_launches),
             kernels: Vec::new(),
             grids: Vec::new(),
+            item_counts: Vec::new(),
             snapshots,
             marks: [0; LAG],
             polls: 0,
@@ -89,14 +97,22 @@ impl Machine for GpuMachine<'_> {
         Ok(grid)
     }
 
-    fn launch<K: EntryPoint>(&mut self, grid: Grid, args: &K::Args, iteration: u32) -> Result<(), GpuError> {
+    fn launch<K: EntryPoint<Args = WavefrontArgs> + QueueKernel>(
+        &mut self,
+        grid: Grid,
+        args: &WavefrontArgs,
+        iteration: u32,
+    ) -> Result<(), GpuError> {
         let record = LaunchRecord {
             iteration,
             ..LaunchRecord::default()
         };
-        self.timeline
-            .launch::<K>(linear(grid.blocks * grid.block, grid.block), args, record)
-            .map(|_| ())
+        let index = self
+            .timeline
+            .launch::<K>(linear(grid.blocks * grid.block, grid.block), args, record)?;
+        debug_assert_eq!(index, self.item_counts.len(), "one item count per launch");
+        self.item_counts.push(K::items);
+        Ok(())
     }
 
     fn poll(&mut self, control: &DeviceBuffer<u8>) -> Result<Option<Control>, GpuError> {
@@ -165,11 +181,11 @@ pub fn render_items(
     // SAFETY: the scene stays uploaded until the render has read back its
     // results (`scene` lives to the end of this function).
     let view = unsafe { scene.view(gpu, job.scene, job.camera, resolved.features).detached() };
-    let out: WavefrontOutput = stages::render(&mut machine, job, view, config, work, resolved, progress)?;
+    let out: WavefrontOutput = launches::render(&mut machine, job, view, config, work, resolved, progress)?;
     let loop_time = out.loop_time;
 
     let mut launches = machine.timeline.finish()?;
-    fill_items(&mut launches, &out, job.scene.accel.kind);
+    fill_items(&mut launches, &machine.item_counts, &out.log);
     let profile = GpuProfile {
         device: gpu.info().clone(),
         kernels: machine.kernels,
@@ -203,46 +219,14 @@ pub fn render_items(
     })
 }
 
-/// Gives each launch the number of items its iteration's log says it
-/// processed (launches of iterations beyond the log keep 0).
-fn fill_items(launches: &mut [LaunchRecord], out: &WavefrontOutput, accel: device::accel::AccelKind) {
-    use device::kernels::scan::{ScanCount, ScanScatter};
-    use device::kernels::sort::{CountVariants, SortByVariant};
-    use device::kernels::wavefront::{FindHoles, Generate, MarkSurvivors, MoveSurvivors, Plan};
-    use device::kernels::{AccelKernels, AccelVisitor, visit_accel};
-    use device::shading::{SORTED_CLASS, ShadeClass};
-    struct Names;
-    impl AccelVisitor for Names {
-        type Output = (&'static str, &'static str, &'static str);
-        fn visit<A: AccelKernels>(self) -> Self::Output {
-            (A::Extend::NAME, A::Drain::NAME, A::Shadow::NAME)
+/// Gives each launch the number of items its kernel counts
+/// (`item_counts`, in launch order) in its iteration's record of `log`
+/// (launches of iterations beyond the log keep 0).
+fn fill_items(launches: &mut [LaunchRecord], item_counts: &[ItemCount], log: &[IterationRecord]) {
+    debug_assert_eq!(launches.len(), item_counts.len(), "one item count per launch");
+    for (l, count) in launches.iter_mut().zip(item_counts) {
+        if let Some(r) = log.get(l.iteration as usize) {
+            l.items = count(r);
         }
-    }
-    let (extend, drain, shadow) = visit_accel(accel, Names);
-    let shade = ShadeClass::ALL.map(kernel_of);
-    for l in launches {
-        let Some(r) = out.log.get(l.iteration as usize) else {
-            continue;
-        };
-        let name = l.kernel;
-        l.items = if name == Generate::NAME {
-            r.generate as u64
-        } else if name == extend || name == ScanCount::NAME || name == ScanScatter::NAME {
-            r.trace as u64
-        } else if name == drain {
-            r.drain as u64
-        } else if name == shadow {
-            r.shadow as u64
-        } else if name == Plan::NAME {
-            1
-        } else if [MarkSurvivors::NAME, FindHoles::NAME, MoveSurvivors::NAME].contains(&name) {
-            r.compacted as u64
-        } else if let Some(k) = shade.iter().position(|&n| n == name) {
-            r.shade[k] as u64
-        } else if name == CountVariants::NAME || name == SortByVariant::NAME {
-            r.shade[SORTED_CLASS as usize] as u64
-        } else {
-            0
-        };
     }
 }

@@ -12,7 +12,7 @@ use super::error::GpuError;
 use super::profile::{GpuProfile, LaunchRecord};
 use super::timeline::Timeline;
 use crate::backend::{Progress, RenderJob, RenderOutput, SizedBy};
-use crate::settings::megakernel::MegakernelConfig;
+use crate::settings::mega_config::MegakernelConfig;
 use cudarc::driver::LaunchConfig;
 use device::features::Features;
 use device::film::FixedRgb;

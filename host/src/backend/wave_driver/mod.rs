@@ -5,33 +5,42 @@
 //! ```text
 //! plan          one thread: the scheduler (device::schedule) decides how many
 //!               new paths start, how many rays are traced or drained
-//! generate      new camera paths into free slots, after the survivors
+//! refill        (when the schedule refills a pool that still has paths)
+//!               three kernels move the survivors into the slots below
+//!               their count
+//! generate      new camera paths into the free slots after the survivors
 //! extend        closest hit per queued ray; route to a shading queue
 //! drain         (at the tail) finish the last paths one thread each
-//! shade × k     one kernel per shading class the scene has
+//! sort          (when the scene's coated materials use two or more
+//!               variants) two kernels group the coated queue by variant
+//! shade × k     one kernel per shading class the scene has; each queues
+//!               its paths' shadow rays
+//! shadow        (with next-event estimation) any hit per shadow ray; the
+//!               unblocked ones add their light
 //! compact       survivors into the next ray queue (atomic append inside
 //!               the shading kernels, or three prefix-sum kernels)
 //! ```
 //!
 //! Every queue length is read on the device, so the host enqueues
 //! iterations without waiting and reads the schedule back only to see when
-//! the render is done ([`stages`]). A [`Machine`] runs the kernels: the
-//! GPU (`backend::gpu::wavefront`) or the host's serial emulation
+//! the render is done ([`launches`]). A [`Machine`] runs the kernels: the
+//! GPU (`backend::gpu::wave_launch`) or the host's serial emulation
 //! ([`emulated`]), which runs the same kernel code in warps of one lane so
-//! that the whole schedule is tested bit for bit without a GPU.
+//! that the whole schedule is tested bit for bit without a GPU. [`resolved`]
+//! checks a configuration and resolves it for one render.
 //!
 //! Nothing here knows the GPU: a failure is a [`WavefrontError`], either
 //! of the configuration or the machine's own error ([`Machine::Error`]).
 
-pub mod config;
 pub mod emulated;
-pub mod stages;
+pub mod launches;
+pub mod resolved;
 
-pub use config::{Capacity, WaveSchedule, WavefrontConfig, compaction_label, material_sort_label, state_bytes};
+pub use resolved::{Resolved, resolve};
 
-use crate::backend::{RenderJob, SizedBy};
-use device::features::Features;
+use crate::backend::SizedBy;
 use device::kernel::EntryPoint;
+use device::kernels::wave_kernels::{QueueKernel, WavefrontArgs};
 use device::queue::Control;
 
 /// Why a wavefront render could not run, wherever it runs.
@@ -43,28 +52,6 @@ pub enum WavefrontError<E> {
     /// The machine failed (`E`: its own error, e.g. the GPU's).
     #[error(transparent)]
     Machine(E),
-}
-
-/// What a wavefront configuration comes to for one render, once checked.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Resolved {
-    /// The pool's slots.
-    pub capacity: u32,
-    /// The features its kernels are bound to.
-    pub features: Features,
-}
-
-/// Checks `config` and resolves it for `work` items of `job`; `free_bytes`
-/// is asked for the machine's free memory only for an `auto` capacity.
-pub fn resolve<E>(
-    config: &WavefrontConfig,
-    (job, work): (&RenderJob, u64),
-    free_bytes: impl FnOnce() -> Result<usize, WavefrontError<E>>,
-) -> Result<Resolved, WavefrontError<E>> {
-    config.validate().map_err(WavefrontError::Config)?;
-    let features = config.kernels.bind(job.features());
-    let capacity = config.capacity.resolve(work, job.traces_shadow_rays(), free_bytes)?;
-    Ok(Resolved { capacity, features })
 }
 
 /// A 1D launch: blocks and threads per block.
@@ -103,7 +90,12 @@ pub trait Machine {
     fn resident_grid<K: EntryPoint>(&mut self, block: u32) -> Result<Grid, Self::Error>;
 
     /// Launches kernel `K` over `grid` with `args`, as part of `iteration`.
-    fn launch<K: EntryPoint>(&mut self, grid: Grid, args: &K::Args, iteration: u32) -> Result<(), Self::Error>;
+    fn launch<K: EntryPoint<Args = WavefrontArgs> + QueueKernel>(
+        &mut self,
+        grid: Grid,
+        args: &WavefrontArgs,
+        iteration: u32,
+    ) -> Result<(), Self::Error>;
 
     /// Called once per enqueued iteration with the control block: returns
     /// the control block as it stood after some earlier iteration (the GPU

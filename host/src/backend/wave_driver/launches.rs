@@ -1,16 +1,19 @@
-//! The wavefront's driver: allocation, the stages of one iteration, the
+//! The wavefront's driver: allocation, the launches of one iteration, the
 //! loop that enqueues iterations until the schedule says the render is
 //! done, and the readback. It runs on any [`Machine`].
 
-use super::{Grid, Machine, Resolved, WavefrontConfig, state_bytes};
+use super::{Grid, Machine, Resolved};
 use crate::backend::{Progress, RenderJob, SizedBy};
+use crate::settings::capacity::state_bytes;
+use crate::settings::wave_config::WavefrontConfig;
 use device::film::FixedRgb;
 use device::kernel::{AsBytes, EntryPoint, Plain};
 use device::kernels::scan::{ScanBlocks, ScanCount, ScanScatter};
 use device::kernels::shade::{ShadeVisitor, visit_shade};
 use device::kernels::sort::{CountVariants, SortByVariant};
-use device::kernels::wavefront::{
-    FindHoles, Generate, IterationRecord, MarkSurvivors, MoveSurvivors, Plan, StageArgs, WavefrontArgs, WorkItems,
+use device::kernels::wave_kernels::{
+    CommonArgs, FindHoles, Generate, IterationRecord, MarkSurvivors, MoveSurvivors, Plan, QueueKernel, WavefrontArgs,
+    WorkItems,
 };
 use device::kernels::{AccelKernels, AccelVisitor, visit_accel};
 use device::launch::{Compaction, LaunchCounters, MaterialSort};
@@ -80,7 +83,7 @@ struct Buffers<M: Machine> {
 }
 
 /// One render in progress: the kernels' arguments for even and odd
-/// iterations (the ray queues swap), and what the stages need to know.
+/// iterations (the ray queues swap), and what the launches need to know.
 struct Wavefront<'m, M: Machine> {
     machine: &'m mut M,
     args: [WavefrontArgs; 2],
@@ -216,7 +219,7 @@ impl<M: Machine> Buffers<M> {
                 ),
             )
         };
-        let stage = StageArgs {
+        let common = CommonArgs {
             scene,
             params: job.params,
             pool,
@@ -234,7 +237,7 @@ impl<M: Machine> Buffers<M> {
             log_len: LOG_ITERATIONS,
             material_sort,
         };
-        WavefrontArgs { stage, queues }
+        WavefrontArgs { common, queues }
     }
 
     /// Reads back what the render produced: the film of `pixels`, the
@@ -319,7 +322,7 @@ impl<M: Machine> AccelVisitor for Run<'_, '_, M> {
             scan_grid,
             classes: self.classes,
             compaction: self.config.compaction,
-            sorts: self.args.stage.material_sort == MaterialSort::ByVariant,
+            sorts: self.args.common.material_sort == MaterialSort::ByVariant,
             drain: self.config.drain_below > 0,
             // Bounce-synchronous waves start only in an empty pool, and a
             // pool that holds every path of the render is never refilled.
@@ -333,7 +336,7 @@ impl<M: Machine> AccelVisitor for Run<'_, '_, M> {
         loop {
             w.iteration::<A>()?;
             if !stopped && self.stop.is_some_and(|s| s.load(Ordering::SeqCst)) {
-                total_work = stop_after_round(w.machine, self.control, self.args.stage.work.pixels)?;
+                total_work = stop_after_round(w.machine, self.control, self.args.common.work.pixels)?;
                 stopped = true;
             }
             if let Some(control) = w.machine.poll(self.control)? {
@@ -368,14 +371,14 @@ impl<M: Machine> Wavefront<'_, M> {
     }
 
     /// Launches `K` over `grid` in the current iteration.
-    fn launch<K: EntryPoint<Args = WavefrontArgs>>(&mut self, grid: Grid) -> Result<(), M::Error> {
+    fn launch<K: EntryPoint<Args = WavefrontArgs> + QueueKernel>(&mut self, grid: Grid) -> Result<(), M::Error> {
         let args = *self.args();
         self.machine.launch::<K>(grid, &args, self.iteration)
     }
 
     /// Launches `K` over the threads that fit at once; they stride over
     /// the queue whose length the device knows.
-    fn launch_resident<K: EntryPoint<Args = WavefrontArgs>>(&mut self) -> Result<(), M::Error> {
+    fn launch_resident<K: EntryPoint<Args = WavefrontArgs> + QueueKernel>(&mut self) -> Result<(), M::Error> {
         let grid = self.machine.resident_grid::<K>(self.block)?;
         self.launch::<K>(grid)
     }
@@ -445,16 +448,16 @@ impl<M: Machine> Wavefront<'_, M> {
             self.launch_resident::<CountVariants>()?;
             self.launch_resident::<SortByVariant>()?;
         }
-        struct ShadeStage<'w, 'm, M: Machine>(&'w mut Wavefront<'m, M>);
-        impl<M: Machine> ShadeVisitor for ShadeStage<'_, '_, M> {
+        struct LaunchShade<'w, 'm, M: Machine>(&'w mut Wavefront<'m, M>);
+        impl<M: Machine> ShadeVisitor for LaunchShade<'_, '_, M> {
             type Output = Result<(), M::Error>;
-            fn visit<K: EntryPoint<Args = WavefrontArgs>>(self) -> Result<(), M::Error> {
+            fn visit<K: EntryPoint<Args = WavefrontArgs> + QueueKernel>(self) -> Result<(), M::Error> {
                 self.0.launch_resident::<K>()
             }
         }
         for k in 0..self.classes.len() {
             let class = self.classes[k];
-            visit_shade(class, ShadeStage(self))?;
+            visit_shade(class, LaunchShade(self))?;
         }
         Ok(())
     }

@@ -1,47 +1,131 @@
-//! The wavefront's launch configuration ([`WavefrontConfig`]), built from
-//! the value types and defaults in [`crate::settings`], and how a
-//! [`Capacity`] becomes a slot count for one render.
+//! The wavefront's configuration ([`WavefrontConfig`]) and its settings:
+//! when new paths enter the pool ([`WaveSchedule`]), how survivors are
+//! gathered ([`CompactionArg`]), whether a shading queue is sorted by
+//! variant ([`MaterialSortArg`]), the refill threshold, and the defaults of
+//! all of them (the pool's capacity is in [`super::capacity`]).
 
-pub use crate::settings::capacity::{Capacity, state_bytes};
-use crate::settings::capacity::{MAX_CAPACITY, MIN_CAPACITY};
-use crate::settings::kernels::KernelFeatures;
-use crate::settings::megakernel::check_register_cap;
-use crate::settings::wavefront::{
-    DEFAULT_CAPACITY, DEFAULT_COMPACTION, DEFAULT_DRAIN_BELOW, DEFAULT_MATERIAL_SORT, DEFAULT_REFILL, DEFAULT_SCHEDULE,
-    DEFAULT_WAVE_BLOCK,
-};
-pub use crate::settings::wavefront::{WaveSchedule, compaction_label, material_sort_label};
+use super::capacity::Capacity;
+use super::kernels::KernelFeatures;
+use super::mega_config::check_register_cap;
 use device::launch::{Compaction, MaterialSort};
 
-// The capacity is a setting (`crate::settings`); resolving it against a
-// render's work and the GPU's free memory belongs to the back end.
-impl Capacity {
-    /// The slots for a render of `work` items, with or without shadow rays,
-    /// given the free memory (asked only for `Auto`).
-    pub fn resolve<E>(
-        self,
-        work: u64,
-        shadow_rays: bool,
-        free_bytes: impl FnOnce() -> Result<usize, E>,
-    ) -> Result<u32, E> {
-        let needed = work
-            .checked_next_power_of_two()
-            .unwrap_or(u64::MAX)
-            .clamp(MIN_CAPACITY as u64, MAX_CAPACITY as u64) as u32;
-        let largest_within = |budget: f64| {
-            let mut c = needed;
-            while c > MIN_CAPACITY && state_bytes(c as usize, shadow_rays) as f64 > budget {
-                c /= 2;
-            }
-            c
-        };
-        Ok(match self {
-            Capacity::Slots(n) => n,
-            Capacity::Budget(bytes) => largest_within(bytes as f64),
-            Capacity::Auto => largest_within(0.8 * free_bytes()? as f64),
-        })
+/// When new camera paths enter the wavefront's pool (not to be confused with
+/// the device's scheduler, `device::schedule::Schedule`, which carries out
+/// this choice).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WaveSchedule {
+    /// All paths advance one bounce per iteration; new paths start only when
+    /// the queue has drained.
+    BounceSync,
+    /// Freed slots are refilled with new camera paths once the paths in
+    /// flight fall to the refill threshold (Laine et al. 2013; Cycles).
+    Regenerate,
+}
+
+impl WaveSchedule {
+    /// The name on the command line and in reports.
+    pub fn label(self) -> &'static str {
+        match self {
+            WaveSchedule::BounceSync => "bounce-sync",
+            WaveSchedule::Regenerate => "regenerate",
+        }
     }
 }
+
+/// How the wavefront gathers survivors, by the names the command line and
+/// configs use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum CompactionArg {
+    /// Warp-aggregated atomic appends inside the shading kernels.
+    AtomicAppend,
+    /// Alive flags and a three-kernel prefix sum (order-preserving).
+    PrefixSum,
+}
+
+impl CompactionArg {
+    /// The device's compaction mode.
+    pub const fn mode(self) -> Compaction {
+        match self {
+            CompactionArg::AtomicAppend => Compaction::AtomicAppend,
+            CompactionArg::PrefixSum => Compaction::PrefixSum,
+        }
+    }
+}
+
+/// A compaction mode's name on the command line and in reports.
+pub fn compaction_label(c: Compaction) -> &'static str {
+    match c {
+        Compaction::AtomicAppend => "atomic-append",
+        Compaction::PrefixSum => "prefix-sum",
+    }
+}
+
+/// Whether the wavefront sorts the coated materials' shading queue by noise
+/// basis before shading it, by the names the command line and configs use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum MaterialSortArg {
+    /// Shade in the order paths were queued.
+    Off,
+    /// A counting sort by variant (noise basis) first, so that each warp
+    /// runs one program.
+    Variant,
+}
+
+impl MaterialSortArg {
+    /// The device's setting.
+    pub const fn mode(self) -> MaterialSort {
+        match self {
+            MaterialSortArg::Off => MaterialSort::Off,
+            MaterialSortArg::Variant => MaterialSort::ByVariant,
+        }
+    }
+}
+
+/// A material sort's name on the command line and in reports.
+pub fn material_sort_label(s: MaterialSort) -> &'static str {
+    match s {
+        MaterialSort::Off => "off",
+        MaterialSort::ByVariant => "variant",
+    }
+}
+
+/// Parses a fraction from 0 to 1.
+pub fn parse_fraction(s: &str) -> Result<f32, String> {
+    s.parse::<f32>()
+        .ok()
+        .filter(|f| (0.0..=1.0).contains(f))
+        .ok_or_else(|| format!("expected a fraction from 0 to 1, got `{s}`"))
+}
+
+// The defaults bound memory (results/wavefront_tuning/,
+// results/mega_vs_wave/): 2^22 paths, refilled in contiguous slots once half
+// of them are free, survivors kept in order by the prefix sum, and the last
+// 2^18 paths finished in one drain launch.
+
+/// Pool capacity: path state and queues within 512 MiB.
+pub const DEFAULT_CAPACITY: Capacity = Capacity::DEFAULT;
+
+/// When new paths enter.
+pub const DEFAULT_SCHEDULE: WaveSchedule = WaveSchedule::Regenerate;
+
+/// With [`WaveSchedule::Regenerate`]: refill once at most this fraction of
+/// the slots hold paths.
+pub const DEFAULT_REFILL: f32 = 0.5;
+
+/// How survivors are gathered.
+pub const DEFAULT_COMPACTION: CompactionArg = CompactionArg::PrefixSum;
+
+/// Sort the coated queue by variant (it costs two small launches per
+/// iteration, and only scenes whose coated materials use two or more
+/// noise bases pay them: results/material_cost/).
+pub const DEFAULT_MATERIAL_SORT: MaterialSortArg = MaterialSortArg::Variant;
+
+/// Threads per block of the per-path kernels.
+pub const DEFAULT_WAVE_BLOCK: u32 = 64;
+
+/// Finish the last paths in one drain launch once at most this many remain.
+pub const DEFAULT_DRAIN_BELOW: u32 = 1 << 18;
 
 /// The wavefront's launch configuration.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -168,32 +252,5 @@ mod tests {
         for config in bad {
             assert!(config.validate().is_err(), "{config:?}");
         }
-    }
-
-    #[test]
-    fn the_default_budget_holds_2_to_the_22_paths_within_512_mib() {
-        let slots = Capacity::DEFAULT
-            .resolve::<()>(u64::MAX, false, || unreachable!())
-            .unwrap();
-        assert_eq!(slots, 1 << 22);
-        assert!(state_bytes(slots as usize, false) <= 512 << 20);
-        assert!(state_bytes(2 * slots as usize, false) > 512 << 20);
-        // Shadow rays take room: half the paths fit beside their queue.
-        let with_shadows = Capacity::DEFAULT
-            .resolve::<()>(u64::MAX, true, || unreachable!())
-            .unwrap();
-        assert_eq!(with_shadows, 1 << 21);
-        assert!(state_bytes(1 << 22, true) > 512 << 20);
-        // A small render takes no more slots than it has work items.
-        assert_eq!(
-            Capacity::DEFAULT.resolve::<()>(5000, false, || unreachable!()).unwrap(),
-            8192
-        );
-        assert_eq!(
-            Capacity::Slots(1024)
-                .resolve::<()>(1 << 30, true, || unreachable!())
-                .unwrap(),
-            1024
-        );
     }
 }

@@ -10,7 +10,7 @@ use crate::backend::SizedBy;
 use crate::prepared::PreparedScene;
 use device::features::Features;
 use device::kernel::EntryPoint;
-use device::kernels::raycast::RaycastArgs;
+use device::kernels::raycast_kernel::RaycastArgs;
 use device::kernels::{AccelKernels, AccelVisitor, visit_accel};
 use device::launch::RayHit;
 use device::math::Ray;

@@ -6,11 +6,12 @@
 //! the GPU runs, and the film must equal the `cpu` back end's bit for bit.
 //! It is a correctness tool, not a fast renderer.
 
-use super::stages::{self, WavefrontOutput};
-use super::{Grid, Machine, WavefrontConfig, WavefrontError, resolve};
+use super::launches::{self, WavefrontOutput};
+use super::{Grid, Machine, WavefrontError, resolve};
 use crate::backend::{Progress, RenderJob, SizedBy};
-use device::kernel::{EntryPoint, Plain, Thread};
-use device::kernels::wavefront::WorkItems;
+use crate::settings::wave_config::WavefrontConfig;
+use device::kernel::{EntryPoint, Kernel, Plain, Thread};
+use device::kernels::wave_kernels::{QueueKernel, WavefrontArgs, WorkItems};
 use device::queue::Control;
 use std::convert::Infallible;
 
@@ -80,9 +81,14 @@ impl Machine for Emulator {
         })
     }
 
-    fn launch<K: EntryPoint>(&mut self, grid: Grid, args: &K::Args, _iteration: u32) -> Result<(), Infallible> {
+    fn launch<K: EntryPoint<Args = WavefrontArgs> + QueueKernel>(
+        &mut self,
+        grid: Grid,
+        args: &WavefrontArgs,
+        _iteration: u32,
+    ) -> Result<(), Infallible> {
         for block in 0..grid.blocks {
-            for phase in 0..K::PHASES {
+            for phase in 0..<K as Kernel>::PHASES {
                 for index in 0..grid.block {
                     let thread = Thread {
                         block: [block, 0],
@@ -94,7 +100,7 @@ impl Machine for Emulator {
                     // allocations of this emulator sized for the render,
                     // and runs every thread of every block through every
                     // phase, as the kernels' contracts require.
-                    unsafe { K::run(thread, phase, args) };
+                    unsafe { <K as Kernel>::run(thread, phase, args) };
                 }
             }
         }
@@ -131,6 +137,6 @@ pub fn render_items(
     let view = job.scene.view(job.camera, resolved.features);
     // SAFETY: the scene outlives the render, which ends before this returns.
     let scene = unsafe { view.detached() };
-    stages::render(&mut Emulator, job, scene, config, (items, work), resolved, progress)
+    launches::render(&mut Emulator, job, scene, config, (items, work), resolved, progress)
         .map_err(WavefrontError::Machine)
 }
