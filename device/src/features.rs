@@ -26,23 +26,11 @@ use crate::shading::{MaterialKind, MaterialKinds};
 #[cfg(not(target_arch = "nvptx64"))]
 use core::fmt;
 
-/// The literal a kernel's feature read leaves in the PTX, for the host to
-/// replace (see the module's documentation). It appears nowhere else:
-/// LLVM writes the immediates it emits in decimal.
-macro_rules! sentinel_literal {
-    () => {
-        "0x5EA7F00D"
-    };
-}
-
-/// [`SENTINEL`] as it appears in the PTX text.
-pub const SENTINEL_TEXT: &str = sentinel_literal!();
-
-/// The value of [`SENTINEL_TEXT`]: it sets bits no feature has, so a module
-/// whose features were never bound is told apart from one bound to a set.
-pub const SENTINEL: u32 = 0x5EA7_F00D;
+pub use crate::bound::{SENTINEL, SENTINEL_TEXT};
 
 const _: () = assert!(SENTINEL & !Features::ALL.0 != 0);
+// The random numbers read the Sobol sampler's bit without naming this module.
+const _: () = assert!(Feature::Sobol.bit() == crate::rng::SOBOL_FEATURE_BIT);
 
 /// One feature a kernel can hold or leave out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -245,41 +233,7 @@ impl Features {
     /// the CPU: the receiver.
     #[inline(always)]
     pub fn bound(self) -> Features {
-        #[cfg(target_arch = "nvptx64")]
-        {
-            let bits: u32;
-            // SAFETY: moves an immediate into a register; it reads and
-            // writes no memory. `pure` lets LLVM keep one per kernel.
-            unsafe {
-                core::arch::asm!(
-                    concat!("mov.u32 {bits}, ", sentinel_literal!(), ";"),
-                    bits = out(reg32) bits,
-                    options(pure, nomem, nostack),
-                )
-            };
-            Features(bits)
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        {
-            self
-        }
-    }
-
-    /// Whether the running code may hold `feature`, for code that has no
-    /// set at hand: on the GPU, whether the bound set has it (so that the
-    /// compiler drops what follows where it does not); on the CPU, always,
-    /// the caller having branched on the set it carries already.
-    #[inline(always)]
-    pub fn compiled_in(feature: Feature) -> bool {
-        #[cfg(target_arch = "nvptx64")]
-        {
-            Features::NONE.bound().contains(feature)
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        {
-            let _ = feature;
-            true
-        }
+        Features(crate::bound::bits(self.0))
     }
 }
 
@@ -335,7 +289,6 @@ mod tests {
     fn bits_that_are_no_features_are_refused_and_the_sentinel_is_one_of_them() {
         assert_eq!(Features::from_bits(Features::ALL.bits()), Some(Features::ALL));
         assert_eq!(Features::from_bits(SENTINEL), None);
-        assert_eq!(u32::from_str_radix(&SENTINEL_TEXT[2..], 16), Ok(SENTINEL));
     }
 
     #[test]

@@ -25,6 +25,7 @@
 #![allow(internal_features)]
 
 pub mod accel;
+pub mod bound;
 pub mod camera;
 pub mod features;
 pub mod film;

@@ -14,8 +14,6 @@
 //! each group of four consecutive slots of a bounce is one 4D point with a
 //! seed of its own, and the sample index is shuffled per pixel.
 
-use crate::features::{Feature, Features};
-
 /// The random dimensions a path consumes at one bounce. Fixed slots, never
 /// "the next number from a stream".
 #[repr(u32)]
@@ -62,6 +60,11 @@ pub enum Sampler {
     /// groups of four dimensions.
     Sobol = 1,
 }
+
+/// The bit of the Sobol sampler's feature in a kernel's bound feature
+/// set: a kernel bound without it holds no Sobol code (the feature set's
+/// declaration checks that its bit is this one).
+pub const SOBOL_FEATURE_BIT: u32 = 1 << 18;
 
 /// The bit of [`PathRng`]'s sample word that marks a Sobol stream (sample
 /// indices stay below 2^28, the film's limit).
@@ -210,7 +213,7 @@ impl PathRng {
         let counter = bounce.wrapping_mul(DIMS_PER_BOUNCE).wrapping_add(dim as u32);
         // A stream is Sobol only where code holds the feature (generate),
         // so on the GPU a kernel bound without it holds no Sobol code.
-        if self.sample & SOBOL_BIT == 0 || !Features::compiled_in(Feature::Sobol) {
+        if self.sample & SOBOL_BIT == 0 || crate::bound::bits(u32::MAX) & SOBOL_FEATURE_BIT == 0 {
             return unit_float(pcg_hash(self.key ^ pcg_hash(counter)));
         }
         // One padded 4D Sobol point per group of four slots: its own seed,
