@@ -11,8 +11,8 @@ use device::rng::pcg_hash;
 use device::scene::{RenderParams, RenderView};
 use device::shading::{AnyMaterial, MaterialKind};
 use device::warp::Unsynchronised;
-use util::repo;
-use wavepath::backend::{BackendKind, BackendOptions, RenderJob};
+use util::{render_features, repo};
+use wavepath::backend::{BackendKind, BackendOptions};
 use wavepath::prepared::PreparedScene;
 use wavepath::render::{Overrides, Renderer, load_scene, params_for};
 use wavepath::settings::capacity::Capacity;
@@ -67,19 +67,6 @@ fn small(
     (scene, params, spp)
 }
 
-/// The features a render of `scene` with `params` uses.
-fn used(scene: &PreparedScene, params: RenderParams, spp: u32) -> Features {
-    RenderJob {
-        scene,
-        params,
-        camera: scene.scene.camera_for(params.width, params.height),
-        samples: SampleRange { begin: 0, end: spp },
-        uploaded: None,
-        stop: None,
-    }
-    .features()
-}
-
 /// Every pixel's sum, traced by the CPU through code that holds `features`.
 fn film_with(scene: &PreparedScene, params: RenderParams, spp: u32, features: Features) -> Vec<[u64; 3]> {
     let view = scene.view(scene.scene.camera_for(params.width, params.height), features);
@@ -98,7 +85,7 @@ fn each_scenes_features_are_exactly_those_it_uses() {
         for (nee, sampler) in SETTINGS {
             // Large enough that every object shows.
             let (scene, params, spp) = small(&name, (nee, sampler), (64, 48), 4);
-            let features = used(&scene, params, spp);
+            let features = render_features(&scene, params, spp);
             assert!(
                 features.iter().any(|f| matches!(f, Feature::Primitive(_))),
                 "{name}: no primitive kind in {features}"
@@ -185,7 +172,7 @@ fn every_superset_of_a_scenes_features_renders_its_image_on_the_cpu_and_the_emul
                 );
             }
             // The dispatching code alone, bound to every feature.
-            let exact = film_with(&scene, params, spp, used(&scene, params, spp));
+            let exact = film_with(&scene, params, spp, render_features(&scene, params, spp));
             assert!(
                 film_with(&scene, params, spp, Features::ALL) == exact,
                 "{name}, nee {nee:?}, sampler {sampler:?}"

@@ -8,15 +8,13 @@
 
 mod util;
 
-use device::integrator::SampleRange;
 use device::kernel::EntryPoint;
 use device::kernels::fault::FaultTrap;
 use device::kernels::{AccelKernels, AccelVisitor, all_entry_points, visit_accel};
 use device::scene::RenderView;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use util::repo;
-use wavepath::backend::RenderJob;
+use util::{render_features, repo};
 use wavepath::render::{Overrides, load_scene, params_for};
 use wavepath::settings::nee::NeeMode;
 use wavepath::system::ptx::{PTX_MODULES, entry_module, with_features};
@@ -175,15 +173,7 @@ fn every_scenes_megakernel_holds_nothing_in_local_memory_but_its_traversal_stack
             };
             let scene = load_scene(&repo(&format!("scenes/{name}")), &overrides).unwrap();
             let (params, spp) = params_for(&scene.scene, &overrides, RenderView::Radiance);
-            let features = RenderJob {
-                scene: &scene,
-                params,
-                camera: scene.scene.camera_for(params.width, params.height),
-                samples: SampleRange { begin: 0, end: spp },
-                uploaded: None,
-                stop: None,
-            }
-            .features();
+            let features = render_features(&scene, params, spp);
             let (entry, stack) = visit_accel(scene.accel.kind, Mega);
             let module = entry_module(ptx, entry).unwrap();
             let (bound, _) = with_features(&module, Some(features)).unwrap();

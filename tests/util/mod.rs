@@ -2,8 +2,11 @@
 //! into films, and paths in the repository.
 #![allow(dead_code)] // each test binary uses a different subset
 
+use device::features::Features;
+use device::integrator::SampleRange;
+use device::scene::RenderParams;
 use std::path::{Path, PathBuf};
-use wavepath::backend::{BackendKind, BackendOptions, RenderOutput};
+use wavepath::backend::{BackendKind, BackendOptions, RenderJob, RenderOutput};
 use wavepath::prepared::PreparedScene;
 use wavepath::render::{Overrides, load_scene, params_for, render_scene};
 use wavepath::scene::{self, Scene, SceneError};
@@ -137,4 +140,18 @@ pub fn output_within(command: &mut std::process::Command, limit: std::time::Dura
         stdout: stdout.join().unwrap(),
         stderr: stderr.join().unwrap(),
     }
+}
+
+/// The features a render of `scene` with `params` and `spp` uses, as its
+/// kernels are bound to them.
+pub fn render_features(scene: &PreparedScene, params: RenderParams, spp: u32) -> Features {
+    RenderJob {
+        scene,
+        params,
+        camera: scene.scene.camera_for(params.width, params.height),
+        samples: SampleRange { begin: 0, end: spp },
+        uploaded: None,
+        stop: None,
+    }
+    .features()
 }
