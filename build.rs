@@ -20,6 +20,13 @@
 //! `OUT_DIR`, so switching back to a set built before recompiles nothing
 //! there.
 //!
+//! `WAVEPATH_PTX_LINE_INFO=1` keeps line information in the PTX (`.file`
+//! and `.loc`, from the device crate's line tables) for Nsight Compute's
+//! source view; the PTX is otherwise the same. ptxas cannot parse the DWARF
+//! sections LLVM writes beside them, so those are cut off. The driver's JIT
+//! drops line information unless asked to keep it, which wavepath asks
+//! through an outside ptxas (`WAVEPATH_PTXAS`, `host/src/system/ptx.rs`).
+//!
 //! This script reruns on any change to the measured source (host code
 //! included), since it also stamps the binary with that source's
 //! fingerprint; the PTX step then costs a nested cargo that finds the
@@ -53,6 +60,7 @@ fn run() -> Result<(), String> {
     let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").map_err(|e| e.to_string())?);
     let out_dir = PathBuf::from(env::var("OUT_DIR").map_err(|e| e.to_string())?);
     println!("cargo:rerun-if-env-changed=WAVEPATH_CUDA_ARCHS");
+    println!("cargo:rerun-if-env-changed=WAVEPATH_PTX_LINE_INFO");
     println!("cargo:rustc-env=WAVEPATH_COMMIT={}", commit(&manifest_dir));
     for source in fingerprint::MEASURED_SOURCES {
         println!("cargo:rerun-if-changed={source}");
@@ -61,11 +69,16 @@ fn run() -> Result<(), String> {
     println!("cargo:rustc-env=WAVEPATH_SOURCE={source}");
 
     let archs = parse_archs(&env::var("WAVEPATH_CUDA_ARCHS").unwrap_or_else(|_| DEFAULT_ARCHS.to_string()))?;
+    let line_info = match env::var("WAVEPATH_PTX_LINE_INFO").as_deref() {
+        Err(_) | Ok("" | "0") => false,
+        Ok("1") => true,
+        Ok(other) => return Err(format!("WAVEPATH_PTX_LINE_INFO: `{other}` is neither 0 nor 1")),
+    };
     let builds: Vec<_> = archs
         .iter()
         .map(|&cc| {
             let (manifest_dir, out_dir) = (manifest_dir.clone(), out_dir.clone());
-            std::thread::spawn(move || build_ptx(&manifest_dir, &out_dir, cc))
+            std::thread::spawn(move || build_ptx(&manifest_dir, &out_dir, cc, line_info))
         })
         .collect();
     let mut table = String::from(
@@ -133,9 +146,11 @@ fn parse_archs(list: &str) -> Result<Vec<u32>, String> {
     Ok(ccs)
 }
 
-/// Compiles the device crate for `sm_{cc}` and returns the path of its PTX.
-fn build_ptx(manifest_dir: &Path, out_dir: &Path, cc: u32) -> Result<PathBuf, String> {
-    let target_dir = out_dir.join(format!("device-target/sm_{cc}"));
+/// Compiles the device crate for `sm_{cc}` (with line information when
+/// `line_info`) and returns the path of its PTX.
+fn build_ptx(manifest_dir: &Path, out_dir: &Path, cc: u32, line_info: bool) -> Result<PathBuf, String> {
+    let lines = if line_info { "-lines" } else { "" };
+    let target_dir = out_dir.join(format!("device-target/sm_{cc}{lines}"));
     let asm = target_dir.join(format!("kernels_sm_{cc}.ptx"));
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let flags = [
@@ -153,8 +168,12 @@ fn build_ptx(manifest_dir: &Path, out_dir: &Path, cc: u32) -> Result<PathBuf, St
         .arg("--")
         .arg(format!("--emit=asm={}", asm.display()))
         .env("CARGO_ENCODED_RUSTFLAGS", flags.join("\x1f"))
-        // ptxas cannot parse the DWARF sections that debug info would add.
-        .env("CARGO_PROFILE_RELEASE_DEBUG", "false")
+        // Line tables only, or nothing: ptxas cannot parse the DWARF
+        // sections of fuller debug information.
+        .env(
+            "CARGO_PROFILE_RELEASE_DEBUG",
+            if line_info { "line-tables-only" } else { "false" },
+        )
         .env_remove("RUSTFLAGS")
         .env_remove("CARGO_BUILD_RUSTFLAGS")
         .env_remove("RUSTC_WRAPPER")
@@ -176,6 +195,7 @@ fn build_ptx(manifest_dir: &Path, out_dir: &Path, cc: u32) -> Result<PathBuf, St
             asm.display()
         )
     })?;
+    let ptx = if line_info { without_dwarf(&ptx, cc)? } else { ptx };
     if let Some(line) = ptx.lines().find(|l| l.contains(".extern .func")) {
         return Err(format!(
             "sm_{cc}: the PTX calls an external function, which cannot load: `{}`",
@@ -185,7 +205,22 @@ fn build_ptx(manifest_dir: &Path, out_dir: &Path, cc: u32) -> Result<PathBuf, St
     if !ptx.contains(".entry") {
         return Err(format!("sm_{cc}: the PTX holds no kernel entry point"));
     }
-    let dest = out_dir.join(format!("kernels_sm_{cc}.ptx"));
+    let dest = out_dir.join(format!("kernels_sm_{cc}{lines}.ptx"));
     fs::write(&dest, ptx).map_err(|e| e.to_string())?;
     Ok(dest)
+}
+
+/// `ptx` with its line tables (`.file`, `.loc`) and without the DWARF
+/// sections LLVM writes after the code, which ptxas cannot parse; its
+/// target no longer says `debug`, which asks for them.
+fn without_dwarf(ptx: &str, cc: u32) -> Result<String, String> {
+    let end = ptx.find("\t.section\t.debug_").unwrap_or(ptx.len());
+    let target = format!(".target sm_{cc}");
+    let code = &ptx[..end];
+    if !code.contains(&format!("{target}, debug")) {
+        return Err(format!(
+            "sm_{cc}: the PTX with line information has no `{target}, debug` line"
+        ));
+    }
+    Ok(code.replacen(&format!("{target}, debug"), &target, 1))
 }

@@ -4,6 +4,8 @@
 //! to open).
 
 use device::features::{Features, SENTINEL_TEXT};
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
 include!(concat!(env!("OUT_DIR"), "/ptx_modules.rs"));
 
@@ -48,6 +50,43 @@ pub fn with_features(ptx: &str, features: Option<Features>) -> Result<(String, O
     Ok((bound, Some(features)))
 }
 
+/// The ptxas that `WAVEPATH_PTXAS` names, if it names one: the GPU back
+/// ends then assemble each kernel's module with it, keeping line
+/// information (`-lineinfo`), and load the machine code, instead of
+/// leaving the PTX to the driver's JIT, which drops line information.
+/// For Nsight Compute's source view of a binary built with
+/// `WAVEPATH_PTX_LINE_INFO=1` (docs/results.md); the code is the same.
+pub fn outside_assembler() -> Option<PathBuf> {
+    std::env::var_os("WAVEPATH_PTXAS")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+}
+
+/// `ptx` assembled for `sm_{arch}` by `ptxas`, with line information: the
+/// machine code (a cubin) the driver loads as it is.
+pub fn assemble(ptxas: &Path, ptx: &str, arch: u32) -> Result<Vec<u8>, String> {
+    let dir = tempfile::tempdir().map_err(|e| format!("a folder for ptxas: {e}"))?;
+    let (source, cubin) = (dir.path().join("kernel.ptx"), dir.path().join("kernel.cubin"));
+    std::fs::write(&source, ptx).map_err(|e| format!("writing {}: {e}", source.display()))?;
+    let output = Command::new(ptxas)
+        .arg(format!("-arch=sm_{arch}"))
+        .arg("-lineinfo")
+        .arg(&source)
+        .arg("-o")
+        .arg(&cubin)
+        .output()
+        .map_err(|e| format!("running WAVEPATH_PTXAS={}: {e}", ptxas.display()))?;
+    if !output.status.success() {
+        return Err(format!(
+            "WAVEPATH_PTXAS={} failed ({}): {}",
+            ptxas.display(),
+            output.status,
+            String::from_utf8_lossy(&output.stderr).trim()
+        ));
+    }
+    std::fs::read(&cubin).map_err(|e| format!("reading {}: {e}", cubin.display()))
+}
+
 /// `ptx` with one kernel entry point, `entry`, and every other entry's
 /// definition left out (`None` if it holds no such entry). Functions,
 /// globals and the header stay: the driver compiles only what is loaded,
@@ -86,6 +125,19 @@ fn entry_name(line: &str) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_outside_ptxas_assembles_a_module_or_says_why_not() {
+        let module = ".version 7.8\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n\tret;\n}\n";
+        let missing = assemble(Path::new("/nonexistent/ptxas"), module, 90).unwrap_err();
+        assert!(missing.contains("WAVEPATH_PTXAS=/nonexistent/ptxas"), "{missing}");
+        // Where CI installed ptxas (scripts/setup --ptxas), it really runs.
+        let Some(ptxas) = std::env::var_os("PTXAS") else { return };
+        let cubin = assemble(Path::new(&ptxas), module, 90).unwrap();
+        assert_eq!(&cubin[..4], b"\x7fELF");
+        let broken = assemble(Path::new(&ptxas), ".version 7.8\n.target sm_90\nnonsense\n", 90).unwrap_err();
+        assert!(broken.contains("failed"), "{broken}");
+    }
 
     #[test]
     fn an_entry_module_keeps_its_entry_the_functions_and_the_globals_only() {

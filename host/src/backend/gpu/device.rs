@@ -14,6 +14,17 @@ use device::kernel::EntryPoint;
 use device::kernels::fault::FaultTrap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+/// What the driver loads for `text`: the PTX itself, for its JIT, or the
+/// machine code `assembler` makes of it for `sm_{arch}`.
+fn machine_code(assembler: Option<&std::path::Path>, text: String, arch: u32) -> Result<Ptx, GpuError> {
+    match assembler {
+        None => Ok(Ptx::from_src(text)),
+        Some(ptxas) => ptx::assemble(ptxas, &text, arch)
+            .map(Ptx::from_binary)
+            .map_err(|error| GpuError::Config { what: "PTX", error }),
+    }
+}
+
 /// What the report says about the GPU.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GpuInfo {
@@ -96,6 +107,9 @@ pub struct Gpu {
     in_flight: Arc<Mutex<InFlight>>,
     /// `CUDA_LAUNCH_BLOCKING=1`: every launch call waits for its kernel.
     launch_blocking: bool,
+    /// The outside ptxas that assembles each module, if one is named
+    /// ([`ptx::outside_assembler`]); otherwise the driver JIT-compiles it.
+    assembler: Option<std::path::PathBuf>,
     info: GpuInfo,
 }
 
@@ -122,9 +136,9 @@ impl Gpu {
             what: "PTX",
             error: format!("the embedded sm_{ptx_arch} PTX has no kernel `{probe}`"),
         })?;
-        let module = context
-            .load_module(Ptx::from_src(probe_text))
-            .map_err(|e| module_error(ptx_arch, e))?;
+        let assembler = ptx::outside_assembler();
+        let image = machine_code(assembler.as_deref(), probe_text, major * 10 + minor)?;
+        let module = context.load_module(image).map_err(|e| module_error(ptx_arch, e))?;
         let attribute = |a| {
             context
                 .attribute(a)
@@ -153,6 +167,7 @@ impl Gpu {
             modules: Arc::new(Mutex::new(vec![((None, None, probe), module)])),
             in_flight: Arc::default(),
             launch_blocking: std::env::var("CUDA_LAUNCH_BLOCKING").is_ok_and(|v| v.trim() == "1"),
+            assembler,
             info,
         })
     }
@@ -311,9 +326,11 @@ impl Gpu {
             .cap
             .map_or("as compiled".into(), |c| format!("capped at {c} registers"));
         let features = bound.map_or(String::new(), |f| format!(", features {f}"));
+        let (major, minor) = self.info.compute_capability;
+        let image = machine_code(self.assembler.as_deref(), text, major * 10 + minor)?;
         let m = self
             .context
-            .load_module(Ptx::from_src(text))
+            .load_module(image)
             .map_err(self.error(format!("loading kernel `{name}` ({cap}{features})")))?;
         Ok(((self.cap, bound, name), m))
     }
