@@ -74,11 +74,11 @@ pub fn trace_path<T: Traversal, B: Bsdf>(
 /// returns the segments traced (shadow rays included). `on_segment` sees
 /// each path state with the hit of its ray, before shading (for recording;
 /// a no-op compiles away); `deposit` gets each contribution to the pixel
-/// as it is found: light the path hits (emission, background) and every
-/// unblocked shadow ray's. After each bounce the lanes whose paths go on
-/// rejoin (`rejoin`, [`Rejoin::bounce`]). The
-/// megakernel, the CPU back ends, the wavefront's tail drain and the host's
-/// diagnostics all trace through this one loop.
+/// as it is found. After each bounce the lanes whose paths go on rejoin
+/// (`rejoin`, [`Rejoin::bounce`]). The wavefront's tail drain and the
+/// host's diagnostics trace whole paths through this loop; the megakernel
+/// and the CPU back ends through [`render_pixel`], which runs the same
+/// [`segment`] in a loop that starts each next sample at once.
 #[inline(always)]
 pub fn finish_path<T: Traversal, B: Bsdf>(
     scene: &SceneView,
@@ -91,25 +91,42 @@ pub fn finish_path<T: Traversal, B: Bsdf>(
 ) -> u32 {
     let mut rays = 0;
     loop {
-        let hit = extend::<T>(scene, &path.ray);
-        rays += 1;
-        on_segment(path, hit.as_ref());
-        let shaded = shade::<B>(scene, params, path, hit, observer);
-        if !shaded.light.is_black() {
-            deposit(shaded.light);
-        }
-        if let Some(shadow) = shaded.shadow {
-            rays += 1;
-            if let Some(light) = shadow.unblocked::<T>(scene) {
-                deposit(light);
-            }
-        }
-        let go_on = shaded.status != PathStatus::Finished;
+        let (traced, go_on) = segment::<T, B>(scene, params, path, observer, &mut on_segment, &mut deposit);
+        rays += traced;
         rejoin.bounce(go_on);
         if !go_on {
             return rays;
         }
     }
+}
+
+/// Traces one segment of `path`: its closest hit, shading there, and the
+/// shadow ray of its next-event estimate. Hands `deposit` each
+/// contribution (the light the path found, the shadow ray's if unblocked)
+/// and returns the rays traced and whether the path goes on.
+#[inline(always)]
+pub fn segment<T: Traversal, B: Bsdf>(
+    scene: &SceneView,
+    params: &RenderParams,
+    path: &mut PathState,
+    observer: &impl BranchObserver,
+    on_segment: &mut impl FnMut(&PathState, Option<&Hit>),
+    deposit: &mut impl FnMut(Rgb),
+) -> (u32, bool) {
+    let hit = extend::<T>(scene, &path.ray);
+    let mut rays = 1;
+    on_segment(path, hit.as_ref());
+    let shaded = shade::<B>(scene, params, path, hit, observer);
+    if !shaded.light.is_black() {
+        deposit(shaded.light);
+    }
+    if let Some(shadow) = shaded.shadow {
+        rays += 1;
+        if let Some(light) = shadow.unblocked::<T>(scene) {
+            deposit(light);
+        }
+    }
+    (rays, shaded.status != PathStatus::Finished)
 }
 
 /// The value a debug view shows for a first hit (black where nothing is hit).
@@ -131,9 +148,17 @@ fn debug_value(scene: &SceneView, view: RenderView, hit: Option<&Hit>) -> Rgb {
 }
 
 /// Traces `samples` of `pixel` in order and sums their contributions in
-/// fixed point. `rejoin` says where the lanes of a warp meet again: before
-/// each sample and after each bounce in the megakernel
-/// ([`crate::warp::Synchronised`]), nowhere on the CPU.
+/// fixed point.
+///
+/// A path regenerates: once a sample's path ends, the next sample's starts
+/// in the same step, so that in the megakernel a lane whose path ended
+/// early traces its pixel's next sample while the other lanes of its warp
+/// finish theirs, rather than waiting for the warp's longest path before
+/// every sample. The lanes still tracing rejoin after every segment
+/// (`rejoin`: [`crate::warp::Synchronised`] in the megakernel, nowhere on
+/// the CPU). Each sample's numbers are keyed by its pixel and index, and
+/// the fixed-point sum does not depend on the order of its terms, so the
+/// pixel's value is the same whatever the order.
 #[inline(always)]
 pub fn render_pixel<T: Traversal, B: Bsdf>(
     scene: &SceneView,
@@ -144,12 +169,34 @@ pub fn render_pixel<T: Traversal, B: Bsdf>(
     mut rejoin: impl Rejoin,
 ) -> PixelResult {
     let mut out = PixelResult::default();
+    if params.view != RenderView::Radiance {
+        for sample in samples.begin..samples.end {
+            out.rays += trace_path::<T, B>(scene, params, (pixel, sample), observer, &mut rejoin, |c| {
+                out.deposit(c)
+            });
+        }
+        return out;
+    }
+    let mut sample = samples.begin;
+    if sample >= samples.end {
+        return out;
+    }
+    let mut path = generate(scene, params, pixel, sample);
     let mut rays = 0;
-    for sample in samples.begin..samples.end {
-        rejoin.sample();
-        rays += trace_path::<T, B>(scene, params, (pixel, sample), observer, &mut rejoin, |c| {
+    loop {
+        let (traced, go_on) = segment::<T, B>(scene, params, &mut path, observer, &mut |_, _| {}, &mut |c| {
             out.deposit(c)
         });
+        rays += traced;
+        let more = go_on || sample + 1 < samples.end;
+        if !go_on && more {
+            sample += 1;
+            path = generate(scene, params, pixel, sample);
+        }
+        rejoin.bounce(more);
+        if !more {
+            break;
+        }
     }
     out.rays = rays;
     out

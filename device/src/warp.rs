@@ -1,8 +1,8 @@
 //! Warp-level primitives: the active mask, reconvergence, ballots, shuffles
 //! and matching.
 //! They serve the wavefront's queue appends, its prefix-sum compaction and
-//! the divergence counters, and the megakernel reconverges its warps at
-//! each sample.
+//! the divergence counters, and the megakernel reconverges its warps after
+//! each path segment.
 //!
 //! On the GPU they are inline PTX over warps of [`WARP_SIZE`] lanes. On the
 //! host, where the emulation runs one thread at a time, a warp is one lane
@@ -181,11 +181,9 @@ pub fn inclusive_scan(value: u32) -> u32 {
 /// warp instruction and 210 ms before dc2428b rejoined them after each
 /// bounce, 5.0 and 70 ms after).
 pub trait Rejoin {
-    /// Called by every lane with a pixel before each sample: rejoins them.
-    fn sample(&mut self);
-
-    /// Called after each bounce by every lane that traced it: rejoins those
-    /// whose paths `go_on`, the lanes the next bounce's call expects.
+    /// Called after each segment by every lane that traced it: rejoins
+    /// those that `go_on` (to another segment of their path, or to their
+    /// next sample's first), the lanes the next segment's call expects.
     fn bounce(&mut self, go_on: bool);
 }
 
@@ -196,19 +194,14 @@ pub struct Unsynchronised;
 
 impl Rejoin for Unsynchronised {
     #[inline(always)]
-    fn sample(&mut self) {}
-
-    #[inline(always)]
     fn bounce(&mut self, _go_on: bool) {}
 }
 
 /// The lanes of a warp with a pixel (a ballot taken while the warp was
-/// converged), rejoined before every sample and after every bounce.
+/// converged), rejoined after every segment while they have work.
 #[derive(Clone, Copy, Debug)]
 pub struct Synchronised {
-    /// The lanes with a pixel.
-    lanes: u32,
-    /// The lanes still tracing this sample's paths.
+    /// The lanes still tracing.
     tracing: u32,
 }
 
@@ -216,17 +209,11 @@ impl Synchronised {
     /// The lanes `lanes` of the calling warp, each with a pixel.
     #[inline(always)]
     pub fn new(lanes: u32) -> Self {
-        Synchronised { lanes, tracing: lanes }
+        Synchronised { tracing: lanes }
     }
 }
 
 impl Rejoin for Synchronised {
-    #[inline(always)]
-    fn sample(&mut self) {
-        sync(self.lanes);
-        self.tracing = self.lanes;
-    }
-
     #[inline(always)]
     fn bounce(&mut self, go_on: bool) {
         self.tracing = ballot(self.tracing, go_on);

@@ -21,7 +21,9 @@ pub fn search(
 ) -> Option<Hit> {
     let mut c = Closest::new(range, query, TestOrder::Ascending, kinds);
     if kinds.contains(PrimKind::Sphere) {
-        for (i, s) in primitives.spheres.as_slice().iter().enumerate() {
+        // Read whole, through the read-only cache on the GPU.
+        for i in 0..primitives.spheres.len() as usize {
+            let s = primitives.spheres.fetch(i);
             let h = s.intersect(ray, c.range);
             c.offer(h, s.material, PrimRef::new(PrimKind::Sphere, i as u32));
             if c.done() {

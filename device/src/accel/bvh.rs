@@ -65,44 +65,46 @@ pub fn search(
     let mut node = 0usize;
     loop {
         // Test both children of `node`; take the nearer, keep the farther.
-        // The node is read whole (on the GPU in 16-byte loads through the
-        // read-only cache; the child words, unused here, are never loaded).
-        let n = &accel.bvh_nodes.fetch(node);
-        let near = match (enter(&n.bounds[0], &c), enter(&n.bounds[1], &c)) {
+        // The node is read whole, on the GPU in 16-byte loads through the
+        // read-only cache, so the nearer child's index and count come with
+        // its box: only a child taken from the stack reads them again.
+        let n = accel.bvh_nodes.fetch(node);
+        let mut next = match (enter(&n.bounds[0], &c), enter(&n.bounds[1], &c)) {
             (Some(a), Some(b)) => {
                 let (near, far, t_far) = if b < a { (1, 0, a) } else { (0, 1, b) };
                 stack.push((2 * node as u32 + far, t_far));
-                Some(2 * node as u32 + near)
+                Some((n.child[near], n.count[near]))
             }
-            (Some(_), None) => Some(2 * node as u32),
-            (None, Some(_)) => Some(2 * node as u32 + 1),
+            (Some(_), None) => Some((n.child[0], n.count[0])),
+            (None, Some(_)) => Some((n.child[1], n.count[1])),
             (None, None) => None,
         };
-        let mut slot = near;
-        // Visit slots until one is an interior node.
+        // Visit children until one is an interior node.
         loop {
-            let s = match slot {
-                Some(s) => s,
+            let (child, count) = match next {
+                Some(visit) => visit,
                 None => match stack.pop() {
                     None => return c.finish(ray),
                     // Skip what a closer hit has ruled out.
                     Some((_, t_enter)) if t_enter > c.range.max => continue,
-                    Some((s, _)) => s,
+                    Some((s, _)) => {
+                        let (parent, k) = (&nodes[(s / 2) as usize], (s % 2) as usize);
+                        (parent.child[k], parent.count[k])
+                    }
                 },
             };
-            let (parent, k) = (&nodes[(s / 2) as usize], (s % 2) as usize);
-            if parent.count[k] == 0 {
-                node = parent.child[k] as usize;
+            if count == 0 {
+                node = child as usize;
                 break;
             }
-            let first = parent.child[k] as usize;
-            for &p in &prims[first..first + parent.count[k] as usize] {
+            let first = child as usize;
+            for &p in &prims[first..first + count as usize] {
                 c.test(primitives, ray, p);
             }
             if c.done() {
                 return c.finish(ray);
             }
-            slot = None;
+            next = None;
         }
     }
 }

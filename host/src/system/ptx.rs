@@ -50,6 +50,30 @@ pub fn with_features(ptx: &str, features: Option<Features>) -> Result<(String, O
     Ok((bound, Some(features)))
 }
 
+/// The PTX module that `WAVEPATH_PTX` names, if it names one, and the
+/// architecture its `.target` line gives: the GPU back ends load it in
+/// place of the embedded one. It must come from the device crate of the
+/// same commit (the argument structs are the binary's). For measuring a
+/// variant of the kernels (a probe) without rebuilding the host; the
+/// binary's summary names the file, and `experiment` refuses it.
+pub fn outside_module() -> Result<Option<(PathBuf, u32, &'static str)>, String> {
+    let Some(path) = std::env::var_os("WAVEPATH_PTX")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+    else {
+        return Ok(None);
+    };
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("WAVEPATH_PTX={}: {e}", path.display()))?;
+    let arch = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix(".target sm_"))
+        .and_then(|rest| rest.split([',', ' ']).next())
+        .and_then(|n| n.parse::<u32>().ok())
+        .ok_or_else(|| format!("WAVEPATH_PTX={}: no `.target sm_NN` line", path.display()))?;
+    // The module lives as long as the process, as an embedded one does.
+    Ok(Some((path, arch, Box::leak(text.into_boxed_str()))))
+}
+
 /// The ptxas that `WAVEPATH_PTXAS` names, if it names one: the GPU back
 /// ends then assemble each kernel's module with it, keeping line
 /// information (`-lineinfo`), and load the machine code, instead of

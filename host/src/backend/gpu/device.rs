@@ -44,6 +44,9 @@ pub struct GpuInfo {
     pub driver_version: (u32, u32),
     /// The embedded PTX architecture that was loaded (e.g. 90 for sm_90).
     pub ptx_arch: u32,
+    /// The file the PTX came from instead, where `WAVEPATH_PTX` named one
+    /// ([`ptx::outside_module`]).
+    pub ptx_file: Option<std::path::PathBuf>,
 }
 
 impl GpuInfo {
@@ -51,8 +54,12 @@ impl GpuInfo {
     pub fn describe(&self) -> String {
         let (ma, mi) = self.compute_capability;
         let (da, di) = self.driver_version;
+        let file = self
+            .ptx_file
+            .as_ref()
+            .map_or(String::new(), |f| format!(" from {}", f.display()));
         format!(
-            "{} (sm_{ma}{mi}, {} SMs, {:.0} GiB, CUDA driver {da}.{di}, PTX sm_{})",
+            "{} (sm_{ma}{mi}, {} SMs, {:.0} GiB, CUDA driver {da}.{di}, PTX sm_{}{file})",
             self.name,
             self.multiprocessors,
             self.memory_bytes as f64 / (1u64 << 30) as f64,
@@ -130,7 +137,11 @@ impl Gpu {
             .compute_capability()
             .map_err(open_error("reading the compute capability"))?;
         let (major, minor) = (major as u32, minor as u32);
-        let (ptx_arch, ptx_text) = choose_ptx(&name, (major, minor), ptx::PTX_MODULES)?;
+        let outside = ptx::outside_module().map_err(|error| GpuError::Config { what: "PTX", error })?;
+        let (ptx_file, (ptx_arch, ptx_text)) = match outside {
+            Some((file, arch, text)) => (Some(file), (arch, text)),
+            None => (None, choose_ptx(&name, (major, minor), ptx::PTX_MODULES)?),
+        };
         let probe = FaultTrap::NAME;
         let probe_text = ptx::entry_module(ptx_text, probe).ok_or_else(|| GpuError::Config {
             what: "PTX",
@@ -156,6 +167,7 @@ impl Gpu {
             memory_bytes: context.total_mem().map_err(open_error("reading the memory size"))?,
             driver_version: driver_version()?,
             ptx_arch,
+            ptx_file,
         };
         let stream = context.default_stream();
         Ok(Gpu {
