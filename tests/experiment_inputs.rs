@@ -735,3 +735,23 @@ fn a_dry_run_refuses_every_plan_the_run_refuses() {
     assert!(dry.status.success(), "{}", stderr(&dry));
     assert_eq!(std::fs::read(out.join("runs.csv")).unwrap(), before);
 }
+
+#[test]
+fn an_experiment_refuses_kernels_from_outside_the_binary() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), "small", SMALL);
+    let out = dir.path().join("out");
+    let refused = util::experiment_command(&config, &out)
+        .env("WAVEPATH_PTX", "probe.ptx")
+        .output()
+        .unwrap();
+    assert!(!refused.status.success(), "an experiment ran with outside kernels");
+    let e = stderr(&refused);
+    assert!(
+        e.contains("WAVEPATH_PTX=probe.ptx replaces the binary's kernels"),
+        "{e}"
+    );
+    assert!(!out.join("runs.csv").exists(), "rows were written");
+    // Without it, the same experiment runs.
+    assert!(run(&config, &out, &[]).status.success());
+}

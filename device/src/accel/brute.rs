@@ -24,10 +24,13 @@ pub fn search(
         // Read whole, through the read-only cache on the GPU.
         for i in 0..primitives.spheres.len() as usize {
             let s = primitives.spheres.fetch(i);
-            let h = s.intersect(ray, c.range);
-            c.offer(h, s.material, PrimRef::new(PrimKind::Sphere, i as u32));
+            c.offer_sphere(
+                s.distance(ray, c.range),
+                s.material,
+                PrimRef::new(PrimKind::Sphere, i as u32),
+            );
             if c.done() {
-                return c.finish(ray);
+                return c.finish(primitives, ray);
             }
         }
     }
@@ -36,7 +39,7 @@ pub fn search(
             let h = b.intersect(ray, c.range);
             c.offer(h, b.material, PrimRef::new(PrimKind::Parallelepiped, i as u32));
             if c.done() {
-                return c.finish(ray);
+                return c.finish(primitives, ray);
             }
         }
     }
@@ -46,7 +49,7 @@ pub fn search(
             let h = p.intersect(ray, c.range, vertices);
             c.offer(h, p.material, PrimRef::new(PrimKind::Polygon, i as u32));
             if c.done() {
-                return c.finish(ray);
+                return c.finish(primitives, ray);
             }
         }
     }
@@ -55,9 +58,9 @@ pub fn search(
             let h = t.intersect(ray, c.range);
             c.offer(h, t.material, PrimRef::new(PrimKind::Triangle, i as u32));
             if c.done() {
-                return c.finish(ray);
+                return c.finish(primitives, ray);
             }
         }
     }
-    c.finish(ray)
+    c.finish(primitives, ray)
 }

@@ -84,7 +84,7 @@ pub fn search(
             let (child, count) = match next {
                 Some(visit) => visit,
                 None => match stack.pop() {
-                    None => return c.finish(ray),
+                    None => return c.finish(primitives, ray),
                     // Skip what a closer hit has ruled out.
                     Some((_, t_enter)) if t_enter > c.range.max => continue,
                     Some((s, _)) => {
@@ -102,7 +102,7 @@ pub fn search(
                 c.test(primitives, ray, p);
             }
             if c.done() {
-                return c.finish(ray);
+                return c.finish(primitives, ray);
             }
             next = None;
         }

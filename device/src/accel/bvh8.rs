@@ -309,7 +309,7 @@ pub fn search(
     loop {
         if group.ranks == 0 {
             let Some(waiting) = stack.pop() else {
-                return c.finish(ray);
+                return c.finish(primitives, ray);
             };
             group = waiting;
         }
@@ -332,7 +332,7 @@ pub fn search(
                     c.test(primitives, ray, p);
                 }
                 if c.done() {
-                    return c.finish(ray);
+                    return c.finish(primitives, ray);
                 }
             }
         }

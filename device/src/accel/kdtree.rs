@@ -174,7 +174,7 @@ pub fn search(
             None => break,
         }
     }
-    c.finish(ray)
+    c.finish(primitives, ray)
 }
 
 /// Where the ray leaves the root cell (or `range.max` if sooner).

@@ -17,7 +17,7 @@ pub mod kdtree;
 pub mod stack;
 
 use crate::geometry::{Aabb, Hit, Interval, PrimKind, PrimKinds, PrimRef, Primitives, SurfaceHit};
-use crate::math::Ray;
+use crate::math::{Ray, Vec3};
 use crate::slice::DeviceSlice;
 
 pub use bvh::BvhNode;
@@ -96,8 +96,8 @@ pub enum TestOrder {
 pub struct Closest {
     /// Distances still searched.
     pub range: Interval,
-    /// Best surface hit, its material and primitive.
-    pub best: Option<(SurfaceHit, u32, PrimRef)>,
+    /// Best hit so far.
+    best: Option<Best>,
     /// What the search looks for.
     query: Query,
     /// The order primitives are offered in.
@@ -105,6 +105,20 @@ pub struct Closest {
     /// The primitive kinds the kernel holds: a primitive of another kind
     /// is never hit.
     kinds: PrimKinds,
+}
+
+/// The best hit of a search so far.
+#[derive(Clone, Copy, Debug)]
+struct Best {
+    /// Its distance.
+    t: f32,
+    /// Its outward normal, or `None` for a sphere's, which [`Closest::finish`]
+    /// computes once for the closest rather than for every sphere offered.
+    normal: Option<Vec3>,
+    /// Its material.
+    material: u32,
+    /// Its primitive.
+    prim: PrimRef,
 }
 
 impl Closest {
@@ -131,27 +145,49 @@ impl Closest {
     /// as near and on a smaller primitive reference.
     #[inline(always)]
     pub fn offer(&mut self, hit: Option<SurfaceHit>, material: u32, prim: PrimRef) {
+        if let Some(h) = hit {
+            self.offer_distance(h.t, Some(h.normal), material, prim);
+        }
+    }
+
+    /// Offers a sphere's hit at distance `t`, if any: its normal waits for
+    /// [`Closest::finish`].
+    #[inline(always)]
+    pub fn offer_sphere(&mut self, t: Option<f32>, material: u32, prim: PrimRef) {
+        if let Some(t) = t {
+            self.offer_distance(t, None, material, prim);
+        }
+    }
+
+    /// [`Closest::offer`]'s rule for a hit at `t` with `normal` (`None`:
+    /// a sphere's, computed at the end).
+    #[inline(always)]
+    fn offer_distance(&mut self, t: f32, normal: Option<Vec3>, material: u32, prim: PrimRef) {
         if let Query::Any { except } = self.query
             && except == prim
         {
             return;
         }
-        let Some(h) = hit else { return };
         match self.order {
             // A later hit at the best distance lies outside the exclusive
             // bound and never gets here.
-            TestOrder::Ascending => self.range.max = h.t,
+            TestOrder::Ascending => self.range.max = t,
             TestOrder::Unordered => {
-                if let Some((best, _, best_prim)) = self.best
-                    && h.t == best.t
-                    && best_prim.raw() < prim.raw()
+                if let Some(best) = self.best
+                    && t == best.t
+                    && best.prim.raw() < prim.raw()
                 {
                     return;
                 }
-                self.range.max = h.t.next_up();
+                self.range.max = t.next_up();
             }
         }
-        self.best = Some((h, material, prim));
+        self.best = Some(Best {
+            t,
+            normal,
+            material,
+            prim,
+        });
     }
 
     /// Tests one referenced primitive of any type the search holds.
@@ -165,7 +201,7 @@ impl Closest {
         let (hit, material) = match prim.kind() {
             PrimKind::Sphere if k.contains(PrimKind::Sphere) => {
                 let s = &primitives.spheres.fetch(i);
-                (s.intersect(ray, self.range), s.material)
+                return self.offer_sphere(s.distance(ray, self.range), s.material, prim);
             }
             PrimKind::Parallelepiped if k.contains(PrimKind::Parallelepiped) => {
                 let b = &primitives.boxes.as_slice()[i];
@@ -187,10 +223,16 @@ impl Closest {
         self.offer(hit, material, prim);
     }
 
-    /// The scene hit, completed from the best surface hit.
+    /// The scene hit, completed from the best surface hit (a sphere's
+    /// normal computed here).
     #[inline(always)]
-    pub fn finish(self, ray: &Ray) -> Option<Hit> {
-        self.best.map(|(h, material, prim)| Hit::new(ray, h, material, prim))
+    pub fn finish(self, primitives: &Primitives, ray: &Ray) -> Option<Hit> {
+        self.best.map(|b| {
+            let normal = b
+                .normal
+                .unwrap_or_else(|| primitives.spheres.fetch(b.prim.index() as usize).normal(ray, b.t));
+            Hit::new(ray, SurfaceHit { t: b.t, normal }, b.material, b.prim)
+        })
     }
 }
 

@@ -156,6 +156,7 @@ fn prepare<'c>(
         let policy = runner::resume_policy(opts);
         let resumed = output::prepare(opts.out.as_deref(), &opts.outputs, policy, config, &checked, meta)?;
         runner::check_clean(meta, opts.allow_dirty)?;
+        runner::check_own_kernels()?;
         resumed
     } else {
         Resumed::default()

@@ -182,6 +182,9 @@ pub fn check<'c>(
         meta,
     )?;
     check_clean(meta, opts.allow_dirty)?;
+    if opts.out.is_some() {
+        check_own_kernels()?;
+    }
     Ok((plan, checked))
 }
 
