@@ -274,6 +274,8 @@ def main():
         count = unpack(archive, results, wavepath)
     except Refused as e:
         sys.exit(f"gpu-study: unpack: {e}\ngpu-study: nothing installed; {results}/ is as it was")
+    except OSError as e:
+        sys.exit(f"gpu-study: unpack: {e}")
     if count == 0:
         print(f"gpu-study: no complete study in {archive}; nothing installed", file=sys.stderr)
 

@@ -102,6 +102,9 @@ fn copy_study(name: &str, to: &Path) {
     }
 }
 
+/// What a test case writes into its tarball.
+type Members<'a> = Box<dyn Fn(&mut Tarball) + 'a>;
+
 /// A study tarball being written, as study.sh packs one (`./STUDY/FILE`).
 struct Tarball(tar::Builder<flate2::write::GzEncoder<fs::File>>);
 
@@ -233,7 +236,7 @@ fn unpack_refuses_links_fifos_and_devices_before_writing_anything() {
     let victim = tree.outside().join("victim.txt");
     let victim_path = victim.to_str().unwrap().to_string();
     let outside = tree.outside().to_str().unwrap().to_string();
-    let cases: Vec<(&str, &str, Box<dyn Fn(&mut Tarball) + '_>)> = vec![
+    let cases: Vec<(&str, &str, Members<'_>)> = vec![
         (
             "a report linked to a file outside",
             "regression_check_nee/report.md: a symbolic link",
@@ -380,7 +383,7 @@ fn unpack_leaves_out_a_study_its_manifest_says_was_cut_short() {
 fn a_refused_tarball_leaves_results_as_it_was() {
     let manifest = fs::read_to_string(repo(&format!("results/{STUDY}/manifest.toml"))).unwrap();
     let runs = fs::read_to_string(repo(&format!("results/{STUDY}/runs.csv"))).unwrap();
-    let cases: Vec<(&str, &[&str], Box<dyn Fn(&mut Tarball) + '_>)> = vec![
+    let cases: Vec<(&str, &[&str], Members<'_>)> = vec![
         (
             "a manifest without a status",
             &["regression_check_nee/manifest.toml", "has no status"],
