@@ -9,7 +9,7 @@ use device::integrator::{SampleRange, render_pixel};
 use device::observe::Unobserved;
 use device::rng::pcg_hash;
 use device::scene::{RenderParams, RenderView};
-use device::shading::{AnyMaterial, MaterialKind};
+use device::material::{AnyMaterial, MaterialKind};
 use device::warp::Unsynchronised;
 use util::{render_features, repo};
 use wavepath::backend::{BackendKind, BackendOptions};

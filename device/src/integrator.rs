@@ -9,7 +9,7 @@ use crate::geometry::Hit;
 use crate::math::{Rgb, Vec3};
 use crate::observe::BranchObserver;
 use crate::scene::{RenderParams, RenderView, SceneView};
-use crate::shading::Bsdf;
+use crate::material::Bsdf;
 use crate::stages::{PathState, PathStatus, extend::extend, generate::generate, shade::shade};
 use crate::warp::Rejoin;
 

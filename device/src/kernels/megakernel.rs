@@ -7,7 +7,7 @@ use crate::kernel::{Kernel, Thread};
 use crate::launch::{LaunchCounters, Tile};
 use crate::observe::{DivergenceCounters, Unobserved, WarpDivergence};
 use crate::scene::{RenderParams, SceneView};
-use crate::shading::AnyMaterial;
+use crate::material::AnyMaterial;
 use crate::warp::{Synchronised, active_mask, ballot};
 use core::marker::PhantomData;
 use core::sync::atomic::{AtomicU64, Ordering};

@@ -14,7 +14,7 @@ use device::film::FixedRgb;
 use device::integrator::{SampleRange, render_pixel};
 use device::kernels::{AccelKernels, AccelVisitor, visit_accel};
 use device::observe::Unobserved;
-use device::shading::{AnyMaterial, Bsdf};
+use device::material::{AnyMaterial, Bsdf};
 use device::warp::Unsynchronised;
 use rayon::prelude::*;
 use std::time::{Duration, Instant};

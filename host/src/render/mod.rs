@@ -28,7 +28,7 @@ use device::geometry::Hit;
 use device::integrator::{SampleRange, finish_path};
 use device::observe::Unobserved;
 use device::scene::{RenderParams, RenderView, SceneView};
-use device::shading::AnyMaterial;
+use device::material::AnyMaterial;
 use device::stages::PathState;
 use device::warp::Unsynchronised;
 use indicatif::{ProgressBar, ProgressStyle};

@@ -25,7 +25,7 @@ use device::launch::Tile;
 use device::math::{Ray, Rgb};
 use device::observe::Unobserved;
 use device::scene::{RenderParams, RenderView};
-use device::shading::AnyMaterial;
+use device::material::AnyMaterial;
 use device::stages::PathState;
 use device::stages::generate::generate;
 use device::warp::Unsynchronised;
