@@ -480,7 +480,10 @@ const CSV_EDITS: [Edit; 31] = [
     Edit {
         file: "runs.csv",
         line: 23,
-        cells: &[("config", "gpu-mega block=8x8 max_registers=80"), ("max_registers", "128")],
+        cells: &[
+            ("config", "gpu-mega block=8x8 max_registers=80"),
+            ("max_registers", "128"),
+        ],
         expect: "`128` contradicts the row's configuration `gpu-mega block=8x8 max_registers=80`, which sets `max_registers=80`",
     },
     Edit {

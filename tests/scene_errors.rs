@@ -516,7 +516,9 @@ fn a_duplicate_key_is_named_at_its_second_line() {
     let line = line_of(&text, "width = 9");
     assert_mentions(
         &err,
-        &[&format!("test.toml:{line}:1: duplicate key `width` (a key is set once in its table)")],
+        &[&format!(
+            "test.toml:{line}:1: duplicate key `width` (a key is set once in its table)"
+        )],
     );
 }
 
@@ -528,7 +530,10 @@ fn an_error_the_parser_gives_no_position_is_placed_at_its_line() {
     let err = try_scene(&text).unwrap_err().to_string();
     let line = line_of(&text, "[a.a.a");
     assert!(line > 1);
-    assert!(err.starts_with(&format!("{}:{line}:", repo("test.toml").display())), "{err}");
+    assert!(
+        err.starts_with(&format!("{}:{line}:", repo("test.toml").display())),
+        "{err}"
+    );
 }
 
 #[test]
@@ -542,7 +547,9 @@ fn a_huge_value_is_quoted_cut_short() {
         // A material's name, naming the entry of an error in it.
         format!("\n[materials.{long}]\nkind = \"diffuse\"\nalbedo = [0.5, 0.5, 0.5]\nshine = 1\n"),
         // A key, naming the field.
-        format!("\n[[objects]]\nkind = \"sphere\"\ncenter = [0, 0, 0]\nradius = 1.0\nmaterial = \"white\"\n{long} = 1\n"),
+        format!(
+            "\n[[objects]]\nkind = \"sphere\"\ncenter = [0, 0, 0]\nradius = 1.0\nmaterial = \"white\"\n{long} = 1\n"
+        ),
     ];
     for body in cases {
         let err = try_scene(&format!("{HEADER}{body}")).unwrap_err().to_string();

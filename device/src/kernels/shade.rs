@@ -10,9 +10,9 @@
 use super::wave_kernels::{CommonArgs, IterationRecord, QueueKernel, WavefrontArgs, deposit, grid_stride};
 use crate::kernel::{EntryPoint, Thread};
 use crate::launch::{Compaction, MaterialSort};
+use crate::material::Shader;
 use crate::observe::{BranchObserver, WarpDivergence};
 use crate::queue::{Queues, Slot, WorkQueue};
-use crate::material::Shader;
 use crate::shading::{SORTED_CLASS, ShadeClass, class};
 use crate::stages::shade::{escaped, surface};
 use crate::stages::{PathStatus, ShadowRay};

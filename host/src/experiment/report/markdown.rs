@@ -37,7 +37,11 @@ pub fn code(s: &str) -> String {
     let s = one_line(s);
     let longest = s.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest + 1);
-    let pad = if s.starts_with('`') || s.ends_with('`') { " " } else { "" };
+    let pad = if s.starts_with('`') || s.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
     format!("{fence}{pad}{s}{pad}{fence}")
 }
 
@@ -64,7 +68,10 @@ mod tests {
     fn text_renders_as_written_on_one_line() {
         assert_eq!(text("AMD EPYC 9654 96-Core"), "AMD EPYC 9654 96-Core");
         assert_eq!(text("a\n# b\r\nc"), "a \\# b  c");
-        assert_eq!(text("<img src=x>`*_[x](y)&amp;"), "\\<img src=x\\>\\`\\*\\_\\[x\\](y)\\&amp;");
+        assert_eq!(
+            text("<img src=x>`*_[x](y)&amp;"),
+            "\\<img src=x\\>\\`\\*\\_\\[x\\](y)\\&amp;"
+        );
         assert_eq!(text("a\\b"), "a\\\\b");
     }
 

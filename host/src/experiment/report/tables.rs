@@ -44,7 +44,11 @@ pub fn header(m: &Manifest, builds: &[Build]) -> String {
         _ => false,
     };
     let build = if manifests_own {
-        format!("wavepath {}, commit {}{dirty}", text(&m.build.version), code(&m.build.commit))
+        format!(
+            "wavepath {}, commit {}{dirty}",
+            text(&m.build.version),
+            code(&m.build.commit)
+        )
     } else {
         format!(
             "wavepath {}, rows from {} build{}: {}",
@@ -160,7 +164,10 @@ fn status_list(study: &StudyData, m: &Manifest) -> String {
     if !info.swept.is_empty() {
         items.push(format!("swept: {}", text(&info.swept.join(", "))));
     }
-    items.push(format!("baseline: {}", text(info.baseline.as_deref().unwrap_or("none"))));
+    items.push(format!(
+        "baseline: {}",
+        text(info.baseline.as_deref().unwrap_or("none"))
+    ));
     if let Some(reference) = &info.reference {
         items.push(format!(
             "reference image: {} (each configuration's error against it: RMSE, relative MSE, FLIP)",

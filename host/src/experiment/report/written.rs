@@ -366,20 +366,27 @@ fn profile(r: &RunRow, backend: BackendKind) -> Result<(), Refusal> {
 fn as_configured(r: &RunRow) -> Result<(), Refusal> {
     let named = |name: &str| {
         let prefix = format!("{name}=");
-        r.config.split_whitespace().find_map(|w| w.strip_prefix(&prefix).map(str::to_owned))
+        r.config
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix(&prefix).map(str::to_owned))
     };
     let cells = [
         ("kernels", r.kernels.clone().unwrap_or_default()),
         (
             "max_registers",
-            r.max_registers.map_or_else(|| describe(&Value::RegisterCap(None)), |n| n.to_string()),
+            r.max_registers
+                .map_or_else(|| describe(&Value::RegisterCap(None)), |n| n.to_string()),
         ),
     ];
     for (column, cell) in cells {
         if let Some(set) = named(column)
             && set != cell
         {
-            let shown = if cell.is_empty() { "empty".to_string() } else { format!("`{cell}`") };
+            let shown = if cell.is_empty() {
+                "empty".to_string()
+            } else {
+                format!("`{cell}`")
+            };
             return Err((
                 column,
                 format!(
@@ -456,7 +463,10 @@ impl Written for KernelRow {
         if !backend.is_gpu() {
             return Err((
                 "backend",
-                format!("`{}` has no kernel profiles (only the GPU back ends' runs are profiled)", self.backend),
+                format!(
+                    "`{}` has no kernel profiles (only the GPU back ends' runs are profiled)",
+                    self.backend
+                ),
             ));
         }
         kernel_figures(self.registers, self.occupancy)?;
