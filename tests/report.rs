@@ -5,7 +5,8 @@
 //! PNG files with a footer naming their origin. A CSV without a needed column is an error naming
 //! the file and the column; so is every value the experiment runner could not have written,
 //! and a file that is not a regular one is refused unread. Rows of several builds are refused,
-//! or, told to mix them, each build is named.
+//! or, told to mix them, each build is named. Text from the inputs cannot change the Markdown
+//! around it, in the report or the summary.
 
 mod util;
 
