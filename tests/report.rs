@@ -5,7 +5,8 @@
 //! PNG files with a footer naming their origin. A CSV without a needed column is an error naming
 //! the file and the column; so is every value the experiment runner could not have written,
 //! and a file that is not a regular one is refused unread. Rows of several builds are refused,
-//! or, told to mix them, each build is named.
+//! or, told to mix them, each build is named. Text from the inputs cannot change the Markdown
+//! around it, in the report or the summary.
 
 mod util;
 
@@ -14,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use util::{line_of, output_within, wavepath};
 use wavepath::experiment::records::MAX_RECORDS_BYTES;
-use wavepath::experiment::report::summary::{SUMMARY_FILE, write_summary};
+use wavepath::experiment::report::summary::{SUMMARY_FILE, summary, write_summary};
 use wavepath::experiment::report::write_report;
 
 /// A copy of `tests/data/report/` in a fresh temporary folder.
@@ -329,7 +330,7 @@ struct Edit {
 /// Values the runner cannot write, on lines of the fixture: 2 is
 /// `cpu-serial`, 5 `cpu` at 16 spp, 23 `gpu-mega` at 64 spp. The last cell
 /// set is the one refused.
-const CSV_EDITS: [Edit; 21] = [
+const CSV_EDITS: [Edit; 31] = [
     Edit {
         file: "runs.csv",
         line: 2,
@@ -406,7 +407,7 @@ const CSV_EDITS: [Edit; 21] = [
         file: "runs.csv",
         line: 23,
         cells: &[("occupancy", "1.5")],
-        expect: "1.5 is out of range (expected a fraction from 0 to 1)",
+        expect: "1.5 is out of range (expected a fraction above 0 and at most 1)",
     },
     Edit {
         file: "runs.csv",
@@ -446,6 +447,69 @@ const CSV_EDITS: [Edit; 21] = [
         line: 23,
         cells: &[("split_imbalance", "0.1")],
         expect: "a split over GPUs in a row of one GPU",
+    },
+    Edit {
+        file: "runs.csv",
+        line: 23,
+        cells: &[("registers", "300")],
+        expect: "300 is out of range (expected 1 to 255 registers per thread)",
+    },
+    Edit {
+        file: "runs.csv",
+        line: 23,
+        cells: &[("registers", "0")],
+        expect: "0 is out of range (expected 1 to 255 registers per thread)",
+    },
+    Edit {
+        file: "runs.csv",
+        line: 23,
+        cells: &[("occupancy", "0")],
+        expect: "0 is out of range (expected a fraction above 0 and at most 1)",
+    },
+    Edit {
+        file: "runs.csv",
+        line: 5,
+        cells: &[("registers", "64")],
+        expect: "set in a row of back end `cpu` (only GPU runs have a kernel profile: the runner leaves it empty)",
+    },
+    Edit {
+        file: "runs.csv",
+        line: 23,
+        cells: &[("config", "gpu-mega block=8x8 kernels=exact"), ("kernels", "all")],
+        expect: "`all` contradicts the row's configuration `gpu-mega block=8x8 kernels=exact`, which sets `kernels=exact`",
+    },
+    Edit {
+        file: "runs.csv",
+        line: 23,
+        cells: &[
+            ("config", "gpu-mega block=8x8 max_registers=80"),
+            ("max_registers", "128"),
+        ],
+        expect: "`128` contradicts the row's configuration `gpu-mega block=8x8 max_registers=80`, which sets `max_registers=80`",
+    },
+    Edit {
+        file: "runs.csv",
+        line: 23,
+        cells: &[("gpus", "2")],
+        expect: "2 with no split",
+    },
+    Edit {
+        file: "runs.csv",
+        line: 23,
+        cells: &[("registers", "9x")],
+        expect: "`9x` cannot be read (invalid digit found in string)",
+    },
+    Edit {
+        file: "kernels.csv",
+        line: 2,
+        cells: &[("registers", "300")],
+        expect: "300 is out of range (expected 1 to 255 registers per thread)",
+    },
+    Edit {
+        file: "kernels.csv",
+        line: 2,
+        cells: &[("study", "cpu_scaling"), ("backend", "cpu")],
+        expect: "`cpu` has no kernel profiles (only the GPU back ends' runs are profiled)",
     },
     Edit {
         file: "kernels.csv",
@@ -494,6 +558,22 @@ fn csv_values_the_runner_cannot_write_are_refused_naming_file_line_and_column() 
             "{cells:?}: {err}"
         );
     }
+}
+
+#[test]
+fn a_film_hash_against_the_manifests_film_check_is_refused_at_its_line() {
+    let dir = fixture();
+    // Line 24 is the second repetition of line 23's configuration: the
+    // same image, which the manifest says every run rendered alike.
+    set_cell(&dir.path().join("runs.csv"), 24, "film_hash", "deadbeef");
+    let err = refusal(dir.path());
+    assert!(
+        err.contains(
+            "runs.csv: line 24, column `film_hash`: `deadbeef` differs from `77e0d4c5` on line 23, \
+             a run that renders the same image, but the manifest's film check of study `wavefront` says `identical: 1 groups`"
+        ),
+        "{err}"
+    );
 }
 
 #[test]
@@ -656,4 +736,35 @@ fn an_output_that_is_an_input_or_another_output_is_refused_before_anything_is_wr
         "{err}"
     );
     assert_eq!(fs::read(results.path().join("x/runs.csv")).unwrap(), runs);
+}
+
+#[test]
+fn text_from_the_inputs_cannot_change_the_markdown_around_it() {
+    // The host's CPU, in the header's table, with a pipe, a line break
+    // and a heading after it.
+    let dir = fixture();
+    let path = dir.path().join("manifest.toml");
+    let manifest = fs::read_to_string(&path).unwrap();
+    let cpu = "cpu = \"AMD EPYC 9654 96-Core Processor\"";
+    let hostile = "cpu = \"A | B\\n# Injected <b>bold</b> `x\"";
+    fs::write(&path, manifest.replacen(cpu, hostile, 1)).unwrap();
+    let md = report(dir.path());
+    assert!(!md.lines().any(|l| l.starts_with("# Injected")), "{md}");
+    assert_eq!(
+        line(&md, "| host CPU |"),
+        "| host CPU | A \\| B \\# Injected \\<b\\>bold\\</b\\> \\`x (16 threads) |"
+    );
+
+    // A folder's name, in the summary's tables, with backticks, HTML and
+    // a line break: a code span of it, and a link that ends where it should.
+    let results = tempfile::tempdir().unwrap();
+    let name = "a`b <img src=x>\n# c";
+    fs::create_dir(results.path().join(name)).unwrap();
+    copy_fixture(&results.path().join(name));
+    let md = summary(results.path()).unwrap().markdown;
+    assert!(!md.lines().any(|l| l.starts_with("# c")), "{md}");
+    assert!(
+        md.contains("[``a`b <img src=x> # c`` / `wavefront`](a%60b%20%3Cimg%20src%3Dx%3E%0A%23%20c/report.md)"),
+        "{md}"
+    );
 }

@@ -472,3 +472,88 @@ fn a_field_of_the_wrong_kind_is_placed_at_its_value_in_every_table() {
         assert_mentions(&msg, &[&format!("test.toml:{line}:{column}: {item}: ")]);
     }
 }
+
+#[test]
+fn a_top_level_field_of_the_wrong_shape_is_named_with_what_it_must_be() {
+    let cases = [
+        (
+            "render = 3",
+            HEADER.replace("\n[render]\n", "\n[old_render]\n"),
+            "field `render`: expected a table (a `[render]` section), found an integer",
+        ),
+        (
+            "accel = \"bvh\"",
+            HEADER.to_string(),
+            "field `accel`: expected a table (a `[accel]` section), found a string",
+        ),
+        (
+            "objects = 5",
+            HEADER.to_string(),
+            "field `objects`: expected an array of tables (`[[objects]]` entries), found an integer",
+        ),
+        (
+            "materials = [1, 2]",
+            HEADER.replace("[materials.white]", "[old_materials.white]"),
+            "field `materials`: expected a table of named tables (`[materials.NAME]` sections), found an array",
+        ),
+        (
+            "generators = [{ kind = \"grid\" }, 7]",
+            HEADER.to_string(),
+            "generators[1]: expected a table (a `[[generators]]` entry), found an integer",
+        ),
+    ];
+    for (line, rest, expect) in cases {
+        let err = try_scene(&format!("{line}\n{rest}")).unwrap_err().to_string();
+        assert_mentions(&err, &["test.toml:1:", expect]);
+        assert!(!err.contains("Def"), "names a Rust type: {err}");
+    }
+}
+
+#[test]
+fn a_duplicate_key_is_named_at_its_second_line() {
+    let text = HEADER.replace("width = 8\n", "width = 8\nwidth = 9\n");
+    let err = try_scene(&text).unwrap_err().to_string();
+    let line = line_of(&text, "width = 9");
+    assert_mentions(
+        &err,
+        &[&format!(
+            "test.toml:{line}:1: duplicate key `width` (a key is set once in its table)"
+        )],
+    );
+}
+
+#[test]
+fn an_error_the_parser_gives_no_position_is_placed_at_its_line() {
+    // A header nested deeper than the parser allows, well below line 1.
+    let deep = format!("[{}a]", "a.".repeat(4999));
+    let text = format!("{HEADER}\n{deep}\nx = 1\n");
+    let err = try_scene(&text).unwrap_err().to_string();
+    let line = line_of(&text, "[a.a.a");
+    assert!(line > 1);
+    assert!(
+        err.starts_with(&format!("{}:{line}:", repo("test.toml").display())),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_huge_value_is_quoted_cut_short() {
+    let long = "m".repeat(1 << 20);
+    let cases = [
+        // An unknown material's name, in a message of the builder.
+        format!("\n[[objects]]\nkind = \"sphere\"\ncenter = [0, 0, 0]\nradius = 1.0\nmaterial = \"{long}\"\n"),
+        // A string where a number belongs, in serde's message.
+        format!("\n[[objects]]\nkind = \"sphere\"\ncenter = [0, 0, 0]\nradius = \"{long}\"\nmaterial = \"white\"\n"),
+        // A material's name, naming the entry of an error in it.
+        format!("\n[materials.{long}]\nkind = \"diffuse\"\nalbedo = [0.5, 0.5, 0.5]\nshine = 1\n"),
+        // A key, naming the field.
+        format!(
+            "\n[[objects]]\nkind = \"sphere\"\ncenter = [0, 0, 0]\nradius = 1.0\nmaterial = \"white\"\n{long} = 1\n"
+        ),
+    ];
+    for body in cases {
+        let err = try_scene(&format!("{HEADER}{body}")).unwrap_err().to_string();
+        assert!(err.len() < 600, "{} bytes: {}…", err.len(), &err[..600]);
+        assert!(err.contains("mmm… (1048576 bytes)"), "{err}");
+    }
+}

@@ -6,10 +6,10 @@
 use crate::accel::Traversal;
 use crate::film::{FixedRgb, is_invalid_sample};
 use crate::geometry::Hit;
+use crate::material::Bsdf;
 use crate::math::{Rgb, Vec3};
 use crate::observe::BranchObserver;
 use crate::scene::{RenderParams, RenderView, SceneView};
-use crate::shading::Bsdf;
 use crate::stages::{PathState, PathStatus, extend::extend, generate::generate, shade::shade};
 use crate::warp::Rejoin;
 

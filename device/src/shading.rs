@@ -1,57 +1,38 @@
 //! The one table of shading classes. Each line declares a class: its
-//! material kind (for surfaces), its scattering function, its evaluation
-//! function (for next-event estimation), its name and the name of its
-//! wavefront shading kernel. Everything that depends on the set of classes
-//! derives from this table:
+//! material kind (for surfaces), its name and the name of its wavefront
+//! shading kernel. Everything that depends on the set of classes derives
+//! from this table:
 //!
 //! * [`MaterialKind`] (what a scene's material can be), its names and its
 //!   [`Feature::Material`](crate::features::Feature::Material)s, and [`ShadeClass`]
 //!   (the surfaces plus escaped rays), with [`ShadeClass::ALL`] and
 //!   [`ShadeClass::COUNT`];
-//! * [`MaterialKind::class`] and the megakernel's dispatch, [`AnyMaterial`];
-//! * the marker types in [`class`], each a [`Shader`];
+//! * [`MaterialKind::class`], and the marker types in [`class`];
+//! * how each class scatters, and the megakernel's dispatch over them
+//!   (`material::dispatch`, which hands its own macro to `classes!`);
 //! * the wavefront's shading kernels, one entry point per class, which
-//!   `kernels::shade` declares by handing its own macro to
-//!   `classes!` (so this module needs nothing of the kernels);
+//!   `kernels::shade` declares the same way (so this module needs nothing
+//!   of the kernels);
 //! * the wavefront's shading queues and per-class counters, which are
 //!   arrays of [`ShadeClass::COUNT`], and the divergence counters per
 //!   kernel.
 //!
-//! Adding a material is a new line here, its `scatter` and `evaluate` functions in
-//! [`crate::material`], and its fields in the host's scene schema.
+//! Adding a material is a new line here, its `scatter` and `evaluate`
+//! functions in `material` and the line of `material::dispatch` that names
+//! them, and its fields in the host's scene schema.
 //!
-//! This module and [`crate::material`] import each other, and that circle
-//! is the honest shape: the table names each material's scattering function
-//! (and the types they take), while a [`Material`] names its
-//! [`MaterialKind`], which only the table declares. Splitting them would
-//! mean declaring the set of kinds twice.
-
-use crate::material::{self, Evaluated, Material, Scatter, ScatterInput};
-use crate::math::Vec3;
+//! The table declares the classes alone: how each scatters is
+//! `material`'s, which reads the classes from here, so this module imports
+//! nothing of it but the count of the noise's variants.
 
 /// The class whose materials come in variants with different programs
 /// (the coated material's noise bases), whose queue the wavefront can sort
 /// by variant ([`crate::launch::MaterialSort`]).
 pub const SORTED_CLASS: ShadeClass = ShadeClass::Coated;
 
-/// Variants a material of [`SORTED_CLASS`] can take ([`Material::variant`]).
+/// Variants a material of [`SORTED_CLASS`] can take
+/// ([`crate::material::Material::variant`]).
 pub const VARIANTS: usize = crate::material::noise::BASES as usize;
-
-/// How a surface scatters: one class's functions, or [`AnyMaterial`]'s
-/// dispatch over every class.
-pub trait Bsdf {
-    /// Samples the next direction (escaped rays never call it).
-    fn scatter(material: &Material, input: &ScatterInput) -> Scatter;
-    /// The BSDF towards `dir` and the density of sampling it, for
-    /// next-event estimation; `None` where the class has no density.
-    fn evaluate(material: &Material, input: &ScatterInput, dir: Vec3) -> Option<Evaluated>;
-}
-
-/// One shading class, as a type: which class, and how it scatters.
-pub trait Shader: Bsdf {
-    /// The class (and queue) it shades.
-    const CLASS: ShadeClass;
-}
 
 /// A set of material kinds: those a kernel holds the code of (the
 /// material bits of its [`Features`](crate::features::Features)).
@@ -73,14 +54,8 @@ impl MaterialKinds {
     }
 }
 
-/// Every material, dispatching on its kind over the kinds its kernel holds
-/// ([`ScatterInput::materials`]) (the megakernel, the drain and the CPU back ends; the
-/// wavefront runs one kernel per class instead). A material of a kind left
-/// out absorbs: the host binds every kind its scene has.
-pub struct AnyMaterial;
-
 /// The table, handed to the macro `$declare` (one in scope where this is
-/// invoked): `surfaces { Kind "name" => scatter, evaluate, kernel name; … }`,
+/// invoked): `surfaces { Kind "name" => kernel name; … }`,
 /// then `escaped => kernel name;`, each line with its doc comment. The
 /// name is the one scenes and settings use.
 macro_rules! classes {
@@ -88,15 +63,15 @@ macro_rules! classes {
         $declare! {
             surfaces {
                 /// Lambertian reflector, cosine-weighted sampling.
-                Diffuse "diffuse" => $crate::material::diffuse::scatter, $crate::material::diffuse::evaluate, wf_shade_diffuse;
+                Diffuse "diffuse" => wf_shade_diffuse;
                 /// Mirror reflection perturbed inside a roughness ball.
-                Metal "metal" => $crate::material::metal::scatter, $crate::material::no_density, wf_shade_metal;
+                Metal "metal" => wf_shade_metal;
                 /// Glass-like: Fresnel reflect-or-refract with Beer–Lambert absorption.
-                Dielectric "dielectric" => $crate::material::dielectric::scatter, $crate::material::no_density, wf_shade_dielectric;
+                Dielectric "dielectric" => wf_shade_dielectric;
                 /// A clear coat over a noise-textured diffuse base: a material of tunable cost.
-                Coated "coated" => $crate::material::coated::scatter, $crate::material::coated::evaluate, wf_shade_coated;
+                Coated "coated" => wf_shade_coated;
                 /// A pure emitter: emits on its front face and absorbs every path.
-                Emissive "emissive" => $crate::material::absorb, $crate::material::no_density, wf_shade_emissive;
+                Emissive "emissive" => wf_shade_emissive;
             }
             /// Rays that escaped to the background.
             escaped => wf_shade_escaped;
@@ -108,7 +83,7 @@ pub(crate) use classes;
 macro_rules! shading_classes {
     (
         surfaces {
-            $($(#[$doc:meta])* $surface:ident $name:literal => $scatter:path, $evaluate:path, $_kernel:ident;)*
+            $($(#[$doc:meta])* $surface:ident $name:literal => $_kernel:ident;)*
         }
         $(#[$escaped_doc:meta])* escaped => $_escaped_kernel:ident;
     ) => {
@@ -156,67 +131,12 @@ macro_rules! shading_classes {
             }
         }
 
-        impl Bsdf for AnyMaterial {
-            #[inline(always)]
-            fn scatter(material: &Material, input: &ScatterInput) -> Scatter {
-                match material.kind {
-                    $(MaterialKind::$surface if input.materials.contains(MaterialKind::$surface) => {
-                        $scatter(material, input)
-                    })*
-                    _ => Scatter::Absorbed,
-                }
-            }
-
-            #[inline(always)]
-            fn evaluate(material: &Material, input: &ScatterInput, dir: Vec3) -> Option<Evaluated> {
-                match material.kind {
-                    $(MaterialKind::$surface if input.materials.contains(MaterialKind::$surface) => {
-                        $evaluate(material, input, dir)
-                    })*
-                    _ => None,
-                }
-            }
-        }
-
         /// One marker type per shading class.
         pub mod class {
             $($(#[$doc])* pub struct $surface;)*
             $(#[$escaped_doc])* pub struct Escaped;
         }
 
-        $(
-            impl Shader for class::$surface {
-                const CLASS: ShadeClass = ShadeClass::$surface;
-            }
-
-            impl Bsdf for class::$surface {
-                #[inline(always)]
-                fn scatter(material: &Material, input: &ScatterInput) -> Scatter {
-                    $scatter(material, input)
-                }
-
-                #[inline(always)]
-                fn evaluate(material: &Material, input: &ScatterInput, dir: Vec3) -> Option<Evaluated> {
-                    $evaluate(material, input, dir)
-                }
-            }
-        )*
-
-        impl Shader for class::Escaped {
-            const CLASS: ShadeClass = ShadeClass::Escaped;
-        }
-
-        impl Bsdf for class::Escaped {
-            #[inline(always)]
-            fn scatter(material: &Material, input: &ScatterInput) -> Scatter {
-                material::absorb(material, input)
-            }
-
-            #[inline(always)]
-            fn evaluate(material: &Material, input: &ScatterInput, dir: Vec3) -> Option<Evaluated> {
-                material::no_density(material, input, dir)
-            }
-        }
     };
 }
 

@@ -74,9 +74,21 @@ pub fn write_config(dir: &Path, name: &str, text: &str) -> PathBuf {
 /// `target/` (`cargo test --release --no-run --test gpu`, run there beside
 /// a packed `wavepath`) finds its `wavepath` there.
 pub fn wavepath() -> std::process::Command {
-    std::process::Command::new(
-        std::env::var_os("WAVEPATH_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_wavepath").into()),
-    )
+    std::process::Command::new(wavepath_bin())
+}
+
+/// The path of the binary [`wavepath`] runs.
+pub fn wavepath_bin() -> std::ffi::OsString {
+    std::env::var_os("WAVEPATH_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_wavepath").into())
+}
+
+/// A message with each figure that measures the machine at that moment
+/// (the host memory available, which moves between two runs a fraction of
+/// a second apart) replaced by `…`: two runs' messages compare by what they
+/// say, not by the state of the machine.
+pub fn without_measured(message: &str) -> String {
+    let available = regex::Regex::new(r"\d+(\.\d+)? [KMG]iB is available").unwrap();
+    available.replace_all(message, "… is available").into_owned()
 }
 
 /// `wavepath experiment CONFIG --out OUT --quiet`, not yet started.

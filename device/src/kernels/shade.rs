@@ -10,9 +10,10 @@
 use super::wave_kernels::{CommonArgs, IterationRecord, QueueKernel, WavefrontArgs, deposit, grid_stride};
 use crate::kernel::{EntryPoint, Thread};
 use crate::launch::{Compaction, MaterialSort};
+use crate::material::Shader;
 use crate::observe::{BranchObserver, WarpDivergence};
 use crate::queue::{Queues, Slot, WorkQueue};
-use crate::shading::{SORTED_CLASS, ShadeClass, Shader, class};
+use crate::shading::{SORTED_CLASS, ShadeClass, class};
 use crate::stages::shade::{escaped, surface};
 use crate::stages::{PathStatus, ShadowRay};
 use crate::warp::{active_mask, ballot};
@@ -143,7 +144,7 @@ pub trait ShadeVisitor {
 macro_rules! shade_kernels {
     (
         surfaces {
-            $($(#[$doc:meta])* $surface:ident $name:literal => $scatter:path, $evaluate:path, $kernel:ident;)*
+            $($(#[$doc:meta])* $surface:ident $name:literal => $kernel:ident;)*
         }
         $(#[$escaped_doc:meta])* escaped => $escaped_kernel:ident;
     ) => {

@@ -3,14 +3,14 @@
 //! Each material class has its own module and its own `scatter` function, so
 //! the wavefront back end can run one shading kernel per class without
 //! divergence; [`AnyMaterial`] dispatches on the class for the megakernel and the
-//! CPU back ends. The classes themselves are declared once, in
-//! [`crate::shading`], whose table names each class's `scatter` function
-//! here while [`Material::kind`] names the table's [`MaterialKind`]: the
-//! two modules import each other by design (the shading module says why).
+//! CPU back ends ([`dispatch`]). The classes themselves are declared once,
+//! in [`crate::shading`]'s table, which this module reads and which
+//! imports nothing of it.
 
 pub mod coated;
 pub mod dielectric;
 pub mod diffuse;
+pub mod dispatch;
 pub mod fresnel;
 pub mod metal;
 pub mod noise;
@@ -23,7 +23,8 @@ use crate::texture::{Colour, SurfacePoint, Textures};
 
 pub use fresnel::FresnelModel;
 
-pub use crate::shading::{AnyMaterial, MaterialKind};
+pub use crate::shading::MaterialKind;
+pub use dispatch::{AnyMaterial, Bsdf, Shader};
 
 /// A material as the device reads it. Fields that a class does not use are
 /// ignored (and written as zero by the host).

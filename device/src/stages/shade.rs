@@ -6,7 +6,7 @@
 //! [`surface`] takes the material's functions as a type parameter so that
 //! the wavefront back end can instantiate it once per material class (one
 //! kernel each, no divergence on the material) while the megakernel passes
-//! the dispatching [`crate::shading::AnyMaterial`].
+//! the dispatching [`crate::material::AnyMaterial`].
 //!
 //! With next-event estimation on, light reaches a path by two strategies:
 //! a shadow ray towards a point chosen on a light, and a scattered ray
@@ -18,12 +18,12 @@ use super::{PathState, PathStatus, ShadowRay};
 use crate::features::Feature;
 use crate::geometry::Hit;
 use crate::light::power_heuristic;
-use crate::material::{Material, Scatter, ScatterInput, offset_origin};
+use crate::material::{Bsdf, Material, Scatter, ScatterInput, offset_origin};
 use crate::math::{Ray, Rgb};
 use crate::observe::BranchObserver;
 use crate::rng::Dim;
 use crate::scene::{Nee, RenderParams, SceneView};
-use crate::shading::{Bsdf, ShadeClass};
+use crate::shading::ShadeClass;
 
 /// The smallest Russian-roulette survival probability, so that a dim path is
 /// never weighted up by more than 20×.

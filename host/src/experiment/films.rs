@@ -22,6 +22,9 @@ pub fn film_hash(film: &[FixedRgb]) -> String {
     fingerprint(film.iter().flat_map(|p| [p.r, p.g, p.b]))
 }
 
+/// How the outcome of a study whose runs rendered the same images begins.
+pub const IDENTICAL: &str = "identical: ";
+
 /// Film groups: the first hash of each, its label, and how many rows agreed.
 #[derive(Default)]
 pub struct FilmChecks {
@@ -59,8 +62,8 @@ impl FilmChecks {
             .count();
         match compared {
             0 => "not checked: no two runs render the same image".into(),
-            1 => "identical: 1 group of runs that render the same image".into(),
-            n => format!("identical: {n} groups of runs that render the same image"),
+            1 => format!("{IDENTICAL}1 group of runs that render the same image"),
+            n => format!("{IDENTICAL}{n} groups of runs that render the same image"),
         }
     }
 }

@@ -311,6 +311,22 @@ pub fn header<T: Serialize + Default>() -> anyhow::Result<Vec<String>> {
     Ok(names.iter().map(String::from).collect())
 }
 
+/// Why `record` (of a file whose header is `headers`) could not be read
+/// as a row, `e` being the reader's error: the column at fault, by name,
+/// its cell and what is wrong with it, e.g. ``column `registers`: `9x`
+/// cannot be read (invalid digit found in string)``.
+pub fn unreadable(e: &csv::Error, headers: &csv::StringRecord, record: &csv::StringRecord) -> String {
+    let csv::ErrorKind::Deserialize { err, .. } = e.kind() else {
+        return e.to_string();
+    };
+    let Some(at) = err.field().and_then(|f| usize::try_from(f).ok()) else {
+        return err.kind().to_string();
+    };
+    let column = headers.get(at).unwrap_or("?");
+    let cell = record.get(at).unwrap_or_default();
+    format!("column `{column}`: `{cell}` cannot be read ({})", err.kind())
+}
+
 /// The rows of an appended CSV file that an interrupted experiment left,
 /// and how much of the file holds them.
 pub struct Recovered<T> {
@@ -377,14 +393,14 @@ pub fn recover_rows<T: Serialize + Default + for<'de> Deserialize<'de>>(path: &P
                 found.len()
             );
         }
-        let row = record
-            .deserialize(Some(&csv::StringRecord::from(found.clone())))
-            .map_err(|e| {
-                anyhow::anyhow!(
-                    "{}: line {line}: {e}; the file is damaged: choose another --out",
-                    path.display()
-                )
-            })?;
+        let headers = csv::StringRecord::from(found.clone());
+        let row = record.deserialize(Some(&headers)).map_err(|e| {
+            anyhow::anyhow!(
+                "{}: line {line}, {}; the file is damaged: choose another --out",
+                path.display(),
+                unreadable(&e, &headers, &record)
+            )
+        })?;
         rows.push(row);
     }
     Ok(Recovered {

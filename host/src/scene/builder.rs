@@ -5,6 +5,7 @@
 
 use super::Geometry;
 use super::fields::{FieldResult, MAX_COORDINATE, field_error};
+use crate::io::echo::shorten_for_error;
 use device::geometry::{Polygon, PrimRef, Sphere};
 use device::material::Material;
 use device::math::Vec3;
@@ -42,7 +43,7 @@ impl SceneBuilder {
     /// The index of a material named in the file.
     pub fn material(&self, name: &str) -> FieldResult<u32> {
         self.by_name.get(name).copied().ok_or_else(|| {
-            let mut known: Vec<_> = self.material_names.iter().map(String::as_str).collect();
+            let mut known: Vec<_> = self.material_names.iter().map(|n| shorten_for_error(n)).collect();
             known.sort_unstable();
             field_error(
                 "material",

@@ -1,6 +1,9 @@
-//! Scene errors that say where: file, line and field.
+//! Scene errors that say where: file, line and field, and no more of a
+//! value than a reader needs ([`quoting_shortened`]).
 
+use crate::io::echo::shorten_for_error;
 use std::path::{Path, PathBuf};
+use toml::de::DeTable;
 
 /// Why a scene could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -63,15 +66,90 @@ pub fn line_col(text: &str, at: usize) -> (usize, usize) {
     (line, column)
 }
 
+/// `message` with every value it quotes, between backticks or double
+/// quotes, cut to a readable length ([`shorten_for_error`]): a scene's
+/// names and strings may be of any size.
+pub fn quoting_shortened(message: &str) -> String {
+    let mut out = String::with_capacity(message.len().min(1 << 12));
+    let mut rest = message;
+    while let Some(open) = rest.find(['`', '"']) {
+        let quote = if rest.as_bytes()[open] == b'`' { '`' } else { '"' };
+        out.push_str(&rest[..=open]);
+        rest = &rest[open + 1..];
+        // A double-quoted value is escaped as Rust writes strings: `\"`
+        // is a quote within it.
+        let mut close = None;
+        let mut escaped = false;
+        for (i, c) in rest.char_indices() {
+            match c {
+                '\\' if quote == '"' => escaped = !escaped,
+                c if c == quote && !escaped => {
+                    close = Some(i);
+                    break;
+                }
+                _ => escaped = false,
+            }
+        }
+        let Some(close) = close else { break };
+        out.push_str(&shorten_for_error(&rest[..close]));
+        out.push(quote);
+        rest = &rest[close + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
 impl SceneError {
-    /// Wraps a TOML parse or schema error with its position.
+    /// Wraps an error of TOML's parser with its position: a duplicate key
+    /// named, and an error the parser gives no position (a header nested
+    /// too deep) placed at the first line that gives it.
     pub fn syntax(path: &Path, text: &str, e: &toml::de::Error) -> Self {
-        let (line, column) = e.span().map_or((1, 1), |s| line_col(text, s.start));
+        let message = e.message().trim();
+        let (line, column, message) = match e.span() {
+            Some(span) if message == "duplicate key" => {
+                let (line, column) = line_col(text, span.start);
+                let key = text.get(span).unwrap_or_default();
+                let message = format!("duplicate key `{key}` (a key is set once in its table)");
+                (line, column, message)
+            }
+            Some(span) => {
+                let (line, column) = line_col(text, span.start);
+                (line, column, message.to_string())
+            }
+            None => (first_line_giving(text, message), 1, message.to_string()),
+        };
         SceneError::Syntax {
             path: path.to_path_buf(),
             line,
             column,
-            message: e.message().trim().to_string(),
+            message: quoting_shortened(&message),
         }
     }
+}
+
+/// The first line of `text` by which its first lines give the parser's
+/// error `message` without a position: the fewest lines that do, found by
+/// halving (a prefix that holds the line at fault fails there, one that
+/// does not fails otherwise or not at all).
+fn first_line_giving(text: &str, message: &str) -> usize {
+    let ends: Vec<usize> = text
+        .match_indices('\n')
+        .map(|(i, _)| i + 1)
+        .chain(std::iter::once(text.len()))
+        .collect();
+    let gives = |lines: usize| {
+        DeTable::parse(&text[..ends[lines - 1]])
+            .err()
+            .is_some_and(|e| e.span().is_none() && e.message().trim() == message)
+    };
+    let (mut lo, mut hi) = (1, ends.len());
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if gives(mid) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    lo
 }

@@ -1,8 +1,9 @@
 //! Placing a value error in the scene file: the line of the field at
 //! fault, in the entry named as every scene error names it.
 
-use super::error::{SceneError, line_col};
+use super::error::{SceneError, line_col, quoting_shortened};
 use super::fields::FieldError;
+use crate::io::echo::shorten_for_error;
 use std::ops::Range;
 use std::path::Path;
 
@@ -11,14 +12,15 @@ pub fn table_entry(section: &str) -> String {
     format!("[{section}]")
 }
 
-/// How errors name a named table: `[materials.white]`.
+/// How errors name a named table: `[materials.white]` (a long name cut).
 pub fn named_entry(section: &str, name: &str) -> String {
-    format!("[{section}.{name}]")
+    format!("[{section}.{}]", shorten_for_error(name))
 }
 
-/// How errors name an entry of an array of tables: `objects[2] (sphere)`.
+/// How errors name an entry of an array of tables: `objects[2] (sphere)`
+/// (a long kind cut).
 pub fn listed_entry(array: &str, index: usize, kind: &str) -> String {
-    format!("{array}[{index}] ({kind})")
+    format!("{array}[{index}] ({})", shorten_for_error(kind))
 }
 
 /// Where in the file an entry is, for error messages.
@@ -57,7 +59,7 @@ impl Locator<'_> {
             } else {
                 format!("{entry}, field `{}`", e.field)
             },
-            message: e.message,
+            message: quoting_shortened(&e.message),
         }
     }
 }

@@ -27,8 +27,8 @@
 
 use super::fields::{FieldResult, point, positive, vec3};
 use super::schema::TransformDef;
+use crate::io::echo::shorten_for_error;
 use device::math::{Vec3, scalar};
-use std::borrow::Cow;
 use std::io::{BufRead, Read, Write};
 use std::num::IntErrorKind;
 use std::path::Path;
@@ -135,7 +135,7 @@ pub fn parse_obj(path: &Path, bytes: &[u8], transform: &Transform) -> Result<Loa
                 format!(
                     "{}: model `{}` indexes a vertex that does not exist",
                     path.display(),
-                    model.name
+                    shorten_for_error(&model.name)
                 )
             })?;
             let v = Vec3::new(p[0], p[1], p[2]);
@@ -143,7 +143,7 @@ pub fn parse_obj(path: &Path, bytes: &[u8], transform: &Transform) -> Result<Loa
                 return Err(format!(
                     "{}: model `{}` has a non-finite vertex {v:?}",
                     path.display(),
-                    model.name
+                    shorten_for_error(&model.name)
                 ));
             }
             Ok(transform.apply(v))
@@ -158,7 +158,7 @@ pub fn parse_obj(path: &Path, bytes: &[u8], transform: &Transform) -> Result<Loa
                     format!(
                         "{}: model `{}` has a corner without texture coordinates",
                         path.display(),
-                        model.name
+                        shorten_for_error(&model.name)
                     )
                 })
         };
@@ -336,7 +336,7 @@ impl Checker<'_> {
                     self.number,
                     format!(
                         "face corner {k} `{}` has more than three `/`-separated indices",
-                        excerpt(corner)
+                        shorten_for_error(corner)
                     ),
                 ));
             }
@@ -405,7 +405,7 @@ impl Checker<'_> {
                 self.number,
                 format!(
                     "texture index {} of face corner {k} is out of range: {before}",
-                    excerpt(field)
+                    shorten_for_error(field)
                 ),
             )
         };
@@ -419,7 +419,7 @@ impl Checker<'_> {
                     self.number,
                     format!(
                         "texture index `{}` of face corner {k} is not an integer",
-                        excerpt(field)
+                        shorten_for_error(field)
                     ),
                 ));
             }
@@ -446,18 +446,10 @@ impl Checker<'_> {
     }
 }
 
-/// `s` for quoting in an error: its first 24 characters, then `…` if it
-/// is longer.
-fn excerpt(s: &str) -> Cow<'_, str> {
-    match s.char_indices().nth(24) {
-        Some((cut, _)) => format!("{}…", &s[..cut]).into(),
-        None => s.into(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::io::echo::ECHOED_CHARS;
 
     #[test]
     fn transform_scales_rotates_then_translates() {
@@ -634,7 +626,7 @@ mod tests {
             // Long indices are cut short in the message.
             (
                 &format!("1/{}", "9".repeat(1000)),
-                format!("texture index {}… {range}", "9".repeat(24)),
+                format!("texture index {}… (1000 bytes) {range}", "9".repeat(ECHOED_CHARS)),
             ),
             (
                 "1/1/1/1",

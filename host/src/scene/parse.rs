@@ -3,7 +3,10 @@
 //! unknown, missing) placed at its line and column, naming its entry and
 //! field as a value error names them.
 //!
-//! The file is parsed into TOML's spanned document first. The tables that
+//! The file is parsed into TOML's spanned document first, and each section
+//! checked for its shape (a table, named tables, an array of tables), so
+//! that `render = 3` is refused naming the field rather than a Rust type.
+//! The tables that
 //! name their kind (`[background]`, `[textures.*]`, `[materials.*]`,
 //! `[[objects]]`, `[[generators]]`) are rewritten there for
 //! [`super::schema::Tagged`], and serde reads the rewritten document, each
@@ -11,7 +14,7 @@
 //! document as written: the narrowest key or value that holds it is the
 //! field at fault.
 
-use super::error::{SceneError, line_col};
+use super::error::{SceneError, line_col, quoting_shortened};
 use super::locate::{listed_entry, named_entry, table_entry};
 use super::schema::SceneFile;
 use serde::Deserialize;
@@ -21,6 +24,8 @@ use std::ops::Range;
 use std::path::Path;
 use toml::de::{DeTable, DeValue};
 
+/// Sections of one table.
+const TABLES: [&str; 3] = ["render", "camera", "accel"];
 /// Sections of one table that names its kind.
 const TAGGED_TABLES: [&str; 1] = ["background"];
 /// Sections of named tables (`[materials.white]`).
@@ -31,9 +36,68 @@ const TABLE_ARRAYS: [&str; 2] = ["objects", "generators"];
 /// Parses scene `text` (of the file `path`) into its serde types.
 pub fn scene_file(path: &Path, text: &str) -> Result<SceneFile, SceneError> {
     let written = DeTable::parse(text).map_err(|e| SceneError::syntax(path, text, &e))?;
+    check_shapes(path, text, written.get_ref())?;
     let mut read = written.clone();
     untag_sections(read.get_mut());
     SceneFile::deserialize(toml::de::Deserializer::from(read)).map_err(|e| place(path, text, written.get_ref(), &e))
+}
+
+/// Refuses a section of `doc` (the text of `path`) of the wrong shape,
+/// which serde would refuse naming its Rust type: each of [`TABLES`] and
+/// [`TAGGED_TABLES`] is a table, each of [`NAMED_TABLES`] a table of
+/// tables and each of [`TABLE_ARRAYS`] an array of tables.
+fn check_shapes(path: &Path, text: &str, doc: &DeTable) -> Result<(), SceneError> {
+    let refuse = |value: &Spanned<DeValue<'_>>, item: String, expected: String| {
+        let (line, column) = line_col(text, value.span().start);
+        SceneError::Schema {
+            path: path.to_path_buf(),
+            line,
+            column,
+            item,
+            message: format!("expected {expected}, found {}", a_type(value.get_ref())),
+        }
+    };
+    for (key, value) in doc.iter() {
+        let section: &str = key.get_ref();
+        let field = || format!("field `{section}`");
+        if TABLES.contains(&section) || TAGGED_TABLES.contains(&section) {
+            if !value.get_ref().is_table() {
+                return Err(refuse(value, field(), format!("a table (a `[{section}]` section)")));
+            }
+        } else if NAMED_TABLES.contains(&section) {
+            let DeValue::Table(entries) = value.get_ref() else {
+                let expected = format!("a table of named tables (`[{section}.NAME]` sections)");
+                return Err(refuse(value, field(), expected));
+            };
+            if let Some((name, entry)) = entries.iter().find(|(_, e)| !e.get_ref().is_table()) {
+                let expected = format!("a table (a `[{section}.NAME]` section)");
+                return Err(refuse(entry, named_entry(section, name.get_ref()), expected));
+            }
+        } else if TABLE_ARRAYS.contains(&section) {
+            let DeValue::Array(entries) = value.get_ref() else {
+                let expected = format!("an array of tables (`[[{section}]]` entries)");
+                return Err(refuse(value, field(), expected));
+            };
+            if let Some((i, entry)) = entries.iter().enumerate().find(|(_, e)| !e.get_ref().is_table()) {
+                let expected = format!("a table (a `[[{section}]]` entry)");
+                return Err(refuse(entry, format!("{section}[{i}]"), expected));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What `value` is, with its article: `an integer`, `a table`.
+fn a_type(value: &DeValue<'_>) -> &'static str {
+    match value {
+        DeValue::String(_) => "a string",
+        DeValue::Integer(_) => "an integer",
+        DeValue::Float(_) => "a float",
+        DeValue::Boolean(_) => "a boolean",
+        DeValue::Datetime(_) => "a date-time",
+        DeValue::Array(_) => "an array",
+        DeValue::Table(_) => "a table",
+    }
 }
 
 /// Rewrites every table of `doc` that names its kind ([`untag`]): each
@@ -93,7 +157,8 @@ enum Step {
 /// an entry, else at its position alone.
 fn place(path: &Path, text: &str, written: &DeTable, e: &toml::de::Error) -> SceneError {
     let message = e.message().trim();
-    let message = unknown_keys(message).unwrap_or_else(|| message.to_string());
+    let message = unknown_keys(message).unwrap_or_else(|| plain_expected(message));
+    let message = quoting_shortened(&message);
     let span = e.span().unwrap_or(0..0);
     let (line, column) = line_col(text, span.start);
     match item(written, &locate(written, &span), &message) {
@@ -101,7 +166,7 @@ fn place(path: &Path, text: &str, written: &DeTable, e: &toml::de::Error) -> Sce
             path: path.to_path_buf(),
             line,
             column,
-            item,
+            item: quoting_shortened(&item),
             message,
         },
         None => SceneError::Syntax {
@@ -110,6 +175,16 @@ fn place(path: &Path, text: &str, written: &DeTable, e: &toml::de::Error) -> Sce
             column,
             message,
         },
+    }
+}
+
+/// serde's refusal of a value where it expected a struct, which it names
+/// by its Rust type (`expected struct TransformDef`), in the file's words
+/// (`expected a table`).
+fn plain_expected(message: &str) -> String {
+    match message.split_once(", expected struct ") {
+        Some((found, _)) => format!("{found}, expected a table"),
+        None => message.to_string(),
     }
 }
 

@@ -4,6 +4,7 @@
 
 use super::fields::{self, FieldResult, field_error, positive, rgb};
 use super::schema::{ColourDef, TextureDef, TextureSpaceDef};
+use crate::io::echo::shorten_for_error;
 use crate::io::image::{Channels, check_pixels};
 use device::math::Rgb;
 use device::texture::{Colour, Texture, TextureKind, TextureRef, TextureSpace};
@@ -108,7 +109,7 @@ impl SceneTextures {
             ColourDef::Texture(name) => name,
         };
         let Some(named) = self.by_name.get(name) else {
-            let known: Vec<_> = self.by_name.keys().map(String::as_str).collect();
+            let known: Vec<_> = self.by_name.keys().map(|n| shorten_for_error(n)).collect();
             let known = if known.is_empty() {
                 "the scene has no [textures] tables".to_string()
             } else {

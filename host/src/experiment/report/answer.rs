@@ -8,6 +8,7 @@
 //! `tests/docs.rs`), states no figure of its own.
 
 use super::figures::{FONT, SIZE, register_font};
+use super::markdown::text;
 use super::tables::{fmt_speedup, table_head, table_row};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -22,6 +23,8 @@ pub const HEADING: &str = "## The answer";
 pub struct Comparison {
     /// The study as the summary cites it (`folder` / `study`, linked).
     pub study: String,
+    /// The study as the figure labels it, `folder / study`, as written.
+    pub label: String,
     /// The scene's name.
     pub scene: String,
     /// The scene fields the study set, `path=value;…` (empty where none).
@@ -152,9 +155,9 @@ pub fn section(comparisons: &[Comparison]) -> String {
         let best = s.best();
         out += &table_row(&[
             best.study.clone(),
-            s.scenes(),
+            text(&s.scenes()),
             range,
-            format!("{} ({})", fmt_speedup(best.speedup), best.scene_label()),
+            format!("{} ({})", fmt_speedup(best.speedup), text(&best.scene_label())),
             best.device.clone(),
             best.commit.clone(),
             best.as_run.clone(),
@@ -199,7 +202,7 @@ where
     root.fill(&WHITE)?;
     let (main, footer_area) = root.split_vertically(SIZE.1 - FOOTER_HEIGHT);
     let (chart_area, legend_area) = main.split_horizontally(SIZE.0 - LEGEND_WIDTH);
-    let labels: Vec<String> = studies.iter().map(|s| plain_study(&s.best().study)).collect();
+    let labels: Vec<String> = studies.iter().map(|s| s.best().label.clone()).collect();
     let scenes = scene_names(studies.iter().flat_map(|s| s.rows.iter().copied()));
     let (lo, hi) = studies
         .iter()
@@ -283,15 +286,6 @@ fn color(i: usize) -> RGBAColor {
     Palette99::pick(i).to_rgba()
 }
 
-/// A study cell without its Markdown: `` [`a` / `b`](…) `` as `a / b`.
-fn plain_study(cell: &str) -> String {
-    let text = cell
-        .strip_prefix('[')
-        .and_then(|c| c.split_once("]("))
-        .map_or(cell, |(t, _)| t);
-    text.replace('`', "")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -299,6 +293,7 @@ mod tests {
     fn comparison(study: &str, scene: &str, overrides: &str, speedup: f64) -> Comparison {
         Comparison {
             study: format!("[`{study}`](x/report.md)"),
+            label: study.into(),
             scene: scene.into(),
             overrides: overrides.into(),
             speedup,

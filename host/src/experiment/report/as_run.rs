@@ -6,6 +6,7 @@
 //! in [`SOURCE_TABLE`]). Where no source is beside the results (a copy
 //! outside a checkout) whether it is as run is unknown, never assumed.
 
+use super::markdown::code;
 use crate::experiment::records::Manifest;
 use crate::io::input_file::{MAX_TEXT_FILE_BYTES, open_sized, read_text};
 use crate::system::fingerprint::{fingerprint, source_fingerprint};
@@ -119,9 +120,9 @@ impl Current {
         }
         for input in &manifest.input {
             match fingerprint_file(&root.join(&input.path))? {
-                None => return Ok(Current::Input(format!("`{}` is gone", input.path))),
+                None => return Ok(Current::Input(format!("{} is gone", code(&input.path)))),
                 Some(print) if print != input.fingerprint => {
-                    return Ok(Current::Input(format!("`{}` has changed since", input.path)));
+                    return Ok(Current::Input(format!("{} has changed since", code(&input.path))));
                 }
                 Some(_) => {}
             }

@@ -2,6 +2,7 @@
 //! report names every one, and refuses rows of several unless told to mix
 //! them (`--allow-mixed`).
 
+use super::markdown::code;
 use crate::experiment::records::RunRow;
 use anyhow::bail;
 use std::path::Path;
@@ -18,7 +19,7 @@ pub struct Build {
 /// `` `commit` ``, with ` (dirty)` after a dirty build's.
 impl std::fmt::Display for Build {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "`{}`{}", self.commit, if self.dirty { " (dirty)" } else { "" })
+        write!(f, "{}{}", code(&self.commit), if self.dirty { " (dirty)" } else { "" })
     }
 }
 

@@ -7,7 +7,7 @@
 //! file and what was expected.
 
 use super::written::{self, SettingCells, Written, setting_columns};
-use crate::experiment::records::{ADDED_LATER, KernelRow, MAX_RECORDS_BYTES, Manifest, RunRow, header};
+use crate::experiment::records::{ADDED_LATER, KernelRow, MAX_RECORDS_BYTES, Manifest, RunRow, header, unreadable};
 use anyhow::{Context, bail};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -25,7 +25,19 @@ fn read(path: &Path, what: &str) -> anyhow::Result<String> {
 /// could have written for `manifest`.
 pub fn read_runs(path: &Path, manifest: &Manifest) -> anyhow::Result<Vec<RunRow>> {
     let text = read(path, "the runs file (expected a CSV of timed runs)")?;
-    parse_csv(path, &text, manifest)
+    let rows = parse_csv(path, &text, manifest)?;
+    if let Err((line, problem)) = written::film_checks(&rows, manifest) {
+        bail!(
+            "{}: line {line}, column `film_hash`: {problem}; this is not a file `wavepath experiment` wrote",
+            path.display()
+        );
+    }
+    Ok(unlined(rows))
+}
+
+/// Rows without their line numbers.
+fn unlined<T>(rows: Vec<(u64, T)>) -> Vec<T> {
+    rows.into_iter().map(|(_, row)| row).collect()
 }
 
 /// Reads `kernels.csv`; an absent or empty file means no kernel profiles.
@@ -37,7 +49,7 @@ pub fn read_kernels(path: &Path, manifest: &Manifest) -> anyhow::Result<Vec<Kern
     if text.trim().is_empty() {
         return Ok(Vec::new());
     }
-    parse_csv(path, &text, manifest)
+    parse_csv(path, &text, manifest).map(unlined)
 }
 
 /// Reads `manifest.toml`.
@@ -53,14 +65,15 @@ pub fn read_manifest(path: &Path) -> anyhow::Result<Manifest> {
     Ok(manifest)
 }
 
-/// Parses CSV `text` (from `path`) into rows of `T`, by header name, after
-/// checking that every column of `T` is present (but [`ADDED_LATER`]), and
-/// checks each row against what the runner writes for `manifest`.
+/// Parses CSV `text` (from `path`) into rows of `T`, each with its line,
+/// by header name, after checking that every column of `T` is present
+/// (but [`ADDED_LATER`]), and checks each row against what the runner
+/// writes for `manifest`.
 fn parse_csv<T: DeserializeOwned + Serialize + Default + Written>(
     path: &Path,
     text: &str,
     manifest: &Manifest,
-) -> anyhow::Result<Vec<T>> {
+) -> anyhow::Result<Vec<(u64, T)>> {
     let mut reader = csv::ReaderBuilder::new()
         .trim(csv::Trim::Headers)
         .from_reader(text.as_bytes());
@@ -89,9 +102,13 @@ fn parse_csv<T: DeserializeOwned + Serialize + Default + Written>(
         .map(|record| {
             let record = record.with_context(|| format!("{}: bad row", path.display()))?;
             let line = record.position().map_or(0, |p| p.line());
-            let row: T = record
-                .deserialize(Some(&headers))
-                .with_context(|| format!("{}: line {line}: bad row", path.display()))?;
+            let row: T = record.deserialize(Some(&headers)).map_err(|e| {
+                anyhow::anyhow!(
+                    "{}: line {line}, {}; this is not a file `wavepath experiment` wrote",
+                    path.display(),
+                    unreadable(&e, &headers, &record)
+                )
+            })?;
             let settings = SettingCells {
                 columns: &columns,
                 record: &record,
@@ -102,7 +119,7 @@ fn parse_csv<T: DeserializeOwned + Serialize + Default + Written>(
                     path.display()
                 );
             }
-            Ok(row)
+            Ok((line, row))
         })
         .collect()
 }
@@ -167,7 +184,7 @@ mod tests {
         lines[0].insert_str(0, "extra,");
         lines[1].insert_str(0, "x,");
         let text = lines.join("\n");
-        let rows = parse_csv::<KernelRow>(Path::new("k.csv"), &text, &manifest()).unwrap();
+        let rows = unlined(parse_csv::<KernelRow>(Path::new("k.csv"), &text, &manifest()).unwrap());
         assert_eq!(rows, [row]);
         assert_eq!(rows[0].active_lanes, None);
     }

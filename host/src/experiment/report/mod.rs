@@ -14,6 +14,7 @@
 //! - `builds`: the builds that made the rows, refused mixed or each named;
 //! - `stats`: medians, spreads, configurations and baseline matching;
 //! - `tables`: the Markdown;
+//! - `markdown`: text from the inputs, escaped for it;
 //! - `figures`: the plotters charts;
 //! - `scaling`: T1/TN over GPUs and its table, for a study sweeping `gpus`;
 //! - `summary`: `RESULTS/SUMMARY.md`, the headline figures of every folder;
@@ -26,6 +27,7 @@ mod as_run;
 mod builds;
 mod figures;
 mod input;
+mod markdown;
 mod scaling;
 pub mod stats;
 pub mod summary;

@@ -30,8 +30,9 @@ use super::answer::{self, Comparison};
 use super::as_run::{Current, SOURCE_TABLE, Sources};
 use super::builds::{self, Build};
 use super::input;
+use super::markdown::{code, link, text};
 use super::stats::{self, Config, StudyData};
-use super::tables::{fmt_speedup, fmt_value, our_hardware, published_value, table_head, table_row};
+use super::tables::{fmt_speedup, fmt_value, host_cpu, our_hardware, published_value, table_head, table_row};
 use crate::backend::BackendKind;
 use crate::experiment::config::SeedTime;
 use crate::experiment::records::Manifest;
@@ -170,7 +171,12 @@ fn named_files(manifest: &Manifest) -> impl Iterator<Item = &str> {
 impl Folder {
     /// `folder/study`, linked to the folder's report.
     fn source(&self, study: &str) -> String {
-        format!("[`{}` / `{study}`]({}/report.md)", self.name, self.name)
+        format!("[{} / {}]({})", code(&self.name), code(study), self.report_link())
+    }
+
+    /// The link to its report, relative to the results folder.
+    fn report_link(&self) -> String {
+        link(&format!("{}/report.md", self.name))
     }
 
     /// The commit cell.
@@ -181,14 +187,14 @@ impl Folder {
     /// The device cell: the GPU and driver, or the CPU without one.
     fn device(&self) -> String {
         match &self.manifest.device {
-            Some(d) => format!("{}, driver {}", d.name, d.driver),
-            None => self.manifest.host.cpu.clone(),
+            Some(d) => format!("{}, driver {}", text(&d.name), text(&d.driver)),
+            None => text(&self.manifest.host.cpu),
         }
     }
 
     /// The command cell.
     fn command(&self) -> String {
-        format!("`{}`", self.manifest.experiment.command)
+        code(&self.manifest.experiment.command)
     }
 
     /// Whether a table above cites it: it has a published figure or a
@@ -215,19 +221,15 @@ fn sources_table(folders: &[Folder]) -> String {
     ]);
     for f in folders.iter().filter(|f| f.is_cited()) {
         let e = &f.manifest.experiment;
-        let cpu = match f.manifest.host.cpu_threads {
-            0 => f.manifest.host.cpu.clone(),
-            t => format!("{} ({t} threads)", f.manifest.host.cpu),
-        };
         out += &table_row(&[
-            format!("[`{}`]({}/report.md)", f.name, f.name),
-            format!("`{}`", e.config),
+            format!("[{}]({})", code(&f.name), f.report_link()),
+            code(&e.config),
             f.current.cell(),
             f.commit(),
             f.device(),
-            cpu,
+            host_cpu(&f.manifest),
             f.command(),
-            format!("{} to {}", e.started, e.finished),
+            text(&format!("{} to {}", e.started, e.finished)),
         ]);
     }
     out
@@ -265,12 +267,12 @@ fn seed_table(folders: &[Folder]) -> String {
                 let ours_other = published_value(&study, p, other);
                 let backend = p.backend_label();
                 out += &table_row(&[
-                    p.source.clone(),
+                    text(&p.source),
                     fmt_value(p.value, &p.unit),
-                    p.hardware.clone(),
+                    text(&p.hardware),
                     p.time_label().to_string(),
                     ours.map_or("– (not matched to the seed's settings)".into(), |v| {
-                        format!("{} ({backend})", fmt_value(v, &p.unit))
+                        format!("{} ({})", fmt_value(v, &p.unit), text(&backend))
                     }),
                     ours_other.map_or("–".into(), |v| fmt_value(v, &p.unit)),
                     ours.map_or("–".into(), |v| format!("{:.2}", v / p.value)),
@@ -302,8 +304,8 @@ impl Pair<'_> {
     /// The scene, with the fields the study set.
     fn scene_cell(&self) -> String {
         match self.overrides.as_str() {
-            "" => self.scene.clone(),
-            o => format!("{} ({o})", self.scene),
+            "" => text(&self.scene),
+            o => text(&format!("{} ({o})", self.scene)),
         }
     }
 
@@ -316,6 +318,7 @@ impl Pair<'_> {
     fn comparison(&self) -> Comparison {
         Comparison {
             study: self.folder.source(self.study),
+            label: format!("{} / {}", self.folder.name, self.study),
             scene: self.scene.clone(),
             overrides: self.overrides.clone(),
             speedup: self.speedup(),
@@ -400,9 +403,9 @@ fn mega_wave_table(pairs: &[Pair]) -> String {
         out += &table_row(&[
             p.scene_cell(),
             format!("{:.2}", p.mega.median_ms),
-            format!("`{}`", p.mega.row.config),
+            code(&p.mega.row.config),
             format!("{:.2}", p.wave.median_ms),
-            format!("`{}`", p.wave.row.config),
+            code(&p.wave.row.config),
             fmt_speedup(p.speedup()),
             p.folder.source(p.study),
             p.folder.current.cell(),
@@ -496,9 +499,9 @@ fn nee_table(folders: &[Folder]) -> String {
                     out,
                     "{}",
                     table_row(&[
-                        scene.to_string(),
-                        backend.to_string(),
-                        sampler.to_string(),
+                        text(scene),
+                        text(backend),
+                        text(sampler),
                         spp.to_string(),
                         format!("{e_off:.4e}"),
                         format!("{t_off:.2}"),

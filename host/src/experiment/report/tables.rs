@@ -4,6 +4,7 @@
 
 use super::builds::{self, Build};
 use super::figures::Figure;
+use super::markdown::{code, link, text};
 use super::scaling;
 use super::stats::{Config, StudyData};
 use crate::backend::BackendKind;
@@ -17,18 +18,19 @@ use std::path::Path;
 /// else every build of the rows.
 pub fn header(m: &Manifest, builds: &[Build]) -> String {
     let e = &m.experiment;
-    let mut out = format!("# Experiment `{}`\n\n", e.name);
+    let mut out = format!("# Experiment {}\n\n", code(&e.name));
     if !e.description.is_empty() {
-        let _ = writeln!(out, "{}\n", e.description.trim());
+        let _ = writeln!(out, "{}\n", text(e.description.trim()));
     }
-    let cpu = match m.host.cpu_threads {
-        0 => m.host.cpu.clone(),
-        t => format!("{} ({t} threads)", m.host.cpu),
-    };
+    let cpu = host_cpu(m);
     let device = m.device.as_ref().map_or("none (no GPU used)".to_string(), |d| {
         format!(
             "{}, driver {}, compute capability {}, {} multiprocessors, {:.1} GiB",
-            d.name, d.driver, d.compute_capability, d.multiprocessors, d.memory_gib
+            text(&d.name),
+            text(&d.driver),
+            text(&d.compute_capability),
+            d.multiprocessors,
+            d.memory_gib
         )
     });
     let dirty = match (m.build.dirty, m.build.allow_dirty) {
@@ -42,28 +44,32 @@ pub fn header(m: &Manifest, builds: &[Build]) -> String {
         _ => false,
     };
     let build = if manifests_own {
-        format!("wavepath {}, commit `{}`{dirty}", m.build.version, m.build.commit)
+        format!(
+            "wavepath {}, commit {}{dirty}",
+            text(&m.build.version),
+            code(&m.build.commit)
+        )
     } else {
         format!(
             "wavepath {}, rows from {} build{}: {}",
-            m.build.version,
+            text(&m.build.version),
             builds.len(),
             if builds.len() == 1 { "" } else { "s" },
             builds::list(builds)
         )
     };
     let rows = [
-        ("config", format!("`{}`", e.config)),
-        ("command", format!("`{}`", e.command)),
+        ("config", code(&e.config)),
+        ("command", code(&e.command)),
         ("host CPU", cpu),
         ("device", device),
         ("build", build),
-        ("started", e.started.clone()),
-        ("finished", e.finished.clone()),
+        ("started", text(&e.started)),
+        ("finished", text(&e.finished)),
     ];
     out.push_str("| | |\n|---|---|\n");
     for (key, value) in rows {
-        let _ = writeln!(out, "| {key} | {value} |");
+        out.push_str(&table_row(&[key.to_string(), value]));
     }
     if !m.session.is_empty() {
         out.push_str(
@@ -71,12 +77,16 @@ pub fn header(m: &Manifest, builds: &[Build]) -> String {
         );
         for session in &m.session {
             let ended = if session.finished.is_empty() {
-                "did not end (stopped at once or killed)"
+                "did not end (stopped at once or killed)".into()
             } else {
-                &session.finished
+                text(&session.finished)
             };
             let dirty = if session.dirty { " (dirty)" } else { "" };
-            let _ = writeln!(out, "| {} | {ended} | `{}`{dirty} |", session.started, session.commit);
+            out.push_str(&table_row(&[
+                text(&session.started),
+                ended,
+                format!("{}{dirty}", code(&session.commit)),
+            ]));
         }
     }
     if let Some(o) = &m.overhead {
@@ -95,29 +105,39 @@ pub fn header(m: &Manifest, builds: &[Build]) -> String {
 /// The caption line under a table or figure of `study`.
 pub fn caption(kind: &str, study: &str, m: &Manifest) -> String {
     format!(
-        "*{kind}: study `{study}` of config `{}`, produced by `{}`.*\n",
-        m.experiment.config, m.experiment.command
+        "*{kind}: study {} of config {}, produced by {}.*\n",
+        code(study),
+        code(&m.experiment.config),
+        code(&m.experiment.command)
     )
+}
+
+/// The host's CPU and its threads, as Markdown text.
+pub fn host_cpu(m: &Manifest) -> String {
+    match m.host.cpu_threads {
+        0 => text(&m.host.cpu),
+        t => format!("{} ({t} threads)", text(&m.host.cpu)),
+    }
 }
 
 /// The section of one study: status, configurations, published figures and
 /// figure links.
 pub fn study_section(study: &StudyData, m: &Manifest, figures: &[Figure], report_dir: &Path) -> String {
     let info = study.info;
-    let mut out = format!("\n## Study `{}`\n\n", info.name);
+    let mut out = format!("\n## Study {}\n\n", code(&info.name));
     if !info.description.is_empty() {
-        let _ = writeln!(out, "{}\n", info.description.trim());
+        let _ = writeln!(out, "{}\n", text(info.description.trim()));
     }
     out.push_str(&status_list(study, m));
     out.push_str(&config_table(study, m));
     out.push_str(&scaling_table(study, m));
     out.push_str(&published_table(study, m));
     for fig in figures {
-        let link = |p: &Path| p.strip_prefix(report_dir).unwrap_or(p).display().to_string();
+        let link = |p: &Path| link(&p.strip_prefix(report_dir).unwrap_or(p).display().to_string());
         let _ = write!(
             out,
             "\n![{}]({}) ([SVG]({}))\n\n{}",
-            fig.title,
+            text(&fig.title),
             link(&fig.png),
             link(&fig.svg),
             caption("Figure", &info.name, m)
@@ -130,28 +150,32 @@ pub fn study_section(study: &StudyData, m: &Manifest, figures: &[Figure], report
 /// skipped runs.
 fn status_list(study: &StudyData, m: &Manifest) -> String {
     let info = study.info;
-    let mut items = vec![format!("status: {}", info.status)];
+    let mut items = vec![format!("status: {}", text(&info.status))];
     if !info.parity.is_empty() {
-        items.push(format!("parity with the CPU: {}", info.parity));
+        items.push(format!("parity with the CPU: {}", text(&info.parity)));
     }
     if !info.film_check.is_empty() {
-        items.push(format!("film check: {}", info.film_check));
+        items.push(format!("film check: {}", text(&info.film_check)));
     }
     items.push(format!(
         "configurations planned: {}, rows recorded: {}",
         info.runs_planned, info.rows
     ));
     if !info.swept.is_empty() {
-        items.push(format!("swept: {}", info.swept.join(", ")));
+        items.push(format!("swept: {}", text(&info.swept.join(", "))));
     }
-    items.push(format!("baseline: {}", info.baseline.as_deref().unwrap_or("none")));
+    items.push(format!(
+        "baseline: {}",
+        text(info.baseline.as_deref().unwrap_or("none"))
+    ));
     if let Some(reference) = &info.reference {
         items.push(format!(
-            "reference image: `{reference}` (each configuration's error against it: RMSE, relative MSE, FLIP)"
+            "reference image: {} (each configuration's error against it: RMSE, relative MSE, FLIP)",
+            code(reference)
         ));
     }
     if let Some(note) = &info.note {
-        items.push(format!("note: {note}"));
+        items.push(format!("note: {}", text(note)));
     }
     let scaled = study.scaled_rows();
     if scaled > 0 {
@@ -160,7 +184,7 @@ fn status_list(study: &StudyData, m: &Manifest) -> String {
         ));
     }
     for s in m.skipped.iter().filter(|s| s.study == info.name) {
-        items.push(format!("skipped `{}`: {}", s.config, s.reason));
+        items.push(format!("skipped {}: {}", code(&s.config), text(&s.reason)));
     }
     let mut out: String = items.iter().map(|i| format!("- {i}\n")).collect();
     out.push('\n');
@@ -219,8 +243,8 @@ fn config_table(study: &StudyData, m: &Manifest) -> String {
 fn config_cells(c: &Config) -> Vec<String> {
     let r = &c.row;
     let scene = match r.scene_overrides.as_str() {
-        "" => r.scene_name.clone(),
-        o => format!("{} ({o})", r.scene_name),
+        "" => text(&r.scene_name),
+        o => text(&format!("{} ({o})", r.scene_name)),
     };
     let gpu = |v: Option<String>| {
         if c.is_gpu() {
@@ -231,9 +255,9 @@ fn config_cells(c: &Config) -> Vec<String> {
     };
     vec![
         r.run.to_string(),
-        format!("`{}`", r.config),
+        code(&r.config),
         scene,
-        r.backend.clone(),
+        text(&r.backend),
         c.runs.to_string(),
         format!("{:.2}", c.median_ms),
         c.time(SeedTime::Total).map_or("–".into(), |t| format!("{t:.2}")),
@@ -288,9 +312,9 @@ fn scaling_table(study: &StudyData, m: &Manifest) -> String {
         let n = r.gpus.unwrap_or(1);
         let ideal = if weak { 1.0 } else { f64::from(n) };
         out += &table_row(&[
-            format!("`{}`", r.config),
-            r.scene_name.clone(),
-            r.backend.clone(),
+            code(&r.config),
+            text(&r.scene_name),
+            text(&r.backend),
             n.to_string(),
             format!("{}x{}", r.width, r.height),
             format!("{:.2}", c.median_ms),
@@ -351,15 +375,15 @@ fn published_table(study: &StudyData, m: &Manifest) -> String {
         let ours_other = published_value(study, p, other).map_or("–".into(), |v| {
             format!("{} ({} time)", fmt_value(v, &p.unit), other.name())
         });
-        let backend = p.backend_label();
+        let backend = text(&p.backend_label());
         let run = match (&p.run, &p.over_run) {
-            (Some(r), Some(o)) => format!("`{r}` over `{o}`"),
-            (Some(r), None) => format!("`{r}`"),
+            (Some(r), Some(o)) => format!("{} over {}", code(r), code(o)),
+            (Some(r), None) => code(r),
             _ => "–".into(),
         };
         out += &table_row(&[
-            p.source.clone(),
-            p.hardware.clone(),
+            text(&p.source),
+            text(&p.hardware),
             fmt_value(p.value, &p.unit),
             p.time_label().to_string(),
             backend,
@@ -419,12 +443,12 @@ fn our_value(study: &StudyData, p: &Published, time: SeedTime) -> Option<f64> {
     values.reduce(if largest { f64::max } else { f64::min })
 }
 
-/// The hardware our runs of `backend` used.
+/// The hardware our runs of `backend` used, as Markdown text.
 pub fn our_hardware(backend: BackendKind, m: &Manifest) -> String {
     match (&m.device, backend.is_gpu()) {
-        (Some(d), true) => d.name.clone(),
+        (Some(d), true) => text(&d.name),
         (None, true) => "no GPU".into(),
-        (_, false) => m.host.cpu.clone(),
+        (_, false) => text(&m.host.cpu),
     }
 }
 
@@ -448,7 +472,8 @@ pub fn table_head(columns: &[&str]) -> String {
     format!("| {} |\n|{}|\n", columns.join(" | "), rule.join("|"))
 }
 
-/// A Markdown table line (pipes in cells escaped).
+/// A Markdown table line of `cells`, each Markdown ([`text`], [`code`]),
+/// with its pipes escaped.
 pub fn table_row(cells: &[String]) -> String {
     let cells: Vec<String> = cells.iter().map(|c| c.replace('|', "\\|")).collect();
     format!("| {} |\n", cells.join(" | "))

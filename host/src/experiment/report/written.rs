@@ -7,20 +7,27 @@
 //!   manifest's experiment, one of its studies and one of that study's back
 //!   ends; its times are finite; its settings are values the config's own
 //!   parsers take ([`crate::experiment::params::SETTINGS`]) on a back end
-//!   they concern; a split over GPUs has one share per GPU.
+//!   they concern, and those its configuration label names are the
+//!   label's; a split over GPUs has one share per GPU, and a row on
+//!   several GPUs a split; a kernel's registers and occupancy are ones a
+//!   GPU has, and only GPU rows have them.
+//! - [`film_checks`]: rows that render the same image have the same film
+//!   where the manifest's film check says they did.
 //! - [`check_manifest`]: the manifest's studies (back ends, baseline,
 //!   sweeps, status, published figures) and the figures the report prints
 //!   (device memory, the runner's overhead, ranks) are in range.
 
 use crate::backend::BackendKind;
 use crate::experiment::config::PUBLISHED_UNITS;
+use crate::experiment::films::{IDENTICAL, film_group};
 use crate::experiment::manifest::INTERRUPTED;
-use crate::experiment::params::{self, Param, SettingDecl};
+use crate::experiment::params::{self, Param, SettingDecl, Value, describe};
 use crate::experiment::records::{KernelRow, Manifest, ManifestStudy, RunRow};
 use crate::experiment::scaling::Scaling;
 use crate::settings::backend::{BackendArg, BackendChoice};
 use crate::settings::kernels::EARLIER_BUILDS;
 use clap::ValueEnum;
+use std::collections::HashMap;
 use std::path::Path;
 use toml::de::{DeTable, DeValue};
 
@@ -156,16 +163,6 @@ fn time(column: &'static str, value: f64, positive: bool, unmeasured: bool) -> R
     measure(value, positive, unmeasured).map_err(|problem| (column, problem))
 }
 
-/// `value` of `column`, where present, as a fraction from 0 to 1.
-fn fraction(column: &'static str, value: Option<f64>) -> Result<(), Refusal> {
-    match value {
-        Some(v) if !(0.0..=1.0).contains(&v) => {
-            Err((column, format!("{v} is out of range (expected a fraction from 0 to 1)")))
-        }
-        _ => Ok(()),
-    }
-}
-
 /// The back end labelled `label`.
 fn backend(label: &str) -> Result<BackendKind, String> {
     let kinds = BackendArg::value_variants()
@@ -243,7 +240,16 @@ fn split(r: &RunRow) -> Result<(), Refusal> {
         ("split_imbalance", r.split_imbalance.is_some()),
     ];
     let Some(&(column, _)) = set.iter().find(|(_, set)| *set) else {
-        return Ok(());
+        return match r.gpus {
+            Some(n) if n >= 2 => Err((
+                "gpus",
+                format!(
+                    "{n} with no split (the runner records each GPU's share of a render over 2 or more \
+                     in `split_spp`, `split_busy_ms` and `split_imbalance`)"
+                ),
+            )),
+            _ => Ok(()),
+        };
     };
     let gpus = match r.gpus {
         Some(n) if n >= 2 => n as usize,
@@ -300,6 +306,99 @@ fn split(r: &RunRow) -> Result<(), Refusal> {
     }
 }
 
+/// Registers per thread a GPU kernel can use: ptxas gives every kernel
+/// at least one, and no GPU more than 255.
+const REGISTERS: std::ops::RangeInclusive<u32> = 1..=255;
+
+/// A kernel's profile figures, where present: its registers per thread
+/// ([`REGISTERS`]) and its theoretical occupancy, above 0 (a kernel that
+/// launched has at least one block resident) and at most 1.
+fn kernel_figures(registers: Option<u32>, occupancy: Option<f64>) -> Result<(), Refusal> {
+    if let Some(n) = registers
+        && !REGISTERS.contains(&n)
+    {
+        return Err((
+            "registers",
+            format!(
+                "{n} is out of range (expected {} to {} registers per thread)",
+                REGISTERS.start(),
+                REGISTERS.end()
+            ),
+        ));
+    }
+    match occupancy {
+        Some(v) if !(v > 0.0 && v <= 1.0) => Err((
+            "occupancy",
+            format!("{v} is out of range (expected a fraction above 0 and at most 1)"),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The GPU profile of a row of `backend`: its tracing kernel's figures
+/// ([`kernel_figures`]) and the wavefront's state, each empty on a back
+/// end that has no GPU profile.
+fn profile(r: &RunRow, backend: BackendKind) -> Result<(), Refusal> {
+    if !backend.is_gpu() {
+        let set = [
+            ("registers", r.registers.is_some()),
+            ("local_bytes", r.local_bytes.is_some()),
+            ("occupancy", r.occupancy.is_some()),
+            ("state_bytes", r.state_bytes.is_some()),
+            ("pool_capacity", r.pool_capacity.is_some()),
+        ];
+        if let Some(&(column, _)) = set.iter().find(|(_, set)| *set) {
+            return Err((
+                column,
+                format!(
+                    "set in a row of back end `{}` (only GPU runs have a kernel profile: the runner leaves it empty)",
+                    backend.label()
+                ),
+            ));
+        }
+    }
+    kernel_figures(r.registers, r.occupancy)
+}
+
+/// The settings a row's configuration label (`config`, e.g. `gpu-mega
+/// kernels=exact max_registers=80`) names, against the row's own cells
+/// of them: the runner writes the value the configuration set.
+fn as_configured(r: &RunRow) -> Result<(), Refusal> {
+    let named = |name: &str| {
+        let prefix = format!("{name}=");
+        r.config
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix(&prefix).map(str::to_owned))
+    };
+    let cells = [
+        ("kernels", r.kernels.clone().unwrap_or_default()),
+        (
+            "max_registers",
+            r.max_registers
+                .map_or_else(|| describe(&Value::RegisterCap(None)), |n| n.to_string()),
+        ),
+    ];
+    for (column, cell) in cells {
+        if let Some(set) = named(column)
+            && set != cell
+        {
+            let shown = if cell.is_empty() {
+                "empty".to_string()
+            } else {
+                format!("`{cell}`")
+            };
+            return Err((
+                column,
+                format!(
+                    "{shown} contradicts the row's configuration `{}`, which sets `{column}={set}`",
+                    r.config
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 impl Written for RunRow {
     fn check(&self, manifest: &Manifest, settings: &SettingCells) -> Result<(), Refusal> {
         let study = study_of(&self.experiment, &self.study, manifest)?;
@@ -323,7 +422,8 @@ impl Written for RunRow {
                 ));
             }
         }
-        fraction("occupancy", self.occupancy)?;
+        profile(self, backend)?;
+        as_configured(self)?;
         split(self)?;
         time("wall_ms", self.wall_ms, true, false)?;
         time("scaled_wall_ms", self.scaled_wall_ms, true, false)?;
@@ -356,11 +456,20 @@ const WARP_LANES: f64 = 32.0;
 impl Written for KernelRow {
     fn check(&self, manifest: &Manifest, _: &SettingCells) -> Result<(), Refusal> {
         let study = study_of(&self.experiment, &self.study, manifest)?;
-        backend_of(&self.backend, study)?;
         if self.launches == 0 {
             return Err(("launches", "0 is out of range (expected 1 or more launches)".into()));
         }
-        fraction("occupancy", self.occupancy)?;
+        let backend = backend_of(&self.backend, study)?;
+        if !backend.is_gpu() {
+            return Err((
+                "backend",
+                format!(
+                    "`{}` has no kernel profiles (only the GPU back ends' runs are profiled)",
+                    self.backend
+                ),
+            ));
+        }
+        kernel_figures(self.registers, self.occupancy)?;
         if let Some(lanes) = self.active_lanes
             && !(0.0..=WARP_LANES).contains(&lanes)
         {
@@ -375,6 +484,31 @@ impl Written for KernelRow {
         time("max_ms", self.max_ms, false, true)?;
         time("items_per_s", self.items_per_s, false, true)
     }
+}
+
+/// Checks `rows` (each with its line) against the film check of their
+/// study in `manifest`: where it says the films were identical, every
+/// two rows that render the same image ([`film_group`]) have the same
+/// film hash. The first row that differs: its line and what is wrong.
+pub fn film_checks(rows: &[(u64, RunRow)], manifest: &Manifest) -> Result<(), (u64, String)> {
+    let mut first: HashMap<String, (u64, &RunRow)> = HashMap::new();
+    for (line, row) in rows {
+        let Some(study) = manifest.study.iter().find(|s| s.name == row.study) else {
+            continue;
+        };
+        let (first_line, earlier) = *first.entry(film_group(row)).or_insert((*line, row));
+        if study.film_check.starts_with(IDENTICAL) && earlier.film_hash != row.film_hash {
+            return Err((
+                *line,
+                format!(
+                    "`{}` differs from `{}` on line {first_line}, a run that renders the same image, \
+                     but the manifest's film check of study `{}` says `{}`",
+                    row.film_hash, earlier.film_hash, study.name, study.film_check
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The statuses the runner gives a study, whole ([`STATUSES`]) or

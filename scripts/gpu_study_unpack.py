@@ -1,0 +1,284 @@
+#!/usr/bin/env python3
+"""Installs the studies of a studies.tgz in results/: the checks and the swap
+behind `scripts/gpu-study unpack` (its header says when to use it).
+
+    scripts/gpu_study_unpack.py STUDIES.TGZ RESULTS WAVEPATH...
+
+WAVEPATH... is the command that runs this checkout's binary (for example
+`cargo run --quiet --`). Nothing is written to RESULTS until every check has
+passed, in this order:
+
+1. Every member of the tarball is read first. Only folders and regular files
+   may come out of it, each inside a study folder, each one of the files a
+   study writes (runs.csv, kernels.csv, manifest.toml, report.md, and
+   figures/ with files in it), none twice; anything else (a symbolic or hard
+   link, a FIFO, a device, a path that climbs out with `..`) refuses the
+   tarball, naming the member, before a byte is extracted.
+2. The members are extracted into a staging folder beside RESULTS.
+3. Each study folder is checked whole: its name is a study's (a plain NAME
+   with experiments/NAME.toml, or NAME_COMMIT for a run of a --reference
+   binary, whose manifest names that commit; never `figures`), its
+   manifest.toml is TOML that records a run of experiments/NAME.toml, and
+   every study in it has a status. A study whose status is not `complete`
+   (or `complete, with skipped runs`), or whose folder has no manifest, was
+   cut short: it is left out, and the rest installed. Then WAVEPATH report
+   reads the staged copy's CSVs as `wavepath report` does and writes its
+   report.md and figures afresh from them (any the tarball held are dropped
+   first), so a report never describes rows other than the ones beside it.
+4. What else results/NAME holds besides the study's own files (a reference
+   image the study reads, renders) is linked into the staged folder, and
+   each staged folder then replaces results/NAME by a rename.
+
+Any refusal exits 1 with results/ as it was; a cut-short study is noted and
+left out. Needs Python 3.11 or later (tomllib).
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+
+try:
+    import tomllib
+except ImportError:
+    sys.exit("gpu-study: unpack needs Python 3.11 or later (tomllib)")
+
+# A study's name: experiments/NAME.toml.
+NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*")
+# A run of a --reference binary: NAME_COMMIT (study.sh names it so).
+REFERENCE_RUN = re.compile(r"(.+)_([0-9a-f]{7,40})")
+# The files a study writes; what else its folder holds stays.
+OWN_FILES = ("runs.csv", "kernels.csv", "manifest.toml", "report.md")
+FIGURES = "figures"
+# Not a study: results/figures holds the summary's figures.
+RESERVED = {FIGURES}
+KINDS = {
+    tarfile.SYMTYPE: "a symbolic link",
+    tarfile.LNKTYPE: "a hard link",
+    tarfile.FIFOTYPE: "a FIFO",
+    tarfile.CHRTYPE: "a character device",
+    tarfile.BLKTYPE: "a block device",
+    tarfile.CONTTYPE: "a contiguous file",
+}
+
+
+class Refused(Exception):
+    """The tarball cannot be installed; the message says why."""
+
+
+def member_parts(member):
+    """The member's path as a list of names, refusing one that is not a
+    folder or a regular file or that leaves the tarball's folder."""
+    name = member.name
+    if not (member.isdir() or member.type in (tarfile.REGTYPE, tarfile.AREGTYPE)):
+        kind = KINDS.get(member.type, f"an entry of type {member.type!r}")
+        target = f" to {member.linkname}" if member.issym() or member.islnk() else ""
+        raise Refused(f"{name}: {kind}{target}; only folders and regular files may come out of a study tarball")
+    parts = [p for p in name.split("/") if p not in ("", ".")]
+    if name.startswith("/") or ".." in parts:
+        raise Refused(f"{name}: a path outside the tarball's folder")
+    return parts
+
+
+def check_member(member, parts):
+    """Refuses a member that is not one of a study's files."""
+    if not parts:
+        return
+    study = parts[0]
+    if not NAME.fullmatch(study) or study in RESERVED:
+        raise Refused(
+            f"{member.name}: `{study}` is not a study's folder (a study is named for experiments/NAME.toml, "
+            "NAME of letters, digits, `_` and `-`, and not `figures`)"
+        )
+    inside = parts[1:]
+    if member.isdir():
+        ok = len(inside) == 0 or inside == [FIGURES]
+    else:
+        ok = (len(inside) == 1 and inside[0] in OWN_FILES) or (len(inside) == 2 and inside[0] == FIGURES)
+    if not ok:
+        raise Refused(
+            f"{member.name}: not a file a study writes (STUDY/ with {', '.join(OWN_FILES)} and {FIGURES}/ of files)"
+        )
+
+
+def read_members(tar):
+    """Every member, checked, before anything is written."""
+    members, seen = [], set()
+    for member in tar:
+        parts = member_parts(member)
+        check_member(member, parts)
+        key = "/".join(parts)
+        if key in seen:
+            raise Refused(f"{member.name}: in the tarball twice")
+        seen.add(key)
+        members.append((member, parts))
+    return members
+
+
+def extract(tar, members, stage):
+    """Writes the checked members under `stage`, a new, empty folder."""
+    for member, parts in members:
+        path = os.path.join(stage, *parts)
+        if member.isdir():
+            os.makedirs(path, exist_ok=True)
+            continue
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with tar.extractfile(member) as src, open(path, "xb") as dst:
+            shutil.copyfileobj(src, dst)
+
+
+def config_of(name):
+    """The config a study folder's name stands for, and the commit of the
+    --reference binary that ran it (None for this checkout's own)."""
+    if os.path.isfile(f"experiments/{name}.toml"):
+        return name, None
+    run = REFERENCE_RUN.fullmatch(name)
+    if run and os.path.isfile(f"experiments/{run[1]}.toml"):
+        return run[1], run[2]
+    raise Refused(
+        f"{name}: no experiments/{name}.toml (a study folder is named NAME for experiments/NAME.toml, "
+        "or NAME_COMMIT for its run with a --reference binary)"
+    )
+
+
+def cut_short(name, folder, base, commit):
+    """Why the staged study `folder` was cut short (None if it finished);
+    refuses a manifest that is not one of a run of `base`."""
+    path = os.path.join(folder, "manifest.toml")
+    if not os.path.exists(path):
+        return "it has no manifest.toml (the run did not start)"
+    try:
+        with open(path, "rb") as f:
+            manifest = tomllib.load(f)
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise Refused(f"{name}/manifest.toml: not a manifest: {e}")
+    experiment = manifest.get("experiment")
+    config = experiment.get("config") if isinstance(experiment, dict) else None
+    if not isinstance(config, str) or os.path.basename(config) != f"{base}.toml":
+        raise Refused(f"{name}/manifest.toml: [experiment] config is {config!r}, not a run of experiments/{base}.toml")
+    if commit is not None:
+        build = manifest.get("build")
+        ran = build.get("commit") if isinstance(build, dict) else None
+        if not isinstance(ran, str) or not ran.startswith(commit):
+            raise Refused(f"{name}/manifest.toml: [build] commit is {ran!r}, not {commit} as the folder's name says")
+    studies = manifest.get("study")
+    if not isinstance(studies, list) or not studies:
+        raise Refused(f"{name}/manifest.toml: no [[study]]")
+    for study in studies:
+        status = study.get("status") if isinstance(study, dict) else None
+        label = study.get("name") if isinstance(study, dict) else None
+        if not isinstance(status, str):
+            raise Refused(f"{name}/manifest.toml: study `{label}` has no status")
+        if status != "complete" and not status.startswith("complete, "):
+            return f"study `{label}` is {status!r}"
+    return None
+
+
+def regenerate_report(name, folder, wavepath):
+    """Reads the staged CSVs as `wavepath report` does, writing report.md
+    and figures/ afresh from them; refuses what report refuses."""
+    for old in ("report.md", FIGURES):
+        path = os.path.join(folder, old)
+        if os.path.isdir(path):
+            shutil.rmtree(path)
+        elif os.path.exists(path):
+            os.remove(path)
+    done = subprocess.run([*wavepath, "report", folder], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise Refused(f"{name}: `wavepath report` refuses it:\n{done.stderr.strip()}")
+    figures = os.path.join(folder, FIGURES)
+    if os.path.isdir(figures) and not os.listdir(figures):
+        os.rmdir(figures)
+
+
+def keep_the_rest(name, folder, results):
+    """Links what else results/NAME holds (not the study's own files) into
+    the staged folder, so the swap keeps it."""
+    installed = os.path.join(results, name)
+    if not os.path.lexists(installed):
+        return
+    if os.path.islink(installed) or not os.path.isdir(installed):
+        raise Refused(f"{installed}: not a folder; move it away first")
+    for entry in sorted(os.listdir(installed)):
+        if entry in OWN_FILES or entry == FIGURES:
+            continue
+        src, dst = os.path.join(installed, entry), os.path.join(folder, entry)
+        if os.path.isdir(src) and not os.path.islink(src):
+            shutil.copytree(src, dst, symlinks=True, copy_function=os.link)
+        elif os.path.islink(src):
+            os.symlink(os.readlink(src), dst)
+        else:
+            os.link(src, dst)
+
+
+def install(accepted, results, stage):
+    """Swaps each staged folder into results/, by renames; the replaced
+    folders go to `stage`, which the caller removes."""
+    os.makedirs(results, exist_ok=True)
+    for name, folder in accepted:
+        installed = os.path.join(results, name)
+        replaced = os.path.join(stage, f"replaced-{name}")
+        had = os.path.lexists(installed)
+        if had:
+            os.rename(installed, replaced)
+        try:
+            os.rename(folder, installed)
+        except OSError:
+            if had:
+                os.rename(replaced, installed)
+            raise
+        print(installed)
+
+
+def unpack(archive, results, wavepath):
+    """Checks, stages and installs; returns the number of studies installed."""
+    try:
+        tar = tarfile.open(archive, "r:*")
+    except (OSError, tarfile.TarError) as e:
+        raise Refused(f"{archive}: not a readable tarball: {e}")
+    with tar:
+        try:
+            members = read_members(tar)
+        except tarfile.TarError as e:
+            raise Refused(f"{archive}: damaged tarball: {e}")
+        parent = os.path.dirname(os.path.abspath(results))
+        stage = tempfile.mkdtemp(prefix=".gpu-study-unpack.", dir=parent)
+        try:
+            extract(tar, members, os.path.join(stage, "new"))
+            new = os.path.join(stage, "new")
+            names = sorted(os.listdir(new)) if os.path.isdir(new) else []
+            accepted = []
+            for name in names:
+                folder = os.path.join(new, name)
+                base, commit = config_of(name)
+                why = cut_short(name, folder, base, commit)
+                if why:
+                    print(f"gpu-study: {name} was cut short ({why}); left out (run it again with a larger --budget)", file=sys.stderr)
+                    continue
+                regenerate_report(name, folder, wavepath)
+                keep_the_rest(name, folder, results)
+                accepted.append((name, folder))
+            install(accepted, results, stage)
+            return len(accepted)
+        finally:
+            shutil.rmtree(stage)
+
+
+def main():
+    if len(sys.argv) < 4:
+        sys.exit("usage: gpu_study_unpack.py STUDIES.TGZ RESULTS WAVEPATH...")
+    archive, results, wavepath = sys.argv[1], sys.argv[2], sys.argv[3:]
+    try:
+        count = unpack(archive, results, wavepath)
+    except Refused as e:
+        sys.exit(f"gpu-study: unpack: {e}\ngpu-study: nothing installed; {results}/ is as it was")
+    except OSError as e:
+        sys.exit(f"gpu-study: unpack: {e}")
+    if count == 0:
+        print(f"gpu-study: no complete study in {archive}; nothing installed", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,602 @@
+//! `scripts/gpu-study` under hostile input: `unpack` installs only the
+//! folders and regular files of whole, checked studies, by a swap that a
+//! refusal never starts, and `pack` checks every argument before it clears
+//! gpu-run/ or builds. Each test runs a copy of the script in a copy of the
+//! checkout's layout (scripts/, experiments/, results/, gpu-run/), with a
+//! stand-in for scripts/gpu-pack: no GPU, network or release build.
+
+mod util;
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use tar::{EntryType, Header};
+use util::{repo, wavepath_bin};
+
+/// The study whose committed results the tests pack and unpack, and its
+/// run with a --reference binary (`NAME_COMMIT`).
+const STUDY: &str = "regression_check_nee";
+const REFERENCE_RUN: &str = "regression_check_nee_a68abbd";
+
+/// A checkout's layout in a temporary folder: the script, the configs of
+/// [`STUDY`] and `nee`, a scene, and results/STUDY as an earlier unpack left
+/// it (with a reference file of its own, and an old report).
+struct Tree {
+    dir: tempfile::TempDir,
+}
+
+impl Tree {
+    fn new() -> Tree {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("checkout");
+        for sub in ["scripts", "experiments", "scenes", "results", "gpu-run"] {
+            fs::create_dir_all(root.join(sub)).unwrap();
+        }
+        for file in [
+            "scripts/gpu-study",
+            "scripts/gpu_study_unpack.py",
+            "scenes/cornell_diffuse.toml",
+        ] {
+            fs::copy(repo(file), root.join(file)).unwrap();
+        }
+        for config in [STUDY, "nee"] {
+            let file = format!("experiments/{config}.toml");
+            fs::copy(repo(&file), root.join(file)).unwrap();
+        }
+        // scripts/gpu-pack's stand-in: notes that it ran, and packs a binary.
+        let pack = root.join("scripts/gpu-pack");
+        fs::write(&pack, "#!/usr/bin/env bash\nset -e\ncd \"$(dirname \"$0\")/..\"\nmkdir -p gpu-run\ntouch gpu-run/built\necho binary | xz >gpu-run/wavepath.xz\n").unwrap();
+        make_executable(&pack);
+        let installed = root.join("results").join(STUDY);
+        copy_study(STUDY, &installed);
+        fs::write(installed.join("report.md"), "OLD REPORT\n").unwrap();
+        fs::create_dir_all(installed.join("references")).unwrap();
+        fs::write(installed.join("references/kept.txt"), "the study's own reference").unwrap();
+        fs::create_dir_all(dir.path().join("outside")).unwrap();
+        fs::write(dir.path().join("outside/victim.txt"), "outside the checkout").unwrap();
+        Tree { dir }
+    }
+
+    fn root(&self) -> PathBuf {
+        self.dir.path().join("checkout")
+    }
+
+    fn outside(&self) -> PathBuf {
+        self.dir.path().join("outside")
+    }
+
+    /// Runs the copy of `scripts/gpu-study` from the checkout's root.
+    fn gpu_study(&self, args: &[&str]) -> Output {
+        Command::new(self.root().join("scripts/gpu-study"))
+            .args(args)
+            .current_dir(self.root())
+            .env("WAVEPATH_BIN", wavepath_bin())
+            .output()
+            .unwrap()
+    }
+
+    /// Unpacks the tarball `members` make.
+    fn unpack(&self, members: impl FnOnce(&mut Tarball)) -> Output {
+        let path = self.dir.path().join("studies.tgz");
+        let mut tarball = Tarball(tar::Builder::new(flate2::write::GzEncoder::new(
+            fs::File::create(&path).unwrap(),
+            flate2::Compression::fast(),
+        )));
+        members(&mut tarball);
+        tarball.0.into_inner().unwrap().finish().unwrap();
+        self.gpu_study(&["unpack", path.to_str().unwrap()])
+    }
+}
+
+fn make_executable(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(path, fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// The committed study `name`'s files, copied to `to`.
+fn copy_study(name: &str, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for file in ["runs.csv", "kernels.csv", "manifest.toml", "report.md"] {
+        fs::copy(repo(&format!("results/{name}/{file}")), to.join(file)).unwrap();
+    }
+}
+
+/// What a test case writes into its tarball.
+type Members<'a> = Box<dyn Fn(&mut Tarball) + 'a>;
+
+/// A study tarball being written, as study.sh packs one (`./STUDY/FILE`).
+struct Tarball(tar::Builder<flate2::write::GzEncoder<fs::File>>);
+
+impl Tarball {
+    fn file(&mut self, path: &str, bytes: &[u8]) -> &mut Self {
+        let mut h = Header::new_gnu();
+        h.set_entry_type(EntryType::Regular);
+        h.set_size(bytes.len() as u64);
+        h.set_mode(0o644);
+        self.0.append_data(&mut h, path, bytes).unwrap();
+        self
+    }
+
+    /// A regular file whose name is written as is, past the checks the
+    /// tar crate makes (a `..` in it, say).
+    fn raw_file(&mut self, path: &str, bytes: &[u8]) -> &mut Self {
+        let mut h = Header::new_old();
+        h.as_old_mut().name[..path.len()].copy_from_slice(path.as_bytes());
+        h.set_entry_type(EntryType::Regular);
+        h.set_size(bytes.len() as u64);
+        h.set_mode(0o644);
+        h.set_cksum();
+        self.0.append(&h, bytes).unwrap();
+        self
+    }
+
+    fn dir(&mut self, path: &str) -> &mut Self {
+        self.special(path, EntryType::Directory, None)
+    }
+
+    /// A member of `kind` (a link to `target`, a FIFO, a device).
+    fn special(&mut self, path: &str, kind: EntryType, target: Option<&str>) -> &mut Self {
+        let mut h = Header::new_gnu();
+        h.set_entry_type(kind);
+        h.set_size(0);
+        h.set_mode(if kind == EntryType::Directory { 0o755 } else { 0o644 });
+        if kind == EntryType::Char || kind == EntryType::Block {
+            h.set_device_major(1).unwrap();
+            h.set_device_minor(3).unwrap();
+        }
+        match target {
+            Some(t) => self.0.append_link(&mut h, path, t).unwrap(),
+            None => self.0.append_data(&mut h, path, std::io::empty()).unwrap(),
+        }
+        self
+    }
+
+    /// The committed study `from`, packed as folder `name`, with `except`
+    /// left out and `text` in place of `changed`'s.
+    fn study_as(&mut self, from: &str, name: &str, except: &[&str], changed: Option<(&str, &str)>) -> &mut Self {
+        self.dir(&format!("./{name}/"));
+        for file in ["runs.csv", "kernels.csv", "manifest.toml", "report.md"] {
+            if except.contains(&file) {
+                continue;
+            }
+            let bytes = match changed {
+                Some((f, text)) if f == file => text.as_bytes().to_vec(),
+                _ => fs::read(repo(&format!("results/{from}/{file}"))).unwrap(),
+            };
+            self.file(&format!("./{name}/{file}"), &bytes);
+        }
+        self
+    }
+
+    fn study(&mut self, name: &str) -> &mut Self {
+        self.study_as(name, name, &[], None)
+    }
+}
+
+/// Every path under `dir` with what it is: a folder, a link and its
+/// target, or a file and its bytes.
+fn snapshot(dir: &Path) -> BTreeMap<PathBuf, String> {
+    let mut all = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            let meta = fs::symlink_metadata(&path).unwrap();
+            let what = if meta.is_symlink() {
+                format!("link to {}", fs::read_link(&path).unwrap().display())
+            } else if meta.is_dir() {
+                stack.push(path.clone());
+                "folder".to_string()
+            } else if meta.is_file() {
+                String::from_utf8_lossy(&fs::read(&path).unwrap()).into_owned()
+            } else {
+                format!("special {:?}", meta.file_type())
+            };
+            all.insert(path.strip_prefix(dir).unwrap().to_path_buf(), what);
+        }
+    }
+    all
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Asserts that `o` failed with a message holding each of `expected`.
+fn refused(o: &Output, what: &str, expected: &[&str]) {
+    let err = stderr(o);
+    assert!(!o.status.success(), "{what}: accepted\n{err}");
+    for e in expected {
+        assert!(err.contains(e), "{what}: the message should name `{e}`:\n{err}");
+    }
+}
+
+/// Everything in the tree: the checkout (results/, gpu-run/ and the
+/// folder beside results/, which the staging uses) and the folder outside.
+fn everything(tree: &Tree) -> BTreeMap<PathBuf, String> {
+    snapshot(tree.dir.path())
+}
+
+/// Asserts that `after` is `before` but for the tarballs the test wrote,
+/// naming each path that differs.
+fn unchanged(before: &BTreeMap<PathBuf, String>, after: &BTreeMap<PathBuf, String>, what: &str) {
+    let written = ["studies.tgz", "junk.tgz"].map(PathBuf::from);
+    let differ: Vec<_> = before
+        .keys()
+        .chain(after.keys())
+        .filter(|p| !written.contains(p) && before.get(*p) != after.get(*p))
+        .collect();
+    assert!(differ.is_empty(), "{what}: changed {differ:?}");
+}
+
+#[test]
+fn unpack_refuses_links_fifos_and_devices_before_writing_anything() {
+    let tree = Tree::new();
+    let victim = tree.outside().join("victim.txt");
+    let victim_path = victim.to_str().unwrap().to_string();
+    let outside = tree.outside().to_str().unwrap().to_string();
+    let cases: Vec<(&str, &str, Members<'_>)> = vec![
+        (
+            "a report linked to a file outside",
+            "regression_check_nee/report.md: a symbolic link",
+            Box::new(|t| {
+                t.study_as(STUDY, STUDY, &["report.md"], None).special(
+                    "./regression_check_nee/report.md",
+                    EntryType::Symlink,
+                    Some(&victim_path),
+                );
+            }),
+        ),
+        (
+            "a linked figures folder",
+            "regression_check_nee/figures: a symbolic link",
+            Box::new(|t| {
+                t.study(STUDY)
+                    .special("./regression_check_nee/figures", EntryType::Symlink, Some(&outside));
+            }),
+        ),
+        (
+            "a top-level link to a folder",
+            "evil: a symbolic link",
+            Box::new(|t| {
+                t.study(STUDY).special("./evil", EntryType::Symlink, Some(&outside));
+            }),
+        ),
+        (
+            "a hard link",
+            "regression_check_nee/report.md: a hard link",
+            Box::new(|t| {
+                t.study_as(STUDY, STUDY, &["report.md"], None).special(
+                    "./regression_check_nee/report.md",
+                    EntryType::Link,
+                    Some("./regression_check_nee/runs.csv"),
+                );
+            }),
+        ),
+        (
+            "a FIFO as kernels.csv",
+            "regression_check_nee/kernels.csv: a FIFO",
+            Box::new(|t| {
+                t.study_as(STUDY, STUDY, &["kernels.csv"], None).special(
+                    "./regression_check_nee/kernels.csv",
+                    EntryType::Fifo,
+                    None,
+                );
+            }),
+        ),
+        (
+            "a character device as report.md",
+            "regression_check_nee/report.md: a character device",
+            Box::new(|t| {
+                t.study_as(STUDY, STUDY, &["report.md"], None).special(
+                    "./regression_check_nee/report.md",
+                    EntryType::Char,
+                    None,
+                );
+            }),
+        ),
+        (
+            "a block device",
+            "regression_check_nee/runs.csv: a block device",
+            Box::new(|t| {
+                t.study_as(STUDY, STUDY, &["runs.csv"], None).special(
+                    "./regression_check_nee/runs.csv",
+                    EntryType::Block,
+                    None,
+                );
+            }),
+        ),
+    ];
+    for (what, named, members) in cases {
+        let before = everything(&tree);
+        let o = tree.unpack(|t| members(t));
+        refused(&o, what, &[named, "only folders and regular files"]);
+        unchanged(&before, &everything(&tree), what);
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "outside the checkout", "{what}");
+    }
+}
+
+#[test]
+fn unpack_installs_a_whole_study_with_its_report_written_afresh() {
+    let tree = Tree::new();
+    // The tarball has no report.md: the old one must not stay beside the
+    // new rows.
+    let o = tree.unpack(|t| {
+        t.study_as(STUDY, STUDY, &["report.md"], None).study(REFERENCE_RUN);
+    });
+    assert!(o.status.success(), "{}", stderr(&o));
+    let results = tree.root().join("results");
+    for name in [STUDY, REFERENCE_RUN] {
+        assert_eq!(
+            fs::read_to_string(results.join(name).join("report.md")).unwrap(),
+            fs::read_to_string(repo(&format!("results/{name}/report.md"))).unwrap(),
+            "{name}: the report of the rows installed"
+        );
+        assert_eq!(
+            fs::read(results.join(name).join("runs.csv")).unwrap(),
+            fs::read(repo(&format!("results/{name}/runs.csv"))).unwrap()
+        );
+    }
+    assert_eq!(
+        fs::read_to_string(results.join(STUDY).join("references/kept.txt")).unwrap(),
+        "the study's own reference",
+        "what else the folder held stays"
+    );
+    assert!(results.join("SUMMARY.md").is_file());
+    let leftovers: Vec<_> = fs::read_dir(tree.root())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().starts_with('.'))
+        .collect();
+    assert!(leftovers.is_empty(), "staging left behind: {leftovers:?}");
+}
+
+#[test]
+fn unpack_leaves_out_a_study_its_manifest_says_was_cut_short() {
+    let manifest = fs::read_to_string(repo(&format!("results/{STUDY}/manifest.toml"))).unwrap();
+    assert!(manifest.contains("\nstatus = \"complete\"\n"));
+    let interrupted = "status = \"interrupted by a stop request; --resume continues it\"";
+    for (what, text) in [
+        (
+            "an interrupted study",
+            manifest.replacen("status = \"complete\"", interrupted, 1),
+        ),
+        (
+            "an indented status",
+            manifest.replacen("status = \"complete\"", &format!("  {interrupted}"), 1),
+        ),
+    ] {
+        let tree = Tree::new();
+        let before = snapshot(&tree.root().join(format!("results/{STUDY}")));
+        let o = tree.unpack(|t| {
+            t.study_as(STUDY, STUDY, &[], Some(("manifest.toml", &text)));
+        });
+        assert!(o.status.success(), "{what}: {}", stderr(&o));
+        assert!(stderr(&o).contains("was cut short"), "{what}: {}", stderr(&o));
+        let after = snapshot(&tree.root().join(format!("results/{STUDY}")));
+        unchanged(&before, &after, what);
+    }
+}
+
+#[test]
+fn a_refused_tarball_leaves_results_as_it_was() {
+    let manifest = fs::read_to_string(repo(&format!("results/{STUDY}/manifest.toml"))).unwrap();
+    let runs = fs::read_to_string(repo(&format!("results/{STUDY}/runs.csv"))).unwrap();
+    let cases: Vec<(&str, &[&str], Members<'_>)> = vec![
+        (
+            "a manifest without a status",
+            &["regression_check_nee/manifest.toml", "has no status"],
+            Box::new(|t| {
+                let text = manifest.replace("status = \"complete\"\n", "");
+                t.study(REFERENCE_RUN)
+                    .study_as(STUDY, STUDY, &[], Some(("manifest.toml", &text)));
+            }),
+        ),
+        (
+            // The valid study before it must not be installed either.
+            "rows report refuses",
+            &["regression_check_nee: `wavepath report` refuses it"],
+            Box::new(|t| {
+                let text = runs.replacen(",512,512,64,", ",512,512,sixty-four,", 1);
+                t.study(REFERENCE_RUN)
+                    .study_as(STUDY, STUDY, &[], Some(("runs.csv", &text)));
+            }),
+        ),
+        (
+            "the summary's figures folder",
+            &["figures: `figures` is not a study's folder"],
+            Box::new(|t| {
+                t.study(STUDY).dir("./figures/");
+            }),
+        ),
+        (
+            "a folder no config names",
+            &["copy_of_it", "no experiments/copy_of_it.toml"],
+            Box::new(|t| {
+                t.study(STUDY).study_as(STUDY, "copy_of_it", &[], None);
+            }),
+        ),
+        (
+            "another study's run under a study's name",
+            &["nee/manifest.toml", "not a run of experiments/nee.toml"],
+            Box::new(|t| {
+                t.study(REFERENCE_RUN).study_as(STUDY, "nee", &[], None);
+            }),
+        ),
+        (
+            "a reference run named for another commit",
+            &["regression_check_nee_1234567/manifest.toml", "not 1234567"],
+            Box::new(|t| {
+                t.study_as(REFERENCE_RUN, "regression_check_nee_1234567", &[], None);
+            }),
+        ),
+        (
+            "a manifest that is not TOML",
+            &["regression_check_nee/manifest.toml", "not a manifest"],
+            Box::new(|t| {
+                t.study_as(STUDY, STUDY, &[], Some(("manifest.toml", "status = \"complete\"\n[[")));
+            }),
+        ),
+        (
+            "a path that climbs out",
+            &["./regression_check_nee/../../x", "outside"],
+            Box::new(|t| {
+                t.study(STUDY).raw_file("./regression_check_nee/../../x", b"x");
+            }),
+        ),
+        (
+            "a file a study does not write",
+            &["regression_check_nee/run.sh: not a file a study writes"],
+            Box::new(|t| {
+                t.study(STUDY).file("./regression_check_nee/run.sh", b"rm -rf /");
+            }),
+        ),
+        (
+            "a file outside any study",
+            &["stray: not a file a study writes"],
+            Box::new(|t| {
+                t.study(STUDY).file("./stray", b"x");
+            }),
+        ),
+        (
+            "a member twice",
+            &["regression_check_nee/runs.csv: in the tarball twice"],
+            Box::new(|t| {
+                t.study(STUDY).file("./regression_check_nee/runs.csv", b"x");
+            }),
+        ),
+        ("not a tarball", &["not a readable tarball"], Box::new(|_| {})),
+    ];
+    for (what, expected, members) in cases {
+        let tree = Tree::new();
+        let before = everything(&tree);
+        let o = if what == "not a tarball" {
+            fs::write(tree.dir.path().join("junk.tgz"), "not gzip").unwrap();
+            tree.gpu_study(&["unpack", "../junk.tgz"])
+        } else {
+            tree.unpack(|t| members(t))
+        };
+        refused(&o, what, expected);
+        assert!(stderr(&o).contains("results/ is as it was"), "{what}: {}", stderr(&o));
+        unchanged(&before, &everything(&tree), what);
+    }
+}
+
+/// gpu-run/ as an earlier pack left it: a reference, results and output.
+fn earlier_pack(tree: &Tree) {
+    let run = tree.root().join("gpu-run");
+    for (file, text) in [
+        ("results/x/runs.csv", "earlier results"),
+        ("out/studies.tgz", "earlier output"),
+        ("study.sh", "earlier study.sh"),
+    ] {
+        fs::create_dir_all(run.join(file).parent().unwrap()).unwrap();
+        fs::write(run.join(file), text).unwrap();
+    }
+    fs::create_dir_all(run.join("reference")).unwrap();
+    let xz = Command::new("xz")
+        .args(["-c"])
+        .stdin(fs::File::open(repo("scripts/gpu-study")).unwrap())
+        .output()
+        .unwrap();
+    assert!(xz.status.success());
+    fs::write(run.join("reference/old.xz"), xz.stdout).unwrap();
+}
+
+#[test]
+fn pack_checks_every_argument_before_it_clears_or_builds() {
+    let tree = Tree::new();
+    earlier_pack(&tree);
+    fs::write(tree.root().join("not-packed.txt"), "text").unwrap();
+    for (what, args, expected) in [
+        (
+            "a missing reference",
+            &["--reference", "missing.xz", STUDY][..],
+            "--reference: no file",
+        ),
+        (
+            "a reference not packed",
+            &["--reference", "not-packed.txt", STUDY],
+            "not a packed binary",
+        ),
+        ("an octal-looking budget", &["--budget", "0600", STUDY], "`0600`"),
+        ("a budget that is not octal either", &["--budget", "08", STUDY], "`08`"),
+        ("no budget at all", &["--budget", "0", STUDY], "`0`"),
+        (
+            "a budget too short to run a study",
+            &["--budget", "20", STUDY],
+            "from 60 to 86400",
+        ),
+        ("a budget past a day", &["--budget", "9999999", STUDY], "`9999999`"),
+        ("a negative budget", &["--budget", "-5", STUDY], "`-5`"),
+        ("a budget in another notation", &["--budget", "1e3", STUDY], "`1e3`"),
+        ("a budget without its value", &["--budget"], "--budget takes seconds"),
+        ("no study", &["--budget", "600"], "name at least one study"),
+        (
+            "a command in a name",
+            &["x$(touch INJECTED)"],
+            "`x$(touch INJECTED)` is not a study's name",
+        ),
+        ("a name with a space", &["a b"], "`a b` is not a study's name"),
+        (
+            "a path",
+            &["../scenes/cornell_diffuse"],
+            "`../scenes/cornell_diffuse` is not a study's name",
+        ),
+        ("an option-like name", &[STUDY, "-x"], "`-x` is not a study's name"),
+        ("no such config", &["nosuch"], "no experiments/nosuch.toml"),
+        (
+            "a study twice",
+            &[STUDY, "nee", STUDY],
+            "regression_check_nee is named twice",
+        ),
+    ] {
+        let before = everything(&tree);
+        let mut all = vec!["pack"];
+        all.extend_from_slice(args);
+        let o = tree.gpu_study(&all);
+        refused(&o, what, &[expected]);
+        assert_eq!(o.status.code(), Some(2), "{what}");
+        unchanged(&before, &everything(&tree), what);
+        assert!(!tree.root().join("INJECTED").exists(), "{what}");
+    }
+}
+
+#[test]
+fn pack_writes_the_studies_quoted_and_the_budget_in_decimal() {
+    let tree = Tree::new();
+    earlier_pack(&tree);
+    let run = tree.root().join("gpu-run");
+    let reference = fs::read(run.join("reference/old.xz")).unwrap();
+    // The earlier pack's reference, reused: kept across the clearing.
+    let o = tree.gpu_study(&[
+        "pack",
+        "--budget",
+        "600",
+        "--reference",
+        "gpu-run/reference/old.xz",
+        STUDY,
+        "nee",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(run.join("built").exists());
+    assert_eq!(fs::read(run.join("reference/old.xz")).unwrap(), reference);
+    assert!(
+        !run.join("results").exists() && !run.join("out").exists(),
+        "the earlier pack's results stay"
+    );
+    let read = Command::new("bash")
+        .arg("-c")
+        .arg("eval \"$(grep -E '^(budget|studies)=' gpu-run/study.sh)\"; printf '%s\\n' \"$budget\" \"${studies[@]}\"")
+        .current_dir(tree.root())
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&read.stdout), format!("600\n{STUDY}\nnee\n"));
+    let check = Command::new("bash")
+        .args(["-n", "gpu-run/study.sh"])
+        .current_dir(tree.root())
+        .output()
+        .unwrap();
+    assert!(check.status.success(), "{}", stderr(&check));
+}
