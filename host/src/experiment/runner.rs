@@ -291,16 +291,23 @@ pub(crate) fn write_manifest(manifest: &Manifest, files: Option<&OutFiles>) -> a
     }
 }
 
-/// Refuses a binary built from uncommitted changes unless `allow_dirty`,
-/// and kernels from outside the binary (`WAVEPATH_PTX`) always: results
-/// must name the commit that produced them.
-pub fn check_clean(meta: &Provenance, allow_dirty: bool) -> anyhow::Result<()> {
+/// Refuses kernels from outside the binary (`WAVEPATH_PTX`) for a run that
+/// writes a results folder: its rows must name the commit that produced
+/// them. (`render`, `verify` and `bench` take such kernels, for probes.)
+pub fn check_own_kernels() -> anyhow::Result<()> {
     if let Some(file) = std::env::var_os("WAVEPATH_PTX").filter(|v| !v.is_empty()) {
         anyhow::bail!(
-            "WAVEPATH_PTX={} replaces the binary's kernels, so an experiment's results could not be traced to              a commit: unset it (`render` and `bench` take it, for probes)",
+            "WAVEPATH_PTX={} replaces the binary's kernels, so an experiment's results could not be traced to \
+             a commit: unset it (`render`, `verify` and `bench` take it, for probes)",
             std::path::Path::new(&file).display()
         );
     }
+    Ok(())
+}
+
+/// Refuses a binary built from uncommitted changes unless `allow_dirty`:
+/// results must name the commit that produced them.
+pub fn check_clean(meta: &Provenance, allow_dirty: bool) -> anyhow::Result<()> {
     if meta.dirty() && !allow_dirty {
         anyhow::bail!(
             "this binary was built from commit {} with uncommitted changes, so its results could not be \
