@@ -391,7 +391,7 @@ const CASES: &[Case] = &[
     case("output name too long for the file system", &[("s.toml", Entry::Text(OK))],
         &["render", "s.toml", "--backend", "cpu", "--out", LONG_NAME], &["is too long for the file system"]),
     case("verify with auto", &[("s.toml", Entry::Text(OK))],
-        &["verify", "s.toml", "--backend", "auto"], &["name a back end"]),
+        &["verify", "s.toml", "--backend", "auto"], &["invalid value 'auto'", "possible values: cpu-serial, cpu, gpu-mega, gpu-wave, cpu-wave"]),
 
     // 6. Images read back: the file named in every error, the sizes compared
     // from the headers, and no pixel that is not finite.

@@ -17,10 +17,11 @@ use crate::experiment::params::{
 use crate::io::image::{self, OutputFormat};
 use crate::render::ray_throughput::RayKind;
 use crate::render::{Overrides, RenderRequest};
-use crate::settings::backend::{BackendArg, concrete_backend};
+use crate::settings::backend::{BackendArg, BackendKind};
 use crate::settings::capacity::{Capacity, parse_capacity};
 use crate::settings::cpu::{CpuSchedule, DEFAULT_THREADS, parse_threads};
 use crate::settings::devices::{Devices, parse_devices};
+use crate::settings::echo::shorten_for_error;
 use crate::settings::kernels::KernelFeatures;
 use crate::settings::mega_config::MegakernelConfig;
 use crate::settings::mega_config::{DEFAULT_BLOCK, DEFAULT_SAMPLES_PER_LAUNCH};
@@ -533,9 +534,9 @@ pub struct VerifyArgs {
     /// Scene and overrides.
     #[command(flatten)]
     pub scene: SceneArgs,
-    /// The GPU back end to check.
-    #[arg(long, value_enum, default_value_t = BackendArg::GpuMega)]
-    pub backend: BackendArg,
+    /// The back end to check against the `cpu` reference.
+    #[arg(long, value_enum, default_value_t = BackendKind::GpuMega)]
+    pub backend: BackendKind,
     /// Launch configuration.
     #[command(flatten)]
     pub launch: LaunchArgs,
@@ -556,7 +557,7 @@ pub struct BenchArgs {
     /// Back ends to measure in one run, comma-separated (every one must
     /// render the same image).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "gpu-mega")]
-    pub backends: Vec<BackendArg>,
+    pub backends: Vec<BackendKind>,
     /// Megakernel block shapes to try ([`DEFAULT_BLOCK`] unless given).
     #[arg(long, value_delimiter = ',', value_parser = parse_size, help = with_default(
         "Megakernel block shapes to try, comma-separated",
@@ -658,19 +659,14 @@ impl BenchArgs {
         ])
     }
 
-    /// The validated plan, over the back ends' defaults.
-    pub fn plan(&self) -> Result<BenchPlan, String> {
-        let backends = self
-            .backends
-            .iter()
-            .map(|&b| concrete_backend(b))
-            .collect::<Result<_, _>>()?;
+    /// The plan, over the back ends' defaults.
+    pub fn plan(&self) -> BenchPlan {
         let defaults = BackendOptions::default();
         let (mega, wave) = (defaults.megakernel, defaults.wavefront);
-        Ok(BenchPlan {
+        BenchPlan {
             scene: self.scene.scene.clone(),
             overrides: self.scene.overrides(),
-            backends,
+            backends: self.backends.clone(),
             blocks: values_or(&self.blocks, mega.block),
             samples_per_launch: values_or(&self.samples_per_launch, mega.samples_per_launch),
             tile: self.tile,
@@ -685,7 +681,7 @@ impl BenchArgs {
             repeat: self.repeat,
             warmup: self.warmup,
             threads: self.threads.unwrap_or(defaults.threads),
-        })
+        }
     }
 }
 
@@ -814,7 +810,7 @@ mod tests {
         let cli = Cli::try_parse_from(["wavepath", "bench", "s.toml"]).unwrap();
         let Command::Bench(args) = cli.command else { panic!() };
         let (mega, wave) = (MegakernelConfig::default(), WavefrontConfig::default());
-        let plan = args.plan().unwrap();
+        let plan = args.plan();
         assert_eq!(plan.blocks, [mega.block]);
         assert_eq!(plan.samples_per_launch, [mega.samples_per_launch]);
         assert_eq!(plan.schedules, [wave.schedule]);

@@ -48,8 +48,9 @@ use super::params::{GPUS, Param, RunSpec, Setting, Sweep, describe, plain_names,
 use super::scaling::Scaling;
 use crate::io::image::{self, OutputFormat};
 use crate::scene::line_col;
-use crate::settings::backend::{BackendArg, BackendKind, concrete_backend};
+use crate::settings::backend::BackendKind;
 use crate::settings::choice::choice;
+use crate::settings::echo::shorten_for_error;
 use crate::settings::repetitions::{MAX_REPEAT, MAX_WARMUP, STUDY_REPEAT, STUDY_WARMUP};
 use crate::settings::scope::{BackendFlag, check_flags};
 use crate::system::fingerprint::fingerprint_bytes;
@@ -617,9 +618,7 @@ impl StudySource<'_> {
 
     /// A concrete back end named in `field`.
     fn backend(&self, v: &Spanned<String>, field: &str) -> Result<BackendKind, ConfigError> {
-        choice::<BackendArg>(v.get_ref())
-            .and_then(concrete_backend)
-            .map_err(|m| self.at(v.span(), field, m))
+        choice::<BackendKind>(v.get_ref()).map_err(|m| self.at(v.span(), field, m))
     }
 
     /// The study's back ends, at least one.
