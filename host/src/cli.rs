@@ -48,6 +48,35 @@ pub struct Cli {
     pub command: Command,
 }
 
+impl Cli {
+    /// The process's command line, parsed; on an error clap prints it, each
+    /// value it quotes cut to a readable length ([`shorten_for_error`]),
+    /// and exits.
+    pub fn parse_args() -> Cli {
+        Cli::try_parse().unwrap_or_else(|e| shortened(e).exit())
+    }
+}
+
+/// Clap's error `e` with every value it quotes (the value refused, an
+/// unknown argument) cut to a readable length.
+fn shortened(mut e: clap::Error) -> clap::Error {
+    use clap::error::ContextValue;
+    let long: Vec<_> = e
+        .context()
+        .filter_map(|(kind, value)| match value {
+            ContextValue::String(s) => match shorten_for_error(s) {
+                std::borrow::Cow::Owned(short) => Some((kind, short)),
+                std::borrow::Cow::Borrowed(_) => None,
+            },
+            _ => None,
+        })
+        .collect();
+    for (kind, short) in long {
+        e.insert(kind, ContextValue::String(short));
+    }
+    e
+}
+
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -800,6 +829,19 @@ mod tests {
         let cli = Cli::try_parse_from(["wavepath", "bench", "s.toml", "--backends", "cpu"]).unwrap();
         let Command::Bench(args) = cli.command else { panic!() };
         assert_eq!(args.given(), []);
+    }
+
+    #[test]
+    fn an_error_quotes_a_long_value_cut_short() {
+        let long = format!("exact+{}", "x".repeat(100_000));
+        let e = Cli::try_parse_from(["wavepath", "render", "s.toml", "--kernels", &long]).unwrap_err();
+        assert!(e.to_string().len() > 100_000, "clap quotes it whole");
+        let shown = shortened(e).to_string();
+        assert!(shown.len() < 1000, "{} bytes", shown.len());
+        assert!(
+            shown.contains("(100006 bytes)") && shown.contains("is no feature"),
+            "{shown}"
+        );
     }
 
     #[test]

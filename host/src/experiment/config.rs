@@ -526,7 +526,7 @@ impl Source<'_> {
             run.spec
                 .validate()
                 .and_then(|()| scaling.check(&run.spec))
-                .map_err(|m| st.at(def.span(), &format!("run `{}`", run.label), m))?;
+                .map_err(|m| st.at(def.span(), &format!("run `{}`", shorten_for_error(&run.label)), m))?;
         }
         for (p, def) in study.published.iter_mut().zip(&s.published) {
             let (run, over) = st.matched_runs(def, &runs, study.baseline)?;
@@ -539,8 +539,11 @@ impl Source<'_> {
 impl StudySource<'_> {
     /// An error at `span`, about `field` of this study.
     fn at(&self, span: std::ops::Range<usize>, field: &str, message: String) -> ConfigError {
-        self.source
-            .at(span, &format!("study `{}`, {field}", self.name), message)
+        self.source.at(
+            span,
+            &format!("study `{}`, {field}", shorten_for_error(self.name)),
+            message,
+        )
     }
 
     /// Checks the study's name: a plain word, unique in the config.
@@ -691,7 +694,7 @@ impl StudySource<'_> {
         table
             .iter()
             .map(|(key, value)| {
-                let field = format!("{name} `{}`", key.get_ref());
+                let field = format!("{name} `{}`", shorten_for_error(key.get_ref()));
                 let param = param_named(key).map_err(|m| self.at(key.span(), &field, m))?;
                 check_concerns(&param, backends).map_err(|m| self.at(key.span(), &field, m))?;
                 let value = param
@@ -710,7 +713,7 @@ impl StudySource<'_> {
         values: &Spanned<Vec<Spanned<toml::Value>>>,
         backends: &[BackendKind],
     ) -> Result<Sweep, ConfigError> {
-        let field = format!("sweep `{}`", key.get_ref());
+        let field = format!("sweep `{}`", shorten_for_error(key.get_ref()));
         let param = param_named(key).map_err(|m| self.at(key.span(), &field, m))?;
         check_concerns(&param, backends).map_err(|m| self.at(key.span(), &field, m))?;
         if values.get_ref().is_empty() {
@@ -769,7 +772,12 @@ impl StudySource<'_> {
         baseline: Option<BackendKind>,
     ) -> Result<(String, Option<String>), ConfigError> {
         let p = def.get_ref();
-        let entry = format!("published figure `{} {}` of {}", p.value, p.unit, p.source);
+        let entry = format!(
+            "published figure `{} {}` of {}",
+            p.value,
+            shorten_for_error(&p.unit),
+            shorten_for_error(&p.source)
+        );
         let at = |m: String| self.at(def.span(), &entry, m);
         let settings = self.settings(&p.settings, "published figure, `match`", &[p.backend])?;
         let run = self.one_run(p, runs, &settings, "its run").map_err(at)?;
@@ -877,7 +885,11 @@ impl StudySource<'_> {
             return Err(self.at(
                 p.span(),
                 "published figure, field `unit`",
-                format!("expected one of {}; got `{}`", PUBLISHED_UNITS.join(", "), f.unit),
+                format!(
+                    "expected one of {}; got `{}`",
+                    PUBLISHED_UNITS.join(", "),
+                    shorten_for_error(&f.unit)
+                ),
             ));
         }
         if !backends.contains(&f.backend) {

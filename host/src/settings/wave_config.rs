@@ -7,6 +7,7 @@
 use super::capacity::Capacity;
 use super::kernels::KernelFeatures;
 use super::mega_config::check_register_cap;
+use crate::settings::echo::shorten_for_error;
 use device::launch::{Compaction, MaterialSort};
 
 /// When new camera paths enter the wavefront's pool (not to be confused with
@@ -95,7 +96,7 @@ pub fn parse_fraction(s: &str) -> Result<f32, String> {
     s.parse::<f32>()
         .ok()
         .filter(|f| (0.0..=1.0).contains(f))
-        .ok_or_else(|| format!("expected a fraction from 0 to 1, got `{s}`"))
+        .ok_or_else(|| format!("expected a fraction from 0 to 1, got `{}`", shorten_for_error(s)))
 }
 
 // The defaults bound memory (results/wavefront_tuning/,
