@@ -293,6 +293,35 @@ fn a_large_sweep_within_the_limit_plans_in_linear_time() {
 }
 
 #[test]
+fn a_refill_threshold_under_a_schedule_that_never_refills_is_refused() {
+    // Swept, it would label identical runs refill=0.25, 0.5 and 1; fixed, it
+    // would be ignored.
+    let study = |settings: &str| {
+        SMALL
+            .replace("backends = [\"cpu-serial\", \"cpu\"]", "backends = [\"cpu-wave\"]")
+            .replace("fixed = { size = \"8x6\", spp = 1, depth = 2 }", settings)
+    };
+    for settings in [
+        "fixed = { size = \"8x6\", spp = 1, schedule = \"bounce-sync\" }\nsweep = { refill = [0.25, 0.5, 1.0] }",
+        "fixed = { size = \"8x6\", spp = 1, schedule = \"bounce-sync\", refill = 0.5 }",
+        "fixed = { size = \"8x6\", spp = 1 }\nsweep = { schedule = [\"regenerate\", \"bounce-sync\"], refill = [0.25] }",
+    ] {
+        let e = refused(&study(settings));
+        assert!(
+            e.contains("bad.toml:")
+                && e.contains("study `s`")
+                && e.contains("refill applies to the regenerate schedule; bounce-sync never refills the pool"),
+            "{settings}: {e}"
+        );
+    }
+    // Under the regenerate schedule it is a setting like any other.
+    let dir = tempfile::tempdir().unwrap();
+    let text = study("fixed = { size = \"8x6\", spp = 1 }\nsweep = { refill = [0.25, 1.0] }");
+    let config = wavepath::experiment::config::load(&write_config(dir.path(), "ok", &text)).unwrap();
+    assert_eq!(config.studies[0].runs().len(), 2);
+}
+
+#[test]
 fn settings_for_a_back_end_the_study_does_not_run_are_refused() {
     let e = refused(&small_with("per_backend.gpu-mega = { block = \"16x16\" }"));
     assert!(

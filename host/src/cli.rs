@@ -498,7 +498,7 @@ impl LaunchArgs {
         let wavefront = WavefrontConfig {
             capacity: self.capacity.unwrap_or(wave.capacity),
             schedule: self.schedule.unwrap_or(wave.schedule),
-            refill: self.refill.unwrap_or(wave.refill),
+            refill: self.refill.or(wave.refill),
             compaction: self.compaction.map_or(wave.compaction, CompactionArg::mode),
             material_sort: self.material_sort.map_or(wave.material_sort, MaterialSortArg::mode),
             block: self.wave_block.unwrap_or(wave.block),

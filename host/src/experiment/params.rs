@@ -461,7 +461,7 @@ settings! {
     /// Wavefront schedule.
     SCHEDULE = "schedule", WaveSchedule(named), for Wavefront, |r, s| r.options.wavefront.schedule = s;
     /// Wavefront refill threshold, a fraction of the slots.
-    REFILL = "refill", Fraction(fraction), for Wavefront, |r, f| r.options.wavefront.refill = f;
+    REFILL = "refill", Fraction(fraction), for Wavefront, |r, f| r.options.wavefront.refill = Some(f);
     /// Wavefront compaction.
     COMPACTION = "compaction", Compaction(compaction), for Wavefront,
         |r, c| r.options.wavefront.compaction = c;

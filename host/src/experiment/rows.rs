@@ -125,7 +125,7 @@ fn with_settings(spec: &RunSpec, row: RunRow) -> RunRow {
         samples_per_launch: is(BackendKind::GpuMega).then_some(mega.samples_per_launch),
         tile: is(BackendKind::GpuMega).then(|| describe(&Value::Tile(mega.tile))),
         schedule: waves.then(|| wave.schedule.label().into()),
-        refill: (waves && wave.schedule == WaveSchedule::Regenerate).then_some(wave.refill),
+        refill: (waves && wave.schedule == WaveSchedule::Regenerate).then_some(wave.refill_fraction()),
         compaction: waves.then(|| compaction_label(wave.compaction).into()),
         material_sort: waves.then(|| material_sort_label(wave.material_sort).into()),
         capacity: waves.then(|| wave.capacity.label()),

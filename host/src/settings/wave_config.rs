@@ -136,8 +136,10 @@ pub struct WavefrontConfig {
     /// When new paths enter.
     pub schedule: WaveSchedule,
     /// With [`WaveSchedule::Regenerate`]: refill once at most this fraction of
-    /// the slots hold paths (1 refills every iteration).
-    pub refill: f32,
+    /// the slots hold paths (1 refills every iteration); `None` where not
+    /// given, [`DEFAULT_REFILL`] then. Given to [`WaveSchedule::BounceSync`],
+    /// which never refills, it is refused ([`WavefrontConfig::validate`]).
+    pub refill: Option<f32>,
     /// How survivors are gathered.
     pub compaction: Compaction,
     /// Whether the coated queue is sorted by variant before shading (only
@@ -167,7 +169,7 @@ impl Default for WavefrontConfig {
         WavefrontConfig {
             capacity: DEFAULT_CAPACITY,
             schedule: DEFAULT_SCHEDULE,
-            refill: DEFAULT_REFILL,
+            refill: None,
             compaction: DEFAULT_COMPACTION.mode(),
             material_sort: DEFAULT_MATERIAL_SORT.mode(),
             block: DEFAULT_WAVE_BLOCK,
@@ -188,17 +190,31 @@ impl WavefrontConfig {
             return Err(format!("block {}: must be a multiple of 32 up to 1024", self.block));
         }
         check_register_cap(self.max_registers)?;
-        if !(0.0..=1.0).contains(&self.refill) {
-            return Err(format!("refill {}: must be a fraction from 0 to 1", self.refill));
+        match (self.refill, self.schedule) {
+            (Some(refill), _) if !(0.0..=1.0).contains(&refill) => {
+                Err(format!("refill {refill}: must be a fraction from 0 to 1"))
+            }
+            (Some(_), WaveSchedule::BounceSync) => Err(format!(
+                "refill applies to the {} schedule; {} never refills the pool and would ignore it: \
+                 leave refill out or choose the {} schedule",
+                WaveSchedule::Regenerate.label(),
+                WaveSchedule::BounceSync.label(),
+                WaveSchedule::Regenerate.label()
+            )),
+            _ => Ok(()),
         }
-        Ok(())
+    }
+
+    /// The refill threshold in effect: the one given, else the default.
+    pub fn refill_fraction(&self) -> f32 {
+        self.refill.unwrap_or(DEFAULT_REFILL)
     }
 
     /// The schedule's refill threshold for `capacity` slots.
     pub fn refill_below(&self, capacity: u32) -> u32 {
         match self.schedule {
             WaveSchedule::BounceSync => 0,
-            WaveSchedule::Regenerate => (self.refill as f64 * capacity as f64) as u32,
+            WaveSchedule::Regenerate => (self.refill_fraction() as f64 * capacity as f64) as u32,
         }
     }
 
@@ -206,7 +222,7 @@ impl WavefrontConfig {
     pub fn label(&self) -> String {
         let schedule = match self.schedule {
             WaveSchedule::BounceSync => self.schedule.label().to_string(),
-            WaveSchedule::Regenerate => format!("{}{}", self.schedule.label(), self.refill),
+            WaveSchedule::Regenerate => format!("{}{}", self.schedule.label(), self.refill_fraction()),
         };
         let drain = if self.drain_below > 0 {
             format!("/drain{}", self.drain_below)
@@ -248,10 +264,35 @@ mod tests {
                 ..ok
             },
             WavefrontConfig { block: 48, ..ok },
-            WavefrontConfig { refill: 1.5, ..ok },
+            WavefrontConfig {
+                refill: Some(1.5),
+                ..ok
+            },
         ];
         for config in bad {
             assert!(config.validate().is_err(), "{config:?}");
         }
+    }
+
+    #[test]
+    fn a_refill_threshold_is_refused_where_the_schedule_never_refills() {
+        let regenerate = WavefrontConfig {
+            refill: Some(0.25),
+            ..WavefrontConfig::default()
+        };
+        assert_eq!(regenerate.validate(), Ok(()));
+        assert_eq!(regenerate.label(), "regenerate0.25/prefix-sum/512MiB/64/drain262144");
+        let bounce = WavefrontConfig {
+            schedule: WaveSchedule::BounceSync,
+            ..regenerate
+        };
+        let e = bounce.validate().unwrap_err();
+        assert!(
+            e.contains("refill applies to the regenerate schedule") && e.contains("bounce-sync never refills"),
+            "{e}"
+        );
+        // Not given, nothing to refuse.
+        let bounce = WavefrontConfig { refill: None, ..bounce };
+        assert_eq!(bounce.validate(), Ok(()));
     }
 }
