@@ -712,6 +712,26 @@ fn rows_measure_their_error_against_the_studys_reference_image() {
 }
 
 #[test]
+fn a_dry_run_makes_the_runs_device_check() {
+    // GPU 7 is on no machine that runs the tests; without a GPU none is.
+    let dir = tempfile::tempdir().unwrap();
+    let text = SMALL.replace("backends = [\"cpu-serial\", \"cpu\"]", "backends = [\"gpu-mega\"]");
+    let config = write_config(dir.path(), "gpu", &text);
+    let out = dir.path().join("out");
+    let real = run(&config, &out, &["--devices", "7"]);
+    assert!(!real.status.success(), "the run went ahead");
+    assert!(stderr(&real).contains("--devices"), "{}", stderr(&real));
+    let dry = run(&config, &out, &["--dry-run", "--devices", "7"]);
+    assert!(
+        !dry.status.success(),
+        "the dry run passed it: {}",
+        String::from_utf8_lossy(&dry.stdout)
+    );
+    assert_eq!(stderr(&dry), stderr(&real), "the same refusal");
+    assert!(!out.exists(), "the run made its folder before refusing");
+}
+
+#[test]
 fn a_dry_run_refuses_every_plan_the_run_refuses() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("broken.toml"), "[render]\nwidth = 0\n").unwrap();
