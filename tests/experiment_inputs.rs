@@ -279,6 +279,31 @@ fn a_sweep_past_the_limit_is_refused_at_once() {
 }
 
 #[test]
+fn a_config_whose_studies_together_pass_the_limit_is_refused_at_once() {
+    // Three studies of 2 back ends × 4 000 seeds: each within the limit of
+    // a study, 24 000 configurations together.
+    let seeds: Vec<String> = (0..4000).map(|v| v.to_string()).collect();
+    let sweep = format!("sweep = {{ seed = [{}] }}\n", seeds.join(", "));
+    let mut text = small_with(&sweep);
+    for name in ["t", "u"] {
+        text.push_str(
+            &SMALL[SMALL.find("[[study]]").unwrap()..].replace("name = \"s\"", &format!("name = \"{name}\"")),
+        );
+        text.push_str(&sweep);
+    }
+    let e = refused(&text);
+    assert!(
+        e.contains("bad.toml:")
+            && e.contains("study `u`")
+            && e.contains(
+                "the config plans 24000 configurations with this study's 8000 (16000 in the studies before it)"
+            )
+            && e.contains("the limit for a whole config is 20000"),
+        "{e}"
+    );
+}
+
+#[test]
 fn a_large_sweep_within_the_limit_plans_in_linear_time() {
     // 2 × 4 999 = 9 998 configurations, every one distinct: planned at once
     // (the quadratic merge took minutes at this size).

@@ -184,6 +184,11 @@ impl SeedTime {
 /// can time, and few enough to plan in well under a second.
 pub const MAX_STUDY_RUNS: u64 = 10_000;
 
+/// The most configurations a whole config may plan, its studies together
+/// (each counted as for [`MAX_STUDY_RUNS`]): planning and a dry run stay
+/// within seconds and tens of megabytes.
+pub const MAX_CONFIG_RUNS: u64 = 20_000;
+
 /// The units a published figure may have.
 pub const PUBLISHED_UNITS: [&str; 4] = ["x", "ms", "s", "Mrays/s"];
 
@@ -414,8 +419,9 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
         ));
     }
     let mut studies: Vec<Study> = Vec::new();
+    let mut planned = 0;
     for def in &file.study {
-        let study = source.study(def, &studies)?;
+        let study = source.study(def, &studies, &mut planned)?;
         studies.push(study);
     }
     Ok(Config {
@@ -450,8 +456,9 @@ impl Source<'_> {
         }
     }
 
-    /// Validates one study; `earlier` are the studies before it.
-    fn study(&self, def: &Spanned<StudyDef>, earlier: &[Study]) -> Result<Study, ConfigError> {
+    /// Validates one study; `earlier` are the studies before it, which plan
+    /// `planned` configurations (this study's are added).
+    fn study(&self, def: &Spanned<StudyDef>, earlier: &[Study], planned: &mut u64) -> Result<Study, ConfigError> {
         let s = def.get_ref();
         let name = s.name.get_ref().clone();
         let st = StudySource {
@@ -488,7 +495,7 @@ impl Source<'_> {
             .iter()
             .map(|(key, values)| st.sweep(key, values, &backends))
             .collect::<Result<Vec<_>, _>>()?;
-        st.check_run_count(def.span(), scenes.len(), backends.len(), &sweep)?;
+        *planned = st.check_run_count(def.span(), (scenes.len(), backends.len(), &sweep), *planned)?;
         let scaling = s
             .scaling
             .as_ref()
@@ -728,14 +735,16 @@ impl StudySource<'_> {
     }
 
     /// Refuses a study whose configurations (scenes × back ends × every
-    /// sweep's values) would pass [`MAX_STUDY_RUNS`], before any is made.
+    /// sweep's values) would pass [`MAX_STUDY_RUNS`], or that with the
+    /// `planned` configurations of the studies before it would pass
+    /// [`MAX_CONFIG_RUNS`], before any is made; returns the config's
+    /// configurations so far, this study's included.
     fn check_run_count(
         &self,
         span: std::ops::Range<usize>,
-        scenes: usize,
-        backends: usize,
-        sweep: &[Sweep],
-    ) -> Result<(), ConfigError> {
+        (scenes, backends, sweep): (usize, usize, &[Sweep]),
+        planned: u64,
+    ) -> Result<u64, ConfigError> {
         let factors: Vec<usize> = [scenes, backends]
             .into_iter()
             .chain(sweep.iter().map(|s| s.values.len()))
@@ -756,7 +765,18 @@ impl StudySource<'_> {
                 ),
             ));
         }
-        Ok(())
+        let total = planned + count;
+        if total > MAX_CONFIG_RUNS {
+            return Err(self.at(
+                span,
+                "sweep",
+                format!(
+                    "the config plans {total} configurations with this study's {count} ({planned} in the studies \
+                     before it); the limit for a whole config is {MAX_CONFIG_RUNS}: split it into several configs"
+                ),
+            ));
+        }
+        Ok(total)
     }
 
     /// The one run a published figure stands beside: of its back end (and
