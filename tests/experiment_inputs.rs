@@ -59,6 +59,76 @@ fn keys(out: &Path) -> Vec<(String, u32, u32)> {
     k
 }
 
+/// Each row's (run, the setting named `column`'s cell), sorted.
+fn runs_by(out: &Path, column: impl Fn(&RunRow) -> String) -> Vec<(u32, String)> {
+    let rows = recover_rows::<RunRow>(&out.join("runs.csv")).unwrap().rows;
+    let mut cells: Vec<(u32, String)> = rows.iter().map(|r| (r.run, column(r))).collect();
+    cells.sort();
+    cells
+}
+
+#[test]
+fn a_resume_of_a_reordered_sweep_matches_rows_by_configuration() {
+    // Two kernel builds on the emulated wavefront, one repetition each; the
+    // second row lost, then the sweep reordered.
+    let text = SMALL
+        .replace("backends = [\"cpu-serial\", \"cpu\"]", "backends = [\"cpu-wave\"]")
+        .replace("repeat = 2", "repeat = 1")
+        .replace(
+            "depth = 2 }",
+            "depth = 2, capacity = \"2^10\" }\nsweep = { kernels = [\"exact\", \"all\"] }",
+        );
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), "small", &text);
+    let out = dir.path().join("out");
+    let o = run(&config, &out, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    drop_last_record(&out.join("runs.csv"));
+    write_config(
+        dir.path(),
+        "small",
+        &text.replace("[\"exact\", \"all\"]", "[\"all\", \"exact\"]"),
+    );
+    let o = run(&config, &out, &["--resume", "--allow-mixed"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let kernels = |r: &RunRow| r.kernels.clone().unwrap_or_default();
+    assert_eq!(
+        runs_by(&out, kernels),
+        [(0, "all".to_string()), (1, "exact".to_string())],
+        "each build once, numbered as the config now plans it"
+    );
+    let o = wavepath().arg("report").arg(&out).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn a_resume_of_a_changed_sweep_makes_the_new_configurations() {
+    // Depths 1 and 2, then 3 and 2: depth 3 is made, depth 2 kept, and the
+    // row of depth 1 (no longer planned) kept under a number of its own.
+    let text = SMALL
+        .replace("backends = [\"cpu-serial\", \"cpu\"]", "backends = [\"cpu-serial\"]")
+        .replace("repeat = 2", "repeat = 1")
+        .replace(", depth = 2 }", " }\nsweep = { depth = [1, 2] }");
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), "small", &text);
+    let out = dir.path().join("out");
+    let o = run(&config, &out, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    write_config(dir.path(), "small", &text.replace("depth = [1, 2]", "depth = [3, 2]"));
+    let o = run(&config, &out, &["--resume", "--allow-mixed"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let depth = |r: &RunRow| r.max_depth.to_string();
+    assert_eq!(
+        runs_by(&out, depth),
+        [(0, "3".to_string()), (1, "2".to_string()), (2, "1".to_string())]
+    );
+    // Resuming again finds every planned configuration made.
+    let before = std::fs::read(out.join("runs.csv")).unwrap();
+    let o = run(&config, &out, &["--resume", "--allow-mixed"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read(out.join("runs.csv")).unwrap(), before);
+}
+
 #[test]
 fn a_record_cut_short_is_dropped_and_made_again_on_resume() {
     let dir = tempfile::tempdir().unwrap();

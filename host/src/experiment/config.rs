@@ -259,6 +259,10 @@ pub struct PlannedRun {
     pub spec: RunSpec,
     /// A label naming what varies within the study, e.g. `gpu-mega block=8x8`.
     pub label: String,
+    /// A fingerprint of its every setting ([`RunSpec`], its scene file as
+    /// the file system resolves it): its rows carry it (`config_key`), and
+    /// `--resume` matches rows to planned runs by it.
+    pub key: String,
 }
 
 impl Study {
@@ -286,6 +290,8 @@ impl Study {
         // each distinct run once, found by its description in linear time.
         let mut seen = std::collections::HashSet::new();
         for scene in &self.scenes {
+            // The same file whatever the working folder and config path.
+            let resolved = std::fs::canonicalize(scene).unwrap_or_else(|_| scene.clone());
             for &backend in &self.backends {
                 for point in &points {
                     let mut spec = RunSpec::new(scene.clone(), backend);
@@ -296,6 +302,7 @@ impl Study {
                     if !seen.insert(format!("{spec:?}")) {
                         continue;
                     }
+                    let key = config_key(&spec, &resolved);
                     let mut label = backend.label().to_string();
                     if self.scenes.len() > 1 {
                         label = format!("{} {label}", scene_stem(scene));
@@ -307,6 +314,7 @@ impl Study {
                         index: runs.len() as u32,
                         spec,
                         label,
+                        key,
                     });
                 }
             }
@@ -318,6 +326,17 @@ impl Study {
     pub fn swept(&self) -> Vec<String> {
         self.sweep.iter().map(|s| s.param.name()).collect()
     }
+}
+
+/// The fingerprint of `spec`'s every setting, its scene file named by
+/// `resolved` (the path the file system resolves it to), so that the key
+/// is the same whatever the working folder or the config's path.
+fn config_key(spec: &RunSpec, resolved: &Path) -> String {
+    let spec = RunSpec {
+        scene: resolved.to_path_buf(),
+        ..spec.clone()
+    };
+    fingerprint_bytes(format!("{spec:?}").as_bytes())
 }
 
 /// A scene file's stem.

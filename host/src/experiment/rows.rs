@@ -80,6 +80,7 @@ pub fn run_row(origin: &Origin, r: &Rendered, out: &RenderOutput) -> RunRow {
         study: r.study.name.clone(),
         run: r.run.index,
         config: r.run.label.clone(),
+        config_key: r.run.key.clone(),
         repetition: r.repetition,
         scene: spec.scene.display().to_string(),
         scene_name: scene_stem(&spec.scene),
