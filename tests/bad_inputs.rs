@@ -391,7 +391,7 @@ const CASES: &[Case] = &[
     case("output name too long for the file system", &[("s.toml", Entry::Text(OK))],
         &["render", "s.toml", "--backend", "cpu", "--out", LONG_NAME], &["is too long for the file system"]),
     case("verify with auto", &[("s.toml", Entry::Text(OK))],
-        &["verify", "s.toml", "--backend", "auto"], &["name a back end"]),
+        &["verify", "s.toml", "--backend", "auto"], &["invalid value 'auto'", "possible values: cpu-serial, cpu, gpu-mega, gpu-wave, cpu-wave"]),
 
     // 6. Images read back: the file named in every error, the sizes compared
     // from the headers, and no pixel that is not finite.
@@ -413,6 +413,8 @@ const CASES: &[Case] = &[
     // 7. Flags that the back ends chosen would ignore.
     case("wavefront capacity with the CPU", &[("s.toml", Entry::Text(OK))],
         &["render", "s.toml", "--backend", "cpu", "--capacity", "2^20"], &["--capacity applies to the gpu-wave and cpu-wave back ends", "the cpu back end would ignore it"]),
+    case("refill threshold with a schedule that never refills", &[("s.toml", Entry::Text(OK))],
+        &["render", "s.toml", "--backend", "cpu-wave", "--schedule", "bounce-sync", "--refill", "0.25"], &["refill applies to the regenerate schedule", "bounce-sync never refills the pool"]),
     case("wavefront schedule with the CPU", &[("s.toml", Entry::Text(OK))],
         &["render", "s.toml", "--backend", "cpu", "--schedule", "bounce-sync"], &["--schedule applies to the gpu-wave and cpu-wave back ends"]),
     case("material sort with the CPU", &[("s.toml", Entry::Text(OK))],

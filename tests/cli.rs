@@ -168,6 +168,61 @@ fn bad_arguments_are_refused_by_the_parser() {
 }
 
 #[test]
+fn an_error_quotes_a_huge_value_cut_to_a_readable_length() {
+    // 100 kB values: each error names the flag and what was expected, and
+    // quotes the value's start and its size, not the value whole.
+    let long = format!("exact+{}", "x".repeat(100_000));
+    let count = "9".repeat(100_000);
+    for (args, expected) in [
+        (vec!["render", "s.toml", "--kernels", &long], "is no feature"),
+        (vec!["render", "s.toml", "--size", &count], "WIDTHxHEIGHT"),
+        (vec!["render", "s.toml", "--refill", &count], "a fraction from 0 to 1"),
+        (vec!["render", "s.toml", "--backend", &count], "possible values"),
+        (vec!["experiment", "e.toml", "--devices", &count], "GPU ordinal"),
+        (vec!["render", "s.toml", &count], "unexpected argument"),
+    ] {
+        let run = wavepath().args(&args).output().unwrap();
+        assert!(!run.status.success(), "{}", args[2]);
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(stderr.len() < 2000, "{} bytes for {}", stderr.len(), args[2]);
+        assert!(stderr.contains(expected) && stderr.contains("… (100"), "{stderr}");
+    }
+}
+
+#[test]
+fn verify_and_bench_offer_only_the_back_ends_they_take() {
+    for command in ["verify", "bench"] {
+        let out = wavepath().args([command, "--help"]).output().unwrap();
+        let help = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success());
+        for backend in ["cpu-serial", "cpu", "gpu-mega", "gpu-wave", "cpu-wave"] {
+            assert!(
+                help.contains(&format!("{backend}:")),
+                "{command} --help lacks {backend}:\n{help}"
+            );
+        }
+        // `auto`'s help, as `render --help` gives it.
+        assert!(
+            !help.contains("when a GPU is usable"),
+            "{command} --help offers auto:\n{help}"
+        );
+        // What is not offered is refused by the parser, naming what is.
+        let flag = if command == "verify" { "--backend" } else { "--backends" };
+        let run = wavepath().args([command, "s.toml", flag, "auto"]).output().unwrap();
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains("invalid value 'auto'")
+                && stderr.contains("[possible values: cpu-serial, cpu, gpu-mega, gpu-wave, cpu-wave]"),
+            "{stderr}"
+        );
+    }
+    // render still takes auto.
+    let out = wavepath().args(["render", "--help"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("when a GPU is usable"));
+}
+
+#[test]
 fn gpu_back_end_without_a_driver_is_a_clear_error_pointing_to_the_cpu() {
     // SAFETY: only probes whether libcuda can be opened.
     if unsafe { cudarc::driver::sys::is_culib_present() } {

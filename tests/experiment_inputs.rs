@@ -59,6 +59,76 @@ fn keys(out: &Path) -> Vec<(String, u32, u32)> {
     k
 }
 
+/// Each row's (run, the setting named `column`'s cell), sorted.
+fn runs_by(out: &Path, column: impl Fn(&RunRow) -> String) -> Vec<(u32, String)> {
+    let rows = recover_rows::<RunRow>(&out.join("runs.csv")).unwrap().rows;
+    let mut cells: Vec<(u32, String)> = rows.iter().map(|r| (r.run, column(r))).collect();
+    cells.sort();
+    cells
+}
+
+#[test]
+fn a_resume_of_a_reordered_sweep_matches_rows_by_configuration() {
+    // Two kernel builds on the emulated wavefront, one repetition each; the
+    // second row lost, then the sweep reordered.
+    let text = SMALL
+        .replace("backends = [\"cpu-serial\", \"cpu\"]", "backends = [\"cpu-wave\"]")
+        .replace("repeat = 2", "repeat = 1")
+        .replace(
+            "depth = 2 }",
+            "depth = 2, capacity = \"2^10\" }\nsweep = { kernels = [\"exact\", \"all\"] }",
+        );
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), "small", &text);
+    let out = dir.path().join("out");
+    let o = run(&config, &out, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    drop_last_record(&out.join("runs.csv"));
+    write_config(
+        dir.path(),
+        "small",
+        &text.replace("[\"exact\", \"all\"]", "[\"all\", \"exact\"]"),
+    );
+    let o = run(&config, &out, &["--resume", "--allow-mixed"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let kernels = |r: &RunRow| r.kernels.clone().unwrap_or_default();
+    assert_eq!(
+        runs_by(&out, kernels),
+        [(0, "all".to_string()), (1, "exact".to_string())],
+        "each build once, numbered as the config now plans it"
+    );
+    let o = wavepath().arg("report").arg(&out).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn a_resume_of_a_changed_sweep_makes_the_new_configurations() {
+    // Depths 1 and 2, then 3 and 2: depth 3 is made, depth 2 kept, and the
+    // row of depth 1 (no longer planned) kept under a number of its own.
+    let text = SMALL
+        .replace("backends = [\"cpu-serial\", \"cpu\"]", "backends = [\"cpu-serial\"]")
+        .replace("repeat = 2", "repeat = 1")
+        .replace(", depth = 2 }", " }\nsweep = { depth = [1, 2] }");
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), "small", &text);
+    let out = dir.path().join("out");
+    let o = run(&config, &out, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    write_config(dir.path(), "small", &text.replace("depth = [1, 2]", "depth = [3, 2]"));
+    let o = run(&config, &out, &["--resume", "--allow-mixed"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let depth = |r: &RunRow| r.max_depth.to_string();
+    assert_eq!(
+        runs_by(&out, depth),
+        [(0, "3".to_string()), (1, "2".to_string()), (2, "1".to_string())]
+    );
+    // Resuming again finds every planned configuration made.
+    let before = std::fs::read(out.join("runs.csv")).unwrap();
+    let o = run(&config, &out, &["--resume", "--allow-mixed"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read(out.join("runs.csv")).unwrap(), before);
+}
+
 #[test]
 fn a_record_cut_short_is_dropped_and_made_again_on_resume() {
     let dir = tempfile::tempdir().unwrap();
@@ -279,6 +349,31 @@ fn a_sweep_past_the_limit_is_refused_at_once() {
 }
 
 #[test]
+fn a_config_whose_studies_together_pass_the_limit_is_refused_at_once() {
+    // Three studies of 2 back ends × 4 000 seeds: each within the limit of
+    // a study, 24 000 configurations together.
+    let seeds: Vec<String> = (0..4000).map(|v| v.to_string()).collect();
+    let sweep = format!("sweep = {{ seed = [{}] }}\n", seeds.join(", "));
+    let mut text = small_with(&sweep);
+    for name in ["t", "u"] {
+        text.push_str(
+            &SMALL[SMALL.find("[[study]]").unwrap()..].replace("name = \"s\"", &format!("name = \"{name}\"")),
+        );
+        text.push_str(&sweep);
+    }
+    let e = refused(&text);
+    assert!(
+        e.contains("bad.toml:")
+            && e.contains("study `u`")
+            && e.contains(
+                "the config plans 24000 configurations with this study's 8000 (16000 in the studies before it)"
+            )
+            && e.contains("the limit for a whole config is 20000"),
+        "{e}"
+    );
+}
+
+#[test]
 fn a_large_sweep_within_the_limit_plans_in_linear_time() {
     // 2 × 4 999 = 9 998 configurations, every one distinct: planned at once
     // (the quadratic merge took minutes at this size).
@@ -290,6 +385,35 @@ fn a_large_sweep_within_the_limit_plans_in_linear_time() {
     let config = wavepath::experiment::config::load(&path).unwrap();
     assert_eq!(config.studies[0].runs().len(), 9998);
     assert!(start.elapsed() < Duration::from_secs(10), "{:?}", start.elapsed());
+}
+
+#[test]
+fn a_refill_threshold_under_a_schedule_that_never_refills_is_refused() {
+    // Swept, it would label identical runs refill=0.25, 0.5 and 1; fixed, it
+    // would be ignored.
+    let study = |settings: &str| {
+        SMALL
+            .replace("backends = [\"cpu-serial\", \"cpu\"]", "backends = [\"cpu-wave\"]")
+            .replace("fixed = { size = \"8x6\", spp = 1, depth = 2 }", settings)
+    };
+    for settings in [
+        "fixed = { size = \"8x6\", spp = 1, schedule = \"bounce-sync\" }\nsweep = { refill = [0.25, 0.5, 1.0] }",
+        "fixed = { size = \"8x6\", spp = 1, schedule = \"bounce-sync\", refill = 0.5 }",
+        "fixed = { size = \"8x6\", spp = 1 }\nsweep = { schedule = [\"regenerate\", \"bounce-sync\"], refill = [0.25] }",
+    ] {
+        let e = refused(&study(settings));
+        assert!(
+            e.contains("bad.toml:")
+                && e.contains("study `s`")
+                && e.contains("refill applies to the regenerate schedule; bounce-sync never refills the pool"),
+            "{settings}: {e}"
+        );
+    }
+    // Under the regenerate schedule it is a setting like any other.
+    let dir = tempfile::tempdir().unwrap();
+    let text = study("fixed = { size = \"8x6\", spp = 1 }\nsweep = { refill = [0.25, 1.0] }");
+    let config = wavepath::experiment::config::load(&write_config(dir.path(), "ok", &text)).unwrap();
+    assert_eq!(config.studies[0].runs().len(), 2);
 }
 
 #[test]
@@ -694,6 +818,26 @@ fn refusals_compare_without_the_memory_the_machine_has_now() {
         without_measured(&at("22.75 GiB")),
         without_measured(&at("22.75 GiB").replace("32.00", "64.00"))
     );
+}
+
+#[test]
+fn a_dry_run_makes_the_runs_device_check() {
+    // GPU 7 is on no machine that runs the tests; without a GPU none is.
+    let dir = tempfile::tempdir().unwrap();
+    let text = SMALL.replace("backends = [\"cpu-serial\", \"cpu\"]", "backends = [\"gpu-mega\"]");
+    let config = write_config(dir.path(), "gpu", &text);
+    let out = dir.path().join("out");
+    let real = run(&config, &out, &["--devices", "7"]);
+    assert!(!real.status.success(), "the run went ahead");
+    assert!(stderr(&real).contains("--devices"), "{}", stderr(&real));
+    let dry = run(&config, &out, &["--dry-run", "--devices", "7"]);
+    assert!(
+        !dry.status.success(),
+        "the dry run passed it: {}",
+        String::from_utf8_lossy(&dry.stdout)
+    );
+    assert_eq!(stderr(&dry), stderr(&real), "the same refusal");
+    assert!(!out.exists(), "the run made its folder before refusing");
 }
 
 #[test]

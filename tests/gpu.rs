@@ -486,9 +486,9 @@ fn wavefront_matches_the_cpu_bit_for_bit_in_every_schedule_and_compaction() {
             ..Overrides::default()
         };
         let modes = [
-            (WaveSchedule::Regenerate, 1.0),
-            (WaveSchedule::Regenerate, 0.5),
-            (WaveSchedule::BounceSync, 0.0),
+            (WaveSchedule::Regenerate, Some(1.0)),
+            (WaveSchedule::Regenerate, Some(0.5)),
+            (WaveSchedule::BounceSync, None),
         ]
         .into_iter()
         .flat_map(|s| [Compaction::AtomicAppend, Compaction::PrefixSum].map(|c| (s, c)))

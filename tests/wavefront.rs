@@ -23,9 +23,9 @@ use wavepath::settings::wave_config::{WaveSchedule, WavefrontConfig};
 /// without a drain.
 fn configurations() -> Vec<WavefrontConfig> {
     let schedules = [
-        (WaveSchedule::BounceSync, 0.0),
-        (WaveSchedule::Regenerate, 0.5),
-        (WaveSchedule::Regenerate, 1.0),
+        (WaveSchedule::BounceSync, None),
+        (WaveSchedule::Regenerate, Some(0.5)),
+        (WaveSchedule::Regenerate, Some(1.0)),
     ];
     let mut out = Vec::new();
     for (schedule, refill) in schedules {

@@ -17,10 +17,11 @@ use crate::experiment::params::{
 use crate::io::image::{self, OutputFormat};
 use crate::render::ray_throughput::RayKind;
 use crate::render::{Overrides, RenderRequest};
-use crate::settings::backend::{BackendArg, concrete_backend};
+use crate::settings::backend::{BackendArg, BackendKind};
 use crate::settings::capacity::{Capacity, parse_capacity};
 use crate::settings::cpu::{CpuSchedule, DEFAULT_THREADS, parse_threads};
 use crate::settings::devices::{Devices, parse_devices};
+use crate::settings::echo::shorten_for_error;
 use crate::settings::kernels::KernelFeatures;
 use crate::settings::mega_config::MegakernelConfig;
 use crate::settings::mega_config::{DEFAULT_BLOCK, DEFAULT_SAMPLES_PER_LAUNCH};
@@ -45,6 +46,35 @@ pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+}
+
+impl Cli {
+    /// The process's command line, parsed; on an error clap prints it, each
+    /// value it quotes cut to a readable length ([`shorten_for_error`]),
+    /// and exits.
+    pub fn parse_args() -> Cli {
+        Cli::try_parse().unwrap_or_else(|e| shortened(e).exit())
+    }
+}
+
+/// Clap's error `e` with every value it quotes (the value refused, an
+/// unknown argument) cut to a readable length.
+fn shortened(mut e: clap::Error) -> clap::Error {
+    use clap::error::ContextValue;
+    let long: Vec<_> = e
+        .context()
+        .filter_map(|(kind, value)| match value {
+            ContextValue::String(s) => match shorten_for_error(s) {
+                std::borrow::Cow::Owned(short) => Some((kind, short)),
+                std::borrow::Cow::Borrowed(_) => None,
+            },
+            _ => None,
+        })
+        .collect();
+    for (kind, short) in long {
+        e.insert(kind, ContextValue::String(short));
+    }
+    e
 }
 
 /// The subcommands.
@@ -468,7 +498,7 @@ impl LaunchArgs {
         let wavefront = WavefrontConfig {
             capacity: self.capacity.unwrap_or(wave.capacity),
             schedule: self.schedule.unwrap_or(wave.schedule),
-            refill: self.refill.unwrap_or(wave.refill),
+            refill: self.refill.or(wave.refill),
             compaction: self.compaction.map_or(wave.compaction, CompactionArg::mode),
             material_sort: self.material_sort.map_or(wave.material_sort, MaterialSortArg::mode),
             block: self.wave_block.unwrap_or(wave.block),
@@ -533,9 +563,9 @@ pub struct VerifyArgs {
     /// Scene and overrides.
     #[command(flatten)]
     pub scene: SceneArgs,
-    /// The GPU back end to check.
-    #[arg(long, value_enum, default_value_t = BackendArg::GpuMega)]
-    pub backend: BackendArg,
+    /// The back end to check against the `cpu` reference.
+    #[arg(long, value_enum, default_value_t = BackendKind::GpuMega)]
+    pub backend: BackendKind,
     /// Launch configuration.
     #[command(flatten)]
     pub launch: LaunchArgs,
@@ -556,7 +586,7 @@ pub struct BenchArgs {
     /// Back ends to measure in one run, comma-separated (every one must
     /// render the same image).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "gpu-mega")]
-    pub backends: Vec<BackendArg>,
+    pub backends: Vec<BackendKind>,
     /// Megakernel block shapes to try ([`DEFAULT_BLOCK`] unless given).
     #[arg(long, value_delimiter = ',', value_parser = parse_size, help = with_default(
         "Megakernel block shapes to try, comma-separated",
@@ -658,19 +688,14 @@ impl BenchArgs {
         ])
     }
 
-    /// The validated plan, over the back ends' defaults.
-    pub fn plan(&self) -> Result<BenchPlan, String> {
-        let backends = self
-            .backends
-            .iter()
-            .map(|&b| concrete_backend(b))
-            .collect::<Result<_, _>>()?;
+    /// The plan, over the back ends' defaults.
+    pub fn plan(&self) -> BenchPlan {
         let defaults = BackendOptions::default();
         let (mega, wave) = (defaults.megakernel, defaults.wavefront);
-        Ok(BenchPlan {
+        BenchPlan {
             scene: self.scene.scene.clone(),
             overrides: self.scene.overrides(),
-            backends,
+            backends: self.backends.clone(),
             blocks: values_or(&self.blocks, mega.block),
             samples_per_launch: values_or(&self.samples_per_launch, mega.samples_per_launch),
             tile: self.tile,
@@ -685,7 +710,7 @@ impl BenchArgs {
             repeat: self.repeat,
             warmup: self.warmup,
             threads: self.threads.unwrap_or(defaults.threads),
-        })
+        }
     }
 }
 
@@ -807,6 +832,19 @@ mod tests {
     }
 
     #[test]
+    fn an_error_quotes_a_long_value_cut_short() {
+        let long = format!("exact+{}", "x".repeat(100_000));
+        let e = Cli::try_parse_from(["wavepath", "render", "s.toml", "--kernels", &long]).unwrap_err();
+        assert!(e.to_string().len() > 100_000, "clap quotes it whole");
+        let shown = shortened(e).to_string();
+        assert!(shown.len() < 1000, "{} bytes", shown.len());
+        assert!(
+            shown.contains("(100006 bytes)") && shown.contains("is no feature"),
+            "{shown}"
+        );
+    }
+
+    #[test]
     fn the_command_line_defaults_are_the_back_ends_defaults() {
         let cli = Cli::try_parse_from(["wavepath", "render", "s.toml"]).unwrap();
         let Command::Render(args) = cli.command else { panic!() };
@@ -814,7 +852,7 @@ mod tests {
         let cli = Cli::try_parse_from(["wavepath", "bench", "s.toml"]).unwrap();
         let Command::Bench(args) = cli.command else { panic!() };
         let (mega, wave) = (MegakernelConfig::default(), WavefrontConfig::default());
-        let plan = args.plan().unwrap();
+        let plan = args.plan();
         assert_eq!(plan.blocks, [mega.block]);
         assert_eq!(plan.samples_per_launch, [mega.samples_per_launch]);
         assert_eq!(plan.schedules, [wave.schedule]);

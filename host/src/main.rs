@@ -1,6 +1,5 @@
 //! The `wavepath` binary: parse the command line, run, print the error chain.
 
-use clap::Parser;
 use std::process::ExitCode;
 use wavepath::cli::Cli;
 
@@ -12,7 +11,7 @@ fn main() -> ExitCode {
         );
         return ExitCode::FAILURE;
     }
-    match wavepath::commands::run(Cli::parse()) {
+    match wavepath::commands::run(Cli::parse_args()) {
         Ok(code) => code,
         // A reader that stops early (`| head`) is not an error.
         Err(e)

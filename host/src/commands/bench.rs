@@ -8,14 +8,14 @@ use crate::experiment::runner::{self, RunOptions};
 use crate::experiment::spread;
 use crate::io::atomic_file::Output;
 use crate::io::csv;
-use anyhow::{Context, anyhow};
+use anyhow::Context;
 use std::process::ExitCode;
 
 /// Times the plan (its CSV and launch log checked with the runner's other
 /// checks, before the first run), prints the summary, writes the CSV and
 /// launch log.
 pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
-    let plan = args.plan().map_err(|e| anyhow!(e))?;
+    let plan = args.plan();
     let config = plan.config(&command_line());
     let outputs = [
         args.csv.as_ref().map(|p| Output::new(p, "the bench CSV")),

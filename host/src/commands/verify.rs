@@ -3,14 +3,14 @@
 use super::outln;
 use crate::cli::VerifyArgs;
 use crate::render::verify;
-use crate::settings::backend::{BackendKind, concrete_backend};
+use crate::settings::backend::BackendKind;
 use crate::settings::scope::check_flags;
 use anyhow::anyhow;
 use std::process::ExitCode;
 
 /// Verifies and prints the report; fails on a mismatch.
 pub fn run(args: &VerifyArgs) -> anyhow::Result<ExitCode> {
-    let backend = concrete_backend(args.backend).map_err(|e| anyhow!(e))?;
+    let backend = args.backend;
     let options = args.launch.options().map_err(|e| anyhow!(e))?;
     // The checked back end and the `cpu` reference both take the options.
     check_flags(&args.given(), &[backend, BackendKind::Cpu]).map_err(|e| anyhow!(e))?;

@@ -48,8 +48,9 @@ use super::params::{GPUS, Param, RunSpec, Setting, Sweep, describe, plain_names,
 use super::scaling::Scaling;
 use crate::io::image::{self, OutputFormat};
 use crate::scene::line_col;
-use crate::settings::backend::{BackendArg, BackendKind, concrete_backend};
+use crate::settings::backend::BackendKind;
 use crate::settings::choice::choice;
+use crate::settings::echo::shorten_for_error;
 use crate::settings::repetitions::{MAX_REPEAT, MAX_WARMUP, STUDY_REPEAT, STUDY_WARMUP};
 use crate::settings::scope::{BackendFlag, check_flags};
 use crate::system::fingerprint::fingerprint_bytes;
@@ -183,6 +184,11 @@ impl SeedTime {
 /// can time, and few enough to plan in well under a second.
 pub const MAX_STUDY_RUNS: u64 = 10_000;
 
+/// The most configurations a whole config may plan, its studies together
+/// (each counted as for [`MAX_STUDY_RUNS`]): planning and a dry run stay
+/// within seconds and tens of megabytes.
+pub const MAX_CONFIG_RUNS: u64 = 20_000;
+
 /// The units a published figure may have.
 pub const PUBLISHED_UNITS: [&str; 4] = ["x", "ms", "s", "Mrays/s"];
 
@@ -253,6 +259,10 @@ pub struct PlannedRun {
     pub spec: RunSpec,
     /// A label naming what varies within the study, e.g. `gpu-mega block=8x8`.
     pub label: String,
+    /// A fingerprint of its every setting ([`RunSpec`], its scene file as
+    /// the file system resolves it): its rows carry it (`config_key`), and
+    /// `--resume` matches rows to planned runs by it.
+    pub key: String,
 }
 
 impl Study {
@@ -280,6 +290,8 @@ impl Study {
         // each distinct run once, found by its description in linear time.
         let mut seen = std::collections::HashSet::new();
         for scene in &self.scenes {
+            // The same file whatever the working folder and config path.
+            let resolved = std::fs::canonicalize(scene).unwrap_or_else(|_| scene.clone());
             for &backend in &self.backends {
                 for point in &points {
                     let mut spec = RunSpec::new(scene.clone(), backend);
@@ -290,6 +302,7 @@ impl Study {
                     if !seen.insert(format!("{spec:?}")) {
                         continue;
                     }
+                    let key = config_key(&spec, &resolved);
                     let mut label = backend.label().to_string();
                     if self.scenes.len() > 1 {
                         label = format!("{} {label}", scene_stem(scene));
@@ -301,6 +314,7 @@ impl Study {
                         index: runs.len() as u32,
                         spec,
                         label,
+                        key,
                     });
                 }
             }
@@ -312,6 +326,17 @@ impl Study {
     pub fn swept(&self) -> Vec<String> {
         self.sweep.iter().map(|s| s.param.name()).collect()
     }
+}
+
+/// The fingerprint of `spec`'s every setting, its scene file named by
+/// `resolved` (the path the file system resolves it to), so that the key
+/// is the same whatever the working folder or the config's path.
+fn config_key(spec: &RunSpec, resolved: &Path) -> String {
+    let spec = RunSpec {
+        scene: resolved.to_path_buf(),
+        ..spec.clone()
+    };
+    fingerprint_bytes(format!("{spec:?}").as_bytes())
 }
 
 /// A scene file's stem.
@@ -413,8 +438,9 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
         ));
     }
     let mut studies: Vec<Study> = Vec::new();
+    let mut planned = 0;
     for def in &file.study {
-        let study = source.study(def, &studies)?;
+        let study = source.study(def, &studies, &mut planned)?;
         studies.push(study);
     }
     Ok(Config {
@@ -449,8 +475,9 @@ impl Source<'_> {
         }
     }
 
-    /// Validates one study; `earlier` are the studies before it.
-    fn study(&self, def: &Spanned<StudyDef>, earlier: &[Study]) -> Result<Study, ConfigError> {
+    /// Validates one study; `earlier` are the studies before it, which plan
+    /// `planned` configurations (this study's are added).
+    fn study(&self, def: &Spanned<StudyDef>, earlier: &[Study], planned: &mut u64) -> Result<Study, ConfigError> {
         let s = def.get_ref();
         let name = s.name.get_ref().clone();
         let st = StudySource {
@@ -487,7 +514,7 @@ impl Source<'_> {
             .iter()
             .map(|(key, values)| st.sweep(key, values, &backends))
             .collect::<Result<Vec<_>, _>>()?;
-        st.check_run_count(def.span(), scenes.len(), backends.len(), &sweep)?;
+        *planned = st.check_run_count(def.span(), (scenes.len(), backends.len(), &sweep), *planned)?;
         let scaling = s
             .scaling
             .as_ref()
@@ -525,7 +552,7 @@ impl Source<'_> {
             run.spec
                 .validate()
                 .and_then(|()| scaling.check(&run.spec))
-                .map_err(|m| st.at(def.span(), &format!("run `{}`", run.label), m))?;
+                .map_err(|m| st.at(def.span(), &format!("run `{}`", shorten_for_error(&run.label)), m))?;
         }
         for (p, def) in study.published.iter_mut().zip(&s.published) {
             let (run, over) = st.matched_runs(def, &runs, study.baseline)?;
@@ -538,8 +565,11 @@ impl Source<'_> {
 impl StudySource<'_> {
     /// An error at `span`, about `field` of this study.
     fn at(&self, span: std::ops::Range<usize>, field: &str, message: String) -> ConfigError {
-        self.source
-            .at(span, &format!("study `{}`, {field}", self.name), message)
+        self.source.at(
+            span,
+            &format!("study `{}`, {field}", shorten_for_error(self.name)),
+            message,
+        )
     }
 
     /// Checks the study's name: a plain word, unique in the config.
@@ -617,9 +647,7 @@ impl StudySource<'_> {
 
     /// A concrete back end named in `field`.
     fn backend(&self, v: &Spanned<String>, field: &str) -> Result<BackendKind, ConfigError> {
-        choice::<BackendArg>(v.get_ref())
-            .and_then(concrete_backend)
-            .map_err(|m| self.at(v.span(), field, m))
+        choice::<BackendKind>(v.get_ref()).map_err(|m| self.at(v.span(), field, m))
     }
 
     /// The study's back ends, at least one.
@@ -692,7 +720,7 @@ impl StudySource<'_> {
         table
             .iter()
             .map(|(key, value)| {
-                let field = format!("{name} `{}`", key.get_ref());
+                let field = format!("{name} `{}`", shorten_for_error(key.get_ref()));
                 let param = param_named(key).map_err(|m| self.at(key.span(), &field, m))?;
                 check_concerns(&param, backends).map_err(|m| self.at(key.span(), &field, m))?;
                 let value = param
@@ -711,7 +739,7 @@ impl StudySource<'_> {
         values: &Spanned<Vec<Spanned<toml::Value>>>,
         backends: &[BackendKind],
     ) -> Result<Sweep, ConfigError> {
-        let field = format!("sweep `{}`", key.get_ref());
+        let field = format!("sweep `{}`", shorten_for_error(key.get_ref()));
         let param = param_named(key).map_err(|m| self.at(key.span(), &field, m))?;
         check_concerns(&param, backends).map_err(|m| self.at(key.span(), &field, m))?;
         if values.get_ref().is_empty() {
@@ -726,14 +754,16 @@ impl StudySource<'_> {
     }
 
     /// Refuses a study whose configurations (scenes × back ends × every
-    /// sweep's values) would pass [`MAX_STUDY_RUNS`], before any is made.
+    /// sweep's values) would pass [`MAX_STUDY_RUNS`], or that with the
+    /// `planned` configurations of the studies before it would pass
+    /// [`MAX_CONFIG_RUNS`], before any is made; returns the config's
+    /// configurations so far, this study's included.
     fn check_run_count(
         &self,
         span: std::ops::Range<usize>,
-        scenes: usize,
-        backends: usize,
-        sweep: &[Sweep],
-    ) -> Result<(), ConfigError> {
+        (scenes, backends, sweep): (usize, usize, &[Sweep]),
+        planned: u64,
+    ) -> Result<u64, ConfigError> {
         let factors: Vec<usize> = [scenes, backends]
             .into_iter()
             .chain(sweep.iter().map(|s| s.values.len()))
@@ -754,7 +784,18 @@ impl StudySource<'_> {
                 ),
             ));
         }
-        Ok(())
+        let total = planned + count;
+        if total > MAX_CONFIG_RUNS {
+            return Err(self.at(
+                span,
+                "sweep",
+                format!(
+                    "the config plans {total} configurations with this study's {count} ({planned} in the studies \
+                     before it); the limit for a whole config is {MAX_CONFIG_RUNS}: split it into several configs"
+                ),
+            ));
+        }
+        Ok(total)
     }
 
     /// The one run a published figure stands beside: of its back end (and
@@ -770,7 +811,12 @@ impl StudySource<'_> {
         baseline: Option<BackendKind>,
     ) -> Result<(String, Option<String>), ConfigError> {
         let p = def.get_ref();
-        let entry = format!("published figure `{} {}` of {}", p.value, p.unit, p.source);
+        let entry = format!(
+            "published figure `{} {}` of {}",
+            p.value,
+            shorten_for_error(&p.unit),
+            shorten_for_error(&p.source)
+        );
         let at = |m: String| self.at(def.span(), &entry, m);
         let settings = self.settings(&p.settings, "published figure, `match`", &[p.backend])?;
         let run = self.one_run(p, runs, &settings, "its run").map_err(at)?;
@@ -878,7 +924,11 @@ impl StudySource<'_> {
             return Err(self.at(
                 p.span(),
                 "published figure, field `unit`",
-                format!("expected one of {}; got `{}`", PUBLISHED_UNITS.join(", "), f.unit),
+                format!(
+                    "expected one of {}; got `{}`",
+                    PUBLISHED_UNITS.join(", "),
+                    shorten_for_error(&f.unit)
+                ),
             ));
         }
         if !backends.contains(&f.backend) {

@@ -8,7 +8,7 @@ use crate::io::atomic_file::{self, Output};
 use crate::system::provenance::Provenance;
 use anyhow::{Context, bail};
 use serde::Serialize;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 /// The experiment's output files.
@@ -148,7 +148,8 @@ pub fn check(
 /// Checks, before the first sample, the output folder `dir` (none: the
 /// rows stay in memory) and every file the command writes, as [`check`]
 /// does; takes the folder's lock, and returns what an interrupted run
-/// there left to resume, its files repaired.
+/// there left to resume, its files repaired and its rows numbered as
+/// `config` plans their configurations ([`number_as_planned`]).
 pub fn prepare(
     dir: Option<&Path>,
     outputs: &[Output],
@@ -172,7 +173,9 @@ pub fn prepare(
             ..Resumed::default()
         });
     };
-    let rows = repair_records(&OutFiles::in_folder(dir))?;
+    let files = OutFiles::in_folder(dir);
+    let rows = repair_records(&files)?;
+    let rows = number_as_planned(&files, rows, config)?;
     Ok(Resumed {
         manifest: Some(manifest),
         _lock: Some(lock),
@@ -277,6 +280,83 @@ fn repair_records(files: &OutFiles) -> anyhow::Result<Vec<RunRow>> {
         }
     }
     Ok(runs.rows)
+}
+
+/// Gives the rows of an earlier run (and their kernel rows) the run
+/// numbers `config` plans their configurations under, matched by their
+/// settings (`config_key`), not by their numbers: a resumed config may
+/// order or change its sweeps (`--allow-mixed`), and a row's number then
+/// names another configuration. Rows of a configuration the config no
+/// longer plans (or from before `config_key`, which match none) are kept,
+/// each configuration under a number of its own past the planned ones, in
+/// order of appearance; rows of a study it no longer has are left as they
+/// are. The files are rewritten only where a
+/// number changes, which resuming the same config never does.
+fn number_as_planned(files: &OutFiles, mut rows: Vec<RunRow>, config: &Config) -> anyhow::Result<Vec<RunRow>> {
+    // Each study's planned run of each configuration, and its first free
+    // number past them.
+    let mut planned: HashMap<(&str, &str), u32> = HashMap::new();
+    let mut free: HashMap<&str, u32> = HashMap::new();
+    let studies: Vec<(&Study, Vec<PlannedRun>)> = config.studies.iter().map(|s| (s, s.runs())).collect();
+    for (study, runs) in &studies {
+        free.insert(&study.name, runs.len() as u32);
+        for run in runs {
+            planned.insert((&study.name, &run.key), run.index);
+        }
+    }
+    // Each earlier configuration (study, number, key) and its number now.
+    let mut numbers: HashMap<(String, u32, String), u32> = HashMap::new();
+    for row in &rows {
+        let Some(next) = free.get_mut(row.study.as_str()) else {
+            continue;
+        };
+        let earlier = (row.study.clone(), row.run, row.config_key.clone());
+        if numbers.contains_key(&earlier) {
+            continue;
+        }
+        let now = match planned.get(&(row.study.as_str(), row.config_key.as_str())) {
+            Some(&index) if !row.config_key.is_empty() => index,
+            _ => {
+                let fresh = *next;
+                *next += 1;
+                fresh
+            }
+        };
+        numbers.insert(earlier, now);
+    }
+    let moved = numbers.iter().filter(|((_, run, _), now)| run != *now).count();
+    if moved == 0 {
+        return Ok(rows);
+    }
+    eprintln!(
+        "wavepath: {}: {moved} configurations of the earlier rows are numbered as this config plans them \
+         (matched by their settings)",
+        files.runs.display()
+    );
+    // Kernel rows name their run by number alone: the first configuration
+    // of that number in the earlier rows.
+    let mut by_number: HashMap<(String, u32), u32> = HashMap::new();
+    for row in &rows {
+        if let Some(&now) = numbers.get(&(row.study.clone(), row.run, row.config_key.clone())) {
+            by_number.entry((row.study.clone(), row.run)).or_insert(now);
+        }
+    }
+    for row in &mut rows {
+        if let Some(&now) = numbers.get(&(row.study.clone(), row.run, row.config_key.clone())) {
+            row.run = now;
+        }
+    }
+    rewrite(&files.runs, &rows)?;
+    if std::fs::metadata(&files.kernels).is_ok_and(|m| m.len() > 0) {
+        let mut kernels = recover_rows::<KernelRow>(&files.kernels)?.rows;
+        for k in &mut kernels {
+            if let Some(&now) = by_number.get(&(k.study.clone(), k.run)) {
+                k.run = now;
+            }
+        }
+        rewrite(&files.kernels, &kernels)?;
+    }
+    Ok(rows)
 }
 
 /// Replaces the CSV file at `path` with this version's header and `rows`.

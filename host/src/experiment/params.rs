@@ -17,6 +17,7 @@ use crate::settings::capacity::{Capacity, parse_capacity};
 use crate::settings::choice::choice;
 use crate::settings::cpu::{CpuSchedule, MAX_THREADS, check_threads};
 use crate::settings::devices::MAX_GPUS;
+use crate::settings::echo::shorten_for_error;
 use crate::settings::kernels::KernelFeatures;
 use crate::settings::mega_config::check_register_cap;
 use crate::settings::nee::NeeMode;
@@ -149,7 +150,7 @@ impl Param {
 /// A TOML value's kind, for error messages.
 fn type_of(v: &toml::Value) -> String {
     match v {
-        toml::Value::String(s) => format!("the string \"{s}\""),
+        toml::Value::String(s) => format!("the string \"{}\"", shorten_for_error(s)),
         toml::Value::Integer(n) => format!("the integer {n}"),
         toml::Value::Float(x) => format!("the number {x}"),
         toml::Value::Boolean(b) => format!("{b}"),
@@ -170,7 +171,12 @@ pub enum PathStep {
 
 /// Splits a scene-field path such as `generators[0].grid` into steps.
 pub fn scene_path(path: &str) -> Result<Vec<PathStep>, String> {
-    let bad = || format!("expected a scene field path such as `generators[0].grid`; got `{path}`");
+    let bad = || {
+        format!(
+            "expected a scene field path such as `generators[0].grid`; got `{}`",
+            shorten_for_error(path)
+        )
+    };
     let mut steps = Vec::new();
     for part in path.split('.') {
         let (key, mut rest) = part.split_once('[').map_or((part, ""), |(k, r)| (k, r));
@@ -455,7 +461,7 @@ settings! {
     /// Wavefront schedule.
     SCHEDULE = "schedule", WaveSchedule(named), for Wavefront, |r, s| r.options.wavefront.schedule = s;
     /// Wavefront refill threshold, a fraction of the slots.
-    REFILL = "refill", Fraction(fraction), for Wavefront, |r, f| r.options.wavefront.refill = f;
+    REFILL = "refill", Fraction(fraction), for Wavefront, |r, f| r.options.wavefront.refill = Some(f);
     /// Wavefront compaction.
     COMPACTION = "compaction", Compaction(compaction), for Wavefront,
         |r, c| r.options.wavefront.compaction = c;

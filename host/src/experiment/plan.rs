@@ -4,6 +4,7 @@
 use super::config::{Config, PlannedRun, Study};
 use super::params::RunSpec;
 use crate::backend::BackendKind;
+use crate::settings::echo::shorten_for_error;
 use anyhow::bail;
 
 /// The studies to run, with their planned configurations.
@@ -13,8 +14,9 @@ pub fn plan<'c>(config: &'c Config, only: Option<&str>) -> anyhow::Result<Vec<(&
     {
         let names: Vec<&str> = config.studies.iter().map(|s| s.name.as_str()).collect();
         bail!(
-            "{}: no study `{name}`; the studies are {}",
+            "{}: no study `{}`; the studies are {}",
             config.path.display(),
+            shorten_for_error(name),
             names.join(", ")
         );
     }

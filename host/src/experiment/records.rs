@@ -21,6 +21,11 @@ pub struct RunRow {
     pub run: u32,
     /// What varies within the study, e.g. `gpu-mega block=8x8`.
     pub config: String,
+    /// A fingerprint of the configuration's every setting (the planned
+    /// run's `key`): `--resume` matches rows to the runs a config plans by
+    /// it (empty in rows from before it, which match none).
+    #[serde(default)]
+    pub config_key: String,
     /// Repetition from 0.
     pub repetition: u32,
     /// The scene file.
@@ -281,7 +286,8 @@ impl CsvAppender {
 
 /// Columns added after results were first committed: older files may lack
 /// them (the rows then read them as empty), in a report and on `--resume`.
-pub const ADDED_LATER: [&str; 18] = [
+pub const ADDED_LATER: [&str; 19] = [
+    "config_key",
     "refill",
     "max_registers",
     "kernels",

@@ -160,8 +160,9 @@ pub type Plan<'c> = Vec<(&'c Study, Vec<PlannedRun>)>;
 
 /// Every check a run of `config` makes before its first render, changing
 /// nothing, in the order the run makes them: the study asked for exists,
-/// the flags given concern a planned back end, every scene loads and every
-/// film fits (`preflight::check`), the output folder takes the run
+/// the flags given concern a planned back end, the GPUs `--devices` names
+/// are there ([`gpu_ordinals`]), every scene loads and every film fits
+/// (`preflight::check`), the output folder takes the run
 /// ([`output::check`]) and the binary may make results ([`check_clean`]).
 /// [`run`] and `--dry-run` both go through here, so that a dry run passes
 /// exactly the plans a run starts.
@@ -172,6 +173,7 @@ pub fn check<'c>(
 ) -> anyhow::Result<(Plan<'c>, preflight::Checked)> {
     let plan = plan(config, opts.only.as_deref())?;
     check_plan_flags(&plan, opts)?;
+    gpu_ordinals(&plan, opts.devices.as_ref())?;
     let checked = preflight::check(&plan)?;
     output::check(
         opts.out.as_deref(),
@@ -233,26 +235,22 @@ pub(crate) fn start_manifest(
     Ok(manifest)
 }
 
-/// The GPUs when a GPU run is planned: those `devices` names, or GPU 0
-/// (GPUs 0 to N−1 where a run renders on N together); or why the GPU
-/// runs are skipped (an error instead with `require_gpu`, or where
-/// `--devices` named GPUs). Too few GPUs for a run of several is an error.
-pub(crate) fn open_gpus(
+/// The ordinals of the GPUs to open when a GPU run is planned (`None`
+/// when none is): those `devices` names, or GPU 0 (GPUs 0 to N−1 where a
+/// run renders on N together). `--devices` naming a GPU that is not there,
+/// or with none usable, and too few GPUs for a run of several are errors.
+/// The run and `--dry-run` both make this check ([`check`]), before
+/// anything is written.
+pub(crate) fn gpu_ordinals(
     plan: &[(&Study, Vec<PlannedRun>)],
-    require_gpu: bool,
     devices: Option<&Devices>,
-) -> anyhow::Result<(Vec<Gpu>, Option<String>)> {
-    let gpu_runs = plan
-        .iter()
-        .flat_map(|(_, runs)| runs)
-        .filter(|r| r.spec.backend.is_gpu())
-        .count();
-    if gpu_runs == 0 {
-        return Ok((Vec::new(), None));
+) -> anyhow::Result<Option<Vec<usize>>> {
+    if !plan.iter().flat_map(|(_, runs)| runs).any(|r| r.spec.backend.is_gpu()) {
+        return Ok(None);
     }
     let ordinals = match (devices, team::most_gpus(plan).0) {
         (None, 1) => vec![0],
-        // Without a usable GPU, opening GPU 0 below says why.
+        // Without a usable GPU, opening GPU 0 says why.
         (None, n) => match Gpu::count() {
             Ok(present) => {
                 team::check_enough(plan, present, "this host")?;
@@ -268,6 +266,20 @@ pub(crate) fn open_gpus(
             ordinals
         }
     };
+    Ok(Some(ordinals))
+}
+
+/// The GPUs when a GPU run is planned ([`gpu_ordinals`]), or why the GPU
+/// runs are skipped (an error instead with `require_gpu`, or where
+/// `--devices` named GPUs).
+pub(crate) fn open_gpus(
+    plan: &[(&Study, Vec<PlannedRun>)],
+    require_gpu: bool,
+    devices: Option<&Devices>,
+) -> anyhow::Result<(Vec<Gpu>, Option<String>)> {
+    let Some(ordinals) = gpu_ordinals(plan, devices)? else {
+        return Ok((Vec::new(), None));
+    };
     match ordinals.into_iter().map(Gpu::open).collect::<Result<Vec<_>, _>>() {
         Ok(gpus) => Ok((gpus, None)),
         Err(e) if require_gpu => {
@@ -276,6 +288,11 @@ pub(crate) fn open_gpus(
         }
         Err(e) if devices.is_some() => Err(anyhow::Error::new(e).context("--devices: opening the GPUs")),
         Err(e) => {
+            let gpu_runs = plan
+                .iter()
+                .flat_map(|(_, runs)| runs)
+                .filter(|r| r.spec.backend.is_gpu())
+                .count();
             let note = format!("no usable GPU ({e}); the {gpu_runs} GPU configurations are skipped");
             eprintln!("wavepath: {note}; the CPU runs go ahead");
             Ok((Vec::new(), Some(note)))

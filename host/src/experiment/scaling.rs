@@ -4,6 +4,7 @@
 //! its `gpus`, so every GPU keeps the same number of pixels.
 
 use super::params::RunSpec;
+use crate::settings::echo::shorten_for_error;
 use crate::settings::size::{MAX_IMAGE_SIDE, size_label};
 
 /// How a study's runs grow with their GPU count.
@@ -22,7 +23,10 @@ impl Scaling {
         match text {
             "strong" => Ok(Scaling::Strong),
             "weak" => Ok(Scaling::Weak),
-            other => Err(format!("expected `strong` or `weak`, got `{other}`")),
+            other => Err(format!(
+                "expected `strong` or `weak`, got `{}`",
+                shorten_for_error(other)
+            )),
         }
     }
 

@@ -12,6 +12,7 @@ use crate::backend::gpu::Gpu;
 use crate::backend::gpu::buffers::DeviceScene;
 use crate::prepared::PreparedScene;
 use crate::scene::{self, Scene};
+use crate::settings::echo::shorten_for_error;
 use anyhow::Context;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -116,11 +117,14 @@ pub fn with_fields(text: &str, fields: &[(String, toml::Value)]) -> anyhow::Resu
     let mut doc: DocumentMut = text.parse().context("the scene is not valid TOML")?;
     for (path, value) in fields {
         let steps = scene_path(path).map_err(anyhow::Error::msg)?;
-        let value: toml_edit::Value = value
-            .to_string()
-            .parse()
-            .with_context(|| format!("scene.{path}: the value {value} cannot be written as TOML"))?;
-        set(doc.as_table_mut(), &steps, value).map_err(|m| anyhow::anyhow!("scene.{path}: {m}"))?;
+        let shown = shorten_for_error(path);
+        let value: toml_edit::Value = value.to_string().parse().with_context(|| {
+            format!(
+                "scene.{shown}: the value {} cannot be written as TOML",
+                shorten_for_error(&value.to_string())
+            )
+        })?;
+        set(doc.as_table_mut(), &steps, value).map_err(|m| anyhow::anyhow!("scene.{shown}: {m}"))?;
     }
     Ok(doc.to_string())
 }
@@ -130,10 +134,12 @@ fn set(table: &mut dyn TableLike, steps: &[PathStep], value: toml_edit::Value) -
     let Some((PathStep::Key(key), rest)) = steps.split_first() else {
         return Err("a path goes from a key".into());
     };
+    // The key as the messages quote it.
+    let shown = shorten_for_error(key);
     match rest.split_first() {
         None => {
             if table.get(key).is_some_and(|i| !i.is_value()) {
-                return Err(format!("`{key}` is a table or an array of tables, not a value"));
+                return Err(format!("`{shown}` is a table or an array of tables, not a value"));
             }
             table.insert(key, Item::Value(value));
             Ok(())
@@ -145,21 +151,25 @@ fn set(table: &mut dyn TableLike, steps: &[PathStep], value: toml_edit::Value) -
             let inner = table
                 .get_mut(key)
                 .and_then(Item::as_table_like_mut)
-                .ok_or_else(|| format!("`{key}` is not a table"))?;
+                .ok_or_else(|| format!("`{shown}` is not a table"))?;
             set(inner, rest, value)
         }
         Some((&PathStep::Index(i), after)) => {
-            let item = table.get_mut(key).ok_or_else(|| format!("the scene has no `{key}`"))?;
-            let missing = |n: usize| format!("`{key}` has {n} entries; there is no `{key}[{i}]`");
+            let item = table
+                .get_mut(key)
+                .ok_or_else(|| format!("the scene has no `{shown}`"))?;
+            let missing = |n: usize| format!("`{shown}` has {n} entries; there is no `{shown}[{i}]`");
             if let Some(tables) = item.as_array_of_tables_mut() {
                 let n = tables.len();
                 let entry = tables.get_mut(i).ok_or_else(|| missing(n))?;
                 if after.is_empty() {
-                    return Err(format!("`{key}[{i}]` is a whole table; name one of its fields"));
+                    return Err(format!("`{shown}[{i}]` is a whole table; name one of its fields"));
                 }
                 return set(entry, after, value);
             }
-            let array = item.as_array_mut().ok_or_else(|| format!("`{key}` is not an array"))?;
+            let array = item
+                .as_array_mut()
+                .ok_or_else(|| format!("`{shown}` is not an array"))?;
             let n = array.len();
             if after.is_empty() {
                 if i >= n {
@@ -172,7 +182,7 @@ fn set(table: &mut dyn TableLike, steps: &[PathStep], value: toml_edit::Value) -
                 .get_mut(i)
                 .ok_or_else(|| missing(n))?
                 .as_inline_table_mut()
-                .ok_or_else(|| format!("`{key}[{i}]` is not a table"))?;
+                .ok_or_else(|| format!("`{shown}[{i}]` is not a table"))?;
             set(entry, after, value)
         }
     }

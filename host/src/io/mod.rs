@@ -6,10 +6,8 @@
 //!   command that writes;
 //! - [`image`]: film → tone map → PNG, PPM or BMP;
 //! - [`csv`]: rows of any serialisable type as a CSV file;
-//! - [`echo`]: user input quoted in an error, cut to a readable length.
 
 pub mod atomic_file;
 pub mod csv;
-pub mod echo;
 pub mod image;
 pub mod input_file;

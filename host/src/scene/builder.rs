@@ -5,7 +5,7 @@
 
 use super::Geometry;
 use super::fields::{FieldResult, MAX_COORDINATE, field_error};
-use crate::io::echo::shorten_for_error;
+use crate::settings::echo::shorten_for_error;
 use device::geometry::{Polygon, PrimRef, Sphere};
 use device::material::Material;
 use device::math::Vec3;

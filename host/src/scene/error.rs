@@ -1,7 +1,7 @@
 //! Scene errors that say where: file, line and field, and no more of a
 //! value than a reader needs ([`quoting_shortened`]).
 
-use crate::io::echo::shorten_for_error;
+use crate::settings::echo::shorten_for_error;
 use std::path::{Path, PathBuf};
 use toml::de::DeTable;
 

@@ -3,7 +3,7 @@
 
 use super::error::{SceneError, line_col, quoting_shortened};
 use super::fields::FieldError;
-use crate::io::echo::shorten_for_error;
+use crate::settings::echo::shorten_for_error;
 use std::ops::Range;
 use std::path::Path;
 

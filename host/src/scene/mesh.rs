@@ -27,7 +27,7 @@
 
 use super::fields::{FieldResult, point, positive, vec3};
 use super::schema::TransformDef;
-use crate::io::echo::shorten_for_error;
+use crate::settings::echo::shorten_for_error;
 use device::math::{Vec3, scalar};
 use std::io::{BufRead, Read, Write};
 use std::num::IntErrorKind;
@@ -449,7 +449,7 @@ impl Checker<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::io::echo::ECHOED_CHARS;
+    use crate::settings::echo::ECHOED_CHARS;
 
     #[test]
     fn transform_scales_rotates_then_translates() {

@@ -4,7 +4,7 @@
 
 use super::fields::{self, FieldResult, field_error, positive, rgb};
 use super::schema::{ColourDef, TextureDef, TextureSpaceDef};
-use crate::io::echo::shorten_for_error;
+use crate::settings::echo::shorten_for_error;
 use crate::io::image::{Channels, check_pixels};
 use device::math::Rgb;
 use device::texture::{Colour, Texture, TextureKind, TextureRef, TextureSpace};

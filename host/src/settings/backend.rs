@@ -1,11 +1,11 @@
 //! Which back end renders: a concrete one ([`BackendKind`]), or `auto`
 //! ([`BackendChoice`]), and the names both go by ([`BackendArg`]).
 
-use crate::settings::choice::prose_list;
 use clap::ValueEnum;
 
-/// Which back end renders.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+/// Which back end renders, by the names the command line and configs use
+/// (where `auto` is no choice: `verify`, `bench`, a study's back ends).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum BackendKind {
     /// One CPU thread.
@@ -92,18 +92,6 @@ impl BackendArg {
     }
 }
 
-/// The concrete back end of a `verify`, `bench` or config argument (`auto`
-/// is not a back end to measure).
-pub fn concrete_backend(arg: BackendArg) -> Result<BackendKind, String> {
-    match arg.choice() {
-        BackendChoice::Exactly(kind) => Ok(kind),
-        BackendChoice::Auto => {
-            let names = BackendKind::ALL.map(BackendKind::label);
-            Err(format!("name a back end ({}), not auto", prose_list(&names, "or")))
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -117,9 +105,12 @@ mod tests {
             let arg = BackendArg::from_str(kind.label(), false).unwrap();
             assert_eq!(arg.choice(), BackendChoice::Exactly(kind));
         }
-        let e = concrete_backend(BackendArg::Auto).unwrap_err();
-        for kind in BackendKind::ALL {
-            assert!(e.contains(kind.label()), "{e}");
-        }
+        // Where `auto` is no choice, the names are the back ends' alone.
+        let kinds: Vec<String> = BackendKind::value_variants()
+            .iter()
+            .filter_map(|k| k.to_possible_value())
+            .map(|p| p.get_name().to_string())
+            .collect();
+        assert_eq!(kinds, BackendKind::ALL.map(|k| k.label().to_string()));
     }
 }

@@ -1,6 +1,7 @@
 //! The wavefront's pool capacity: how many paths are in flight, as a number
 //! of slots, a memory budget or `auto`, with its parser and limits.
 
+use crate::settings::echo::shorten_for_error;
 use device::queue::{PathPool, Queues};
 
 /// How many paths are in flight.
@@ -62,7 +63,8 @@ pub fn state_bytes(capacity: usize, shadow_rays: bool) -> usize {
 pub fn parse_capacity(s: &str) -> Result<Capacity, String> {
     let bad = || {
         format!(
-            "expected a power of two such as 2^21 or 2097152, a budget such as 512MiB or 2GiB, or `auto`; got `{s}`"
+            "expected a power of two such as 2^21 or 2097152, a budget such as 512MiB or 2GiB, or `auto`; got `{}`",
+            shorten_for_error(s)
         )
     };
     if s.eq_ignore_ascii_case("auto") {

@@ -1,6 +1,7 @@
 //! One of a value enum's names, parsed with a message listing them all, and
 //! lists of names written as prose for messages and help texts.
 
+use crate::settings::echo::shorten_for_error;
 use clap::ValueEnum;
 
 /// One of a `clap::ValueEnum`'s names.
@@ -10,7 +11,7 @@ pub fn choice<T: ValueEnum>(s: &str) -> Result<T, String> {
             .iter()
             .filter_map(|v| v.to_possible_value().map(|p| p.get_name().to_string()))
             .collect();
-        format!("expected one of {}; got `{s}`", names.join(", "))
+        format!("expected one of {}; got `{}`", names.join(", "), shorten_for_error(s))
     })
 }
 

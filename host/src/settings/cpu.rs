@@ -1,6 +1,8 @@
 //! The `cpu` back end's settings: how many threads, and how the image is
 //! divided between them.
 
+use crate::settings::echo::shorten_for_error;
+
 /// The most threads the `cpu` back end starts (more than any machine's
 /// cores; each thread costs a stack and a share of the image).
 pub const MAX_THREADS: usize = 1024;
@@ -21,7 +23,7 @@ pub fn check_threads(n: usize) -> Result<(), String> {
 pub fn parse_threads(s: &str) -> Result<usize, String> {
     let n = s
         .parse::<usize>()
-        .map_err(|_| format!("expected a whole number of threads, got `{s}`"))?;
+        .map_err(|_| format!("expected a whole number of threads, got `{}`", shorten_for_error(s)))?;
     check_threads(n)?;
     Ok(n)
 }

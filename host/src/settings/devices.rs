@@ -6,6 +6,8 @@
 //! ordinal exists is checked against the GPUs present when they are opened
 //! ([`Devices::ordinals`]).
 
+use crate::settings::echo::shorten_for_error;
+
 /// The GPUs a command asks for.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Devices {
@@ -34,11 +36,14 @@ pub fn parse_devices(text: &str) -> Result<Devices, String> {
     let mut list = Vec::new();
     for item in text.split(',').map(str::trim) {
         if item.is_empty() {
-            return Err(format!("{EXPECTED}; `{text}` has an empty entry"));
+            return Err(format!("{EXPECTED}; `{}` has an empty entry", shorten_for_error(text)));
         }
-        let ordinal = item
-            .parse::<usize>()
-            .map_err(|_| format!("{EXPECTED}; `{item}` is not a GPU ordinal (0, 1, ...)"))?;
+        let ordinal = item.parse::<usize>().map_err(|_| {
+            format!(
+                "{EXPECTED}; `{}` is not a GPU ordinal (0, 1, ...)",
+                shorten_for_error(item)
+            )
+        })?;
         if list.contains(&ordinal) {
             return Err(format!("{EXPECTED}; device {ordinal} is listed twice"));
         }

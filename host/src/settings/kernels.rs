@@ -8,6 +8,7 @@
 //! measures the specialisation itself: the same image, from kernels that
 //! carry code the render never runs.
 
+use crate::settings::echo::shorten_for_error;
 use device::features::{Feature, Features};
 use std::fmt;
 use std::str::FromStr;
@@ -68,7 +69,8 @@ impl FromStr for KernelFeatures {
         let mut parts = text.split('+');
         if parts.next() != Some("exact") {
             return Err(format!(
-                "`{text}` is not a kernel feature set: expected `exact`, `all` or `exact+FEATURE+…`"
+                "`{}` is not a kernel feature set: expected `exact`, `all` or `exact+FEATURE+…`",
+                shorten_for_error(text)
             ));
         }
         let mut extra = Features::NONE;
@@ -76,7 +78,9 @@ impl FromStr for KernelFeatures {
             let feature = Feature::ALL.into_iter().find(|f| f.name() == name).ok_or_else(|| {
                 let names: Vec<&str> = Feature::ALL.iter().map(|f| f.name()).collect();
                 format!(
-                    "`{name}` in `{text}` is no feature; the features are {}",
+                    "`{}` in `{}` is no feature; the features are {}",
+                    shorten_for_error(name),
+                    shorten_for_error(text),
                     names.join(", ")
                 )
             })?;

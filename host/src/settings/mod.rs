@@ -25,13 +25,15 @@
 //! - [`repetitions`]: warm-ups and timed repetitions;
 //! - [`sampler`]: the random-number sampler, hash or Sobol;
 //! - [`nee`]: next-event estimation on or off;
-//! - [`choice`]: one of a value enum's names.
+//! - [`choice`]: one of a value enum's names;
+//! - [`echo`]: user input quoted in an error, cut to a readable length.
 
 pub mod backend;
 pub mod capacity;
 pub mod choice;
 pub mod cpu;
 pub mod devices;
+pub mod echo;
 pub mod kernels;
 pub mod mega_config;
 pub mod nee;

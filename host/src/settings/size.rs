@@ -1,6 +1,8 @@
 //! `WIDTHxHEIGHT` values (image sizes, block shapes, tiles) and the limits
 //! a render is held to.
 
+use crate::settings::echo::shorten_for_error;
+
 /// The largest image side accepted, in pixels (the film of the largest
 /// image is 24 GiB; the memory check before a render refuses what does not
 /// fit).
@@ -16,7 +18,12 @@ pub const MAX_DEPTH: u32 = 65_536;
 
 /// Parses `WIDTHxHEIGHT`.
 pub fn parse_size(s: &str) -> Result<(u32, u32), String> {
-    let bad = || format!("expected WIDTHxHEIGHT with sides from 1 to {MAX_IMAGE_SIDE}, e.g. 1200x800; got `{s}`");
+    let bad = || {
+        format!(
+            "expected WIDTHxHEIGHT with sides from 1 to {MAX_IMAGE_SIDE}, e.g. 1200x800; got `{}`",
+            shorten_for_error(s)
+        )
+    };
     let (w, h) = s.split_once(['x', 'X']).ok_or_else(bad)?;
     let w: u32 = w.trim().parse().map_err(|_| bad())?;
     let h: u32 = h.trim().parse().map_err(|_| bad())?;

@@ -7,6 +7,7 @@
 use super::capacity::Capacity;
 use super::kernels::KernelFeatures;
 use super::mega_config::check_register_cap;
+use crate::settings::echo::shorten_for_error;
 use device::launch::{Compaction, MaterialSort};
 
 /// When new camera paths enter the wavefront's pool (not to be confused with
@@ -95,7 +96,7 @@ pub fn parse_fraction(s: &str) -> Result<f32, String> {
     s.parse::<f32>()
         .ok()
         .filter(|f| (0.0..=1.0).contains(f))
-        .ok_or_else(|| format!("expected a fraction from 0 to 1, got `{s}`"))
+        .ok_or_else(|| format!("expected a fraction from 0 to 1, got `{}`", shorten_for_error(s)))
 }
 
 // The defaults bound memory (results/wavefront_tuning/,
@@ -135,8 +136,10 @@ pub struct WavefrontConfig {
     /// When new paths enter.
     pub schedule: WaveSchedule,
     /// With [`WaveSchedule::Regenerate`]: refill once at most this fraction of
-    /// the slots hold paths (1 refills every iteration).
-    pub refill: f32,
+    /// the slots hold paths (1 refills every iteration); `None` where not
+    /// given, [`DEFAULT_REFILL`] then. Given to [`WaveSchedule::BounceSync`],
+    /// which never refills, it is refused ([`WavefrontConfig::validate`]).
+    pub refill: Option<f32>,
     /// How survivors are gathered.
     pub compaction: Compaction,
     /// Whether the coated queue is sorted by variant before shading (only
@@ -166,7 +169,7 @@ impl Default for WavefrontConfig {
         WavefrontConfig {
             capacity: DEFAULT_CAPACITY,
             schedule: DEFAULT_SCHEDULE,
-            refill: DEFAULT_REFILL,
+            refill: None,
             compaction: DEFAULT_COMPACTION.mode(),
             material_sort: DEFAULT_MATERIAL_SORT.mode(),
             block: DEFAULT_WAVE_BLOCK,
@@ -187,17 +190,31 @@ impl WavefrontConfig {
             return Err(format!("block {}: must be a multiple of 32 up to 1024", self.block));
         }
         check_register_cap(self.max_registers)?;
-        if !(0.0..=1.0).contains(&self.refill) {
-            return Err(format!("refill {}: must be a fraction from 0 to 1", self.refill));
+        match (self.refill, self.schedule) {
+            (Some(refill), _) if !(0.0..=1.0).contains(&refill) => {
+                Err(format!("refill {refill}: must be a fraction from 0 to 1"))
+            }
+            (Some(_), WaveSchedule::BounceSync) => Err(format!(
+                "refill applies to the {} schedule; {} never refills the pool and would ignore it: \
+                 leave refill out or choose the {} schedule",
+                WaveSchedule::Regenerate.label(),
+                WaveSchedule::BounceSync.label(),
+                WaveSchedule::Regenerate.label()
+            )),
+            _ => Ok(()),
         }
-        Ok(())
+    }
+
+    /// The refill threshold in effect: the one given, else the default.
+    pub fn refill_fraction(&self) -> f32 {
+        self.refill.unwrap_or(DEFAULT_REFILL)
     }
 
     /// The schedule's refill threshold for `capacity` slots.
     pub fn refill_below(&self, capacity: u32) -> u32 {
         match self.schedule {
             WaveSchedule::BounceSync => 0,
-            WaveSchedule::Regenerate => (self.refill as f64 * capacity as f64) as u32,
+            WaveSchedule::Regenerate => (self.refill_fraction() as f64 * capacity as f64) as u32,
         }
     }
 
@@ -205,7 +222,7 @@ impl WavefrontConfig {
     pub fn label(&self) -> String {
         let schedule = match self.schedule {
             WaveSchedule::BounceSync => self.schedule.label().to_string(),
-            WaveSchedule::Regenerate => format!("{}{}", self.schedule.label(), self.refill),
+            WaveSchedule::Regenerate => format!("{}{}", self.schedule.label(), self.refill_fraction()),
         };
         let drain = if self.drain_below > 0 {
             format!("/drain{}", self.drain_below)
@@ -247,10 +264,35 @@ mod tests {
                 ..ok
             },
             WavefrontConfig { block: 48, ..ok },
-            WavefrontConfig { refill: 1.5, ..ok },
+            WavefrontConfig {
+                refill: Some(1.5),
+                ..ok
+            },
         ];
         for config in bad {
             assert!(config.validate().is_err(), "{config:?}");
         }
+    }
+
+    #[test]
+    fn a_refill_threshold_is_refused_where_the_schedule_never_refills() {
+        let regenerate = WavefrontConfig {
+            refill: Some(0.25),
+            ..WavefrontConfig::default()
+        };
+        assert_eq!(regenerate.validate(), Ok(()));
+        assert_eq!(regenerate.label(), "regenerate0.25/prefix-sum/512MiB/64/drain262144");
+        let bounce = WavefrontConfig {
+            schedule: WaveSchedule::BounceSync,
+            ..regenerate
+        };
+        let e = bounce.validate().unwrap_err();
+        assert!(
+            e.contains("refill applies to the regenerate schedule") && e.contains("bounce-sync never refills"),
+            "{e}"
+        );
+        // Not given, nothing to refuse.
+        let bounce = WavefrontConfig { refill: None, ..bounce };
+        assert_eq!(bounce.validate(), Ok(()));
     }
 }
