@@ -38,8 +38,8 @@ fn the_seed_decides_the_image() {
 fn a_pixel_whose_paths_regenerate_sums_what_its_samples_sum_one_by_one() {
     use device::accel::Dispatch;
     use device::integrator::{PixelResult, SampleRange, render_pixel, trace_path};
-    use device::observe::Unobserved;
     use device::material::AnyMaterial;
+    use device::observe::Unobserved;
     use device::warp::Unsynchronised;
     use wavepath::render::{Overrides, load_scene, params_for};
 

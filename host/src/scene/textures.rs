@@ -4,8 +4,8 @@
 
 use super::fields::{self, FieldResult, field_error, positive, rgb};
 use super::schema::{ColourDef, TextureDef, TextureSpaceDef};
-use crate::settings::echo::shorten_for_error;
 use crate::io::image::{Channels, check_pixels};
+use crate::settings::echo::shorten_for_error;
 use device::math::Rgb;
 use device::texture::{Colour, Texture, TextureKind, TextureRef, TextureSpace};
 use std::collections::BTreeMap;
