@@ -149,7 +149,7 @@ pub fn check(
 /// rows stay in memory) and every file the command writes, as [`check`]
 /// does; takes the folder's lock, and returns what an interrupted run
 /// there left to resume, its files repaired and its rows numbered as
-/// `config` plans their configurations ([`number_as_planned`]).
+/// `config` plans their configurations (`number_as_planned`).
 pub fn prepare(
     dir: Option<&Path>,
     outputs: &[Output],

@@ -161,7 +161,7 @@ pub type Plan<'c> = Vec<(&'c Study, Vec<PlannedRun>)>;
 /// Every check a run of `config` makes before its first render, changing
 /// nothing, in the order the run makes them: the study asked for exists,
 /// the flags given concern a planned back end, the GPUs `--devices` names
-/// are there ([`gpu_ordinals`]), every scene loads and every film fits
+/// are there (`gpu_ordinals`), every scene loads and every film fits
 /// (`preflight::check`), the output folder takes the run
 /// ([`output::check`]) and the binary may make results ([`check_clean`]).
 /// [`run`] and `--dry-run` both go through here, so that a dry run passes
