@@ -181,10 +181,29 @@ fn an_error_quotes_a_huge_value_cut_to_a_readable_length() {
         (vec!["experiment", "e.toml", "--devices", &count], "GPU ordinal"),
         (vec!["render", "s.toml", &count], "unexpected argument"),
     ] {
+        check(args, expected);
+    }
+    // Paths, which the errors name whole where they are short.
+    let scene = util::repo("scenes/cornell_diffuse.toml");
+    let scene = scene.to_str().unwrap();
+    let out = format!("o.{}", "k".repeat(100_000));
+    let missing = format!("/tmp/{}.toml", "k".repeat(100_000));
+    for (args, expected) in [
+        (
+            vec!["render", scene, "--size", "8x8", "--spp", "1", "--out", &out],
+            "o.kkk",
+        ),
+        (vec!["render", &missing, "--size", "8x8"], "/tmp/kkk"),
+        (vec!["report", &missing], "/tmp/kkk"),
+    ] {
+        check(args, expected);
+    }
+    fn check(args: Vec<&str>, expected: &str) {
         let run = wavepath().args(&args).output().unwrap();
-        assert!(!run.status.success(), "{}", args[2]);
+        let label: String = args.join(" ").chars().take(60).collect();
+        assert!(!run.status.success(), "{label}");
         let stderr = String::from_utf8_lossy(&run.stderr);
-        assert!(stderr.len() < 2000, "{} bytes for {}", stderr.len(), args[2]);
+        assert!(stderr.len() < 2000, "{} bytes for {label}", stderr.len());
         assert!(stderr.contains(expected) && stderr.contains("… (100"), "{stderr}");
     }
 }
@@ -395,7 +414,7 @@ fn a_cpu_profile_measures_each_function_by_the_samples_it_was_on_the_stack_in_an
     );
     let svg = std::fs::read_to_string(&svg).unwrap();
     assert!(
-        svg.contains("<svg") && svg.contains("trace_path"),
+        svg.contains("<svg") && svg.contains("render_pixel"),
         "a flame graph of the render"
     );
 }

@@ -917,3 +917,48 @@ fn an_experiment_refuses_kernels_from_outside_the_binary() {
     // Without it, the same experiment runs.
     assert!(run(&config, &out, &[]).status.success());
 }
+
+#[test]
+fn a_resume_after_the_scene_file_changed_does_not_keep_rows_of_the_old_scene() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = dir.path().join("box.toml");
+    let original = std::fs::read_to_string(util::repo("scenes/cornell_diffuse.toml")).unwrap();
+    std::fs::write(&scene, &original).unwrap();
+    let text = SMALL
+        .replace("SCENES/cornell_diffuse.toml", &scene.display().to_string())
+        .replace("backends = [\"cpu-serial\", \"cpu\"]", "backends = [\"cpu-serial\"]")
+        .replace("repeat = 2", "repeat = 1");
+    let config = write_config(dir.path(), "small", &text);
+    let out = dir.path().join("out");
+    let o = run(&config, &out, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let hash = |out: &Path| -> Vec<String> {
+        recover_rows::<RunRow>(&out.join("runs.csv"))
+            .unwrap()
+            .rows
+            .iter()
+            .map(|r| r.film_hash.clone())
+            .collect()
+    };
+    let old = hash(&out);
+    // The same config over an edited scene: its rows are of another image.
+    let edited = original.replace("0.75", "0.3");
+    assert_ne!(edited, original, "the test's edit found nothing to change");
+    std::fs::write(&scene, &edited).unwrap();
+    let o = run(&config, &out, &["--resume"]);
+    assert!(!o.status.success(), "the resume kept the old scene's rows as complete");
+    assert!(
+        stderr(&o).contains("scene file changed since") && stderr(&o).contains("--allow-mixed"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(hash(&out), old, "the refused resume changed the rows");
+    // With --allow-mixed the new scene's run is made and the old row kept
+    // apart, and the film check says the two images differ.
+    let o = run(&config, &out, &["--resume", "--allow-mixed"]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(!o.status.success() && stdout.contains("films MISMATCH"), "{stdout}");
+    let both = hash(&out);
+    assert_eq!(both.len(), 2, "{both:?}");
+    assert!(both.contains(&old[0]) && both.iter().any(|h| *h != old[0]), "{both:?}");
+}

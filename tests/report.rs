@@ -330,7 +330,7 @@ struct Edit {
 /// Values the runner cannot write, on lines of the fixture: 2 is
 /// `cpu-serial`, 5 `cpu` at 16 spp, 23 `gpu-mega` at 64 spp. The last cell
 /// set is the one refused.
-const CSV_EDITS: [Edit; 31] = [
+const CSV_EDITS: [Edit; 37] = [
     Edit {
         file: "runs.csv",
         line: 2,
@@ -470,7 +470,8 @@ const CSV_EDITS: [Edit; 31] = [
         file: "runs.csv",
         line: 5,
         cells: &[("registers", "64")],
-        expect: "set in a row of back end `cpu` (only GPU runs have a kernel profile: the runner leaves it empty)",
+        expect: "set in a row of back end `cpu` (only GPU runs have a GPU and a kernel profile: the runner leaves \
+                 it empty)",
     },
     Edit {
         file: "runs.csv",
@@ -534,6 +535,44 @@ const CSV_EDITS: [Edit; 31] = [
         line: 2,
         cells: &[("active_lanes", "40")],
         expect: "40 is out of range (expected a mean from 0 to 32 lanes)",
+    },
+    Edit {
+        file: "runs.csv",
+        line: 2,
+        cells: &[("film_hash", "abc")],
+        expect: "`abc` is not a film hash (expected 16 hex digits, or 8 from older runners)",
+    },
+    Edit {
+        file: "runs.csv",
+        line: 2,
+        cells: &[("commit", "f47|`x")],
+        expect: "`f47|`x` is not a commit (expected 7 to 40 hex digits, `-dirty` after them for a build with \
+                 uncommitted changes, or `unknown`)",
+    },
+    Edit {
+        file: "kernels.csv",
+        line: 2,
+        cells: &[("kernel", "")],
+        expect: "empty (expected the kernel's entry-point name)",
+    },
+    Edit {
+        file: "kernels.csv",
+        line: 2,
+        cells: &[("min_ms", "99999")],
+        expect: "99999 is above `max_ms`, 0.7125 (the fastest launch cannot be slower than the slowest)",
+    },
+    Edit {
+        file: "runs.csv",
+        line: 2,
+        cells: &[("gpu_ordinal", "0")],
+        expect: "set in a row of back end `cpu-serial` (only GPU runs have a GPU and a kernel profile: the runner \
+                 leaves it empty)",
+    },
+    Edit {
+        file: "runs.csv",
+        line: 23,
+        cells: &[("max_registers", "64"), ("registers", "96")],
+        expect: "96 is above the row's cap of 64 registers (`max_registers`), which the kernel keeps to",
     },
 ];
 

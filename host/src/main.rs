@@ -2,6 +2,7 @@
 
 use std::process::ExitCode;
 use wavepath::cli::Cli;
+use wavepath::settings::echo::shorten_long_words;
 
 fn main() -> ExitCode {
     if let Some(missing) = missing_cpu_features() {
@@ -21,7 +22,7 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("wavepath: error: {e:#}");
+            eprintln!("wavepath: error: {}", shorten_long_words(&format!("{e:#}")));
             ExitCode::FAILURE
         }
     }

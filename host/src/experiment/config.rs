@@ -260,8 +260,10 @@ pub struct PlannedRun {
     /// A label naming what varies within the study, e.g. `gpu-mega block=8x8`.
     pub label: String,
     /// A fingerprint of its every setting ([`RunSpec`], its scene file as
-    /// the file system resolves it): its rows carry it (`config_key`), and
-    /// `--resume` matches rows to planned runs by it.
+    /// the file system resolves it, and that file's contents): its rows
+    /// carry it (`config_key`), and `--resume` matches rows to planned
+    /// runs by it, so a row rendered from an earlier version of the scene
+    /// file matches none.
     pub key: String,
 }
 
@@ -292,6 +294,8 @@ impl Study {
         for scene in &self.scenes {
             // The same file whatever the working folder and config path.
             let resolved = std::fs::canonicalize(scene).unwrap_or_else(|_| scene.clone());
+            // A file that cannot be read fails when the run loads it.
+            let contents = std::fs::read(&resolved).unwrap_or_default();
             for &backend in &self.backends {
                 for point in &points {
                     let mut spec = RunSpec::new(scene.clone(), backend);
@@ -302,7 +306,7 @@ impl Study {
                     if !seen.insert(format!("{spec:?}")) {
                         continue;
                     }
-                    let key = config_key(&spec, &resolved);
+                    let key = config_key(&spec, &resolved, &contents);
                     let mut label = backend.label().to_string();
                     if self.scenes.len() > 1 {
                         label = format!("{} {label}", scene_stem(scene));
@@ -329,14 +333,18 @@ impl Study {
 }
 
 /// The fingerprint of `spec`'s every setting, its scene file named by
-/// `resolved` (the path the file system resolves it to), so that the key
-/// is the same whatever the working folder or the config's path.
-fn config_key(spec: &RunSpec, resolved: &Path) -> String {
+/// `resolved` (the path the file system resolves it to, so that the key
+/// is the same whatever the working folder or the config's path) and
+/// read as `contents`.
+fn config_key(spec: &RunSpec, resolved: &Path, contents: &[u8]) -> String {
     let spec = RunSpec {
         scene: resolved.to_path_buf(),
         ..spec.clone()
     };
-    fingerprint_bytes(format!("{spec:?}").as_bytes())
+    let mut bytes = format!("{spec:?}").into_bytes();
+    bytes.push(0);
+    bytes.extend_from_slice(contents);
+    fingerprint_bytes(&bytes)
 }
 
 /// A scene file's stem.

@@ -175,7 +175,7 @@ pub fn prepare(
     };
     let files = OutFiles::in_folder(dir);
     let rows = repair_records(&files)?;
-    let rows = number_as_planned(&files, rows, config)?;
+    let rows = number_as_planned(&files, rows, config, policy.allow_mixed)?;
     Ok(Resumed {
         manifest: Some(manifest),
         _lock: Some(lock),
@@ -291,8 +291,15 @@ fn repair_records(files: &OutFiles) -> anyhow::Result<Vec<RunRow>> {
 /// each configuration under a number of its own past the planned ones, in
 /// order of appearance; rows of a study it no longer has are left as they
 /// are. The files are rewritten only where a
-/// number changes, which resuming the same config never does.
-fn number_as_planned(files: &OutFiles, mut rows: Vec<RunRow>, config: &Config) -> anyhow::Result<Vec<RunRow>> {
+/// number changes, which resuming the same config never does. Without
+/// `allow_mixed` a row of a configuration the config no longer plans (its
+/// settings or its scene file changed since) refuses the resume.
+fn number_as_planned(
+    files: &OutFiles,
+    mut rows: Vec<RunRow>,
+    config: &Config,
+    allow_mixed: bool,
+) -> anyhow::Result<Vec<RunRow>> {
     // Each study's planned run of each configuration, and its first free
     // number past them.
     let mut planned: HashMap<(&str, &str), u32> = HashMap::new();
@@ -316,6 +323,15 @@ fn number_as_planned(files: &OutFiles, mut rows: Vec<RunRow>, config: &Config) -
         }
         let now = match planned.get(&(row.study.as_str(), row.config_key.as_str())) {
             Some(&index) if !row.config_key.is_empty() => index,
+            _ if !allow_mixed && !row.config_key.is_empty() => bail!(
+                "{}: the rows of run {} of study `{}` ({}) were made under settings or a scene file that \
+                 this config no longer has (the scene file changed since, or the config); pass --allow-mixed \
+                 to keep them beside the new runs, or choose another --out",
+                files.runs.display(),
+                row.run,
+                row.study,
+                row.config
+            ),
             _ => {
                 let fresh = *next;
                 *next += 1;

@@ -18,6 +18,38 @@ pub fn shorten_for_error(value: &str) -> Cow<'_, str> {
     }
 }
 
+/// The longest word (a run of characters without white space) an error
+/// message prints whole: a longer one is a value nothing cut (a path, as
+/// a rule), cut as [`shorten_for_error`] cuts a value.
+pub const LONGEST_WORD: usize = 400;
+
+/// `message` with every word longer than [`LONGEST_WORD`] characters cut
+/// as [`shorten_for_error`] cuts a value: the last guard, where an error
+/// is printed, for values (file paths above all) that its own code quotes
+/// whole.
+pub fn shorten_long_words(message: &str) -> Cow<'_, str> {
+    let long = |w: &str| w.chars().nth(LONGEST_WORD).is_some();
+    if !message.split_whitespace().any(long) {
+        return Cow::Borrowed(message);
+    }
+    let mut out = String::with_capacity(message.len().min(4 * LONGEST_WORD));
+    let mut rest = message;
+    while let Some(start) = rest.find(|c: char| !c.is_whitespace()) {
+        out.push_str(&rest[..start]);
+        rest = &rest[start..];
+        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        let word = &rest[..end];
+        if long(word) {
+            out.push_str(&shorten_for_error(word));
+        } else {
+            out.push_str(word);
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -28,6 +60,22 @@ mod tests {
         assert_eq!(shorten_for_error("exact+nee"), "exact+nee");
         let limit = "x".repeat(ECHOED_CHARS);
         assert_eq!(shorten_for_error(&limit), limit);
+    }
+
+    #[test]
+    fn a_message_keeps_its_words_and_cuts_only_the_long_ones() {
+        let message = "cannot write  out/a.png: no such folder\n  caused by: x";
+        assert_eq!(shorten_long_words(message), message);
+        let path = format!("/tmp/{}.png", "k".repeat(100_000));
+        let message = format!("{path} cannot write (no such folder)");
+        let cut = shorten_long_words(&message);
+        assert_eq!(
+            cut,
+            format!(
+                "{}… (100009 bytes) cannot write (no such folder)",
+                &path[..ECHOED_CHARS]
+            )
+        );
     }
 
     #[test]

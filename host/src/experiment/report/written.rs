@@ -25,6 +25,7 @@ use crate::experiment::params::{self, Param, SettingDecl, Value, describe};
 use crate::experiment::records::{KernelRow, Manifest, ManifestStudy, RunRow};
 use crate::experiment::scaling::Scaling;
 use crate::settings::backend::{BackendArg, BackendChoice};
+use crate::settings::echo::shorten_for_error;
 use crate::settings::kernels::EARLIER_BUILDS;
 use clap::ValueEnum;
 use std::collections::HashMap;
@@ -346,18 +347,59 @@ fn profile(r: &RunRow, backend: BackendKind) -> Result<(), Refusal> {
             ("occupancy", r.occupancy.is_some()),
             ("state_bytes", r.state_bytes.is_some()),
             ("pool_capacity", r.pool_capacity.is_some()),
+            ("gpu_ordinal", r.gpu_ordinal.is_some()),
         ];
         if let Some(&(column, _)) = set.iter().find(|(_, set)| *set) {
             return Err((
                 column,
                 format!(
-                    "set in a row of back end `{}` (only GPU runs have a kernel profile: the runner leaves it empty)",
+                    "set in a row of back end `{}` (only GPU runs have a GPU and a kernel profile: the runner leaves \
+                     it empty)",
                     backend.label()
                 ),
             ));
         }
     }
-    kernel_figures(r.registers, r.occupancy)
+    kernel_figures(r.registers, r.occupancy)?;
+    if let (Some(n), Some(cap)) = (r.registers, r.max_registers)
+        && n > cap
+    {
+        return Err((
+            "registers",
+            format!("{n} is above the row's cap of {cap} registers (`max_registers`), which the kernel keeps to"),
+        ));
+    }
+    Ok(())
+}
+
+/// A row's film hash and commit as the runner writes them: a hash of 16
+/// hex digits (8 in rows of older runners) or none, and a commit's hash
+/// (`-dirty` after it for a build with uncommitted changes) or `unknown`.
+/// Rows of several commits are the summary's to refuse or name.
+fn provenance(r: &RunRow) -> Result<(), Refusal> {
+    let hex = |s: &str| matches!(s.len(), 8 | 16) && s.bytes().all(|b| b.is_ascii_hexdigit());
+    if !r.film_hash.is_empty() && !hex(&r.film_hash) {
+        return Err((
+            "film_hash",
+            format!(
+                "`{}` is not a film hash (expected 16 hex digits, or 8 from older runners)",
+                shorten_for_error(&r.film_hash)
+            ),
+        ));
+    }
+    let commit = r.commit.strip_suffix("-dirty").unwrap_or(&r.commit);
+    let looks_like_one = (7..=40).contains(&commit.len()) && commit.bytes().all(|b| b.is_ascii_hexdigit());
+    if !(looks_like_one || r.commit == "unknown") {
+        return Err((
+            "commit",
+            format!(
+                "`{}` is not a commit (expected 7 to 40 hex digits, `-dirty` after them for a build with \
+                 uncommitted changes, or `unknown`)",
+                shorten_for_error(&r.commit)
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The settings a row's configuration label (`config`, e.g. `gpu-mega
@@ -423,6 +465,7 @@ impl Written for RunRow {
             }
         }
         profile(self, backend)?;
+        provenance(self)?;
         as_configured(self)?;
         split(self)?;
         time("wall_ms", self.wall_ms, true, false)?;
@@ -470,6 +513,18 @@ impl Written for KernelRow {
             ));
         }
         kernel_figures(self.registers, self.occupancy)?;
+        if self.kernel.trim().is_empty() {
+            return Err(("kernel", "empty (expected the kernel's entry-point name)".into()));
+        }
+        if self.min_ms > self.max_ms {
+            return Err((
+                "min_ms",
+                format!(
+                    "{} is above `max_ms`, {} (the fastest launch cannot be slower than the slowest)",
+                    self.min_ms, self.max_ms
+                ),
+            ));
+        }
         if let Some(lanes) = self.active_lanes
             && !(0.0..=WARP_LANES).contains(&lanes)
         {
