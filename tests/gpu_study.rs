@@ -152,6 +152,13 @@ impl Tarball {
         self
     }
 
+    /// The committed study [`STUDY`] with its `file` replaced by a member
+    /// of `kind` (a link to `target`, a FIFO, a device).
+    fn study_with_special(&mut self, file: &str, kind: EntryType, target: Option<&str>) -> &mut Self {
+        self.study_as(STUDY, STUDY, &[file], None)
+            .special(&format!("./{STUDY}/{file}"), kind, target)
+    }
+
     /// The committed study `from`, packed as folder `name`, with `except`
     /// left out and `text` in place of `changed`'s.
     fn study_as(&mut self, from: &str, name: &str, except: &[&str], changed: Option<(&str, &str)>) -> &mut Self {
@@ -241,11 +248,7 @@ fn unpack_refuses_links_fifos_and_devices_before_writing_anything() {
             "a report linked to a file outside",
             "regression_check_nee/report.md: a symbolic link",
             Box::new(|t| {
-                t.study_as(STUDY, STUDY, &["report.md"], None).special(
-                    "./regression_check_nee/report.md",
-                    EntryType::Symlink,
-                    Some(&victim_path),
-                );
+                t.study_with_special("report.md", EntryType::Symlink, Some(&victim_path));
             }),
         ),
         (
@@ -267,44 +270,28 @@ fn unpack_refuses_links_fifos_and_devices_before_writing_anything() {
             "a hard link",
             "regression_check_nee/report.md: a hard link",
             Box::new(|t| {
-                t.study_as(STUDY, STUDY, &["report.md"], None).special(
-                    "./regression_check_nee/report.md",
-                    EntryType::Link,
-                    Some("./regression_check_nee/runs.csv"),
-                );
+                t.study_with_special("report.md", EntryType::Link, Some("./regression_check_nee/runs.csv"));
             }),
         ),
         (
             "a FIFO as kernels.csv",
             "regression_check_nee/kernels.csv: a FIFO",
             Box::new(|t| {
-                t.study_as(STUDY, STUDY, &["kernels.csv"], None).special(
-                    "./regression_check_nee/kernels.csv",
-                    EntryType::Fifo,
-                    None,
-                );
+                t.study_with_special("kernels.csv", EntryType::Fifo, None);
             }),
         ),
         (
             "a character device as report.md",
             "regression_check_nee/report.md: a character device",
             Box::new(|t| {
-                t.study_as(STUDY, STUDY, &["report.md"], None).special(
-                    "./regression_check_nee/report.md",
-                    EntryType::Char,
-                    None,
-                );
+                t.study_with_special("report.md", EntryType::Char, None);
             }),
         ),
         (
             "a block device",
             "regression_check_nee/runs.csv: a block device",
             Box::new(|t| {
-                t.study_as(STUDY, STUDY, &["runs.csv"], None).special(
-                    "./regression_check_nee/runs.csv",
-                    EntryType::Block,
-                    None,
-                );
+                t.study_with_special("runs.csv", EntryType::Block, None);
             }),
         ),
     ];
