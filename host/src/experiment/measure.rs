@@ -18,10 +18,10 @@ use crate::backend::gpu::profile::GpuProfile;
 use crate::backend::gpu::{Gpu, GpuError};
 use crate::backend::{BackendKind, RenderOutput};
 use crate::prepared::PreparedScene;
-use crate::render::compare::film_rel_mse;
+use crate::render::compare::FastAgreement;
 use crate::render::split::DeviceShare;
 use crate::render::{Renderer, params_for};
-use crate::settings::arithmetic::{Arithmetic, FAST_REL_MSE_BOUND};
+use crate::settings::arithmetic::{Arithmetic, FAST_NOISE_FRACTION};
 use anyhow::Context;
 use device::film::FixedRgb;
 use device::scene::{RenderParams, RenderView};
@@ -50,6 +50,9 @@ pub struct Tally {
     /// The last CPU reference film of the parity step, by what it renders
     /// (the configurations of one scene and size follow each other).
     reference: Option<(String, Vec<FixedRgb>)>,
+    /// The last CPU film of the next seed, the noise a fast-arithmetic
+    /// film is measured against, likewise.
+    next_seed: Option<(String, Vec<FixedRgb>)>,
     /// The last GPU profile of each configuration, as (study, run, profile),
     /// when kept.
     pub profiles: Vec<(String, u32, GpuProfile)>,
@@ -85,8 +88,8 @@ impl Tally {
 
 /// The parity step of one study: every configuration that is not the CPU's
 /// own renders, at [`PARITY_SPP`] samples per pixel, the CPU's film bit for
-/// bit before it is timed, or under the fast arithmetic within
-/// [`FAST_REL_MSE_BOUND`] of it.
+/// bit before it is timed, or under the fast arithmetic nearer it than
+/// [`FAST_NOISE_FRACTION`] of the noise.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Parity {
     /// The study.
@@ -105,8 +108,9 @@ impl Parity {
     pub fn outcome(&self) -> String {
         match &self.mismatch {
             None if self.within_bound > 0 => format!(
-                "{} configuration(s) rendered the CPU's film bit for bit, and {} under the fast arithmetic within \
-                 relative MSE {FAST_REL_MSE_BOUND:e} of it, at {PARITY_SPP} spp before they were timed",
+                "{} configuration(s) rendered the CPU's film bit for bit, and {} under the fast arithmetic nearer it \
+                 than {FAST_NOISE_FRACTION} of the noise (the next seed's film in relative MSE), at {PARITY_SPP} spp \
+                 before they were timed",
                 self.identical, self.within_bound
             ),
             None => format!(
@@ -116,6 +120,31 @@ impl Parity {
             Some(m) => format!("MISMATCH before timing: {m}"),
         }
     }
+}
+
+/// The CPU's film of `job` under `params` at `spp`, from `slot` when it
+/// holds that render (the configurations of one scene and size follow each
+/// other), else rendered and kept there.
+fn cpu_film<'t>(
+    slot: &'t mut Option<(String, Vec<FixedRgb>)>,
+    job: &Job,
+    params: RenderParams,
+    spp: u32,
+) -> Result<&'t [FixedRgb], RunError> {
+    let spec = &job.run.spec;
+    let key = format!(
+        "{:?} {:?} {:?} {params:?} {spp}",
+        spec.scene, spec.scene_fields, spec.overrides
+    );
+    if slot.as_ref().is_none_or(|(k, _)| *k != key) {
+        let cpu = Renderer::on(BackendKind::Cpu, job.renderer.options(), None)?;
+        let film = cpu
+            .render(job.scene, params, spp, &|_| {})
+            .map_err(|e| RunError::Abort(e.context(what(job.study, job.run))))?
+            .film;
+        *slot = Some((key, film));
+    }
+    Ok(&slot.as_ref().expect("filled above").1)
 }
 
 /// Samples per pixel of the parity step: enough to take every branch of a
@@ -307,20 +336,16 @@ impl Runs<'_> {
         }
         let spp = job.spp.min(PARITY_SPP);
         let (checked, _) = self.render_spp(job, spp)?;
-        let spec = &job.run.spec;
-        let key = format!(
-            "{:?} {:?} {:?} {:?} {spp}",
-            spec.scene, spec.scene_fields, spec.overrides, job.params
-        );
-        if tally.reference.as_ref().is_none_or(|(k, _)| *k != key) {
-            let cpu = Renderer::on(BackendKind::Cpu, job.renderer.options(), None)?;
-            let film = cpu
-                .render(job.scene, job.params, spp, &|_| {})
-                .map_err(|e| RunError::Abort(e.context(what(job.study, job.run))))?
-                .film;
-            tally.reference = Some((key, film));
+        let fast = job.renderer.options().arithmetic(kind) == Arithmetic::Fast;
+        let next_seed = RenderParams {
+            seed: job.params.seed.wrapping_add(1),
+            ..job.params
+        };
+        if fast {
+            cpu_film(&mut tally.next_seed, job, next_seed, spp)?;
         }
-        let reference = &tally.reference.as_ref().expect("made above").1;
+        let reference = cpu_film(&mut tally.reference, job, job.params, spp)?;
+        let next_seed = tally.next_seed.as_ref().map(|(_, film)| film.as_slice());
         let entry = match tally.parity.iter_mut().position(|p| p.study == job.study.name) {
             Some(i) => &mut tally.parity[i],
             None => {
@@ -331,19 +356,20 @@ impl Runs<'_> {
                 tally.parity.last_mut().expect("just pushed")
             }
         };
-        if job.renderer.options().arithmetic(kind) == Arithmetic::Fast {
-            // The fast arithmetic's own image: held to the CPU's within the
-            // bound here, and to the other GPU schedules' bit for bit by the
-            // film check of the timed rows.
-            let e = film_rel_mse(&checked.film, reference, spp);
-            if e <= FAST_REL_MSE_BOUND {
+        if let (true, Some(next_seed)) = (fast, next_seed) {
+            // The fast arithmetic's own image: held to the CPU's within a
+            // fraction of the noise here, and to the other GPU schedules'
+            // bit for bit by the film check of the timed rows.
+            let agreement = FastAgreement::measure(&checked.film, reference, next_seed, spp);
+            if agreement.within_bound() {
                 entry.within_bound += 1;
                 return Ok(());
             }
             let m = format!(
-                "{}: the fast-arithmetic film at {spp} spp is {e:.3e} from the CPU's in relative MSE, beyond the \
-                 bound of {FAST_REL_MSE_BOUND:e}; `wavepath verify --arithmetic fast` says more",
-                job.run.label
+                "{}: the fast-arithmetic film at {spp} spp is beyond its bound: {}; `wavepath verify --arithmetic \
+                 fast` says more",
+                job.run.label,
+                agreement.describe()
             );
             entry.mismatch.get_or_insert(m.clone());
             return Err(RunError::Skip(format!("parity: {m}")));

@@ -7,6 +7,7 @@
 //! arithmetic's check against the CPU.
 
 use crate::io::image::{self as image_io, FloatImage, ImageHeader, OutputFormat};
+use crate::settings::arithmetic::FAST_NOISE_FRACTION;
 use crate::system::fingerprint::fingerprint;
 use anyhow::bail;
 use device::film::FixedRgb;
@@ -109,6 +110,57 @@ pub fn film_hash(film: &[FixedRgb]) -> String {
     fingerprint(film.iter().flat_map(|p| [p.r, p.g, p.b]))
 }
 
+/// How a fast-arithmetic film compares with the CPU's exact film of the
+/// same samples, and with the Monte Carlo noise: the exact film of the
+/// next seed against the exact one.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FastAgreement {
+    /// Relative MSE of the fast film against the exact one.
+    pub rel_mse: f64,
+    /// Relative MSE of the exact film of the next seed against the exact one.
+    pub noise_rel_mse: f64,
+    /// Pixels whose fast and exact sums differ.
+    pub differing_pixels: usize,
+}
+
+impl FastAgreement {
+    /// Compares `fast` with `exact`, and `next_seed` (the exact film of the
+    /// next seed) with `exact`, every film a sum of `spp` samples per pixel.
+    pub fn measure(fast: &[FixedRgb], exact: &[FixedRgb], next_seed: &[FixedRgb], spp: u32) -> Self {
+        FastAgreement {
+            rel_mse: film_rel_mse(fast, exact, spp),
+            noise_rel_mse: film_rel_mse(next_seed, exact, spp),
+            differing_pixels: fast.iter().zip(exact).filter(|(a, b)| a != b).count(),
+        }
+    }
+
+    /// The fast film's distance as a fraction of the noise's.
+    pub fn noise_fraction(&self) -> f64 {
+        if self.rel_mse == 0.0 {
+            0.0
+        } else {
+            self.rel_mse / self.noise_rel_mse
+        }
+    }
+
+    /// True within [`FAST_NOISE_FRACTION`] of the noise.
+    pub fn within_bound(&self) -> bool {
+        self.noise_fraction() <= FAST_NOISE_FRACTION
+    }
+
+    /// One line for a summary or a refusal.
+    pub fn describe(&self) -> String {
+        format!(
+            "relative MSE {:.3e} against the CPU's exact image, where the next seed's exact image is {:.3e} from \
+             it: {:.3} of the noise (bound {FAST_NOISE_FRACTION}); {} pixels differ",
+            self.rel_mse,
+            self.noise_rel_mse,
+            self.noise_fraction(),
+            self.differing_pixels
+        )
+    }
+}
+
 /// One channel's term of the relative MSE: (t − r)² / (r² + ε).
 fn relative_squared(t: f64, r: f64) -> f64 {
     (t - r) * (t - r) / (r * r + REL_MSE_EPSILON)
@@ -196,6 +248,26 @@ mod tests {
         let e = film_rel_mse(&test, &reference, 4);
         assert!((e - 0.125 / 1.01).abs() < 1e-9, "{e}");
         assert_eq!(film_rel_mse(&reference, &reference, 4), 0.0);
+    }
+
+    #[test]
+    fn a_fast_film_is_held_to_a_fraction_of_the_noise() {
+        let sum = |v: f32| FixedRgb::from_radiance(device::math::Rgb::new(v, v, v));
+        let exact = [sum(1.0), sum(1.0)];
+        // The next seed is off by 1 in one pixel: relative MSE 0.5 / 1.01.
+        let next = [sum(1.0), sum(0.0)];
+        let near = FastAgreement::measure(&[sum(1.0), sum(0.75)], &exact, &next, 1);
+        assert!((near.noise_fraction() - 0.0625).abs() < 1e-9, "{near:?}");
+        assert!(near.within_bound() && near.differing_pixels == 1);
+        let far = FastAgreement::measure(&[sum(0.0), sum(0.0)], &exact, &next, 1);
+        assert!(
+            (far.noise_fraction() - 2.0).abs() < 1e-9 && !far.within_bound(),
+            "{far:?}"
+        );
+        // With no noise to measure against, only the exact film itself passes.
+        let same = FastAgreement::measure(&exact, &exact, &exact, 1);
+        assert!(same.within_bound() && same.differing_pixels == 0);
+        assert!(!FastAgreement::measure(&next, &exact, &exact, 1).within_bound());
     }
 
     #[test]
