@@ -1,9 +1,8 @@
 //! BVH traversal over 64-byte nodes that hold both children's boxes (Aila
 //! and Laine 2009): one fetch per visit tests both children, the nearer is
 //! visited next and the farther waits on a short stack with its entry
-//! distance, so it is skipped if a closer hit turns up first. A leaf's
-//! primitives are tested on the turn after its box is entered, in the same
-//! loop that visits interior nodes.
+//! distance, so it is skipped if a closer hit turns up first. Leaf
+//! children's primitives are tested as soon as their box is entered.
 
 use super::stack::{Stack, StackStorage};
 use super::{AccelView, Closest, Query, TestOrder};
@@ -44,12 +43,6 @@ unsafe impl crate::kernel::AsBytes for BvhNode {}
 /// Closest hit (or, for an any-hit query, the first hit) by BVH traversal. The unit of work is a child slot, `2 ·
 /// node + k`: the nearer entered child is visited next, the farther waits
 /// on the stack, leaves included, so primitives are tested near to far.
-///
-/// One loop visits one child a turn, a leaf or an interior node alike, as
-/// the fast hand-written CUDA kernels do: on the GPU the lanes of a warp
-/// meet again at the top of every turn, whichever kind each visited. Two
-/// nested loops (interior nodes outside, the leaves met between them
-/// inside) kept the lanes testing leaves apart from those descending.
 #[inline(always)]
 pub fn search(
     primitives: &Primitives,
@@ -69,40 +62,14 @@ pub fn search(
     }
     let mut storage = StackStorage::<Entry, MAX_DEPTH>::new();
     let mut stack = Stack::new(&mut storage);
-    // The child to visit this turn: the root first, then the nearer child
-    // of the node just visited, else the top of the stack.
-    let mut next = Some((0, 0));
+    let mut node = 0usize;
     loop {
-        let (child, count) = match next.take() {
-            Some(visit) => visit,
-            None => match stack.pop() {
-                None => return c.finish(primitives, ray),
-                // Skip what a closer hit has ruled out.
-                Some((_, t_enter)) if t_enter > c.range.max => continue,
-                Some((s, _)) => {
-                    let (parent, k) = (&nodes[(s / 2) as usize], (s % 2) as usize);
-                    (parent.child[k], parent.count[k])
-                }
-            },
-        };
-        if count != 0 {
-            let first = child as usize;
-            for &p in &prims[first..first + count as usize] {
-                c.test(primitives, ray, p);
-            }
-            if c.done() {
-                return c.finish(primitives, ray);
-            }
-            continue;
-        }
-        // Test both children of the node; take the nearer, keep the
-        // farther. The node is read whole, on the GPU in 16-byte loads
-        // through the read-only cache, so the nearer child's index and
-        // count come with its box: only a child taken from the stack reads
-        // them again.
-        let node = child as usize;
+        // Test both children of `node`; take the nearer, keep the farther.
+        // The node is read whole, on the GPU in 16-byte loads through the
+        // read-only cache, so the nearer child's index and count come with
+        // its box: only a child taken from the stack reads them again.
         let n = accel.bvh_nodes.fetch(node);
-        next = match (enter(&n.bounds[0], &c), enter(&n.bounds[1], &c)) {
+        let mut next = match (enter(&n.bounds[0], &c), enter(&n.bounds[1], &c)) {
             (Some(a), Some(b)) => {
                 let (near, far, t_far) = if b < a { (1, 0, a) } else { (0, 1, b) };
                 stack.push((2 * node as u32 + far, t_far));
@@ -112,5 +79,32 @@ pub fn search(
             (None, Some(_)) => Some((n.child[1], n.count[1])),
             (None, None) => None,
         };
+        // Visit children until one is an interior node.
+        loop {
+            let (child, count) = match next {
+                Some(visit) => visit,
+                None => match stack.pop() {
+                    None => return c.finish(primitives, ray),
+                    // Skip what a closer hit has ruled out.
+                    Some((_, t_enter)) if t_enter > c.range.max => continue,
+                    Some((s, _)) => {
+                        let (parent, k) = (&nodes[(s / 2) as usize], (s % 2) as usize);
+                        (parent.child[k], parent.count[k])
+                    }
+                },
+            };
+            if count == 0 {
+                node = child as usize;
+                break;
+            }
+            let first = child as usize;
+            for &p in &prims[first..first + count as usize] {
+                c.test(primitives, ray, p);
+            }
+            if c.done() {
+                return c.finish(primitives, ray);
+            }
+            next = None;
+        }
     }
 }

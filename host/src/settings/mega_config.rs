@@ -12,10 +12,17 @@ pub const DEFAULT_BLOCK: (u32, u32) = (8, 8);
 /// Samples per pixel per megakernel launch.
 pub const DEFAULT_SAMPLES_PER_LAUNCH: u32 = 16;
 
-/// The megakernel's register cap unless a run sets one. On an H100 it is
-/// within 5% of the best cap measured on every seed scene, where no cap is
-/// up to 44% slower (CS500: 449 against 646 ms; `results/register_cap`).
-pub const DEFAULT_MAX_REGISTERS: u32 = 80;
+/// The megakernel's register cap unless a run sets one: one budget for
+/// every build, chosen by measurement. On an H200 (driver 580.159.04) the
+/// caps none, 128, 96, 80, 64 and 56 were timed on the build of every
+/// seed workload (RTIOW with and without roulette, smallpt's box and CS500
+/// with next-event estimation on and off, exact and fast arithmetic): 64
+/// was the fastest or within 2 % of it on each (`results/megakernel_goals`),
+/// where 80 was up to 8 % slower (RTIOW) and no cap up to 24 % (smallpt's
+/// box with next-event estimation). A build's best cap spills a little
+/// (RTIOW: 72 bytes beyond its traversal stack): at 64 registers a
+/// multiprocessor holds 50 % more warps than at 80, which hides the spills.
+pub const DEFAULT_MAX_REGISTERS: u32 = 64;
 
 /// Checks a register cap against what `ptxas` accepts.
 pub fn check_register_cap(cap: Option<u32>) -> Result<(), String> {
