@@ -1,17 +1,20 @@
 //! Every acceleration structure returns the same closest hit as brute force,
 //! on randomised scenes and rays (a property test over many seeds), including
 //! rays that start inside boxes and inside dielectric spheres, and ties
-//! between coincident surfaces; and every scene file renders the same image
+//! between coincident surfaces; the BVH's also when its lanes postpone
+//! leaves as long as they can; and every scene file renders the same image
 //! whichever structure traverses it.
 
 mod util;
 
-use device::accel::closest_hit;
+use device::accel::bvh::search_with_vote;
+use device::accel::{AccelKind, Query, brute, closest_hit};
 use device::features::Features;
-use device::geometry::{Interval, Parallelepiped, Sphere, Triangle};
+use device::geometry::{Interval, Parallelepiped, PrimKind, PrimKinds, PrimRef, Sphere, Triangle};
 use device::math::{Ray, Vec3};
 use device::scene::RenderView;
 use proptest::prelude::*;
+use std::cell::Cell;
 use wavepath::accel::{AccelChoice, AccelSettings, BuiltAccel, BvhSettings, build};
 use wavepath::backend::{BackendKind, BackendOptions};
 use wavepath::prepared::PreparedScene;
@@ -156,6 +159,38 @@ fn assert_same_hits(brute: &PreparedScene, accel: &PreparedScene, rays: &[Ray]) 
     Ok(())
 }
 
+/// The BVH's traversal with warp votes other than the host's (which passes
+/// as soon as the lane holds a leaf): one that never passes, as in a warp
+/// whose other lanes always have interior nodes left, so that each lane
+/// holds its first leaf and descends on until it meets a second or runs out
+/// of nodes; and one that passes at random, as the other lanes happen to
+/// reach leaves. Its closest hits are brute force's, and so are its answers
+/// to any-hit queries (each ignoring the primitive brute force hits first).
+fn assert_speculative_bvh_agrees(brute: &PreparedScene, bvh: &PreparedScene, rays: &[Ray]) {
+    let camera = brute.scene.camera_for(4, 4);
+    let (bv, av) = (brute.view(camera, Features::ALL), bvh.view(camera, Features::ALL));
+    assert_eq!(av.accel.kind, AccelKind::Bvh);
+    let never = |_| false;
+    let votes = Cell::new(0u32);
+    let at_random = |holds: bool| {
+        votes.set(votes.get() + 1);
+        holds && device::rng::pcg_hash(votes.get()).is_multiple_of(3)
+    };
+    for ray in rays {
+        let range = Interval::POSITIVE;
+        let want = brute::search(&bv.primitives, &bv.accel, PrimKinds::ALL, ray, range, Query::Closest);
+        let any = Query::Any {
+            except: want.map_or(PrimRef::new(PrimKind::Sphere, 0), |h| h.prim),
+        };
+        let want_any = brute::search(&bv.primitives, &bv.accel, PrimKinds::ALL, ray, range, any);
+        for vote in [&never as &dyn Fn(bool) -> bool, &at_random] {
+            let search = |query| search_with_vote(&av.primitives, &av.accel, PrimKinds::ALL, ray, range, query, vote);
+            assert_eq!(want, search(Query::Closest), "ray {ray:?}");
+            assert_eq!(want_any.is_some(), search(any).is_some(), "ray {ray:?}, {any:?}");
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
@@ -169,6 +204,7 @@ proptest! {
             let accel = scene_with(geometry.clone(), settings(choice));
             assert_same_hits(&brute, &accel, &rays)?;
         }
+        assert_speculative_bvh_agrees(&brute, &scene_with(geometry, settings(AccelChoice::Bvh)), &rays);
     }
 }
 
@@ -261,6 +297,9 @@ fn lopsided_trees_hit_the_depth_limit_with_small_leaves() {
         let largest = binary.bvh_nodes.iter().flat_map(|n| n.count).max();
         assert!(largest.is_some_and(|l| l <= 64), "largest leaf {largest:?}");
         assert_same_hits(&brute, &s, &rays).unwrap();
+        if choice == AccelChoice::Bvh {
+            assert_speculative_bvh_agrees(&brute, &s, &rays);
+        }
     }
 }
 
@@ -302,6 +341,9 @@ fn coincident_surfaces_resolve_to_the_smaller_primitive_everywhere() {
             assert_eq!(h.material, 0, "{choice:?}: the copy {:?} won a tie", h.prim);
         }
     }
+    // And when the BVH's lanes postpone their leaves.
+    let brute = scene_with(g.clone(), settings(AccelChoice::None));
+    assert_speculative_bvh_agrees(&brute, &scene_with(g, settings(AccelChoice::Bvh)), &rays);
 }
 
 #[test]

@@ -6,7 +6,7 @@
 //! | structure | node | traversal |
 //! |---|---|---|
 //! | none | – | every primitive ([`brute`]) |
-//! | BVH | 64-byte binary node holding both child boxes | nearer child first, stack culled by entry distance ([`bvh`]) |
+//! | BVH | 64-byte binary node holding both child boxes | nearer child first, stack culled by entry distance, leaves held until the warp's lanes all have one ([`bvh`]) |
 //! | 8-wide BVH | 96-byte node, child boxes quantised to 8 bits | children in octant order, one stack entry per level; the host tests the eight boxes at once ([`bvh8`]) |
 //! | kd-tree | 8-byte node | front-to-back with `t_min`/`t_max` per node ([`kdtree`]) |
 
