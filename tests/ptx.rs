@@ -8,6 +8,7 @@
 
 mod util;
 
+use device::features::Features;
 use device::kernel::EntryPoint;
 use device::kernels::fault::FaultTrap;
 use device::kernels::{AccelKernels, AccelVisitor, all_entry_points, visit_accel};
@@ -16,8 +17,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use util::{render_features, repo};
 use wavepath::render::{Overrides, load_scene, params_for};
+use wavepath::settings::arithmetic::Arithmetic;
 use wavepath::settings::nee::NeeMode;
-use wavepath::system::ptx::{PTX_MODULES, entry_module, with_features};
+use wavepath::system::ptx::{FAST_INSTRUCTIONS, PTX_MODULES, entry_module, with_features};
 
 #[test]
 fn every_module_has_every_kernel_and_no_extern_functions() {
@@ -29,10 +31,19 @@ fn every_module_has_every_kernel_and_no_extern_functions() {
         }
         assert!(!ptx.contains(".extern .func"), "sm_{cc}: calls an external function");
         // Strict IEEE float semantics keep CPU and GPU bit-identical: no
-        // approximate instructions, no flush-to-zero, and every multiply-add
-        // the correctly rounded `fma.rn` that the device code's explicit
-        // `scalar::fma` becomes (never `mad`, nor another rounding).
-        assert!(!ptx.contains(".approx"), "sm_{cc}: approximate math in the PTX");
+        // approximate instructions but the fast arithmetic's four (behind
+        // its bound bit, which an exact kernel folds away), no
+        // flush-to-zero, and every multiply-add the correctly rounded
+        // `fma.rn` that the device code's explicit `scalar::fma` becomes
+        // (never `mad`, nor another rounding).
+        for line in ptx.lines().filter(|l| l.contains(".approx")) {
+            let op = line.split_whitespace().next().unwrap_or_default();
+            assert!(
+                ["sin.approx.f32", "cos.approx.f32", "ex2.approx.f32", "lg2.approx.f32"].contains(&op),
+                "sm_{cc}: approximate math outside the fast arithmetic: `{}`",
+                line.trim()
+            );
+        }
         assert!(!ptx.contains(".ftz"), "sm_{cc}: flush-to-zero in the PTX");
         assert!(
             !ptx.contains("mad.f32") && !ptx.contains("mad.rn.f32"),
@@ -112,7 +123,8 @@ fn ptx_assembles_for_every_architecture() {
 /// The GPU back ends load each kernel alone in its module
 /// (`system::ptx::entry_module`): such a module must assemble by itself.
 /// Three stand for the rest: the smallest kernel, a shading kernel that
-/// calls functions kept out of line, and a megakernel.
+/// calls functions kept out of line, and a megakernel; each also bound to
+/// every feature under the fast arithmetic, as the GPU back ends bind it.
 #[test]
 fn one_kernel_modules_assemble() {
     let Some(ptxas) = ptxas_or_skip() else { return };
@@ -121,9 +133,12 @@ fn one_kernel_modules_assemble() {
     for entry in [FaultTrap::NAME, "wf_shade_coated", "megakernel_brute"] {
         let module = entry_module(ptx, entry).unwrap_or_else(|| panic!("no kernel {entry}"));
         assert!(module.contains(".func "), "{entry}: the shared functions must stay");
-        let (ok, log) = assemble(&ptxas, dir.path(), entry, cc, &module);
-        assert!(ok, "ptxas failed for {entry} alone:\n{log}");
-        assert_eq!(log.matches("Compiling entry function").count(), 1, "{entry}:\n{log}");
+        let (fast, _) = with_features(&module, Some(Features::ALL), Arithmetic::Fast).unwrap();
+        for (label, text) in [(entry.to_string(), module), (format!("{entry}_fast"), fast)] {
+            let (ok, log) = assemble(&ptxas, dir.path(), &label, cc, &text);
+            assert!(ok, "ptxas failed for {label} alone:\n{log}");
+            assert_eq!(log.matches("Compiling entry function").count(), 1, "{label}:\n{log}");
+        }
     }
 }
 
@@ -142,9 +157,11 @@ fn ptxas_figure(log: &str, entry: &str, label: &str) -> u32 {
 }
 
 /// The megakernel every scene file runs, bound to the features of its
-/// render (with next-event estimation and without) and uncapped, holds
-/// nothing in local memory but its structure's traversal stack, and
-/// spills nothing: `ptxas -v` reports a stack frame of exactly the stack.
+/// render (with next-event estimation and without) and to each arithmetic,
+/// uncapped, holds nothing in local memory but its structure's traversal
+/// stack, and spills nothing: `ptxas -v` reports a stack frame of exactly
+/// the stack. Bound to the fast arithmetic, it holds none of the strict
+/// instructions the fast ones replace.
 #[test]
 fn every_scenes_megakernel_holds_nothing_in_local_memory_but_its_traversal_stack() {
     let Some(ptxas) = ptxas_or_skip() else { return };
@@ -176,18 +193,37 @@ fn every_scenes_megakernel_holds_nothing_in_local_memory_but_its_traversal_stack
             let features = render_features(&scene, params, spp);
             let (entry, stack) = visit_accel(scene.accel.kind, Mega);
             let module = entry_module(ptx, entry).unwrap();
-            let (bound, _) = with_features(&module, Some(features)).unwrap();
-            let label = format!("{}_{}", name.trim_end_matches(".toml"), features.bits());
-            let (ok, log) = assemble(&ptxas, dir.path(), &label, cc, &bound);
-            assert!(ok, "{name}: ptxas failed for {entry}:\n{log}");
-            let frame = ptxas_figure(&log, entry, "bytes stack frame");
-            let spilled = ptxas_figure(&log, entry, "bytes spill stores");
-            eprintln!("{name}, nee {nee:?}: {entry} bound to {features}: {frame} B stack frame, {spilled} B spilled");
-            assert!(
-                frame as usize == stack && spilled == 0,
-                "{name}, nee {nee:?}: {entry} bound to {features} holds {frame} B of local memory \
-                 ({spilled} B spilled) where its traversal stack is {stack} B:\n{log}"
-            );
+            for arithmetic in Arithmetic::ALL {
+                let (bound, _) = with_features(&module, Some(features), arithmetic).unwrap();
+                if arithmetic == Arithmetic::Fast {
+                    for (strict, _) in FAST_INSTRUCTIONS {
+                        assert!(
+                            !bound.contains(strict),
+                            "{name}: {entry} bound fast still holds {strict}"
+                        );
+                    }
+                }
+                let label = format!(
+                    "{}_{}_{}",
+                    name.trim_end_matches(".toml"),
+                    features.bits(),
+                    arithmetic.name()
+                );
+                let (ok, log) = assemble(&ptxas, dir.path(), &label, cc, &bound);
+                assert!(ok, "{name}: ptxas failed for {entry}:\n{log}");
+                let frame = ptxas_figure(&log, entry, "bytes stack frame");
+                let spilled = ptxas_figure(&log, entry, "bytes spill stores");
+                eprintln!(
+                    "{name}, nee {nee:?}, {}: {entry} bound to {features}: {frame} B stack frame, {spilled} B spilled",
+                    arithmetic.name()
+                );
+                assert!(
+                    frame as usize == stack && spilled == 0,
+                    "{name}, nee {nee:?}, {}: {entry} bound to {features} holds {frame} B of local memory \
+                     ({spilled} B spilled) where its traversal stack is {stack} B:\n{log}",
+                    arithmetic.name()
+                );
+            }
         }
     }
 }

@@ -43,6 +43,7 @@ fn configurations() -> Vec<WavefrontConfig> {
                     max_registers: None,
                     kernels: KernelFeatures::EXACT,
                     drain_below,
+                    ..WavefrontConfig::default()
                 });
             }
         }

@@ -29,6 +29,7 @@ use core::fmt;
 pub use crate::bound::{SENTINEL, SENTINEL_TEXT};
 
 const _: () = assert!(SENTINEL & !Features::ALL.0 != 0);
+const _: () = assert!(Features::ALL.0 & crate::bound::FAST_ARITHMETIC == 0);
 // The random numbers read the Sobol sampler's bit without naming this module.
 const _: () = assert!(Feature::Sobol.bit() == crate::rng::SOBOL_FEATURE_BIT);
 
@@ -233,7 +234,8 @@ impl Features {
     /// the CPU: the receiver.
     #[inline(always)]
     pub fn bound(self) -> Features {
-        Features(crate::bound::bits(self.0))
+        // The bound word also carries the arithmetic, which is no feature.
+        Features(crate::bound::bits(self.0) & !crate::bound::FAST_ARITHMETIC)
     }
 }
 

@@ -11,12 +11,13 @@ use crate::accel::AccelChoice;
 use crate::backend::BackendOptions;
 use crate::experiment::bench::BenchPlan;
 use crate::experiment::params::{
-    BLOCK, CAPACITY, COMPACTION, COUNT_DIVERGENCE, CPU_SCHEDULE, DRAIN_BELOW, KERNELS, MATERIAL_SORT, MAX_REGISTERS,
-    REFILL, SAMPLES_PER_LAUNCH, SCHEDULE, SettingDecl, THREADS, TILE, TIME_LAUNCHES, WAVE_BLOCK,
+    ARITHMETIC, BLOCK, CAPACITY, COMPACTION, COUNT_DIVERGENCE, CPU_SCHEDULE, DRAIN_BELOW, KERNELS, MATERIAL_SORT,
+    MAX_REGISTERS, REFILL, SAMPLES_PER_LAUNCH, SCHEDULE, SettingDecl, THREADS, TILE, TIME_LAUNCHES, WAVE_BLOCK,
 };
 use crate::io::image::{self, OutputFormat};
 use crate::render::ray_throughput::RayKind;
 use crate::render::{Overrides, RenderRequest};
+use crate::settings::arithmetic::{Arithmetic, parse_arithmetic};
 use crate::settings::backend::{BackendArg, BackendKind};
 use crate::settings::capacity::{Capacity, parse_capacity};
 use crate::settings::cpu::{CpuSchedule, DEFAULT_THREADS, parse_threads};
@@ -339,6 +340,14 @@ pub struct LaunchArgs {
         "exact"
     ))]
     pub kernels: Option<KernelFeatures>,
+    /// The GPU kernels' float arithmetic (exact unless given).
+    #[arg(long, value_parser = parse_arithmetic, help = with_default(
+        "GPU back ends: the kernels' float arithmetic: `exact` (IEEE-strict, the CPU's image bit for bit) or \
+         `fast` (the hardware's approximate division, square root and transcendental functions: the GPU back \
+         ends agree with each other bit for bit and with the CPU within a relative MSE bound)",
+        Arithmetic::Exact.name()
+    ))]
+    pub arithmetic: Option<Arithmetic>,
     /// Wavefront: when new camera paths enter the pool ([`DEFAULT_SCHEDULE`]
     /// unless given).
     #[arg(long, value_enum, help = with_default(
@@ -449,6 +458,7 @@ impl LaunchArgs {
             count_divergence,
             max_registers,
             kernels,
+            arithmetic,
             schedule,
             refill,
             compaction,
@@ -470,6 +480,7 @@ impl LaunchArgs {
             (*count_divergence, flag_of("--count-divergence", &COUNT_DIVERGENCE)),
             (max_registers.is_some(), flag_of("--max-registers", &MAX_REGISTERS)),
             (kernels.is_some(), flag_of("--kernels", &KERNELS)),
+            (arithmetic.is_some(), flag_of("--arithmetic", &ARITHMETIC)),
             (schedule.is_some(), flag_of("--schedule", &SCHEDULE)),
             (refill.is_some(), flag_of("--refill", &REFILL)),
             (compaction.is_some(), flag_of("--compaction", &COMPACTION)),
@@ -493,6 +504,7 @@ impl LaunchArgs {
             count_divergence: self.count_divergence,
             max_registers: self.max_registers.or(mega.max_registers),
             kernels: self.kernels.unwrap_or(mega.kernels),
+            arithmetic: self.arithmetic.unwrap_or(mega.arithmetic),
         };
         megakernel.validate()?;
         let wavefront = WavefrontConfig {
@@ -506,6 +518,7 @@ impl LaunchArgs {
             time_launches: !self.untimed_launches,
             max_registers: self.max_registers,
             kernels: self.kernels.unwrap_or(wave.kernels),
+            arithmetic: self.arithmetic.unwrap_or(wave.arithmetic),
             drain_below: self.drain_below.unwrap_or(wave.drain_below),
         };
         wavefront.validate()?;
@@ -792,7 +805,7 @@ mod tests {
     fn every_launch_flag_is_declared_with_the_back_ends_it_concerns() {
         let line = concat!(
             "wavepath render s.toml --block 8x8 --tile 8x8 --samples-per-launch 2 --threads 2 ",
-            "--cpu-schedule static-rows --count-divergence --max-registers 64 --kernels all --schedule ",
+            "--cpu-schedule static-rows --count-divergence --max-registers 64 --kernels all --arithmetic fast --schedule ",
             "bounce-sync --refill 0.5 --compaction prefix-sum --material-sort off --capacity 2^20 ",
             "--untimed-launches --wave-block 64 --drain-below 0 --devices 0 --launch-log l.csv ",
             "--profile p.svg",

@@ -8,6 +8,13 @@
 //! identically. The libm or `*.approx` versions would differ between the
 //! CPU and the GPU in the last bits and break bit-exact agreement.
 //!
+//! Under the GPU's fast arithmetic ([`crate::bound::FAST_ARITHMETIC`])
+//! sine, cosine, exponential and logarithm are the hardware's
+//! approximations instead (the GPU-only `hardware` module); the host then also binds the
+//! kernels' divisions and square roots to the approximate instructions.
+//! Every GPU back end runs the same instructions, so they still agree with
+//! each other bit for bit, and with the CPU's exact image statistically.
+//!
 //! Bit-identity forbids *implicit* contraction (a compiler fusing `a * b +
 //! c` on one target and not the other), never an explicit `fma`: neither
 //! rustc nor its NVPTX back end contracts on its own, so every fused
@@ -57,6 +64,10 @@ const TWO_OVER_PI: f32 = core::f32::consts::FRAC_2_PI;
 /// `|x|` up to about 10⁴, far beyond the angles a renderer forms.
 #[inline(always)]
 pub fn sin_cos(x: f32) -> (f32, f32) {
+    #[cfg(target_arch = "nvptx64")]
+    if crate::bound::fast_arithmetic() {
+        return (hardware::sin(x), hardware::cos(x));
+    }
     let k = floor(fma(x, TWO_OVER_PI, 0.5));
     let r = fma(-k, PIO2_LO, fma(-k, PIO2_MID, fma(-k, PIO2_HI, x)));
     let z = r * r;
@@ -103,6 +114,10 @@ const EXP_MIN_ARG: f32 = -87.33654;
 /// and +∞ above about 88.4.
 #[inline(always)]
 pub fn exp(x: f32) -> f32 {
+    #[cfg(target_arch = "nvptx64")]
+    if crate::bound::fast_arithmetic() {
+        return hardware::exp2(x * LOG2_E);
+    }
     if x.is_nan() {
         return x;
     }
@@ -139,6 +154,10 @@ const SQRT_HALF: f32 = core::f32::consts::FRAC_1_SQRT_2;
 /// Natural logarithm: −∞ at 0, NaN below 0.
 #[inline(always)]
 pub fn ln(x: f32) -> f32 {
+    #[cfg(target_arch = "nvptx64")]
+    if crate::bound::fast_arithmetic() {
+        return hardware::log2(x) * core::f32::consts::LN_2;
+    }
     if x.is_nan() || x < 0.0 {
         return f32::NAN;
     }
@@ -236,6 +255,41 @@ pub fn atan2(y: f32, x: f32) -> f32 {
         -0.5 * PI
     } else {
         0.0
+    }
+}
+
+/// The GPU's approximate special functions (the multi-function unit), for
+/// the fast arithmetic: one instruction each where the crate's own take a
+/// range reduction and a polynomial. Their results are the hardware's, the
+/// same on every GPU back end but not the CPU's.
+#[cfg(target_arch = "nvptx64")]
+mod hardware {
+    use core::arch::asm;
+
+    /// Declares each function as one PTX instruction on one `f32`.
+    macro_rules! approx {
+        ($($(#[$doc:meta])* $name:ident => $op:literal;)*) => {$(
+            $(#[$doc])*
+            #[inline(always)]
+            pub fn $name(x: f32) -> f32 {
+                let y: f32;
+                // SAFETY: one arithmetic instruction on registers; it
+                // reads and writes no memory.
+                unsafe { asm!(concat!($op, " {y}, {x};"), y = out(reg32) y, x = in(reg32) x, options(pure, nomem, nostack)) };
+                y
+            }
+        )*};
+    }
+
+    approx! {
+        /// Sine (radians): `sin.approx.f32`, absolute error about 2⁻²¹ over [−π, π].
+        sin => "sin.approx.f32";
+        /// Cosine (radians): `cos.approx.f32`.
+        cos => "cos.approx.f32";
+        /// 2ˣ: `ex2.approx.f32`, about 2 ulp.
+        exp2 => "ex2.approx.f32";
+        /// log₂ x: `lg2.approx.f32`, absolute error about 2⁻²².
+        log2 => "lg2.approx.f32";
     }
 }
 

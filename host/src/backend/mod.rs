@@ -19,6 +19,7 @@ pub mod wave_driver;
 pub use sized_by::SizedBy;
 
 use crate::prepared::PreparedScene;
+use crate::settings::arithmetic::Arithmetic;
 pub use crate::settings::backend::BackendKind;
 use crate::settings::cpu::CpuSchedule;
 use crate::settings::mega_config::MegakernelConfig;
@@ -45,6 +46,18 @@ pub struct BackendOptions {
     pub megakernel: MegakernelConfig,
     /// Configuration for `gpu-wave` and `cpu-wave`.
     pub wavefront: WavefrontConfig,
+}
+
+impl BackendOptions {
+    /// The float arithmetic `backend` renders with: the one its GPU
+    /// configuration binds, exact on the host.
+    pub fn arithmetic(&self, backend: BackendKind) -> Arithmetic {
+        match backend {
+            BackendKind::GpuMega => self.megakernel.arithmetic,
+            BackendKind::GpuWave => self.wavefront.arithmetic,
+            _ => Arithmetic::Exact,
+        }
+    }
 }
 
 /// One render: a scene, the settings every stage reads, and the samples

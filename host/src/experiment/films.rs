@@ -4,22 +4,31 @@
 //! same film, compared through a hash of its fixed-point sums.
 
 use super::records::RunRow;
-use crate::system::fingerprint::fingerprint;
-use device::film::FixedRgb;
+pub use crate::render::compare::film_hash;
+use crate::settings::arithmetic::Arithmetic;
 use std::collections::HashMap;
 
 /// Which runs must render the same image: same study, scene, replaced
-/// fields, size, spp, depth, seed, sampler, next-event estimation and structure.
+/// fields, size, spp, depth, seed, sampler, next-event estimation,
+/// structure, and exactness: every exact run renders the CPU's image, and
+/// the fast GPU runs one of their own, the same for every GPU schedule.
 pub fn film_group(r: &RunRow) -> String {
+    let fast = r.arithmetic.as_deref() == Some(Arithmetic::Fast.name());
     format!(
-        "{}|{}|{}|{}x{}|{}|{}|{}|{}|{}|{}",
-        r.study, r.scene, r.scene_overrides, r.width, r.height, r.spp, r.max_depth, r.seed, r.sampler, r.nee, r.accel
+        "{}|{}|{}|{}x{}|{}|{}|{}|{}|{}|{}{}",
+        r.study,
+        r.scene,
+        r.scene_overrides,
+        r.width,
+        r.height,
+        r.spp,
+        r.max_depth,
+        r.seed,
+        r.sampler,
+        r.nee,
+        r.accel,
+        if fast { "|fast" } else { "" }
     )
-}
-
-/// A film's fingerprint: FNV-1a over its 64-bit words.
-pub fn film_hash(film: &[FixedRgb]) -> String {
-    fingerprint(film.iter().flat_map(|p| [p.r, p.g, p.b]))
 }
 
 /// How the outcome of a study whose runs rendered the same images begins.
@@ -71,6 +80,7 @@ impl FilmChecks {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use device::film::FixedRgb;
 
     fn row(study: &str, run: u32, spp: u32, hash: &str) -> RunRow {
         RunRow {
@@ -99,6 +109,22 @@ mod tests {
             "{m}"
         );
         assert!(c.outcome("b").starts_with("not checked"));
+    }
+
+    #[test]
+    fn fast_runs_agree_with_each_other_and_not_with_the_exact_ones() {
+        let with = |run, arithmetic: Option<&str>, hash| RunRow {
+            arithmetic: arithmetic.map(String::from),
+            ..row("a", run, 4, hash)
+        };
+        let mut c = FilmChecks::default();
+        c.check(&with(0, None, "exact")); // a CPU row
+        c.check(&with(1, Some("exact"), "exact"));
+        c.check(&with(2, Some("fast"), "fast"));
+        c.check(&with(3, Some("fast"), "fast"));
+        assert_eq!(c.outcome("a"), "identical: 2 groups of runs that render the same image");
+        c.check(&with(4, Some("fast"), "other"));
+        assert!(c.outcome("a").starts_with("MISMATCH: run4"), "{}", c.outcome("a"));
     }
 
     #[test]

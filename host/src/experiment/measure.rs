@@ -18,8 +18,10 @@ use crate::backend::gpu::profile::GpuProfile;
 use crate::backend::gpu::{Gpu, GpuError};
 use crate::backend::{BackendKind, RenderOutput};
 use crate::prepared::PreparedScene;
+use crate::render::compare::film_rel_mse;
 use crate::render::split::DeviceShare;
 use crate::render::{Renderer, params_for};
+use crate::settings::arithmetic::{Arithmetic, FAST_REL_MSE_BOUND};
 use anyhow::Context;
 use device::film::FixedRgb;
 use device::scene::{RenderParams, RenderView};
@@ -72,6 +74,7 @@ impl Tally {
             match self.parity.iter_mut().find(|q| q.study == p.study) {
                 Some(q) => {
                     q.identical += p.identical;
+                    q.within_bound += p.within_bound;
                     q.mismatch = q.mismatch.take().or(p.mismatch);
                 }
                 None => self.parity.push(p),
@@ -82,13 +85,17 @@ impl Tally {
 
 /// The parity step of one study: every configuration that is not the CPU's
 /// own renders, at [`PARITY_SPP`] samples per pixel, the CPU's film bit for
-/// bit before it is timed.
+/// bit before it is timed, or under the fast arithmetic within
+/// [`FAST_REL_MSE_BOUND`] of it.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Parity {
     /// The study.
     pub study: String,
     /// Configurations checked and found identical.
     pub identical: usize,
+    /// Fast-arithmetic configurations checked and found within the bound.
+    #[serde(default)]
+    pub within_bound: usize,
     /// The first configuration that differed, and where.
     pub mismatch: Option<String>,
 }
@@ -97,6 +104,11 @@ impl Parity {
     /// What the manifest and report say of it.
     pub fn outcome(&self) -> String {
         match &self.mismatch {
+            None if self.within_bound > 0 => format!(
+                "{} configuration(s) rendered the CPU's film bit for bit, and {} under the fast arithmetic within \
+                 relative MSE {FAST_REL_MSE_BOUND:e} of it, at {PARITY_SPP} spp before they were timed",
+                self.identical, self.within_bound
+            ),
             None => format!(
                 "{} configuration(s) rendered the CPU's film bit for bit at {PARITY_SPP} spp before they were timed",
                 self.identical
@@ -319,6 +331,23 @@ impl Runs<'_> {
                 tally.parity.last_mut().expect("just pushed")
             }
         };
+        if job.renderer.options().arithmetic(kind) == Arithmetic::Fast {
+            // The fast arithmetic's own image: held to the CPU's within the
+            // bound here, and to the other GPU schedules' bit for bit by the
+            // film check of the timed rows.
+            let e = film_rel_mse(&checked.film, reference, spp);
+            if e <= FAST_REL_MSE_BOUND {
+                entry.within_bound += 1;
+                return Ok(());
+            }
+            let m = format!(
+                "{}: the fast-arithmetic film at {spp} spp is {e:.3e} from the CPU's in relative MSE, beyond the \
+                 bound of {FAST_REL_MSE_BOUND:e}; `wavepath verify --arithmetic fast` says more",
+                job.run.label
+            );
+            entry.mismatch.get_or_insert(m.clone());
+            return Err(RunError::Skip(format!("parity: {m}")));
+        }
         match reference.iter().zip(&checked.film).position(|(a, b)| a != b) {
             None => {
                 entry.identical += 1;

@@ -13,6 +13,7 @@
 use crate::accel::AccelChoice;
 use crate::backend::{BackendKind, BackendOptions};
 use crate::render::Overrides;
+use crate::settings::arithmetic::{Arithmetic, parse_arithmetic};
 use crate::settings::capacity::{Capacity, parse_capacity};
 use crate::settings::choice::choice;
 use crate::settings::cpu::{CpuSchedule, MAX_THREADS, check_threads};
@@ -105,6 +106,8 @@ pub enum Value {
     Nee(NeeMode),
     /// A build of the material-dispatching kernels.
     Kernels(KernelFeatures),
+    /// The GPU kernels' float arithmetic.
+    Arithmetic(Arithmetic),
     /// A flag.
     Flag(bool),
     /// A scene-file value, checked when the scene loads.
@@ -305,6 +308,7 @@ pub fn describe(v: &Value) -> String {
         Value::Sampler(s) => s.name().into(),
         Value::Nee(n) => n.name().into(),
         Value::Kernels(k) => k.to_string(),
+        Value::Arithmetic(a) => a.name().into(),
         Value::Flag(f) => f.to_string(),
         Value::Scene(v) => v.to_string(),
     }
@@ -397,6 +401,11 @@ fn register_cap(v: &toml::Value) -> Result<Option<u32>, String> {
 /// A kernel feature set by name.
 fn kernel_features(v: &toml::Value) -> Result<KernelFeatures, String> {
     text(v)?.parse()
+}
+
+/// `"exact"` or `"fast"`.
+fn arithmetic(v: &toml::Value) -> Result<Arithmetic, String> {
+    parse_arithmetic(text(v)?)
 }
 
 /// `true` or `false`.
@@ -493,6 +502,11 @@ settings! {
     KERNELS = "kernels", Kernels(kernel_features), for Dispatching, |r, k| {
         r.options.megakernel.kernels = k;
         r.options.wavefront.kernels = k;
+    };
+    /// The GPU kernels' float arithmetic: `"exact"` or `"fast"`.
+    ARITHMETIC = "arithmetic", Arithmetic(arithmetic), for Gpu, |r, a| {
+        r.options.megakernel.arithmetic = a;
+        r.options.wavefront.arithmetic = a;
     };
     /// Registers per thread every GPU kernel may use, or `"none"`.
     MAX_REGISTERS = "max_registers", RegisterCap(register_cap), for Gpu, |r, cap| {

@@ -102,6 +102,10 @@ pub struct RunRow {
     /// for, `auto` or one named (empty in rows from before builds: auto).
     #[serde(default)]
     pub kernels: Option<String>,
+    /// GPU back ends: the kernels' float arithmetic, `exact` or `fast`
+    /// (empty in rows from before the setting: exact).
+    #[serde(default)]
+    pub arithmetic: Option<String>,
     /// Whether divergence was counted (timings then include the counting).
     pub count_divergence: bool,
     /// GPU wavefront: whether each launch was timed with CUDA events (the
@@ -286,8 +290,9 @@ impl CsvAppender {
 
 /// Columns added after results were first committed: older files may lack
 /// them (the rows then read them as empty), in a report and on `--resume`.
-pub const ADDED_LATER: [&str; 19] = [
+pub const ADDED_LATER: [&str; 20] = [
     "config_key",
+    "arithmetic",
     "refill",
     "max_registers",
     "kernels",

@@ -148,6 +148,11 @@ fn with_settings(spec: &RunSpec, row: RunRow) -> RunRow {
             b if b.is_wavefront() => Some(wave.kernels.to_string()),
             _ => None,
         },
+        arithmetic: match spec.backend {
+            BackendKind::GpuMega => Some(mega.arithmetic.name().into()),
+            BackendKind::GpuWave => Some(wave.arithmetic.name().into()),
+            _ => None,
+        },
         count_divergence: spec.backend.is_gpu() && (mega.count_divergence || wave.count_divergence),
         time_launches: is(BackendKind::GpuWave).then_some(wave.time_launches),
         ..row

@@ -1,10 +1,15 @@
 //! `wavepath compare`: how far a test image is from a reference. Pixel
 //! metrics over every channel (RMSE, relative MSE, MAE) and the perceptual
 //! FLIP metric (Andersson et al. 2020, through the `nv-flip` crate's
-//! binding of NVIDIA's implementation), with FLIP's error map as a heat map.
+//! binding of NVIDIA's implementation), with FLIP's error map as a heat map;
+//! and two films compared as they leave a render: by hash, bit for bit
+//! ([`film_hash`]), and by relative MSE ([`film_rel_mse`]), the fast
+//! arithmetic's check against the CPU.
 
 use crate::io::image::{self as image_io, FloatImage, ImageHeader, OutputFormat};
+use crate::system::fingerprint::fingerprint;
 use anyhow::bail;
+use device::film::FixedRgb;
 use image::RgbImage;
 use std::path::Path;
 
@@ -83,7 +88,7 @@ pub fn compare(test: &FloatImage, reference: &FloatImage) -> Comparison {
         let (t, r) = (f64::from(*t), f64::from(*r));
         let d = t - r;
         squared += d * d;
-        relative += d * d / (r * r + REL_MSE_EPSILON);
+        relative += relative_squared(t, r);
         absolute += d.abs();
     }
     let (flip, heatmap) = flip(test, reference);
@@ -96,6 +101,36 @@ pub fn compare(test: &FloatImage, reference: &FloatImage) -> Comparison {
         },
         heatmap,
     }
+}
+
+/// A film's fingerprint: FNV-1a over its 64-bit words (equal films, equal
+/// hashes).
+pub fn film_hash(film: &[FixedRgb]) -> String {
+    fingerprint(film.iter().flat_map(|p| [p.r, p.g, p.b]))
+}
+
+/// One channel's term of the relative MSE: (t − r)² / (r² + ε).
+fn relative_squared(t: f64, r: f64) -> f64 {
+    (t - r) * (t - r) / (r * r + REL_MSE_EPSILON)
+}
+
+/// The relative MSE of film `test` against film `reference` (the same
+/// pixels, each a fixed-point sum of `spp` samples), over every channel of
+/// the pixels' means: how a fast-arithmetic image is held to the exact one.
+pub fn film_rel_mse(test: &[FixedRgb], reference: &[FixedRgb], spp: u32) -> f64 {
+    let channels = (test.len() * 3).max(1) as f64;
+    let sum: f64 = test
+        .iter()
+        .zip(reference)
+        .map(|(t, r)| {
+            let (t, r) = (t.mean(spp), r.mean(spp));
+            [(t.r, r.r), (t.g, r.g), (t.b, r.b)]
+                .into_iter()
+                .map(|(t, r)| relative_squared(f64::from(t), f64::from(r)))
+                .sum::<f64>()
+        })
+        .sum();
+    sum / channels
 }
 
 /// FLIP's mean error and its error map as a magma heat map.
@@ -148,6 +183,19 @@ mod tests {
         assert!((m.mae - 0.5).abs() < 1e-12, "{m:?}");
         assert!((m.rel_mse - 0.5 / 1.01).abs() < 1e-12, "{m:?}");
         assert!(m.flip > 0.5, "black against white is far apart as seen: {m:?}");
+    }
+
+    #[test]
+    fn a_films_relative_mse_is_that_of_its_pixel_means() {
+        // Two pixels of 4 samples: means (1, 1, 1) and (0.5, 0.5, 0.5)
+        // against (1, 1, 1) and (1, 1, 1): three channels off by 0.5, so
+        // 3 · 0.25 / 1.01 / 6.
+        let sum = |v: f32| FixedRgb::from_radiance(device::math::Rgb::new(v, v, v) * 4.0);
+        let reference = [sum(1.0), sum(1.0)];
+        let test = [sum(1.0), sum(0.5)];
+        let e = film_rel_mse(&test, &reference, 4);
+        assert!((e - 0.125 / 1.01).abs() < 1e-9, "{e}");
+        assert_eq!(film_rel_mse(&reference, &reference, 4), 0.0);
     }
 
     #[test]

@@ -4,14 +4,18 @@
 //! be identical. On a mismatch the report names the first differing pixel,
 //! then re-renders that pixel one sample at a time on the back end under
 //! test to find the first differing sample, and prints the CPU's path for it
-//! bounce by bounce.
+//! bounce by bounce. Under the fast arithmetic the films cannot be
+//! identical: the back end's image must then be within
+//! [`FAST_REL_MSE_BOUND`] of the CPU's in relative MSE ([`FastAgreement`]).
 
 use crate::backend::gpu::mega_launch::render_launches;
 use crate::backend::gpu::wave_launch::render_items;
 use crate::backend::wave_driver::emulated;
 use crate::backend::{BackendKind, BackendOptions, RenderJob};
 use crate::prepared::PreparedScene;
+use crate::render::compare::{film_hash, film_rel_mse};
 use crate::render::{Overrides, Renderer, check_memory, load_scene, params_for, split};
+use crate::settings::arithmetic::{Arithmetic, FAST_REL_MSE_BOUND};
 use crate::settings::backend::BackendChoice;
 use crate::settings::devices::Devices;
 use anyhow::Context;
@@ -76,6 +80,22 @@ pub struct Mismatch {
     pub sample: Option<SampleMismatch>,
 }
 
+/// How far a fast-arithmetic image is from the CPU's exact one.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FastAgreement {
+    /// Relative MSE of the back end's image against the CPU's.
+    pub rel_mse: f64,
+    /// Pixels whose sums differ.
+    pub differing_pixels: usize,
+}
+
+impl FastAgreement {
+    /// True within [`FAST_REL_MSE_BOUND`].
+    pub fn within_bound(&self) -> bool {
+        self.rel_mse <= FAST_REL_MSE_BOUND
+    }
+}
+
 /// The outcome of a verification.
 #[derive(Clone, Debug)]
 pub struct VerifyReport {
@@ -95,14 +115,23 @@ pub struct VerifyReport {
     pub time: Duration,
     /// Ray segments traced (equal on both when the films agree).
     pub rays: u64,
-    /// `None` when the films are identical.
+    /// `None` when the films are identical (exact arithmetic only).
     pub mismatch: Option<Mismatch>,
+    /// Under the fast arithmetic: the image's distance from the CPU's.
+    pub fast: Option<FastAgreement>,
+    /// The checked back end's film hash (two back ends under the fast
+    /// arithmetic agree when theirs do).
+    pub film_hash: String,
 }
 
 impl VerifyReport {
-    /// True when the images are bit-identical.
+    /// True when the images are bit-identical, or under the fast
+    /// arithmetic within its bound.
     pub fn passed(&self) -> bool {
-        self.mismatch.is_none()
+        match self.fast {
+            Some(fast) => fast.within_bound(),
+            None => self.mismatch.is_none(),
+        }
     }
 
     /// A human-readable account.
@@ -118,6 +147,23 @@ impl VerifyReport {
             self.params.max_depth,
             self.params.seed
         );
+        if let Some(fast) = self.fast {
+            let _ = write!(
+                s,
+                "{} the bound (fast arithmetic: relative MSE {:.3e} against the CPU's exact image, bound {:e}; \
+                 {} of {} pixels differ; film {}; cpu {:.3} s, {} {:.3} s)",
+                if fast.within_bound() { "WITHIN" } else { "BEYOND" },
+                fast.rel_mse,
+                FAST_REL_MSE_BOUND,
+                fast.differing_pixels,
+                self.params.width as u64 * self.params.height as u64,
+                self.film_hash,
+                self.cpu_time.as_secs_f64(),
+                self.backend.label(),
+                self.time.as_secs_f64()
+            );
+            return s;
+        }
         match &self.mismatch {
             None => {
                 let _ = write!(
@@ -219,9 +265,12 @@ pub fn verify_on(
     let differing: Vec<usize> = (0..cpu_out.film.len())
         .filter(|&i| cpu_out.film[i] != gpu_out.film[i])
         .collect();
+    let fast = (options.arithmetic(backend) == Arithmetic::Fast).then(|| FastAgreement {
+        rel_mse: film_rel_mse(&gpu_out.film, &cpu_out.film, spp),
+        differing_pixels: differing.len(),
+    });
     let mismatch = match differing.first() {
-        None => None,
-        Some(&i) => {
+        Some(&i) if fast.is_none() => {
             let (x, y) = (i as u32 % params.width, i as u32 / params.width);
             let sample = first_differing_sample(&checked[0], &options, &scene, params, spp, x, y)?;
             Some(Mismatch {
@@ -233,6 +282,7 @@ pub fn verify_on(
                 sample,
             })
         }
+        _ => None,
     };
     Ok(VerifyReport {
         scene: scene_path.to_path_buf(),
@@ -244,6 +294,8 @@ pub fn verify_on(
         time: gpu_out.elapsed,
         rays: cpu_out.rays,
         mismatch,
+        fast,
+        film_hash: film_hash(&gpu_out.film),
     })
 }
 

@@ -1,6 +1,7 @@
 //! How the megakernel is launched ([`MegakernelConfig`]) and its defaults,
 //! and the register cap every GPU kernel may be given.
 
+use crate::settings::arithmetic::{Arithmetic, arithmetic_label};
 use crate::settings::kernels::KernelFeatures;
 use crate::system::ptx::{MAX_REGISTER_CAP, MIN_REGISTER_CAP};
 
@@ -42,6 +43,8 @@ pub struct MegakernelConfig {
     pub max_registers: Option<u32>,
     /// Which build of the megakernel runs.
     pub kernels: KernelFeatures,
+    /// The float arithmetic it is bound to.
+    pub arithmetic: Arithmetic,
 }
 
 impl Default for MegakernelConfig {
@@ -53,20 +56,22 @@ impl Default for MegakernelConfig {
             count_divergence: false,
             max_registers: Some(DEFAULT_MAX_REGISTERS),
             kernels: KernelFeatures::EXACT,
+            arithmetic: Arithmetic::Exact,
         }
     }
 }
 
 impl MegakernelConfig {
-    /// A short description for reports, e.g. "8x8/spl16" or "8x8/spl16/reg64".
+    /// A short description for reports, e.g. "8x8/spl16" or "8x8/spl16/reg64/fast".
     pub fn label(&self) -> String {
         let cap = self.max_registers.map(|r| format!("/reg{r}")).unwrap_or_default();
         format!(
-            "{}x{}/spl{}{cap}{}",
+            "{}x{}/spl{}{cap}{}{}",
             self.block.0,
             self.block.1,
             self.samples_per_launch,
-            self.kernels.label()
+            self.kernels.label(),
+            arithmetic_label(self.arithmetic)
         )
     }
 

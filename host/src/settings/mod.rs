@@ -17,6 +17,7 @@
 //! - [`mega_config`]: how the megakernel is launched, its defaults and the
 //!   register cap;
 //! - [`kernels`]: which build of the material-dispatching kernels runs;
+//! - [`arithmetic`]: the GPU kernels' float arithmetic, exact or fast;
 //! - [`wave_config`]: the wavefront's configuration: its schedule,
 //!   compaction, refill and defaults;
 //! - [`capacity`]: the wavefront's pool capacity;
@@ -28,6 +29,7 @@
 //! - [`choice`]: one of a value enum's names;
 //! - [`echo`]: user input quoted in an error, cut to a readable length.
 
+pub mod arithmetic;
 pub mod backend;
 pub mod capacity;
 pub mod choice;

@@ -4,6 +4,7 @@
 //! variant ([`MaterialSortArg`]), the refill threshold, and the defaults of
 //! all of them (the pool's capacity is in [`super::capacity`]).
 
+use super::arithmetic::{Arithmetic, arithmetic_label};
 use super::capacity::Capacity;
 use super::kernels::KernelFeatures;
 use super::mega_config::check_register_cap;
@@ -157,6 +158,8 @@ pub struct WavefrontConfig {
     pub max_registers: Option<u32>,
     /// Which build of the drain runs.
     pub kernels: KernelFeatures,
+    /// The float arithmetic the kernels are bound to.
+    pub arithmetic: Arithmetic,
     /// When no new path joins (every sample is issued, or a bounce-
     /// synchronous wave runs down) and at most this many paths remain,
     /// finish them with one drain launch (one thread per path) instead of
@@ -177,6 +180,7 @@ impl Default for WavefrontConfig {
             time_launches: true,
             max_registers: None,
             kernels: KernelFeatures::EXACT,
+            arithmetic: Arithmetic::Exact,
             drain_below: DEFAULT_DRAIN_BELOW,
         }
     }
@@ -236,11 +240,12 @@ impl WavefrontConfig {
             ""
         };
         format!(
-            "{schedule}/{}/{}/{}{drain}{cap}{unsorted}{}",
+            "{schedule}/{}/{}/{}{drain}{cap}{unsorted}{}{}",
             compaction_label(self.compaction),
             self.capacity.label(),
             self.block,
-            self.kernels.label()
+            self.kernels.label(),
+            arithmetic_label(self.arithmetic)
         )
     }
 }

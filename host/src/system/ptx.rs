@@ -3,6 +3,7 @@
 //! binary built with `WAVEPATH_CUDA_ARCHS=none`, whose GPU back ends refuse
 //! to open).
 
+use device::bound::Arithmetic;
 use device::features::{Features, SENTINEL_TEXT};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -35,19 +36,43 @@ pub fn with_register_cap(ptx: &str, registers: u32) -> String {
     out
 }
 
-/// `ptx` (one kernel's module) with `features` bound: every read of the
-/// kernel's features ([`device::features::SENTINEL_TEXT`]) replaced by the
-/// set, so that the driver's compiler removes the code of the features
-/// left out. Also returns the set bound: `None` for a kernel that reads no
-/// features, which is returned unchanged whatever `features` is. An error
-/// for a kernel that reads its features when none are given.
-pub fn with_features(ptx: &str, features: Option<Features>) -> Result<(String, Option<Features>), String> {
+/// The IEEE-strict instructions the fast arithmetic replaces, and what
+/// with: division to within 2 ulp over the whole range (`div.full`), the
+/// multi-function unit's square root and reciprocal. rustc writes every
+/// `f32` division, square root and reciprocal of the device crate as the
+/// first of each pair; nothing else in the PTX spells them.
+pub const FAST_INSTRUCTIONS: [(&str, &str); 3] = [
+    ("div.rn.f32", "div.full.f32"),
+    ("sqrt.rn.f32", "sqrt.approx.f32"),
+    ("rcp.rn.f32", "rcp.approx.f32"),
+];
+
+/// `ptx` (one kernel's module) with `features` and `arithmetic` bound:
+/// every read of the kernel's bound word ([`device::features::SENTINEL_TEXT`])
+/// replaced by the set and the arithmetic's bit, so that the driver's
+/// compiler removes the code of the features left out and of the other
+/// arithmetic; under [`Arithmetic::Fast`] the strict division, square root
+/// and reciprocal are also replaced ([`FAST_INSTRUCTIONS`]). Also returns
+/// the set bound: `None` for a kernel that reads no features, which is
+/// bound to the arithmetic alone. An error for a kernel that reads its
+/// features when none are given.
+pub fn with_features(
+    ptx: &str,
+    features: Option<Features>,
+    arithmetic: Arithmetic,
+) -> Result<(String, Option<Features>), String> {
+    let ptx = match arithmetic {
+        Arithmetic::Exact => ptx.to_string(),
+        Arithmetic::Fast => FAST_INSTRUCTIONS
+            .iter()
+            .fold(ptx.to_string(), |text, (strict, fast)| text.replace(strict, fast)),
+    };
     if !ptx.contains(SENTINEL_TEXT) {
-        return Ok((ptx.to_string(), None));
+        return Ok((ptx, None));
     }
     let features = features.ok_or("it reads the features it holds, and none were bound")?;
-    let bound = ptx.replace(SENTINEL_TEXT, &format!("0x{:08X}", features.bits()));
-    Ok((bound, Some(features)))
+    let word = features.bits() | arithmetic.bits();
+    Ok((ptx.replace(SENTINEL_TEXT, &format!("0x{word:08X}")), Some(features)))
 }
 
 /// The PTX module that `WAVEPATH_PTX` names, if it names one, and the
@@ -209,6 +234,37 @@ mod tests {
         let shared = surplus / (n - 1);
         assert!(lengths.iter().all(|&l| l > shared));
         assert!(shared < text.len() / 10, "{shared} of {}", text.len());
+    }
+
+    #[test]
+    fn the_fast_arithmetic_binds_its_bit_and_the_approximate_instructions() {
+        let ptx = format!(
+            ".entry k()\n{{\n\tmov.u32 %r1, {SENTINEL_TEXT};\n\tdiv.rn.f32 %f3, %f1, %f2;\n\
+             \tsqrt.rn.f32 %f4, %f3;\n\trcp.rn.f32 %f5, %f4;\n\tmul.rn.f32 %f6, %f5, %f5;\n}}\n"
+        );
+        let features = Features::NONE.with(device::features::Feature::Nee);
+        let (exact, _) = with_features(&ptx, Some(features), Arithmetic::Exact).unwrap();
+        assert_eq!(exact, ptx.replace(SENTINEL_TEXT, &format!("0x{:08X}", features.bits())));
+        let (fast, bound) = with_features(&ptx, Some(features), Arithmetic::Fast).unwrap();
+        assert_eq!(bound, Some(features));
+        assert_eq!(
+            fast,
+            format!(
+                ".entry k()\n{{\n\tmov.u32 %r1, 0x{:08X};\n\tdiv.full.f32 %f3, %f1, %f2;\n\
+                 \tsqrt.approx.f32 %f4, %f3;\n\trcp.approx.f32 %f5, %f4;\n\tmul.rn.f32 %f6, %f5, %f5;\n}}\n",
+                features.bits() | device::bound::FAST_ARITHMETIC
+            )
+        );
+        // A kernel that reads no features is bound to the arithmetic alone.
+        let plain = ".entry k()\n{\n\tdiv.rn.f32 %f3, %f1, %f2;\n}\n";
+        let (fast, bound) = with_features(plain, None, Arithmetic::Fast).unwrap();
+        assert_eq!(
+            (fast.as_str(), bound),
+            (".entry k()\n{\n\tdiv.full.f32 %f3, %f1, %f2;\n}\n", None)
+        );
+        // Bound under both, a kernel's feature read still sees its set.
+        let word = features.bits() | Arithmetic::Fast.bits();
+        assert_eq!(Features::ALL.bits() & word, features.bits());
     }
 
     #[test]

@@ -9,6 +9,7 @@ use crate::system::ptx;
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute, cudaError_enum as Code};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DriverError};
 use cudarc::nvrtc::Ptx;
+use device::bound::Arithmetic;
 use device::features::Features;
 use device::kernel::EntryPoint;
 use device::kernels::fault::FaultTrap;
@@ -86,17 +87,18 @@ pub struct KernelInfo {
 }
 
 /// A kernel's module as loaded: its register cap (`None`: as compiled),
-/// the features bound into it (`None` for a kernel that reads none) and
-/// its entry point's name.
-type ModuleKey = (Option<u32>, Option<Features>, &'static str);
+/// the features bound into it (`None` for a kernel that reads none), its
+/// arithmetic and its entry point's name.
+type ModuleKey = (Option<u32>, Option<Features>, Arithmetic, &'static str);
 
 /// The modules loaded so far, by key.
 type Modules = Vec<(ModuleKey, Arc<CudaModule>)>;
 
 /// An open GPU. Each kernel is JIT-compiled on first use, alone in its
-/// module ([`ptx::entry_module`]), once per register cap and per feature
-/// set bound into it ([`device::features`]). Clones share the context,
-/// stream and modules; each clone has its own cap and features.
+/// module ([`ptx::entry_module`]), once per register cap, feature set
+/// ([`device::features`]) and arithmetic bound into it. Clones share the
+/// context, stream and modules; each clone has its own cap, features and
+/// arithmetic.
 #[derive(Clone)]
 pub struct Gpu {
     context: Arc<CudaContext>,
@@ -107,6 +109,8 @@ pub struct Gpu {
     /// The features bound into the kernels this handle looks up (`None`:
     /// none given, and a kernel that reads its features cannot load).
     features: Option<Features>,
+    /// The arithmetic the kernels this handle looks up are bound to.
+    arithmetic: Arithmetic,
     /// Every module loaded so far (shared by clones).
     modules: Arc<Mutex<Modules>>,
     /// Launches not yet seen to finish, and the fault, once one happens
@@ -176,7 +180,8 @@ impl Gpu {
             ptx: ptx_text,
             cap: None,
             features: None,
-            modules: Arc::new(Mutex::new(vec![((None, None, probe), module)])),
+            arithmetic: Arithmetic::Exact,
+            modules: Arc::new(Mutex::new(vec![((None, None, Arithmetic::Exact, probe), module)])),
             in_flight: Arc::default(),
             launch_blocking: std::env::var("CUDA_LAUNCH_BLOCKING").is_ok_and(|v| v.trim() == "1"),
             assembler,
@@ -300,13 +305,25 @@ impl Gpu {
         }
     }
 
+    /// The same GPU with every kernel it looks up bound to `arithmetic`.
+    pub fn with_arithmetic(&self, arithmetic: Arithmetic) -> Gpu {
+        Gpu {
+            arithmetic,
+            ..self.clone()
+        }
+    }
+
     /// The kernel `name`, JIT-compiled under this handle's register cap and
-    /// with its features bound, on first use. A kernel that reads no
-    /// features is kept under no feature set, so that handles bound to
-    /// different sets share it.
+    /// with its features and arithmetic bound, on first use. A kernel that
+    /// reads no features is kept under no feature set, so that handles
+    /// bound to different sets share it.
     pub fn function(&self, name: &'static str) -> Result<CudaFunction, GpuError> {
         let mut modules = self.modules.lock().unwrap_or_else(|e| e.into_inner());
-        let cached = |features| modules.iter().find(|(k, _)| *k == (self.cap, features, name));
+        let cached = |features| {
+            modules
+                .iter()
+                .find(|(k, _)| *k == (self.cap, features, self.arithmetic, name))
+        };
         let module = match cached(self.features).or_else(|| cached(None)) {
             Some((_, m)) => m.clone(),
             None => {
@@ -328,8 +345,8 @@ impl Gpu {
         let config = |error| GpuError::Config { what: "kernel", error };
         let text =
             ptx::entry_module(self.ptx, name).ok_or_else(|| config(format!("the PTX has no kernel `{name}`")))?;
-        let (text, bound) =
-            ptx::with_features(&text, self.features).map_err(|error| config(format!("kernel `{name}`: {error}")))?;
+        let (text, bound) = ptx::with_features(&text, self.features, self.arithmetic)
+            .map_err(|error| config(format!("kernel `{name}`: {error}")))?;
         let text = match self.cap {
             Some(cap) => ptx::with_register_cap(&text, cap),
             None => text,
@@ -338,13 +355,17 @@ impl Gpu {
             .cap
             .map_or("as compiled".into(), |c| format!("capped at {c} registers"));
         let features = bound.map_or(String::new(), |f| format!(", features {f}"));
+        let arithmetic = match self.arithmetic {
+            Arithmetic::Exact => "",
+            Arithmetic::Fast => ", fast arithmetic",
+        };
         let (major, minor) = self.info.compute_capability;
         let image = machine_code(self.assembler.as_deref(), text, major * 10 + minor)?;
         let m = self
             .context
             .load_module(image)
-            .map_err(self.error(format!("loading kernel `{name}` ({cap}{features})")))?;
-        Ok(((self.cap, bound, name), m))
+            .map_err(self.error(format!("loading kernel `{name}` ({cap}{features}{arithmetic})")))?;
+        Ok(((self.cap, bound, self.arithmetic, name), m))
     }
 
     /// Registers, local memory and theoretical occupancy of `function` at

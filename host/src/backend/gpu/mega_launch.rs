@@ -86,7 +86,10 @@ pub fn render_launches(
         error,
     })?;
     let features = config.kernels.bind(job.features());
-    let gpu = &gpu.with_register_cap(config.max_registers).with_features(features);
+    let gpu = &gpu
+        .with_register_cap(config.max_registers)
+        .with_features(features)
+        .with_arithmetic(config.arithmetic);
     visit_accel(
         job.scene.accel.kind,
         Launches {

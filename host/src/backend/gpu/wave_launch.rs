@@ -171,7 +171,8 @@ pub fn render_items(
     })?;
     let gpu = &gpu
         .with_register_cap(config.max_registers)
-        .with_features(resolved.features);
+        .with_features(resolved.features)
+        .with_arithmetic(config.arithmetic);
     let upload_start = Instant::now();
     let scene = DeviceScene::for_job(gpu, job)?;
     let mut machine = GpuMachine::new(gpu, config.time_launches)?;

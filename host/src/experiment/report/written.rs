@@ -56,7 +56,7 @@ pub struct SettingColumn {
 /// The columns of `runs.csv` that hold a setting's value, with the setting
 /// (`report_spp` is the `spp` asked for, `spp` the spp rendered, at most
 /// `spp_cap`; both are values of `spp`).
-static SETTING_COLUMNS: [(&str, &SettingDecl); 20] = [
+static SETTING_COLUMNS: [(&str, &SettingDecl); 21] = [
     ("spp", &params::SPP),
     ("report_spp", &params::SPP),
     ("max_depth", &params::DEPTH),
@@ -75,6 +75,7 @@ static SETTING_COLUMNS: [(&str, &SettingDecl); 20] = [
     ("cpu_schedule", &params::CPU_SCHEDULE),
     ("time_launches", &params::TIME_LAUNCHES),
     ("kernels", &params::KERNELS),
+    ("arithmetic", &params::ARITHMETIC),
     ("max_registers", &params::MAX_REGISTERS),
     ("gpus", &params::GPUS),
 ];
@@ -414,6 +415,7 @@ fn as_configured(r: &RunRow) -> Result<(), Refusal> {
     };
     let cells = [
         ("kernels", r.kernels.clone().unwrap_or_default()),
+        ("arithmetic", r.arithmetic.clone().unwrap_or_default()),
         (
             "max_registers",
             r.max_registers
