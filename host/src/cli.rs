@@ -344,7 +344,7 @@ pub struct LaunchArgs {
     #[arg(long, value_parser = parse_arithmetic, help = with_default(
         "GPU back ends: the kernels' float arithmetic: `exact` (IEEE-strict, the CPU's image bit for bit) or \
          `fast` (the hardware's approximate division, square root and transcendental functions: the GPU back \
-         ends agree with each other bit for bit and with the CPU within a relative MSE bound)",
+         ends agree with each other bit for bit, and with the CPU within half the Monte Carlo noise)",
         Arithmetic::Exact.name()
     ))]
     pub arithmetic: Option<Arithmetic>,
