@@ -50,6 +50,11 @@ impl Sphere {
     /// The distance of [`Sphere::intersect`]'s hit, without its normal: a
     /// search that offers many spheres completes only the closest with
     /// [`Sphere::normal`], which divides three times.
+    ///
+    /// Every ray takes the same instructions, hit or miss, each choice a
+    /// select: on the GPU the lanes of a warp that test a sphere together
+    /// stay together (a miss that left before the square root parted them).
+    /// A miss (a negative or NaN discriminant) is refused at the end.
     #[inline(always)]
     pub fn distance(&self, ray: &Ray, range: Interval) -> Option<f32> {
         let f = ray.origin - self.center;
@@ -57,25 +62,13 @@ impl Sphere {
         let perp = f - ray.dir * b;
         let r2 = self.radius * self.radius;
         let disc = r2 - perp.length_squared();
-        if disc < 0.0 {
-            return None;
-        }
         let c = f.length_squared() - r2;
-        let q = -b
-            - if b >= 0.0 {
-                scalar::sqrt(disc)
-            } else {
-                -scalar::sqrt(disc)
-            };
+        let root = scalar::sqrt(disc);
+        let q = -b - if b >= 0.0 { root } else { -root };
         let (r0, r1) = (c / q, q);
         let (near, far) = if r0 <= r1 { (r0, r1) } else { (r1, r0) };
-        if range.contains(near) {
-            Some(near)
-        } else if range.contains(far) {
-            Some(far)
-        } else {
-            None
-        }
+        let t = if range.contains(near) { near } else { far };
+        (disc >= 0.0 && range.contains(t)).then_some(t)
     }
 
     /// The outward unit normal where `ray` meets the sphere at distance `t`.
