@@ -336,16 +336,17 @@ impl Runs<'_> {
         }
         let spp = job.spp.min(PARITY_SPP);
         let (checked, _) = self.render_spp(job, spp)?;
-        let fast = job.renderer.options().arithmetic(kind) == Arithmetic::Fast;
-        let next_seed = RenderParams {
-            seed: job.params.seed.wrapping_add(1),
-            ..job.params
-        };
-        if fast {
-            cpu_film(&mut tally.next_seed, job, next_seed, spp)?;
-        }
         let reference = cpu_film(&mut tally.reference, job, job.params, spp)?;
-        let next_seed = tally.next_seed.as_ref().map(|(_, film)| film.as_slice());
+        // The fast arithmetic's own image is held to the CPU's within a
+        // fraction of the noise here, and to the other GPU schedules' bit
+        // for bit by the film check of the timed rows.
+        let fast = match job.renderer.options().arithmetic(kind) {
+            Arithmetic::Exact => None,
+            Arithmetic::Fast => {
+                let noise = cpu_film(&mut tally.next_seed, job, FastAgreement::noise_params(job.params), spp)?;
+                Some(FastAgreement::measure(&checked.film, reference, noise, spp))
+            }
+        };
         let entry = match tally.parity.iter_mut().position(|p| p.study == job.study.name) {
             Some(i) => &mut tally.parity[i],
             None => {
@@ -356,11 +357,7 @@ impl Runs<'_> {
                 tally.parity.last_mut().expect("just pushed")
             }
         };
-        if let (true, Some(next_seed)) = (fast, next_seed) {
-            // The fast arithmetic's own image: held to the CPU's within a
-            // fraction of the noise here, and to the other GPU schedules'
-            // bit for bit by the film check of the timed rows.
-            let agreement = FastAgreement::measure(&checked.film, reference, next_seed, spp);
+        if let Some(agreement) = fast {
             if agreement.within_bound() {
                 entry.within_bound += 1;
                 return Ok(());

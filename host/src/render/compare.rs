@@ -11,6 +11,7 @@ use crate::settings::arithmetic::FAST_NOISE_FRACTION;
 use crate::system::fingerprint::fingerprint;
 use anyhow::bail;
 use device::film::FixedRgb;
+use device::scene::RenderParams;
 use image::RgbImage;
 use std::path::Path;
 
@@ -124,6 +125,15 @@ pub struct FastAgreement {
 }
 
 impl FastAgreement {
+    /// The settings of the exact render the noise is measured with: those
+    /// of `params`, at the next seed.
+    pub fn noise_params(params: RenderParams) -> RenderParams {
+        RenderParams {
+            seed: params.seed.wrapping_add(1),
+            ..params
+        }
+    }
+
     /// Compares `fast` with `exact`, and `next_seed` (the exact film of the
     /// next seed) with `exact`, every film a sum of `spp` samples per pixel.
     pub fn measure(fast: &[FixedRgb], exact: &[FixedRgb], next_seed: &[FixedRgb], spp: u32) -> Self {

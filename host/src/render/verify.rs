@@ -232,8 +232,13 @@ pub fn verify_on(
         None => vec![Renderer::new(backend, options).context("verify compares a GPU back end with the CPU")?],
         Some(devices) => split::open(BackendChoice::Exactly(backend), options, devices)?,
     };
-    // The back end's films and the CPU's.
-    check_memory(&params, split::host_films(checked.len()) + 1)?;
+    // The back end's films and the CPU's (two under the fast arithmetic:
+    // the next seed's too, held alongside).
+    let cpu_films = match options.arithmetic(backend) {
+        Arithmetic::Exact => 1,
+        Arithmetic::Fast => 2,
+    };
+    check_memory(&params, split::host_films(checked.len()) + cpu_films)?;
     let reference = Renderer::new(BackendKind::Cpu, options)?;
     let gpu_out = split::render_on(
         &checked,
@@ -250,11 +255,7 @@ pub fn verify_on(
     let fast = match options.arithmetic(backend) {
         Arithmetic::Exact => None,
         Arithmetic::Fast => {
-            let next = RenderParams {
-                seed: params.seed.wrapping_add(1),
-                ..params
-            };
-            let noise = reference.render(&scene, next, spp, &|_| {})?;
+            let noise = reference.render(&scene, FastAgreement::noise_params(params), spp, &|_| {})?;
             Some(FastAgreement::measure(&gpu_out.film, &cpu_out.film, &noise.film, spp))
         }
     };
