@@ -17,7 +17,7 @@ use util::{repo, wavepath_bin};
 /// The study whose committed results the tests pack and unpack, and its
 /// run with a --reference binary (`NAME_COMMIT`).
 const STUDY: &str = "regression_check_nee";
-const REFERENCE_RUN: &str = "regression_check_nee_a68abbd";
+const REFERENCE_RUN: &str = "regression_check_nee_30955b3";
 
 /// A checkout's layout in a temporary folder: the script, the configs of
 /// [`STUDY`] and `nee`, a scene, and results/STUDY as an earlier unpack left
