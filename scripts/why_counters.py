@@ -146,7 +146,7 @@ def main():
                 "kernel_ms": t["kernel_ns"] / 1e6,
                 "study_run": row["run"] if row else "",
                 "study_wall_ms": row["wall_ms"] if row else "",
-                "study_launches_per_sample": int(row["launches"]) / int(row["spp"]) if row else "",
+                "study_launches_per_sample": int(row["launches"]) / int(row["spp"]) if row else float("nan"),
                 "study_registers": row["registers"] if row else "",
                 "study_occupancy": row["occupancy"] if row else "",
                 "study_state_bytes": row["state_bytes"] if row else "",
@@ -174,13 +174,14 @@ def main():
         write(dest / "why.csv", fields, rows)
         write(dest / "why_kernels.csv", list(kernel_tables[experiment][0]), kernel_tables[experiment])
         for r in rows:
+            label = f"{r['scene']} ({r['overrides'].replace(';', ', ')})" if r["overrides"] else r["scene"]
+            wall = f"{float(r['study_wall_ms']):.2f}" if r["study_wall_ms"] else "not run"
             print(
-                f"| {experiment} / {r['study']} | {r['scene']} {r['overrides']} | {r['backend']} "
-                f"| {r['lanes']:.1f} | {r['warp_inst_per_ray']:.0f} | {r['registers']} "
-                f"| {100 * r['achieved_occupancy']:.0f} % | {r['dram_bytes_per_ray']:.0f} B "
-                f"| {r['study_launches_per_sample']} |"
+                f"| `{experiment}` / `{r['study']}`: {label} | {r['backend']} | {wall} "
+                f"| {r['lanes']:.1f} | {r['warp_inst_per_ray']:.0f} | {r['l2_bytes_per_ray']:.0f} "
+                f"| {r['local_accesses_per_ray']:.1f} | {max(int(x) for x in r['registers'].split('/'))} "
+                f"| {100 * r['achieved_occupancy']:.0f} % | {r['study_launches_per_sample']:.3g} |"
             )
-
 
 def write(path, fields, rows):
     with path.open("w", newline="") as f:

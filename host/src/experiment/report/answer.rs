@@ -5,10 +5,13 @@
 //!
 //! Both are drawn from the summary's megakernel-against-wavefront rows, so
 //! the README, which carries the section between markers (checked by
-//! `tests/docs.rs`), states no figure of its own.
+//! `tests/docs.rs`), states no figure of its own. Beside them stands the
+//! baseline's own speed against the outside peers (`report::peers`): a
+//! table in the section and a panel under the figure's chart.
 
 use super::figures::{FONT, SIZE, register_font};
 use super::markdown::text;
+use super::peers::{self, Standing};
 use super::tables::{fmt_speedup, table_head, table_row};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -125,7 +128,7 @@ fn studies(comparisons: &[Comparison]) -> Vec<Study<'_>> {
 
 /// The section's Markdown, ending with the figure's link (a path relative
 /// to the results folder) where there is one.
-pub fn section(comparisons: &[Comparison]) -> String {
+pub fn section(comparisons: &[Comparison], standings: &[Standing]) -> String {
     let mut out = format!(
         "\n{HEADING}\n\n\
          How much faster the wavefront renders than the megakernel (above 1: the wavefront \
@@ -137,6 +140,7 @@ pub fn section(comparisons: &[Comparison]) -> String {
     let studies = studies(comparisons);
     if studies.is_empty() {
         out += "No study sets the megakernel against the wavefront yet.\n";
+        out += &peers::section(standings);
         return out;
     }
     out += &table_head(&[
@@ -163,26 +167,137 @@ pub fn section(comparisons: &[Comparison]) -> String {
             best.as_run.clone(),
         ]);
     }
-    out += &format!("\n![The wavefront's speedup over the megakernel, per study and scene]({FIGURE})\n");
+    out += &peers::section(standings);
+    out += &format!(
+        "\n![The wavefront's speedup over the megakernel, per study and scene, and the megakernel \
+         beside the outside peers]({FIGURE})\n"
+    );
     out
 }
 
 /// The figure's SVG: per study (a row, labelled `folder / study`) a point
 /// for each scene's speedup on a log axis, coloured by scene, with a dashed
-/// line at 1; `None` where nothing compares.
-pub fn figure(comparisons: &[Comparison], footer: &str) -> anyhow::Result<Option<String>> {
+/// line at 1; under it, where there are `standings`, a panel of the
+/// peers' times over the megakernel's, a row each. `None` where no study
+/// compares the back ends.
+pub fn figure(comparisons: &[Comparison], standings: &[Standing], footer: &str) -> anyhow::Result<Option<String>> {
     let studies = studies(comparisons);
     if studies.is_empty() {
         return Ok(None);
     }
     register_font()?;
     let mut svg = String::new();
-    draw(
-        SVGBackend::with_string(&mut svg, SIZE).into_drawing_area(),
+    let size = (SIZE.0, SIZE.1 + peer_panel_height(standings.len()));
+    paint(
+        SVGBackend::with_string(&mut svg, size).into_drawing_area(),
         &studies,
+        standings,
         footer,
     )?;
     Ok(Some(svg))
+}
+
+/// Paints the whole figure on `root`: the studies' chart and its legend,
+/// the peers' panel under them where there are `standings`, the footer.
+fn paint<DB: DrawingBackend>(
+    root: DrawingArea<DB, plotters::coord::Shift>,
+    studies: &[Study],
+    standings: &[Standing],
+    footer: &str,
+) -> anyhow::Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE)?;
+    let (top, rest) = root.split_vertically(SIZE.1 - FOOTER_HEIGHT);
+    let (chart_area, legend_area) = top.split_horizontally(SIZE.0 - LEGEND_WIDTH);
+    draw(chart_area, legend_area, studies)?;
+    let (panel, footer_area) = rest.split_vertically(peer_panel_height(standings.len()));
+    if !standings.is_empty() {
+        draw_peers(panel.split_horizontally(SIZE.0 - LEGEND_WIDTH).0, standings)?;
+    }
+    let style = TextStyle::from((FONT, 12).into_font()).color(&RGBColor(90, 90, 90));
+    footer_area.draw_text(footer, &style, (16, 4))?;
+    root.present()?;
+    Ok(())
+}
+
+/// Height of the peers' panel with `n` rows, in pixels (none without).
+fn peer_panel_height(n: usize) -> u32 {
+    match n {
+        0 => 0,
+        n => 110 + 30 * n as u32,
+    }
+}
+
+/// Draws the peers' panel: per standing a row, labelled with the peer and
+/// its workload, a point at the peer's time over the megakernel's on a log
+/// axis, with a dashed line at 1.
+fn draw_peers<DB: DrawingBackend>(
+    area: DrawingArea<DB, plotters::coord::Shift>,
+    standings: &[Standing],
+) -> anyhow::Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let labels: Vec<String> = standings.iter().map(Standing::label).collect();
+    let (lo, hi) = standings
+        .iter()
+        .map(Standing::ratio)
+        .fold((1.0f64, 1.0f64), |(lo, hi), r| (lo.min(r), hi.max(r)));
+    let rows = standings.len();
+    let longest = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
+    let mut chart = ChartBuilder::on(&area)
+        .caption(
+            "The baseline: a peer's time ÷ the megakernel's (exact arithmetic)",
+            (FONT, 18),
+        )
+        .margin(16)
+        .x_label_area_size(44)
+        .y_label_area_size((longest as u32 * 7 + 24).clamp(80, 420))
+        .build_cartesian_2d(
+            (lo / 1.25..hi * 1.25)
+                .log_scale()
+                .with_key_points(powers_of_two(lo, hi)),
+            0.0..rows as f64,
+        )?;
+    let row_label = |y: &f64| {
+        let i = y.floor();
+        if (y - i - 0.5).abs() < 1e-6 && i >= 0.0 && (i as usize) < rows {
+            labels[rows - 1 - i as usize].clone()
+        } else {
+            String::new()
+        }
+    };
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .x_desc("peer ÷ megakernel (log scale; above 1 the megakernel is faster)")
+        .y_labels(2 * rows + 1)
+        .y_label_formatter(&row_label)
+        .x_label_formatter(&tick)
+        .label_style((FONT, 13))
+        .axis_desc_style((FONT, 14))
+        .draw()?;
+    chart.draw_series(DashedLineSeries::new(
+        [(1.0, 0.0), (1.0, rows as f64)],
+        8,
+        5,
+        BLACK.stroke_width(2),
+    ))?;
+    chart.draw_series(
+        standings
+            .iter()
+            .enumerate()
+            .map(|(i, s)| Circle::new((s.ratio(), (rows - 1 - i) as f64 + 0.5), 5, BLACK.filled())),
+    )?;
+    Ok(())
+}
+
+/// A tick's label: the value with its trailing zeros cut.
+fn tick(v: &f64) -> String {
+    let text = format!("{v:.2}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// Width of the legend strip right of the chart, in pixels.
@@ -190,18 +305,16 @@ const LEGEND_WIDTH: u32 = 190;
 /// Height of the footer strip under the chart, in pixels.
 const FOOTER_HEIGHT: u32 = 22;
 
-/// Draws the figure of `studies` on `root`.
+/// Draws the chart of `studies` on `chart_area` and its legend of scenes
+/// on `legend_area`.
 fn draw<DB: DrawingBackend>(
-    root: DrawingArea<DB, plotters::coord::Shift>,
+    chart_area: DrawingArea<DB, plotters::coord::Shift>,
+    legend_area: DrawingArea<DB, plotters::coord::Shift>,
     studies: &[Study],
-    footer: &str,
 ) -> anyhow::Result<()>
 where
     DB::ErrorType: 'static,
 {
-    root.fill(&WHITE)?;
-    let (main, footer_area) = root.split_vertically(SIZE.1 - FOOTER_HEIGHT);
-    let (chart_area, legend_area) = main.split_horizontally(SIZE.0 - LEGEND_WIDTH);
     let labels: Vec<String> = studies.iter().map(|s| s.best().label.clone()).collect();
     let scenes = scene_names(studies.iter().flat_map(|s| s.rows.iter().copied()));
     let (lo, hi) = studies
@@ -237,10 +350,7 @@ where
         .x_desc("wavefront ÷ megakernel (log scale; above 1 the wavefront wins)")
         .y_labels(2 * rows + 1)
         .y_label_formatter(&row_label)
-        .x_label_formatter(&|v| {
-            let text = format!("{v:.2}");
-            text.trim_end_matches('0').trim_end_matches('.').to_string()
-        })
+        .x_label_formatter(&tick)
         .label_style((FONT, 14))
         .axis_desc_style((FONT, 16))
         .draw()?;
@@ -268,9 +378,6 @@ where
         legend_area.draw(&Circle::new((16, y), 5, color(k).filled()))?;
         legend_area.draw(&Text::new(scene.to_string(), (30, y), text.clone()))?;
     }
-    let style = TextStyle::from((FONT, 12).into_font()).color(&RGBColor(90, 90, 90));
-    footer_area.draw_text(footer, &style, (16, 4))?;
-    root.present()?;
     Ok(())
 }
 
@@ -322,7 +429,7 @@ mod tests {
             comparison("a / wins", "spheres", "", 2.0),
             comparison("a / wins", "box", "scene.size=2", 1.5),
         ];
-        let text = section(&rows);
+        let text = section(&rows, &[]);
         let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("| [")).collect();
         assert_eq!(
             lines,
@@ -339,8 +446,8 @@ mod tests {
 
     #[test]
     fn nothing_to_compare_says_so_and_draws_nothing() {
-        assert!(section(&[]).contains("No study sets the megakernel against the wavefront yet."));
-        assert!(figure(&[], "footer").unwrap().is_none());
+        assert!(section(&[], &[]).contains("No study sets the megakernel against the wavefront yet."));
+        assert!(figure(&[], &[], "footer").unwrap().is_none());
     }
 
     #[test]
@@ -350,7 +457,7 @@ mod tests {
             comparison("a / wins", "spheres", "", 2.0),
             comparison("b / cost", "field", "", 3.0),
         ];
-        let svg = figure(&rows, "the footer").unwrap().unwrap();
+        let svg = figure(&rows, &[], "the footer").unwrap().unwrap();
         for text in ["a / wins", "b / cost", "box", "spheres", "field", "the footer"] {
             assert!(svg.lines().any(|line| line == text), "{text} missing");
         }
@@ -360,5 +467,42 @@ mod tests {
             "a point per scene, a legend mark per scene"
         );
         assert_eq!(powers_of_two(0.51, 13.18), [0.5, 1.0, 2.0, 4.0, 8.0, 16.0]);
+    }
+
+    #[test]
+    fn the_peers_stand_in_the_section_and_in_a_panel_of_the_figure() {
+        let rows = [comparison("a / wins", "box", "", 0.5)];
+        let standing = Standing {
+            peer: peers::Peer {
+                program: "fastpeer".into(),
+                workload: "spheres".into(),
+                width: 64,
+                height: 32,
+                spp: 8,
+                depth: 50,
+                roulette: 1,
+                render_ms: 2.0,
+                samples_per_s: 8192.0,
+                scene: "spheres".into(),
+            },
+            mega_ms: 2.5,
+            mega_run: "gpu-mega".into(),
+            study: "the study".into(),
+            commit: "`abc`".into(),
+            as_run: "yes".into(),
+        };
+        let text = section(&rows, std::slice::from_ref(&standing));
+        let table = text
+            .find("| fastpeer: spheres 64x32 8 spp | 2.00 | 2.50 |")
+            .expect("the peers' row");
+        assert!(
+            table < text.find(FIGURE).unwrap(),
+            "the peers' table stands before the figure"
+        );
+        let plain = figure(&rows, &[], "f").unwrap().unwrap();
+        let with = figure(&rows, std::slice::from_ref(&standing), "f").unwrap().unwrap();
+        assert!(with.lines().any(|l| l == "fastpeer: spheres 64x32 8 spp"));
+        assert!(!plain.contains("fastpeer"));
+        assert_eq!(with.matches("<circle").count(), plain.matches("<circle").count() + 1);
     }
 }

@@ -28,6 +28,7 @@ mod builds;
 mod figures;
 mod input;
 mod markdown;
+pub mod peers;
 mod scaling;
 pub mod stats;
 pub mod summary;
