@@ -218,7 +218,7 @@ mod tests {
         RunRow {
             study: "s".into(),
             run,
-            config: format!("{backend} #{run}"),
+            config: format!("{backend}, run {run}"),
             scene_name: scene.into(),
             backend: backend.into(),
             width: 64,
@@ -297,10 +297,13 @@ mod tests {
         let standings = standings(&[peer("box", 4), peer("nowhere", 4)], &candidates);
         assert_eq!(standings.len(), 1, "a peer with no megakernel run is left out");
         let s = &standings[0];
-        assert_eq!((s.mega_ms, s.mega_run.as_str(), s.ratio()), (3.0, "gpu-mega #2", 2.0));
+        assert_eq!(
+            (s.mega_ms, s.mega_run.as_str(), s.ratio()),
+            (3.0, "gpu-mega, run 2", 2.0)
+        );
         let table = section(&standings);
         assert!(
-            table.contains("| p: w 64x64 4 spp | 6.00 | 3.00 | `gpu-mega #2` | 2.00x | the study | `abc` | yes |"),
+            table.contains("| p: w 64x64 4 spp | 6.00 | 3.00 | `gpu-mega, run 2` | 2.00x | the study | `abc` | yes |"),
             "{table}"
         );
         assert!(section(&[]).is_empty());
