@@ -119,6 +119,7 @@ def main():
     ]
     tables = defaultdict(list)
     kernel_tables = defaultdict(list)
+    raw_rows = []
     for line in Path(sys.argv[2]).read_text().splitlines():
         experiment, study, scene_path, size, spp, *rest = line.split()
         overrides = [w for w in rest if "=" in w]
@@ -165,10 +166,13 @@ def main():
                     "dram_bytes_per_ray": k["dram_bytes"] / ray_count,
                     "kernel_ms": k["kernel_ns"] / 1e6,
                 })
-            dest = Path("results") / experiment / "counters"
-            dest.mkdir(parents=True, exist_ok=True)
-            with lzma.open(dest / f"ncu_{study}_{scene}_{backend}.csv.xz", "wt") as raw:
-                raw.write(stem.with_suffix(".csv").read_text())
+            raw_rows.append((experiment, f"ncu_{study}_{scene}_{backend}.csv.xz", stem.with_suffix(".csv")))
+    # Every profile is read and summed before anything is written.
+    for experiment, name, source in raw_rows:
+        dest = Path("results") / experiment / "counters"
+        dest.mkdir(parents=True, exist_ok=True)
+        with lzma.open(dest / name, "wt") as raw:
+            raw.write(source.read_text())
     for experiment, rows in tables.items():
         dest = Path("results") / experiment / "counters"
         write(dest / "why.csv", fields, rows)

@@ -1,0 +1,201 @@
+//! `scripts/why_counters.py`, the sums behind docs/results.md "Why,
+//! counted": Nsight Compute's rows of a render per back end, summed per
+//! back end and per kernel, divided by the rays the render's summary line
+//! gives, beside the study's fastest row; figures worked by hand. Each test
+//! runs the script in a temporary folder laid out as the checkout.
+
+mod util;
+
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Output};
+use util::repo;
+
+const NCU_HEADER: &str = "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\",\"Block Size\",\"Grid Size\",\"Device\",\"CC\",\"Section Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"";
+
+/// ncu's rows of one launch `id` of `kernel`: warp and thread
+/// instructions, kernel time (ns), registers, achieved and theoretical
+/// occupancy (%), and fixed traffic (1000 B of DRAM, 5000 B of L2, 10
+/// local loads and 20 stores).
+fn launch(id: u32, kernel: &str, warp: u64, thread: u64, ns: u64, registers: u32, achieved: f64, most: f64) -> String {
+    let metrics = [
+        ("smsp__inst_executed.sum", format!("{warp}")),
+        ("smsp__thread_inst_executed.sum", format!("{thread}")),
+        ("gpu__time_duration.sum", format!("{ns}")),
+        ("launch__registers_per_thread", format!("{registers}")),
+        (
+            "sm__warps_active.avg.pct_of_peak_sustained_active",
+            format!("{achieved}"),
+        ),
+        ("sm__maximum_warps_per_active_cycle_pct", format!("{most}")),
+        ("dram__bytes.sum", "1,000".into()),
+        ("lts__t_bytes.sum", "5,000".into()),
+        ("smsp__inst_executed_op_local_ld.sum", "10".into()),
+        ("smsp__inst_executed_op_local_st.sum", "20".into()),
+    ];
+    metrics
+        .iter()
+        .map(|(name, value)| {
+            format!(
+                "\"{id}\",\"1\",\"wavepath\",\"h\",\"{kernel}\",\"1\",\"7\",\"(64, 1, 1)\",\"(9, 1, 1)\",\"0\",\"9.0\",\"Command line profiler metrics\",\"{name}\",\"\",\"{value}\"\n"
+            )
+        })
+        .collect()
+}
+
+/// The render's summary line: 10×10 at 4 spp is 400 samples, and the
+/// rates give 2.5 rays a sample: 1000 rays.
+const SUMMARY: &str = "scenes/box.toml: gpu-mega on a GPU (brute force), 10x10, 4 spp, depth 8: 0.001 s, 0.400 M samples/s, 1.000 M rays/s -> x.png\n";
+
+/// A checkout with the study's rows and ncu's rows of both back ends.
+fn tree(mega_rows: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    fs::create_dir_all(root.join("scripts")).unwrap();
+    fs::copy(repo("scripts/why_counters.py"), root.join("scripts/why_counters.py")).unwrap();
+    fs::create_dir_all(root.join("results/exp")).unwrap();
+    fs::write(
+        root.join("results/exp/runs.csv"),
+        "study,run,scene_name,scene_overrides,backend,wall_ms,launches,spp,registers,occupancy,state_bytes\n\
+         s,1,box,,gpu-mega,9.0,1,16,64,0.5,\n\
+         s,2,box,,gpu-mega,7.0,1,16,80,0.375,\n\
+         s,3,box,,gpu-wave,8.0,48,16,96,0.25,1048576\n\
+         s,4,other,,gpu-wave,1.0,4,16,96,0.25,1048576\n",
+    )
+    .unwrap();
+    let out = root.join("ncu/exp");
+    fs::create_dir_all(&out).unwrap();
+    fs::write(
+        out.join("s_box_gpu-mega.csv"),
+        format!("==PROF== note\n{NCU_HEADER}\n{mega_rows}"),
+    )
+    .unwrap();
+    fs::write(
+        out.join("s_box_gpu-wave.csv"),
+        format!(
+            "{NCU_HEADER}\n{}{}",
+            launch(0, "wf_a", 1000, 32000, 3000, 32, 60.0, 100.0),
+            launch(1, "wf_b", 1000, 16000, 1000, 80, 20.0, 50.0)
+        ),
+    )
+    .unwrap();
+    for backend in ["gpu-mega", "gpu-wave"] {
+        fs::write(out.join(format!("s_box_{backend}.txt")), SUMMARY).unwrap();
+    }
+    fs::write(root.join("profiles.txt"), "exp s scenes/box.toml 10x10 4\n").unwrap();
+    dir
+}
+
+fn summarize(root: &Path) -> Output {
+    Command::new("python3")
+        .arg("scripts/why_counters.py")
+        .args(["ncu", "profiles.txt"])
+        .current_dir(root)
+        .output()
+        .unwrap()
+}
+
+/// `file`'s rows as maps of column to value.
+fn rows(file: &Path) -> Vec<std::collections::HashMap<String, String>> {
+    let text = fs::read_to_string(file).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    lines
+        .map(|l| {
+            header
+                .iter()
+                .map(|h| h.to_string())
+                .zip(l.split(',').map(str::to_string))
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn each_back_end_is_summed_per_ray_beside_its_fastest_row_and_each_kernel_apart() {
+    let dir = tree(&launch(0, "megakernel_brute", 3000, 48000, 2000, 64, 40.0, 50.0));
+    let o = summarize(dir.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let counters = dir.path().join("results/exp/counters");
+    let why = rows(&counters.join("why.csv"));
+    let (mega, wave) = (&why[0], &why[1]);
+    // The megakernel: 3000 warp instructions at 16 lanes over 1000 rays.
+    for (field, want) in [
+        ("backend", "gpu-mega"),
+        ("rays", "1000"),
+        ("launches", "1"),
+        ("lanes", "16"),
+        ("warp_inst_per_ray", "3"),
+        ("l2_bytes_per_ray", "5"),
+        ("dram_bytes_per_ray", "1"),
+        ("local_accesses_per_ray", "0.03"),
+        ("registers", "64"),
+        ("achieved_occupancy", "0.4"),
+        ("study_run", "2"),
+        ("study_wall_ms", "7.0"),
+        ("study_launches_per_sample", "0.0625"),
+    ] {
+        assert_eq!(mega[field], want, "megakernel {field}");
+    }
+    // The wavefront: 2000 warp instructions and 48000 thread instructions
+    // over two launches (24 lanes), occupancies weighted by 3000 and 1000
+    // ns: (60·3 + 20·1)/4 = 50 % achieved, (100·3 + 50·1)/4 = 87.5 % at
+    // most; traffic counted twice; the fastest row of its scene, not of
+    // another.
+    for (field, want) in [
+        ("launches", "2"),
+        ("launches_per_sample", "0.5"),
+        ("lanes", "24"),
+        ("warp_inst_per_ray", "2"),
+        ("l2_bytes_per_ray", "10"),
+        ("registers", "32/80"),
+        ("achieved_occupancy", "0.5"),
+        ("theoretical_occupancy", "0.875"),
+        ("study_run", "3"),
+        ("study_launches_per_sample", "3"),
+        ("study_state_bytes", "1048576"),
+    ] {
+        assert_eq!(wave[field], want, "wavefront {field}");
+    }
+    let kernels = rows(&counters.join("why_kernels.csv"));
+    let lanes: Vec<(&str, &str)> = kernels
+        .iter()
+        .map(|k| (k["kernel"].as_str(), k["lanes"].as_str()))
+        .collect();
+    assert_eq!(lanes, [("megakernel_brute", "16"), ("wf_a", "32"), ("wf_b", "16")]);
+    assert!(
+        counters.join("ncu_s_box_gpu-wave.csv.xz").is_file(),
+        "the raw rows are kept"
+    );
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        table.contains("| `exp` / `s`: box | gpu-wave | 8.00 | 24.0 | 2 | 10 | 0.1 | 80 | 50 % | 3 |"),
+        "{table}"
+    );
+}
+
+#[test]
+fn a_profile_without_a_metric_or_a_launch_is_refused_naming_its_file() {
+    let partial: String = launch(0, "megakernel_brute", 3000, 48000, 2000, 64, 40.0, 50.0)
+        .lines()
+        .filter(|l| !l.contains("lts__t_bytes.sum"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    for (rows, says) in [
+        (partial.as_str(), "no lts__t_bytes.sum"),
+        ("", "no kernel launch was profiled"),
+    ] {
+        let dir = tree(rows);
+        let o = summarize(dir.path());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{says}: accepted");
+        assert!(
+            err.contains("s_box_gpu-mega.csv") && err.contains(says),
+            "{says}: {err}"
+        );
+        assert!(
+            !dir.path().join("results/exp/counters/why.csv").exists(),
+            "{says}: wrote a summary"
+        );
+    }
+}
