@@ -13,11 +13,11 @@ use util::repo;
 
 const NCU_HEADER: &str = "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\",\"Block Size\",\"Grid Size\",\"Device\",\"CC\",\"Section Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"";
 
-/// ncu's rows of one launch `id` of `kernel`: warp and thread
-/// instructions, kernel time (ns), registers, achieved and theoretical
-/// occupancy (%), and fixed traffic (1000 B of DRAM, 5000 B of L2, 10
-/// local loads and 20 stores).
-fn launch(id: u32, kernel: &str, warp: u64, thread: u64, ns: u64, registers: u32, achieved: f64, most: f64) -> String {
+/// ncu's rows of one launch `id` of `kernel`: `[warp instructions, thread
+/// instructions, kernel time in ns]`, its registers, its `(achieved,
+/// theoretical)` occupancy in %, and fixed traffic (1000 B of DRAM, 5000 B
+/// of L2, 10 local loads and 20 stores).
+fn launch(id: u32, kernel: &str, [warp, thread, ns]: [u64; 3], registers: u32, (achieved, most): (f64, f64)) -> String {
     let metrics = [
         ("smsp__inst_executed.sum", format!("{warp}")),
         ("smsp__thread_inst_executed.sum", format!("{thread}")),
@@ -74,8 +74,8 @@ fn tree(mega_rows: &str) -> tempfile::TempDir {
         out.join("s_box_gpu-wave.csv"),
         format!(
             "{NCU_HEADER}\n{}{}",
-            launch(0, "wf_a", 1000, 32000, 3000, 32, 60.0, 100.0),
-            launch(1, "wf_b", 1000, 16000, 1000, 80, 20.0, 50.0)
+            launch(0, "wf_a", [1000, 32000, 3000], 32, (60.0, 100.0)),
+            launch(1, "wf_b", [1000, 16000, 1000], 80, (20.0, 50.0))
         ),
     )
     .unwrap();
@@ -113,7 +113,7 @@ fn rows(file: &Path) -> Vec<std::collections::HashMap<String, String>> {
 
 #[test]
 fn each_back_end_is_summed_per_ray_beside_its_fastest_row_and_each_kernel_apart() {
-    let dir = tree(&launch(0, "megakernel_brute", 3000, 48000, 2000, 64, 40.0, 50.0));
+    let dir = tree(&launch(0, "megakernel_brute", [3000, 48000, 2000], 64, (40.0, 50.0)));
     let o = summarize(dir.path());
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let counters = dir.path().join("results/exp/counters");
@@ -176,7 +176,7 @@ fn each_back_end_is_summed_per_ray_beside_its_fastest_row_and_each_kernel_apart(
 
 #[test]
 fn a_profile_without_a_metric_or_a_launch_is_refused_naming_its_file() {
-    let partial: String = launch(0, "megakernel_brute", 3000, 48000, 2000, 64, 40.0, 50.0)
+    let partial: String = launch(0, "megakernel_brute", [3000, 48000, 2000], 64, (40.0, 50.0))
         .lines()
         .filter(|l| !l.contains("lts__t_bytes.sum"))
         .map(|l| format!("{l}\n"))
