@@ -10,6 +10,7 @@ summarize OUTDIR passes the profiles it declares)."""
 import csv
 import lzma
 import re
+import statistics
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -91,19 +92,26 @@ def totals(launches, path):
     return out
 
 
-def fastest_row(runs, study, scene, backend, overrides):
-    """The study's fastest row of `backend` on `scene` (with the profile's
-    generator fields), as the summary takes each back end."""
-    rows = [
-        r
-        for r in runs
-        if r["study"] == study
-        and r["scene_name"] == scene
-        and r["backend"] == backend
-        and r["wall_ms"]
-        and all(f"generators[0].{o}" in r["scene_overrides"].split(";") for o in overrides)
-    ]
-    return min(rows, key=lambda r: float(r["wall_ms"])) if rows else None
+def fastest_config(runs, study, scene, backend, overrides):
+    """The study's fastest configuration of `backend` on `scene` (with the
+    profile's generator fields), as the summary takes each back end: the
+    least median of `scaled_wall_ms` over a configuration's repetitions.
+    Returns its first row and that median, or None."""
+    by_run = defaultdict(list)
+    for r in runs:
+        if (
+            r["study"] == study
+            and r["scene_name"] == scene
+            and r["backend"] == backend
+            and r["scaled_wall_ms"]
+            and all(f"generators[0].{o}" in r["scene_overrides"].split(";") for o in overrides)
+        ):
+            by_run[r["run"]].append(r)
+    if not by_run:
+        return None
+    medians = {run: statistics.median(float(r["scaled_wall_ms"]) for r in rows) for run, rows in by_run.items()}
+    run = min(medians, key=medians.get)
+    return by_run[run][0], medians[run]
 
 
 def main():
@@ -132,7 +140,8 @@ def main():
             launches = read_ncu(stem.with_suffix(".csv"))
             ray_count, spp_run = rays(stem.with_suffix(".txt"))
             t = totals(launches.values(), stem.with_suffix(".csv"))
-            row = fastest_row(runs, base_study, scene, backend, overrides)
+            fastest = fastest_config(runs, base_study, scene, backend, overrides)
+            row, median_ms = fastest if fastest else (None, None)
             tables[experiment].append({
                 "study": base_study, "scene": scene, "overrides": ";".join(overrides),
                 "backend": backend, "size": size, "spp": spp_run, "rays": round(ray_count),
@@ -146,7 +155,7 @@ def main():
                 "local_accesses_per_ray": (t["local_loads"] + t["local_stores"]) / ray_count,
                 "kernel_ms": t["kernel_ns"] / 1e6,
                 "study_run": row["run"] if row else "",
-                "study_wall_ms": row["wall_ms"] if row else "",
+                "study_wall_ms": median_ms if row else "",
                 "study_launches_per_sample": int(row["launches"]) / int(row["spp"]) if row else float("nan"),
                 "study_registers": row["registers"] if row else "",
                 "study_occupancy": row["occupancy"] if row else "",
