@@ -241,50 +241,12 @@ where
     DB::ErrorType: 'static,
 {
     let labels: Vec<String> = standings.iter().map(Standing::label).collect();
-    let (lo, hi) = standings
+    let range = standings
         .iter()
         .map(Standing::ratio)
         .fold((1.0f64, 1.0f64), |(lo, hi), r| (lo.min(r), hi.max(r)));
     let rows = standings.len();
-    let longest = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
-    let mut chart = ChartBuilder::on(&area)
-        .caption(
-            "The baseline: a peer's time ÷ the megakernel's (exact arithmetic)",
-            (FONT, 18),
-        )
-        .margin(16)
-        .x_label_area_size(44)
-        .y_label_area_size((longest as u32 * 7 + 24).clamp(80, 420))
-        .build_cartesian_2d(
-            (lo / 1.25..hi * 1.25)
-                .log_scale()
-                .with_key_points(powers_of_two(lo, hi)),
-            0.0..rows as f64,
-        )?;
-    let row_label = |y: &f64| {
-        let i = y.floor();
-        if (y - i - 0.5).abs() < 1e-6 && i >= 0.0 && (i as usize) < rows {
-            labels[rows - 1 - i as usize].clone()
-        } else {
-            String::new()
-        }
-    };
-    chart
-        .configure_mesh()
-        .disable_y_mesh()
-        .x_desc("peer ÷ megakernel (log scale; above 1 the megakernel is faster)")
-        .y_labels(2 * rows + 1)
-        .y_label_formatter(&row_label)
-        .x_label_formatter(&tick)
-        .label_style((FONT, 13))
-        .axis_desc_style((FONT, 14))
-        .draw()?;
-    chart.draw_series(DashedLineSeries::new(
-        [(1.0, 0.0), (1.0, rows as f64)],
-        8,
-        5,
-        BLACK.stroke_width(2),
-    ))?;
+    let mut chart = PEERS_CHART.draw(&area, &labels, range)?;
     chart.draw_series(
         standings
             .iter()
@@ -292,6 +254,116 @@ where
             .map(|(i, s)| Circle::new((s.ratio(), (rows - 1 - i) as f64 + 0.5), 5, BLACK.filled())),
     )?;
     Ok(())
+}
+
+/// The coordinates of a [`RowChart`]: a log axis of ratios, and a row a
+/// unit high per label.
+type RowCoord = plotters::coord::cartesian::Cartesian2d<
+    plotters::coord::combinators::WithKeyPoints<plotters::coord::combinators::LogCoord<f64>>,
+    plotters::coord::types::RangedCoordf64,
+>;
+
+/// A chart of labelled rows over a log axis of ratios, with a dashed line
+/// at 1: the studies' chart and the peers' panel differ only in these
+/// words and sizes.
+struct RowChart {
+    caption: &'static str,
+    x_desc: &'static str,
+    /// Font sizes of the caption, the tick labels and the axis description.
+    fonts: (u32, u32, u32),
+    /// Height of the x axis's label area, in pixels.
+    x_label_area: u32,
+    /// Pixels per character of the longest row label, and the most the
+    /// label area may take.
+    label_char_px: u32,
+    max_label_area: u32,
+    /// Whether grey lines part the rows.
+    separators: bool,
+}
+
+/// The studies' chart.
+const STUDIES_CHART: RowChart = RowChart {
+    caption: "Wavefront ÷ megakernel, per study and scene",
+    x_desc: "wavefront ÷ megakernel (log scale; above 1 the wavefront wins)",
+    fonts: (22, 14, 16),
+    x_label_area: 52,
+    label_char_px: 8,
+    max_label_area: 400,
+    separators: true,
+};
+
+/// The peers' panel.
+const PEERS_CHART: RowChart = RowChart {
+    caption: "The baseline: a peer's time ÷ the megakernel's (exact arithmetic)",
+    x_desc: "peer ÷ megakernel (log scale; above 1 the megakernel is faster)",
+    fonts: (18, 13, 14),
+    x_label_area: 44,
+    label_char_px: 7,
+    max_label_area: 420,
+    separators: false,
+};
+
+impl RowChart {
+    /// Draws the axes on `area`, with `labels` as the rows from the top and
+    /// `(lo, hi)` the ratios to span, the rows' separators where it has them
+    /// and the dashed line at 1; returns the
+    /// chart for the points. Row `i` (top to bottom) spans y = rows - 1 - i
+    /// to rows - i.
+    fn draw<'a, DB: DrawingBackend>(
+        &self,
+        area: &'a DrawingArea<DB, plotters::coord::Shift>,
+        labels: &[String],
+        (lo, hi): (f64, f64),
+    ) -> anyhow::Result<ChartContext<'a, DB, RowCoord>>
+    where
+        DB::ErrorType: 'static,
+    {
+        let rows = labels.len();
+        let longest = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0) as u32;
+        let (caption_font, label_font, desc_font) = self.fonts;
+        let mut chart = ChartBuilder::on(area)
+            .caption(self.caption, (FONT, caption_font))
+            .margin(16)
+            .x_label_area_size(self.x_label_area)
+            .y_label_area_size((longest * self.label_char_px + 24).clamp(80, self.max_label_area))
+            .build_cartesian_2d(
+                (lo / 1.25..hi * 1.25)
+                    .log_scale()
+                    .with_key_points(powers_of_two(lo, hi)),
+                0.0..rows as f64,
+            )?;
+        let row_label = |y: &f64| {
+            let i = y.floor();
+            if (y - i - 0.5).abs() < 1e-6 && i >= 0.0 && (i as usize) < rows {
+                labels[rows - 1 - i as usize].clone()
+            } else {
+                String::new()
+            }
+        };
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .x_desc(self.x_desc)
+            .y_labels(2 * rows + 1)
+            .y_label_formatter(&row_label)
+            .x_label_formatter(&tick)
+            .label_style((FONT, label_font))
+            .axis_desc_style((FONT, desc_font))
+            .draw()?;
+        if self.separators {
+            let grey = RGBColor(210, 210, 210);
+            chart.draw_series(
+                (1..rows).map(|y| PathElement::new([(lo / 1.25, y as f64), (hi * 1.25, y as f64)], grey)),
+            )?;
+        }
+        chart.draw_series(DashedLineSeries::new(
+            [(1.0, 0.0), (1.0, rows as f64)],
+            8,
+            5,
+            BLACK.stroke_width(2),
+        ))?;
+        Ok(chart)
+    }
 }
 
 /// A tick's label: the value with its trailing zeros cut.
@@ -322,46 +394,8 @@ where
         .map(Study::range)
         .fold((1.0f64, 1.0f64), |(lo, hi), (l, h)| (lo.min(l), hi.max(h)));
     let rows = studies.len();
-    let longest = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
-    let mut chart = ChartBuilder::on(&chart_area)
-        .caption("Wavefront ÷ megakernel, per study and scene", (FONT, 22))
-        .margin(16)
-        .x_label_area_size(52)
-        .y_label_area_size((longest as u32 * 8 + 24).clamp(80, 400))
-        .build_cartesian_2d(
-            (lo / 1.25..hi * 1.25)
-                .log_scale()
-                .with_key_points(powers_of_two(lo, hi)),
-            0.0..rows as f64,
-        )?;
-    // Row `i` (top to bottom) spans y = rows - 1 - i to rows - i; in it,
-    // the study's `j`-th scene stands j + 1 steps from the top.
-    let row_label = |y: &f64| {
-        let i = y.floor();
-        if (y - i - 0.5).abs() < 1e-6 && i >= 0.0 && (i as usize) < rows {
-            labels[rows - 1 - i as usize].clone()
-        } else {
-            String::new()
-        }
-    };
-    chart
-        .configure_mesh()
-        .disable_y_mesh()
-        .x_desc("wavefront ÷ megakernel (log scale; above 1 the wavefront wins)")
-        .y_labels(2 * rows + 1)
-        .y_label_formatter(&row_label)
-        .x_label_formatter(&tick)
-        .label_style((FONT, 14))
-        .axis_desc_style((FONT, 16))
-        .draw()?;
-    let grey = RGBColor(210, 210, 210);
-    chart.draw_series((1..rows).map(|y| PathElement::new([(lo / 1.25, y as f64), (hi * 1.25, y as f64)], grey)))?;
-    chart.draw_series(DashedLineSeries::new(
-        [(1.0, 0.0), (1.0, rows as f64)],
-        8,
-        5,
-        BLACK.stroke_width(2),
-    ))?;
+    let mut chart = STUDIES_CHART.draw(&chart_area, &labels, (lo, hi))?;
+    // In row `i`, the study's `j`-th scene stands j + 1 steps from the top.
     for (i, study) in studies.iter().enumerate() {
         let base = (rows - 1 - i) as f64;
         let own = scene_names(study.rows.iter().copied());

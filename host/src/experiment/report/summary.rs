@@ -72,9 +72,7 @@ pub struct Summary {
 /// summary's path. Both are drawn, and checked against every file read,
 /// before either is written.
 pub fn write_summary(results: &Path) -> anyhow::Result<PathBuf> {
-    let (folders, mut inputs) = read_folders(results)?;
-    let peers = peers::read(results)?;
-    inputs.push(results.join(peers::FILE));
+    let (folders, peers, inputs) = read_results(results)?;
     let summary = of_folders(&folders, &peers)?;
     let path = results.join(SUMMARY_FILE);
     let figure = results.join(answer::FIGURE);
@@ -94,7 +92,17 @@ pub fn write_summary(results: &Path) -> anyhow::Result<PathBuf> {
 
 /// The summary of `results`, as [`write_summary`] would write it.
 pub fn summary(results: &Path) -> anyhow::Result<Summary> {
-    of_folders(&read_folders(results)?.0, &peers::read(results)?)
+    let (folders, peers, _) = read_results(results)?;
+    of_folders(&folders, &peers)
+}
+
+/// Every experiment folder of `results` ([`read_folders`]) and the outside
+/// peers' figures ([`peers::read`]), with every file read.
+fn read_results(results: &Path) -> anyhow::Result<(Vec<Folder>, Vec<Peer>, Vec<PathBuf>)> {
+    let (folders, mut inputs) = read_folders(results)?;
+    let peers = peers::read(results)?;
+    inputs.push(results.join(peers::FILE));
+    Ok((folders, peers, inputs))
 }
 
 /// The summary of the experiment folders read, with the outside peers.
