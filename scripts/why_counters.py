@@ -134,16 +134,17 @@ def main():
         scene = Path(scene_path).stem
         runs_path = Path("results") / experiment / "runs.csv"
         runs = list(csv.DictReader(runs_path.open())) if runs_path.exists() else []
-        base_study = study.split("_k")[0]
+        # The profile's files, as `scripts/why-counters run` names them.
+        label = f"{study}_{scene}" + "".join("_" + o.replace("=", "") for o in overrides)
         for backend in BACKENDS:
-            stem = outdir / experiment / f"{study}_{scene}_{backend}"
+            stem = outdir / experiment / f"{label}_{backend}"
             launches = read_ncu(stem.with_suffix(".csv"))
             ray_count, spp_run = rays(stem.with_suffix(".txt"))
             t = totals(launches.values(), stem.with_suffix(".csv"))
-            fastest = fastest_config(runs, base_study, scene, backend, overrides)
+            fastest = fastest_config(runs, study, scene, backend, overrides)
             row, median_ms = fastest if fastest else (None, None)
             tables[experiment].append({
-                "study": base_study, "scene": scene, "overrides": ";".join(overrides),
+                "study": study, "scene": scene, "overrides": ";".join(overrides),
                 "backend": backend, "size": size, "spp": spp_run, "rays": round(ray_count),
                 "launches": t["launches"], "launches_per_sample": t["launches"] / spp_run,
                 "warp_inst": round(t["warp_inst"]), "lanes": t["lanes"],
@@ -167,7 +168,7 @@ def main():
             for kernel, group in sorted(per_kernel.items()):
                 k = totals(group, stem.with_suffix(".csv"))
                 kernel_tables[experiment].append({
-                    "study": base_study, "scene": scene, "overrides": ";".join(overrides),
+                    "study": study, "scene": scene, "overrides": ";".join(overrides),
                     "backend": backend, "kernel": kernel, "launches": k["launches"],
                     "warp_inst": round(k["warp_inst"]), "lanes": k["lanes"],
                     "warp_inst_per_ray": k["warp_inst"] / ray_count, "registers": k["registers"],
@@ -175,7 +176,7 @@ def main():
                     "dram_bytes_per_ray": k["dram_bytes"] / ray_count,
                     "kernel_ms": k["kernel_ns"] / 1e6,
                 })
-            raw_rows.append((experiment, f"ncu_{study}_{scene}_{backend}.csv.xz", stem.with_suffix(".csv")))
+            raw_rows.append((experiment, f"ncu_{label}_{backend}.csv.xz", stem.with_suffix(".csv")))
     # Every profile is read and summed before anything is written.
     for experiment, name, source in raw_rows:
         dest = Path("results") / experiment / "counters"
