@@ -10,8 +10,9 @@ passed, in this order:
 
 1. Every member of the tarball is read first. Only folders and regular files
    may come out of it, each inside a study folder, each one of the files a
-   study writes (runs.csv, kernels.csv, manifest.toml, report.md, and
-   figures/ with files in it), none twice; anything else (a symbolic or hard
+   study writes (runs.csv, kernels.csv, manifest.toml, report.md,
+   figures/ with files in it, and partial/ with the CPU renders a stop cut
+   short), none twice; anything else (a symbolic or hard
    link, a FIFO, a device, a path that climbs out with `..`) refuses the
    tarball, naming the member, before a byte is extracted.
 2. The members are extracted into a staging folder beside RESULTS.
@@ -25,6 +26,8 @@ passed, in this order:
    reads the staged copy's CSVs as `wavepath report` does and writes its
    report.md and figures afresh from them (any the tarball held are dropped
    first), so a report never describes rows other than the ones beside it.
+   A complete study's partial/ (kept renders of runs its config no longer
+   plans) is dropped with a note.
 4. What else results/NAME holds besides the study's own files (a reference
    image the study reads, renders) is linked into the staged folder, and
    each staged folder then replaces results/NAME by a rename.
@@ -52,6 +55,8 @@ REFERENCE_RUN = re.compile(r"(.+)_([0-9a-f]{7,40})")
 # The files a study writes; what else its folder holds stays.
 OWN_FILES = ("runs.csv", "kernels.csv", "manifest.toml", "report.md")
 FIGURES = "figures"
+# CPU renders a stop cut short, kept for `--resume` (experiment/partial.rs).
+PARTIAL = "partial"
 # Not a study: results/figures holds the summary's figures.
 RESERVED = {FIGURES}
 KINDS = {
@@ -94,12 +99,13 @@ def check_member(member, parts):
         )
     inside = parts[1:]
     if member.isdir():
-        ok = len(inside) == 0 or inside == [FIGURES]
+        ok = len(inside) == 0 or inside in ([FIGURES], [PARTIAL])
     else:
-        ok = (len(inside) == 1 and inside[0] in OWN_FILES) or (len(inside) == 2 and inside[0] == FIGURES)
+        ok = (len(inside) == 1 and inside[0] in OWN_FILES) or (len(inside) == 2 and inside[0] in (FIGURES, PARTIAL))
     if not ok:
         raise Refused(
-            f"{member.name}: not a file a study writes (STUDY/ with {', '.join(OWN_FILES)} and {FIGURES}/ of files)"
+            f"{member.name}: not a file a study writes (STUDY/ with {', '.join(OWN_FILES)}, {FIGURES}/ and "
+            f"{PARTIAL}/ of files)"
         )
 
 
@@ -257,6 +263,10 @@ def unpack(archive, results, wavepath):
                 if why:
                     print(f"gpu-study: {name} was cut short ({why}); left out (run it again with a larger --budget)", file=sys.stderr)
                     continue
+                partial = os.path.join(folder, PARTIAL)
+                if os.path.isdir(partial):
+                    print(f"gpu-study: {name}/{PARTIAL} dropped: the study is complete, so no run needs its kept renders", file=sys.stderr)
+                    shutil.rmtree(partial)
                 regenerate_report(name, folder, wavepath)
                 keep_the_rest(name, folder, results)
                 accepted.append((name, folder))

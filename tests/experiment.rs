@@ -272,6 +272,89 @@ fn ctrl_c_stops_after_the_render_in_flight_and_keeps_every_row() {
     assert_eq!(row_keys(&whole), row_keys(&cut));
 }
 
+/// A quick run, then a one-thread render of a few seconds for a stop to cut.
+const LONG_CPU_RUN: &str = r#"
+[experiment]
+name = "long"
+
+[[study]]
+name = "quick"
+scenes = ["SCENES/cornell_diffuse.toml"]
+backends = ["cpu-serial"]
+warmup = 0
+repeat = 1
+fixed = { size = "8x8", spp = 1, depth = 2 }
+
+[[study]]
+name = "baseline"
+scenes = ["SCENES/cornell_diffuse.toml"]
+backends = ["cpu-serial"]
+warmup = 0
+repeat = 1
+fixed = { size = "48x32", spp = 2048, depth = 4 }
+"#;
+
+#[test]
+fn ctrl_c_keeps_a_cpu_render_part_way_and_resume_finishes_it_to_the_same_film() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), "long", LONG_CPU_RUN);
+    let whole = dir.path().join("whole");
+    assert!(run_experiment(&config, &whole, &[]).status.success());
+
+    let cut = dir.path().join("cut");
+    let child = experiment_command(&config, &cut)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The quick study's row is written just before the long render starts.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while csv_lines(&cut.join("runs.csv")) < 2 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let interrupt = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(interrupt.success());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert_eq!(csv_lines(&cut.join("runs.csv")), 2, "no row for the cut render");
+    let kept = cut.join("partial/baseline-run0-rep0.toml");
+    let info: toml::Table = std::fs::read_to_string(&kept)
+        .unwrap_or_else(|e| panic!("{}: {e}; {stderr}", kept.display()))
+        .parse()
+        .unwrap();
+    let samples = info["samples"].as_integer().unwrap();
+    assert!((1..2048).contains(&samples), "kept {samples} of 2048 samples");
+    assert_eq!(info["parts"].as_integer(), Some(1));
+    assert!(stderr.contains("`--resume` renders the rest"), "{stderr}");
+
+    let resumed = run_experiment(&config, &cut, &["--resume"]);
+    assert!(resumed.status.success(), "{}", String::from_utf8_lossy(&resumed.stderr));
+    assert_eq!(
+        row_keys(&whole),
+        row_keys(&cut),
+        "the finished render's film is the whole render's"
+    );
+    let rows = recover_rows::<RunRow>(&cut.join("runs.csv")).unwrap().rows;
+    let baseline = rows.iter().find(|r| r.study == "baseline").unwrap();
+    assert_eq!((baseline.parts.0, baseline.spp), (2, 2048));
+    let kept_ms = info["elapsed_ms"].as_float().unwrap();
+    assert!(
+        baseline.wall_ms > kept_ms,
+        "{} ms in all, {kept_ms} ms kept",
+        baseline.wall_ms
+    );
+    assert!(rows.iter().filter(|r| r.study == "quick").all(|r| r.parts.0 == 1));
+    assert!(
+        !cut.join("partial").exists(),
+        "the kept render is removed once its row is written"
+    );
+}
+
 #[test]
 fn a_runs_file_of_an_older_version_resumes_with_the_columns_added_since() {
     let dir = tempfile::tempdir().unwrap();

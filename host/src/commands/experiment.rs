@@ -49,7 +49,7 @@ pub fn run(args: &ExperimentArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     options.stop = Some(interrupt::graceful(
-        "stopping after the render in flight; every finished row is kept",
+        "stopping after the render in flight (a CPU render at its next whole sample, kept for --resume); every finished row is kept",
     ));
     #[cfg(feature = "mpi")]
     if let Some(cluster) = &cluster {

@@ -5,6 +5,7 @@
 
 use super::config::{PlannedRun, Study};
 use super::output::Resumed;
+use super::partial::{Part, PartInfo, PartKey, Parts};
 use super::plan::estimate_s;
 use super::preflight::References;
 use super::progress::Progress;
@@ -24,6 +25,7 @@ use crate::render::{Renderer, params_for};
 use crate::settings::arithmetic::{Arithmetic, FAST_NOISE_FRACTION};
 use anyhow::Context;
 use device::film::FixedRgb;
+use device::integrator::SampleRange;
 use device::scene::{RenderParams, RenderView};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -182,6 +184,10 @@ pub struct Runs<'a> {
     pub progress: &'a Progress,
     /// Set (by a Ctrl-C handler) to stop after the render in flight.
     pub stop: Option<&'static AtomicBool>,
+    /// Where a CPU render cut short by a stop is kept for `--resume`
+    /// (`None`: CPU renders finish in flight too, as at an MPI rank without
+    /// the output folder).
+    pub parts: Option<&'a Parts>,
     /// Keep the last GPU profile of each configuration.
     pub keep_profiles: bool,
     /// Each study's reference image, for the rows' error.
@@ -402,16 +408,35 @@ impl Runs<'_> {
     }
 
     /// Times the repetitions `reps` and hands each to the writer; returns
-    /// their render times, ms.
+    /// their render times, ms. A CPU render a stop cuts short is kept
+    /// ([`super::partial`]) instead of recorded, and a kept one is finished.
     fn time(&self, job: &Job, reps: Vec<u32>, tally: &mut Tally) -> Result<Vec<f64>, RunError> {
         let mut times = Vec::new();
         for repetition in reps {
             if self.stop_requested() {
                 break;
             }
+            let want = self.part_info(job, repetition);
+            let kept = match (self.parts, &want) {
+                (Some(parts), Some(want)) => parts.take(want).map_err(|e| e.context(what(job.study, job.run)))?,
+                _ => None,
+            };
+            let begin = kept.as_ref().map_or(0, |p| p.info.samples);
             let start = Instant::now();
-            let (out, shares) = self.render_spp(job, job.spp)?;
+            let (out, shares) = self.render_timed(job, begin, want.is_some())?;
             let total_ms = start.elapsed().as_secs_f64() * 1e3;
+            let rendered_now = out.spp;
+            let parts = kept.as_ref().map_or(1, |p| p.info.parts + 1);
+            let (out, total_ms) = match kept {
+                Some(part) => part.complete(out, total_ms),
+                None => (out, total_ms),
+            };
+            if out.spp < job.spp {
+                if let (Some(parts_dir), Some(info), true) = (self.parts, want, rendered_now > 0) {
+                    self.keep(parts_dir, info, out, total_ms, parts)?;
+                }
+                break;
+            }
             let recorded = Instant::now();
             times.push(out.elapsed.as_secs_f64() * 1e3);
             let rendered = Rendered {
@@ -423,6 +448,7 @@ impl Runs<'_> {
                 spp: job.spp,
                 report_spp: job.report_spp,
                 total_ms,
+                parts,
             };
             let mut row = run_row(&self.origin, &rendered, &out);
             team::record_split(&mut row, &shares);
@@ -441,9 +467,91 @@ impl Runs<'_> {
                 spp: out.spp,
                 reference: self.references.get(&job.study.name).cloned(),
             })?;
+            if parts > 1
+                && let (Some(parts_dir), Some(info)) = (self.parts, self.part_info(job, repetition))
+            {
+                parts_dir.remove(&info.key)?;
+            }
             self.progress.rendered(job.estimate_ms);
         }
         Ok(times)
+    }
+
+    /// What a kept render of `job`'s `repetition` must be, for a CPU back
+    /// end where renders are kept; `None` otherwise.
+    fn part_info(&self, job: &Job, repetition: u32) -> Option<PartInfo> {
+        self.parts?;
+        if !matches!(job.renderer.kind(), BackendKind::Cpu | BackendKind::CpuSerial) {
+            return None;
+        }
+        Some(PartInfo {
+            key: PartKey {
+                study: job.study.name.clone(),
+                run: job.run.index,
+                config: job.run.label.clone(),
+                repetition,
+            },
+            width: job.params.width,
+            height: job.params.height,
+            spp: job.spp,
+            samples: 0,
+            parts: 0,
+            elapsed_ms: 0.0,
+            total_ms: 0.0,
+            rays: 0,
+            invalid_samples: 0,
+            source: self.origin.meta.source.clone(),
+            film_hash: String::new(),
+        })
+    }
+
+    /// Keeps the samples `0..out.spp` of a render a stop cut short, made in
+    /// `parts` renders, and says so.
+    fn keep(&self, parts: &Parts, info: PartInfo, out: RenderOutput, total_ms: f64, n: u32) -> Result<(), RunError> {
+        let part = Part {
+            info: PartInfo {
+                samples: out.spp,
+                parts: n,
+                elapsed_ms: out.elapsed.as_secs_f64() * 1e3,
+                total_ms,
+                rays: out.rays,
+                invalid_samples: out.invalid_samples,
+                film_hash: crate::render::compare::film_hash(&out.film),
+                ..info
+            },
+            film: out.film,
+        };
+        let path = parts.keep(&part)?;
+        self.progress.println(format!(
+            "{} | {}: {} of {} spp kept in {}; `--resume` renders the rest",
+            part.info.key.study,
+            part.info.key.config,
+            part.info.samples,
+            part.info.spp,
+            path.display()
+        ));
+        Ok(())
+    }
+
+    /// The timed render of `job`: its samples from `begin`, on a CPU back
+    /// end that stops at a whole sample when `keepable` (its render is kept
+    /// if a stop cuts it), otherwise [`Runs::render_spp`] of every sample.
+    fn render_timed(
+        &self,
+        job: &Job,
+        begin: u32,
+        keepable: bool,
+    ) -> Result<(RenderOutput, Vec<DeviceShare>), RunError> {
+        if !keepable {
+            return self.render_spp(job, job.spp);
+        }
+        let samples = SampleRange { begin, end: job.spp };
+        job.renderer
+            .clone()
+            .stopping_on(self.stop)
+            .render_samples(job.scene, None, job.params, samples, &|_| {})
+            .map(|out| (out, Vec::new()))
+            .map_err(|e| self.render_error(job, e))
     }
 
     /// One render of `spp` samples per pixel, on the run's GPU or split

@@ -11,6 +11,7 @@
 //! - `writer`: the thread that hashes films, checks them and appends rows;
 //! - `progress`: the progress bar and each configuration's median line;
 //! - `measure`: the planned runs in turn: warm-up, timed repetitions, skips;
+//! - `partial`: CPU renders a stop cut short, kept for `--resume` to finish;
 //! - `spread`: the GPU runs spread over several GPUs (`--devices`), and
 //!   the load of each GPU or MPI rank;
 //! - `scaling`: strong and weak scaling over a run's `gpus`;
@@ -31,6 +32,7 @@ pub(crate) mod manifest;
 pub(crate) mod measure;
 pub mod output;
 pub mod params;
+pub mod partial;
 pub mod plan;
 pub(crate) mod preflight;
 pub(crate) mod progress;

@@ -129,6 +129,11 @@ pub struct RunRow {
     pub total_ms: f64,
     /// The runner's own time for the row (record, check, write), ms.
     pub runner_ms: f64,
+    /// The processes whose renders make up this one: 1, or more for a CPU
+    /// render a stop request cut short and `--resume` finished
+    /// ([`super::partial`]); its times and counts are then the parts' sums.
+    #[serde(default)]
+    pub parts: RenderParts,
     /// Kernel launches.
     pub launches: usize,
     /// Ray segments traced.
@@ -208,6 +213,19 @@ pub struct RunRow {
     pub dirty: bool,
     /// When the run finished (UTC, RFC 3339).
     pub date: String,
+}
+
+/// The renders one row's render was made in: 1 (the default, and what a
+/// row from before the column read), or more for a CPU render a stop cut
+/// short and `--resume` finished.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct RenderParts(pub u32);
+
+impl Default for RenderParts {
+    fn default() -> Self {
+        RenderParts(1)
+    }
 }
 
 /// One kernel's totals in one GPU run.
@@ -290,7 +308,7 @@ impl CsvAppender {
 
 /// Columns added after results were first committed: older files may lack
 /// them (the rows then read them as empty), in a report and on `--resume`.
-pub const ADDED_LATER: [&str; 20] = [
+pub const ADDED_LATER: [&str; 21] = [
     "config_key",
     "arithmetic",
     "refill",
@@ -311,6 +329,7 @@ pub const ADDED_LATER: [&str; 20] = [
     "split_busy_ms",
     "rank",
     "host",
+    "parts",
 ];
 
 /// The column names of rows of `T`, in file order.

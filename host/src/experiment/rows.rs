@@ -4,7 +4,7 @@
 
 use super::config::{PlannedRun, Study, scene_stem};
 use super::params::{RunSpec, Value, describe};
-use super::records::{KernelRow, Overhead, RunRow};
+use super::records::{KernelRow, Overhead, RenderParts, RunRow};
 use super::scenes::describe_fields;
 use crate::backend::gpu::Gpu;
 use crate::backend::gpu::profile::GpuProfile;
@@ -179,6 +179,7 @@ fn with_measures(r: &Rendered, out: &RenderOutput, row: RunRow) -> RunRow {
         upload_ms: gpu.map_or(0.0, |g| g.upload_ms),
         readback_ms: gpu.map_or(0.0, |g| g.readback_ms),
         total_ms: r.total_ms,
+        parts: RenderParts(r.parts),
         launches: gpu.map_or(0, |g| g.launches.len()),
         rays: out.rays,
         rays_per_s: out.rays as f64 / wall_s,
@@ -229,8 +230,11 @@ pub struct Rendered<'a> {
     pub spp: u32,
     /// Samples per pixel asked for (the time is scaled to these).
     pub report_spp: u32,
-    /// The whole render call, ms.
+    /// The whole render call, ms (the parts' sum).
     pub total_ms: f64,
+    /// The processes whose renders make it up (1 unless a stop cut it and
+    /// `--resume` finished it).
+    pub parts: u32,
 }
 
 /// The per-kernel rows of a GPU render.

@@ -216,6 +216,24 @@ fn backend_of(label: &str, study: &ManifestStudy) -> Result<BackendKind, Refusal
     Ok(kind)
 }
 
+/// A render is one part, or several on a CPU back end whose render a stop
+/// cut short and `--resume` finished; a GPU render always finishes.
+fn parts(parts: u32, backend: BackendKind) -> Result<(), Refusal> {
+    let kept_part_way = matches!(backend, BackendKind::Cpu | BackendKind::CpuSerial);
+    match parts {
+        0 => Err(("parts", "0 is out of range (expected 1 or more renders)".into())),
+        1 => Ok(()),
+        _ if kept_part_way => Ok(()),
+        n => Err((
+            "parts",
+            format!(
+                "{n} on a `{}` row: only a CPU back end's render is kept part-way and finished by `--resume`",
+                backend.label()
+            ),
+        )),
+    }
+}
+
 /// The threads a row of `backend` ran on: 1 for `cpu-serial`, 1 or more
 /// for `cpu`, none recorded for the others.
 fn threads(threads: Option<usize>, backend: BackendKind) -> Result<(), Refusal> {
@@ -466,6 +484,7 @@ impl Written for RunRow {
                 ));
             }
         }
+        parts(self.parts.0, backend)?;
         profile(self, backend)?;
         provenance(self)?;
         as_configured(self)?;
