@@ -5,7 +5,7 @@
 
 use super::config::{PlannedRun, Study};
 use super::output::Resumed;
-use super::partial::{Part, PartInfo, PartKey, Parts};
+use super::partial::{Part, PartInfo, PartKey, PartOf, Parts};
 use super::plan::estimate_s;
 use super::preflight::References;
 use super::progress::Progress;
@@ -416,7 +416,7 @@ impl Runs<'_> {
             if self.stop_requested() {
                 break;
             }
-            let want = self.part_info(job, repetition);
+            let want = self.part_of(job, repetition);
             let kept = match (self.parts, &want) {
                 (Some(parts), Some(want)) => parts.take(want).map_err(|e| e.context(what(job.study, job.run)))?,
                 _ => None,
@@ -432,8 +432,8 @@ impl Runs<'_> {
                 None => (out, total_ms),
             };
             if out.spp < job.spp {
-                if let (Some(parts_dir), Some(info), true) = (self.parts, want, rendered_now > 0) {
-                    self.keep(parts_dir, info, out, total_ms, parts)?;
+                if let (Some(parts_dir), Some(of), true) = (self.parts, want, rendered_now > 0) {
+                    self.keep(parts_dir, of, out, total_ms, parts)?;
                 }
                 break;
             }
@@ -468,23 +468,23 @@ impl Runs<'_> {
                 reference: self.references.get(&job.study.name).cloned(),
             })?;
             if parts > 1
-                && let (Some(parts_dir), Some(info)) = (self.parts, self.part_info(job, repetition))
+                && let (Some(parts_dir), Some(of)) = (self.parts, self.part_of(job, repetition))
             {
-                parts_dir.remove(&info.key)?;
+                parts_dir.remove(&of.key)?;
             }
             self.progress.rendered(job.estimate_ms);
         }
         Ok(times)
     }
 
-    /// What a kept render of `job`'s `repetition` must be, for a CPU back
-    /// end where renders are kept; `None` otherwise.
-    fn part_info(&self, job: &Job, repetition: u32) -> Option<PartInfo> {
+    /// What a kept render of `job`'s `repetition` must be part of, for a
+    /// CPU back end where renders are kept; `None` otherwise.
+    fn part_of(&self, job: &Job, repetition: u32) -> Option<PartOf> {
         self.parts?;
         if !matches!(job.renderer.kind(), BackendKind::Cpu | BackendKind::CpuSerial) {
             return None;
         }
-        Some(PartInfo {
+        Some(PartOf {
             key: PartKey {
                 study: job.study.name.clone(),
                 run: job.run.index,
@@ -494,22 +494,16 @@ impl Runs<'_> {
             width: job.params.width,
             height: job.params.height,
             spp: job.spp,
-            samples: 0,
-            parts: 0,
-            elapsed_ms: 0.0,
-            total_ms: 0.0,
-            rays: 0,
-            invalid_samples: 0,
             source: self.origin.meta.source.clone(),
-            film_hash: String::new(),
         })
     }
 
-    /// Keeps the samples `0..out.spp` of a render a stop cut short, made in
-    /// `parts` renders, and says so.
-    fn keep(&self, parts: &Parts, info: PartInfo, out: RenderOutput, total_ms: f64, n: u32) -> Result<(), RunError> {
+    /// Keeps the samples `0..out.spp` of `of`, a render a stop cut short,
+    /// made in `n` renders, and says so.
+    fn keep(&self, parts: &Parts, of: PartOf, out: RenderOutput, total_ms: f64, n: u32) -> Result<(), RunError> {
         let part = Part {
             info: PartInfo {
+                of,
                 samples: out.spp,
                 parts: n,
                 elapsed_ms: out.elapsed.as_secs_f64() * 1e3,
@@ -517,17 +511,17 @@ impl Runs<'_> {
                 rays: out.rays,
                 invalid_samples: out.invalid_samples,
                 film_hash: crate::render::compare::film_hash(&out.film),
-                ..info
             },
             film: out.film,
         };
         let path = parts.keep(&part)?;
+        let of = &part.info.of;
         self.progress.println(format!(
             "{} | {}: {} of {} spp kept in {}; `--resume` renders the rest",
-            part.info.key.study,
-            part.info.key.config,
+            of.key.study,
+            of.key.config,
             part.info.samples,
-            part.info.spp,
+            of.spp,
             path.display()
         ));
         Ok(())

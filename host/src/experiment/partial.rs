@@ -44,10 +44,10 @@ pub struct PartKey {
     pub repetition: u32,
 }
 
-/// What a kept render holds: its run, its size, its samples and what they
-/// cost, and the source of the binary that rendered them.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PartInfo {
+/// What a kept render must match to be finished: its run, the render's
+/// size and spp, and the measured source of the binary.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PartOf {
     /// The run.
     #[serde(flatten)]
     pub key: PartKey,
@@ -57,6 +57,17 @@ pub struct PartInfo {
     pub height: u32,
     /// Samples per pixel the run renders.
     pub spp: u32,
+    /// The measured source of the binary that renders it.
+    pub source: String,
+}
+
+/// What a kept render holds: whose render it is, its samples and what they
+/// cost.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PartInfo {
+    /// The render it is part of.
+    #[serde(flatten)]
+    pub of: PartOf,
     /// Samples per pixel in the film (`0..samples`).
     pub samples: u32,
     /// Processes whose renders the film sums.
@@ -69,8 +80,6 @@ pub struct PartInfo {
     pub rays: u64,
     /// NaN or infinite samples they dropped.
     pub invalid_samples: u64,
-    /// The measured source of the binary that rendered them.
-    pub source: String,
     /// FNV-1a of the film.
     pub film_hash: String,
 }
@@ -124,7 +133,7 @@ impl Parts {
     pub fn keep(&self, part: &Part) -> anyhow::Result<PathBuf> {
         std::fs::create_dir_all(&self.dir)
             .with_context(|| format!("{}: cannot create the folder", self.dir.display()))?;
-        let (info, film) = self.files(&part.info.key);
+        let (info, film) = self.files(&part.info.of.key);
         let bytes: Vec<u8> = part
             .film
             .iter()
@@ -138,9 +147,10 @@ impl Parts {
     }
 
     /// The kept render of `want`'s run, if there is one, after checking
-    /// that it is that run: same configuration, size, spp and measured
-    /// source, and a film of that size with the hash it was kept with.
-    pub fn take(&self, want: &PartInfo) -> anyhow::Result<Option<Part>> {
+    /// that it is part of `want`: same configuration, size, spp and
+    /// measured source, and a film of that size with the hash it was kept
+    /// with.
+    pub fn take(&self, want: &PartOf) -> anyhow::Result<Option<Part>> {
         let (info_path, film_path) = self.files(&want.key);
         let text = match std::fs::read_to_string(&info_path) {
             Ok(t) => t,
@@ -154,56 +164,47 @@ impl Parts {
             )
         };
         let info: PartInfo = toml::from_str(&text).map_err(|e| refuse(format!("not a kept render: {e}")))?;
-        let differs = [
-            (
-                "config",
-                info.key.config != want.key.config,
-                &info.key.config,
-                &want.key.config,
-            ),
-            (
-                "study",
-                info.key.study != want.key.study,
-                &info.key.study,
-                &want.key.study,
-            ),
-            ("source", info.source != want.source, &info.source, &want.source),
+        let kept = &info.of;
+        let texts = [
+            ("config", &kept.key.config, &want.key.config),
+            ("study", &kept.key.study, &want.key.study),
+            ("source", &kept.source, &want.source),
         ];
-        if let Some((field, _, kept, now)) = differs.iter().find(|d| d.1) {
+        if let Some((field, kept, now)) = texts.iter().find(|t| t.1 != t.2) {
             return Err(refuse(format!(
                 "field `{field}` is `{kept}`, but the run resumed is `{now}`"
             )));
         }
         let numbers = [
-            ("run", info.key.run, want.key.run),
-            ("repetition", info.key.repetition, want.key.repetition),
-            ("width", info.width, want.width),
-            ("height", info.height, want.height),
-            ("spp", info.spp, want.spp),
+            ("run", kept.key.run, want.key.run),
+            ("repetition", kept.key.repetition, want.key.repetition),
+            ("width", kept.width, want.width),
+            ("height", kept.height, want.height),
+            ("spp", kept.spp, want.spp),
         ];
         if let Some((field, kept, now)) = numbers.iter().find(|n| n.1 != n.2) {
             return Err(refuse(format!(
                 "field `{field}` is {kept}, but the run resumed has {now}"
             )));
         }
-        if info.samples == 0 || info.samples >= info.spp || info.parts == 0 {
+        if info.samples == 0 || info.samples >= kept.spp || info.parts == 0 {
             return Err(refuse(format!(
                 "field `samples` is {} and `parts` {}: expected 1 to {} samples in 1 or more parts",
                 info.samples,
                 info.parts,
-                info.spp.saturating_sub(1)
+                kept.spp.saturating_sub(1)
             )));
         }
         let bytes = std::fs::read(&film_path).with_context(|| format!("{}: cannot read", film_path.display()))?;
-        let pixels = info.width as usize * info.height as usize;
+        let pixels = kept.width as usize * kept.height as usize;
         if bytes.len() != pixels * PIXEL_BYTES {
             bail!(
                 "{}: {} bytes, expected {} ({}x{} pixels of {PIXEL_BYTES} bytes); delete it and its .toml to render the run afresh",
                 film_path.display(),
                 bytes.len(),
                 pixels * PIXEL_BYTES,
-                info.width,
-                info.height
+                kept.width,
+                kept.height
             );
         }
         let word = |b: &[u8]| u64::from_le_bytes(b.try_into().expect("8-byte chunks"));
@@ -250,22 +251,24 @@ mod tests {
 
     fn info(samples: u32) -> PartInfo {
         PartInfo {
-            key: PartKey {
-                study: "seed".into(),
-                run: 0,
-                config: "cpu-serial".into(),
-                repetition: 0,
+            of: PartOf {
+                key: PartKey {
+                    study: "seed".into(),
+                    run: 0,
+                    config: "cpu-serial".into(),
+                    repetition: 0,
+                },
+                width: 3,
+                height: 2,
+                spp: 8,
+                source: "abc".into(),
             },
-            width: 3,
-            height: 2,
-            spp: 8,
             samples,
             parts: 1,
             elapsed_ms: 1500.0,
             total_ms: 1600.0,
             rays: 40,
             invalid_samples: 1,
-            source: "abc".into(),
             film_hash: String::new(),
         }
     }
@@ -297,7 +300,7 @@ mod tests {
     fn a_kept_render_reads_back_as_written_and_completes_the_rest() {
         let dir = tempfile::tempdir().unwrap();
         let (parts, i) = kept(dir.path());
-        let back = parts.take(&i).unwrap().expect("kept");
+        let back = parts.take(&i.of).unwrap().expect("kept");
         assert_eq!(back.info, i);
         assert_eq!(back.film, film(7));
         let rest = RenderOutput {
@@ -318,8 +321,8 @@ mod tests {
         sums.iter_mut().zip(film(100)).for_each(|(a, b)| a.add(b));
         assert_eq!(whole.film, sums);
 
-        parts.remove(&i.key).unwrap();
-        assert!(parts.take(&i).unwrap().is_none());
+        parts.remove(&i.of.key).unwrap();
+        assert!(parts.take(&i.of).unwrap().is_none());
         assert!(!dir.path().join(FOLDER).exists(), "the empty folder goes too");
     }
 
@@ -327,8 +330,8 @@ mod tests {
     fn a_kept_render_of_another_run_or_build_is_refused_by_field() {
         let dir = tempfile::tempdir().unwrap();
         let (parts, i) = kept(dir.path());
-        let refused = |change: &dyn Fn(&mut PartInfo)| {
-            let mut want = i.clone();
+        let refused = |change: &dyn Fn(&mut PartOf)| {
+            let mut want = i.of.clone();
             change(&mut want);
             parts.take(&want).unwrap_err().to_string()
         };
@@ -350,23 +353,23 @@ mod tests {
         let mut bytes = std::fs::read(&film_path).unwrap();
         bytes[5] ^= 1;
         std::fs::write(&film_path, &bytes).unwrap();
-        let e = parts.take(&i).unwrap_err().to_string();
+        let e = parts.take(&i.of).unwrap_err().to_string();
         assert!(
             e.contains("field `film_hash`") && e.contains("seed-run0-rep0.film"),
             "{e}"
         );
 
         std::fs::write(&film_path, &bytes[..bytes.len() - 1]).unwrap();
-        let e = parts.take(&i).unwrap_err().to_string();
+        let e = parts.take(&i.of).unwrap_err().to_string();
         assert!(e.contains("143 bytes, expected 144"), "{e}");
 
         let info_path = dir.path().join(FOLDER).join("seed-run0-rep0.toml");
         let text = std::fs::read_to_string(&info_path).unwrap();
         std::fs::write(&info_path, text.replace("samples = 3", "samples = 8")).unwrap();
-        let e = parts.take(&i).unwrap_err().to_string();
+        let e = parts.take(&i.of).unwrap_err().to_string();
         assert!(e.contains("field `samples` is 8"), "{e}");
         std::fs::write(&info_path, "width = \"wide\"").unwrap();
-        let e = parts.take(&i).unwrap_err().to_string();
+        let e = parts.take(&i.of).unwrap_err().to_string();
         assert!(e.contains("not a kept render"), "{e}");
     }
 }
