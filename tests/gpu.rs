@@ -745,7 +745,7 @@ fn a_render_split_over_gpus_is_the_one_gpu_render_bit_for_bit() {
                     "{what}, {how}: the merged film differs"
                 );
             }
-            eprintln!("{what}: identical\n{}", split::describe(&all.shares));
+            eprintln!("{what}: identical\n{}", split::describe(&all.shares, all.merge));
         }
     }
 }
@@ -777,7 +777,7 @@ fn a_stopped_split_keeps_the_finished_samples_of_every_gpu() {
         assert!(
             cut.shares.iter().all(|s| s.spp >= 1),
             "{what}: every device finished its first chunk\n{}",
-            split::describe(&cut.shares)
+            split::describe(&cut.shares, cut.merge)
         );
         assert_eq!(cut.shares.iter().map(|s| s.spp).sum::<u32>(), kept, "{what}");
         // One GPU's render equals the CPU's (the tests above), and a chunk
@@ -791,7 +791,7 @@ fn a_stopped_split_keeps_the_finished_samples_of_every_gpu() {
         );
         eprintln!(
             "{what}: stopped after {kept} of {spp} spp, the film of one GPU's {kept}\n{}",
-            split::describe(&cut.shares)
+            split::describe(&cut.shares, cut.merge)
         );
     }
 }

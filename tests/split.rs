@@ -231,7 +231,53 @@ fn the_imbalance_is_the_busiest_device_over_the_mean() {
         busy: Duration::from_millis(busy_ms),
         ..DeviceShare::default()
     };
-    let text = split::describe(&[share(1000), share(3000)]);
+    let text = split::describe(&[share(1000), share(3000)], Duration::from_millis(4));
     assert!(text.contains("load imbalance: 50.0 %"), "{text}");
-    assert!(split::describe(&[]).is_empty());
+    assert!(text.contains("merge of the devices' films: 0.004 s"), "{text}");
+    assert!(split::describe(&[], Duration::ZERO).is_empty());
+}
+
+#[test]
+fn each_device_says_where_its_time_went_besides_its_chunks() {
+    let spp = 24;
+    let (scene, params) = small("cornell_diffuse", spp, NeeMode::Off);
+    let renderer = device(BackendKind::Cpu);
+    let names: Vec<String> = (0..2).map(|d| format!("emulated device {d}")).collect();
+    // Device 1 takes 200 ms to set up, so device 0 renders most samples.
+    let out = split::render(&names, SampleRange { begin: 0, end: spp }, None, &|_| {}, |d| {
+        std::thread::sleep(Duration::from_millis(200 * d as u64));
+        let (renderer, scene) = (&renderer, &scene);
+        Ok(move |samples: SampleRange, progress: Progress| {
+            renderer.render_samples(scene, None, params, samples, progress)
+        })
+    })
+    .expect("the split renders");
+    assert_same_render(
+        &out.output,
+        &alone(BackendKind::Cpu, &scene, params, spp),
+        "a device slow to set up",
+    );
+    let times: Vec<_> = out
+        .shares
+        .iter()
+        .map(|s| s.times.expect("a split device's times"))
+        .collect();
+    assert!(times[1].setup >= Duration::from_millis(200), "{:?}", times[1]);
+    assert!(times[0].setup < Duration::from_millis(200), "{:?}", times[0]);
+    for (share, t) in out.shares.iter().zip(&times) {
+        assert!(t.first_chunk <= share.busy, "{share:?}");
+        assert_eq!(
+            (t.alloc, t.readback),
+            (Duration::ZERO, Duration::ZERO),
+            "no GPU profile on the host"
+        );
+        assert!(
+            t.setup + share.busy + t.film_add + t.idle <= out.output.elapsed,
+            "{share:?}"
+        );
+    }
+    // The last device to finish did not wait for another.
+    assert!(times.iter().any(|t| t.idle < Duration::from_millis(20)), "{times:?}");
+    let text = split::describe(&out.shares, out.merge);
+    assert!(text.contains("    setup 0.2"), "{text}");
 }

@@ -27,6 +27,7 @@ pub fn reduce(cluster: &Cluster, own: SplitOutput) -> anyhow::Result<Option<Spli
         spp: out.spp,
         rays: out.rays,
         busy: out.elapsed,
+        times: None,
     };
     let sums = sum_at_root(&cluster.world, &values);
     let shares = gather_text(&cluster.world, &encode(&share))?;
@@ -53,6 +54,7 @@ pub fn reduce(cluster: &Cluster, own: SplitOutput) -> anyhow::Result<Option<Spli
             gpu: None,
         },
         shares,
+        merge: Duration::ZERO,
     }))
 }
 
@@ -80,6 +82,7 @@ fn decode(text: &str) -> anyhow::Result<DeviceShare> {
         rays: next()?.parse().map_err(|_| bad())?,
         busy: Duration::from_nanos(next()?.parse().map_err(|_| bad())?),
         device: next()?.to_string(),
+        times: None,
     })
 }
 
@@ -95,6 +98,7 @@ mod tests {
             spp: 17,
             rays: 1 << 40,
             busy: Duration::from_nanos(1_234_567_891),
+            times: None,
         };
         assert_eq!(decode(&encode(&share)).unwrap(), share);
         assert!(decode("3\t17").is_err());

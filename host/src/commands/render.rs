@@ -88,7 +88,7 @@ const PROFILE_ROWS: usize = 15;
 /// The summary line and, for a GPU back end, the per-kernel profile.
 fn print_summary(summary: &RenderSummary) -> anyhow::Result<()> {
     outln!("{}", summary.line());
-    out!("{}", split::describe(&summary.shares));
+    out!("{}", split::describe(&summary.shares, summary.merge));
     if let Some(profile) = &summary.output.gpu {
         out!("{}", profile.table());
     }

@@ -20,7 +20,7 @@ use crate::backend::gpu::{Gpu, GpuError};
 use crate::backend::{BackendKind, RenderOutput};
 use crate::prepared::PreparedScene;
 use crate::render::compare::FastAgreement;
-use crate::render::split::DeviceShare;
+use crate::render::split::SplitOutput;
 use crate::render::{Renderer, params_for};
 use crate::settings::arithmetic::{Arithmetic, FAST_NOISE_FRACTION};
 use anyhow::Context;
@@ -341,7 +341,7 @@ impl Runs<'_> {
             return Ok(());
         }
         let spp = job.spp.min(PARITY_SPP);
-        let (checked, _) = self.render_spp(job, spp)?;
+        let checked = self.render_spp(job, spp)?.output;
         let reference = cpu_film(&mut tally.reference, job, job.params, spp)?;
         // The fast arithmetic's own image is held to the CPU's within a
         // fraction of the noise here, and to the other GPU schedules' bit
@@ -423,7 +423,11 @@ impl Runs<'_> {
             };
             let begin = kept.as_ref().map_or(0, |p| p.info.samples);
             let start = Instant::now();
-            let (out, shares) = self.render_timed(job, begin, want.is_some())?;
+            let SplitOutput {
+                output: out,
+                shares,
+                merge,
+            } = self.render_timed(job, begin, want.is_some())?;
             let total_ms = start.elapsed().as_secs_f64() * 1e3;
             let rendered_now = out.spp;
             let parts = kept.as_ref().map_or(1, |p| p.info.parts + 1);
@@ -451,7 +455,7 @@ impl Runs<'_> {
                 parts,
             };
             let mut row = run_row(&self.origin, &rendered, &out);
-            team::record_split(&mut row, &shares);
+            team::record_split(&mut row, &shares, merge);
             if self.keep_profiles
                 && let Some(p) = &out.gpu
             {
@@ -530,12 +534,7 @@ impl Runs<'_> {
     /// The timed render of `job`: its samples from `begin`, on a CPU back
     /// end that stops at a whole sample when `keepable` (its render is kept
     /// if a stop cuts it), otherwise [`Runs::render_spp`] of every sample.
-    fn render_timed(
-        &self,
-        job: &Job,
-        begin: u32,
-        keepable: bool,
-    ) -> Result<(RenderOutput, Vec<DeviceShare>), RunError> {
+    fn render_timed(&self, job: &Job, begin: u32, keepable: bool) -> Result<SplitOutput, RunError> {
         if !keepable {
             return self.render_spp(job, job.spp);
         }
@@ -544,7 +543,7 @@ impl Runs<'_> {
             .clone()
             .stopping_on(self.stop)
             .render_samples(job.scene, None, job.params, samples, &|_| {})
-            .map(|out| (out, Vec::new()))
+            .map(SplitOutput::alone)
             .map_err(|e| self.render_error(job, e))
     }
 
@@ -553,15 +552,13 @@ impl Runs<'_> {
     /// cannot launch (a block too large for the kernel's registers) or hold
     /// (a pool too large for its memory) is skipped with the reason; the
     /// GPU still works for the next one.
-    fn render_spp(&self, job: &Job, spp: u32) -> Result<(RenderOutput, Vec<DeviceShare>), RunError> {
+    fn render_spp(&self, job: &Job, spp: u32) -> Result<SplitOutput, RunError> {
         match &job.team {
-            Some(team) => team
-                .render(job.scene, job.params, spp)
-                .map(|split| (split.output, split.shares)),
+            Some(team) => team.render(job.scene, job.params, spp),
             None => job
                 .renderer
                 .render_uploaded(job.scene, job.uploaded, job.params, spp, &|_| {})
-                .map(|out| (out, Vec::new())),
+                .map(SplitOutput::alone),
         }
         .map_err(|e| self.render_error(job, e))
     }

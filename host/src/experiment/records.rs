@@ -190,6 +190,31 @@ pub struct RunRow {
     /// Each such GPU's busy time in its renders, ms, in the same order.
     #[serde(default)]
     pub split_busy_ms: String,
+    /// Each such GPU's setup before its first chunk (binding its context,
+    /// the scene's upload when it was not made before), ms, in the same
+    /// order (empty in rows from before the column, and for MPI ranks).
+    #[serde(default)]
+    pub split_setup_ms: String,
+    /// Each such GPU's first chunk, of one sample, ms (part of its busy time).
+    #[serde(default)]
+    pub split_first_ms: String,
+    /// Each such GPU's path-state allocation and scene upload within its
+    /// chunks, ms (part of its busy time).
+    #[serde(default)]
+    pub split_alloc_ms: String,
+    /// Each such GPU's film readbacks within its chunks, ms (part of its
+    /// busy time).
+    #[serde(default)]
+    pub split_readback_ms: String,
+    /// Each such GPU's time adding its chunks' films to its sum, ms.
+    #[serde(default)]
+    pub split_add_ms: String,
+    /// Each such GPU's idle time at the end, while the others finished, ms.
+    #[serde(default)]
+    pub split_idle_ms: String,
+    /// The merge of the GPUs' films after the last finished, ms.
+    #[serde(default)]
+    pub split_merge_ms: Option<f64>,
     /// The MPI rank that made the row (`mpirun … experiment`; empty for
     /// one process, and in rows from before MPI).
     #[serde(default)]
@@ -308,7 +333,7 @@ impl CsvAppender {
 
 /// Columns added after results were first committed: older files may lack
 /// them (the rows then read them as empty), in a report and on `--resume`.
-pub const ADDED_LATER: [&str; 21] = [
+pub const ADDED_LATER: [&str; 28] = [
     "config_key",
     "arithmetic",
     "refill",
@@ -327,6 +352,13 @@ pub const ADDED_LATER: [&str; 21] = [
     "split_imbalance",
     "split_spp",
     "split_busy_ms",
+    "split_setup_ms",
+    "split_first_ms",
+    "split_alloc_ms",
+    "split_readback_ms",
+    "split_add_ms",
+    "split_idle_ms",
+    "split_merge_ms",
     "rank",
     "host",
     "parts",

@@ -18,6 +18,7 @@ use crate::prepared::PreparedScene;
 use crate::render::Renderer;
 use crate::render::split::{self, DeviceShare, SplitOutput, imbalance};
 use device::scene::RenderParams;
+use std::time::Duration;
 
 /// A run and its study, as the runner makes it.
 pub type Step<'p> = (&'p Study, &'p PlannedRun);
@@ -110,21 +111,34 @@ impl<'s> Team<'s> {
 }
 
 /// Records a split render's devices in its row: their load imbalance (the
-/// busiest's time over the mean, less one), and each one's samples per
-/// pixel and busy time, in the team's order. Nothing for a render on one
-/// device (no shares).
-pub fn record_split(row: &mut RunRow, shares: &[DeviceShare]) {
+/// busiest's time over the mean, less one), each one's samples per pixel,
+/// busy time and where its other time went, in the team's order, and the
+/// merge. Nothing for a render on one device (no shares).
+pub fn record_split(row: &mut RunRow, shares: &[DeviceShare], merge: Duration) {
     if shares.is_empty() {
         return;
     }
+    let ms = |each: &dyn Fn(&DeviceShare) -> Duration| {
+        let all: Vec<String> = shares
+            .iter()
+            .map(|s| format!("{:.3}", each(s).as_secs_f64() * 1e3))
+            .collect();
+        all.join(" ")
+    };
     let busy: Vec<f64> = shares.iter().map(|s| s.busy.as_secs_f64()).collect();
     row.split_imbalance = Some(imbalance(&busy));
     row.split_spp = shares.iter().map(|s| s.spp.to_string()).collect::<Vec<_>>().join(" ");
-    row.split_busy_ms = busy
-        .iter()
-        .map(|b| format!("{:.3}", b * 1e3))
-        .collect::<Vec<_>>()
-        .join(" ");
+    row.split_busy_ms = ms(&|s| s.busy);
+    if shares.iter().all(|s| s.times.is_some()) {
+        let times = |s: &DeviceShare| s.times.unwrap_or_default();
+        row.split_setup_ms = ms(&|s| times(s).setup);
+        row.split_first_ms = ms(&|s| times(s).first_chunk);
+        row.split_alloc_ms = ms(&|s| times(s).alloc);
+        row.split_readback_ms = ms(&|s| times(s).readback);
+        row.split_add_ms = ms(&|s| times(s).film_add);
+        row.split_idle_ms = ms(&|s| times(s).idle);
+        row.split_merge_ms = Some(merge.as_secs_f64() * 1e3);
+    }
 }
 
 #[cfg(test)]
@@ -186,24 +200,36 @@ mod tests {
 
     #[test]
     fn a_split_row_records_each_device_in_order_and_the_imbalance() {
+        use crate::render::split::ShareTimes;
         let share = |spp, ms: u64| DeviceShare {
             device: String::new(),
             chunks: 1,
             spp,
             rays: 0,
-            busy: std::time::Duration::from_micros(ms * 1000),
+            busy: Duration::from_micros(ms * 1000),
+            times: Some(ShareTimes {
+                setup: Duration::from_micros(1500),
+                first_chunk: Duration::from_millis(ms / 10),
+                idle: Duration::from_millis(300 - ms),
+                ..ShareTimes::default()
+            }),
         };
         let mut row = RunRow::default();
-        record_split(&mut row, &[]);
+        record_split(&mut row, &[], Duration::ZERO);
         assert_eq!(
             (row.split_imbalance, row.split_spp.as_str()),
             (None, ""),
             "one device: nothing"
         );
         // 300 ms and 100 ms busy: the mean is 200 ms, the busiest 1.5 times it.
-        record_split(&mut row, &[share(48, 300), share(16, 100)]);
+        record_split(&mut row, &[share(48, 300), share(16, 100)], Duration::from_micros(2500));
         assert_eq!(row.split_spp, "48 16");
         assert_eq!(row.split_busy_ms, "300.000 100.000");
+        assert_eq!(row.split_setup_ms, "1.500 1.500");
+        assert_eq!(row.split_first_ms, "30.000 10.000");
+        assert_eq!(row.split_idle_ms, "0.000 200.000");
+        assert_eq!(row.split_alloc_ms, "0.000 0.000");
+        assert_eq!(row.split_merge_ms, Some(2.5));
         assert!((row.split_imbalance.unwrap() - 0.5).abs() < 1e-12);
     }
 }

@@ -137,6 +137,8 @@ pub struct RenderSummary {
     /// Each device's part of a render split over several (empty for a
     /// render on one).
     pub shares: Vec<DeviceShare>,
+    /// The merge of a split's device films (zero for a render on one).
+    pub merge: std::time::Duration,
 }
 
 impl RenderSummary {
@@ -384,5 +386,6 @@ pub fn write(req: &RenderRequest, made: Made) -> anyhow::Result<RenderSummary> {
             _ => scene.accel.describe(),
         },
         shares: split.shares,
+        merge: split.merge,
     })
 }

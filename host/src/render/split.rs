@@ -26,6 +26,7 @@ use super::Renderer;
 use super::chunks::{SampleCursor, chunk_samples};
 use crate::backend::gpu::Gpu;
 use crate::backend::gpu::buffers::DeviceScene;
+use crate::backend::gpu::profile::GpuProfile;
 use crate::backend::{BackendKind, BackendOptions, Progress, RenderOutput};
 use crate::prepared::PreparedScene;
 use crate::settings::backend::BackendChoice;
@@ -51,6 +52,30 @@ pub struct DeviceShare {
     pub rays: u64,
     /// Time it spent in its chunks' renders.
     pub busy: Duration,
+    /// Where the rest of its time went, for a device of this process's
+    /// split (`None` for an MPI rank's share, whose parts are its own).
+    pub times: Option<ShareTimes>,
+}
+
+/// Where one device's time in a split went, besides its chunks' renders.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ShareTimes {
+    /// Before its first chunk: binding its context to its worker thread and
+    /// uploading the scene (nothing when it was uploaded before the split).
+    pub setup: Duration,
+    /// Its first chunk, of one sample while its speed is unknown (part of
+    /// `busy`).
+    pub first_chunk: Duration,
+    /// Within its chunks: path-state allocation and the scene's upload, as
+    /// a GPU back end's profile counts them (part of `busy`).
+    pub alloc: Duration,
+    /// Within its chunks: reading each chunk's film back (part of `busy`).
+    pub readback: Duration,
+    /// Adding each chunk's film to its sum.
+    pub film_add: Duration,
+    /// From the end of its last chunk to the end of the last device's:
+    /// idle while the others finish.
+    pub idle: Duration,
 }
 
 /// What a render on one or several devices produced.
@@ -64,6 +89,20 @@ pub struct SplitOutput {
     /// Each device's part, in the order of the devices (empty for a
     /// render on one device).
     pub shares: Vec<DeviceShare>,
+    /// Adding the devices' sums into one film, after the last device is
+    /// done (zero for a render on one device).
+    pub merge: Duration,
+}
+
+impl SplitOutput {
+    /// A render on one device: no shares, no merge.
+    pub fn alone(output: RenderOutput) -> Self {
+        SplitOutput {
+            output,
+            shares: Vec::new(),
+            merge: Duration::ZERO,
+        }
+    }
 }
 
 /// The load imbalance of work spread over devices busy `busy` seconds
@@ -75,9 +114,9 @@ pub fn imbalance(busy: &[f64]) -> f64 {
     if mean > 0.0 { busiest / mean - 1.0 } else { 0.0 }
 }
 
-/// One line per device and one for the imbalance (nothing for a render
-/// on one device).
-pub fn describe(shares: &[DeviceShare]) -> String {
+/// One line per device (and where its time went), one for the final merge
+/// and one for the imbalance (nothing for a render on one device).
+pub fn describe(shares: &[DeviceShare], merge: Duration) -> String {
     let mut s = String::new();
     if shares.is_empty() {
         return s;
@@ -92,7 +131,21 @@ pub fn describe(shares: &[DeviceShare]) -> String {
             share.busy.as_secs_f64(),
             share.rays as f64 / 1e6
         );
+        if let Some(t) = share.times {
+            let _ = writeln!(
+                s,
+                "    setup {:.3} s; in its chunks: the first {:.3} s, state allocation and upload {:.3} s, \
+                 readback {:.3} s; film adds {:.3} s; idle at the end {:.3} s",
+                t.setup.as_secs_f64(),
+                t.first_chunk.as_secs_f64(),
+                t.alloc.as_secs_f64(),
+                t.readback.as_secs_f64(),
+                t.film_add.as_secs_f64(),
+                t.idle.as_secs_f64()
+            );
+        }
     }
+    let _ = writeln!(s, "  merge of the devices' films: {:.3} s", merge.as_secs_f64());
     let _ = writeln!(
         s,
         "  load imbalance: {:.1} % (the busiest device's time over the mean)",
@@ -163,6 +216,7 @@ pub fn render_on(
                 gpu: None,
             },
             shares: Vec::new(),
+            merge: Duration::ZERO,
         });
     }
     if let [one] = renderers {
@@ -170,10 +224,7 @@ pub fn render_on(
             .clone()
             .stopping_on(stop)
             .render_samples(scene, None, params, samples, progress)?;
-        return Ok(SplitOutput {
-            output,
-            shares: Vec::new(),
-        });
+        return Ok(SplitOutput::alone(output));
     }
     // Each chunk runs to its end: the split sees the stop between chunks.
     let workers: Vec<Renderer> = renderers.iter().map(|r| r.clone().stopping_on(None)).collect();
@@ -270,12 +321,19 @@ where
     let failed = AtomicBool::new(false);
     let halt = || failed.load(Ordering::SeqCst) || stop.is_some_and(|s| s.load(Ordering::SeqCst));
     let start = Instant::now();
-    let parts: Vec<anyhow::Result<Option<Part>>> = std::thread::scope(|s| {
+    // Each device's sum (none if the samples ran out before it took a
+    // chunk), with its setup and when it was done.
+    let parts: Vec<anyhow::Result<(Option<Part>, Duration, Duration)>> = std::thread::scope(|s| {
         let workers: Vec<_> = (0..names.len())
             .map(|d| {
                 let (cursor, open, halt, failed) = (&cursor, &open, &halt, &failed);
                 s.spawn(move || {
-                    let part = open(d).and_then(|chunk| work(chunk, cursor, names.len(), halt, progress));
+                    let opened = Instant::now();
+                    let part = open(d).and_then(|chunk| {
+                        let setup = opened.elapsed();
+                        let part = work(chunk, cursor, names.len(), halt, progress)?;
+                        Ok((part, setup, start.elapsed()))
+                    });
                     if part.is_err() {
                         failed.store(true, Ordering::SeqCst);
                     }
@@ -288,19 +346,28 @@ where
             .map(|w| w.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
             .collect()
     });
+    let all_done = start.elapsed();
     let mut merged: Option<Part> = None;
     let mut shares = Vec::new();
+    let mut merge = Duration::ZERO;
     for (name, part) in names.iter().zip(parts) {
-        let part = part.with_context(|| format!("rendering on {name}"))?;
-        let share = DeviceShare {
+        let (part, setup, done) = part.with_context(|| format!("rendering on {name}"))?;
+        let own = part.as_ref().map(|p| p.share.clone()).unwrap_or_default();
+        shares.push(DeviceShare {
             device: name.clone(),
-            ..part.as_ref().map(|p| p.share.clone()).unwrap_or_default()
-        };
-        shares.push(share);
+            times: Some(ShareTimes {
+                setup,
+                idle: all_done.saturating_sub(done),
+                ..own.times.unwrap_or_default()
+            }),
+            ..own
+        });
+        let adding = Instant::now();
         merged = match (merged, part) {
             (Some(sum), Some(part)) => Some(sum.plus(part)),
             (sum, part) => sum.or(part),
         };
+        merge += adding.elapsed();
     }
     let merged = merged.ok_or_else(|| anyhow!("internal: the split rendered no chunk"))?;
     let done: u32 = shares.iter().map(|s| s.spp).sum();
@@ -320,6 +387,7 @@ where
             gpu: None,
         },
         shares,
+        merge,
     })
 }
 
@@ -333,12 +401,21 @@ struct Part {
 impl Part {
     /// One chunk's render, which took `busy`.
     fn chunk(out: RenderOutput, busy: Duration) -> Part {
+        let profile = |ms: fn(&GpuProfile) -> f64| {
+            Duration::from_secs_f64(out.gpu.as_ref().map_or(0.0, |g| ms(g).max(0.0)) / 1e3)
+        };
         Part {
             share: DeviceShare {
                 chunks: 1,
                 spp: out.spp,
                 rays: out.rays,
                 busy,
+                times: Some(ShareTimes {
+                    first_chunk: busy,
+                    alloc: profile(|g| g.upload_ms),
+                    readback: profile(|g| g.readback_ms),
+                    ..ShareTimes::default()
+                }),
                 ..DeviceShare::default()
             },
             film: out.film,
@@ -346,7 +423,9 @@ impl Part {
         }
     }
 
-    /// This sum and `other`'s: every pixel and counter added exactly.
+    /// This sum and `other`'s, a later chunk of the same device or another
+    /// device's sum: every pixel and counter added exactly, the times of
+    /// the chunks added (the first chunk's stays this sum's).
     fn plus(mut self, other: Part) -> Part {
         for (sum, add) in self.film.iter_mut().zip(&other.film) {
             sum.add(*add);
@@ -357,6 +436,15 @@ impl Part {
         a.spp += b.spp;
         a.rays += b.rays;
         a.busy += b.busy;
+        a.times = match (a.times, b.times) {
+            (Some(x), Some(y)) => Some(ShareTimes {
+                alloc: x.alloc + y.alloc,
+                readback: x.readback + y.readback,
+                film_add: x.film_add + y.film_add,
+                ..x
+            }),
+            (x, y) => x.or(y),
+        };
         self
     }
 }
@@ -388,10 +476,15 @@ where
         );
         per_sample = Some(busy / asked);
         let chunk = Part::chunk(out, busy);
-        sum = Some(match sum {
+        let adding = Instant::now();
+        let mut added = match sum {
             Some(sum) => sum.plus(chunk),
             None => chunk,
-        });
+        };
+        if let Some(t) = added.share.times.as_mut() {
+            t.film_add += adding.elapsed();
+        }
+        sum = Some(added);
         if halt() {
             break;
         }

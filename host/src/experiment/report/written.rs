@@ -258,6 +258,8 @@ fn split(r: &RunRow) -> Result<(), Refusal> {
         ("split_spp", !r.split_spp.is_empty()),
         ("split_busy_ms", !r.split_busy_ms.is_empty()),
         ("split_imbalance", r.split_imbalance.is_some()),
+        ("split_setup_ms", !r.split_setup_ms.is_empty()),
+        ("split_merge_ms", r.split_merge_ms.is_some()),
     ];
     let Some(&(column, _)) = set.iter().find(|(_, set)| *set) else {
         return match r.gpus {
@@ -305,17 +307,29 @@ fn split(r: &RunRow) -> Result<(), Refusal> {
             ));
         }
     }
-    let busy: Option<Vec<f64>> = (r.split_busy_ms.split_whitespace())
-        .map(|s| s.parse().ok().filter(|t: &f64| t.is_finite() && *t >= 0.0))
-        .collect();
-    if busy.is_none_or(|b| b.len() != gpus) {
-        return Err((
-            "split_busy_ms",
-            format!(
-                "`{}` is not a split over {gpus} GPUs (expected a finite time of at least 0 per GPU)",
-                r.split_busy_ms
-            ),
-        ));
+    per_gpu_times("split_busy_ms", &r.split_busy_ms, gpus)?;
+    // Where each GPU's time went: all or none (rows from before them).
+    let parts = [
+        ("split_setup_ms", &r.split_setup_ms),
+        ("split_first_ms", &r.split_first_ms),
+        ("split_alloc_ms", &r.split_alloc_ms),
+        ("split_readback_ms", &r.split_readback_ms),
+        ("split_add_ms", &r.split_add_ms),
+        ("split_idle_ms", &r.split_idle_ms),
+    ];
+    if parts.iter().any(|(_, v)| !v.is_empty()) || r.split_merge_ms.is_some() {
+        for (column, text) in parts {
+            per_gpu_times(column, text, gpus)?;
+        }
+        match r.split_merge_ms {
+            Some(v) => time("split_merge_ms", v, false, false)?,
+            None => {
+                return Err((
+                    "split_merge_ms",
+                    "empty beside the GPUs' setup and idle times (expected the merge's time, at least 0)".into(),
+                ));
+            }
+        }
     }
     match r.split_imbalance {
         Some(v) => time("split_imbalance", v, false, false),
@@ -324,6 +338,22 @@ fn split(r: &RunRow) -> Result<(), Refusal> {
             format!("empty in a row split over {gpus} GPUs (expected the split's imbalance, at least 0)"),
         )),
     }
+}
+
+/// Checks `text`, the `column` of a row split over `gpus` GPUs: one finite
+/// time of at least 0 per GPU, space-separated.
+fn per_gpu_times(column: &'static str, text: &str, gpus: usize) -> Result<(), Refusal> {
+    let times: Option<Vec<f64>> = text
+        .split_whitespace()
+        .map(|s| s.parse().ok().filter(|t: &f64| t.is_finite() && *t >= 0.0))
+        .collect();
+    if times.is_none_or(|t| t.len() != gpus) {
+        return Err((
+            column,
+            format!("`{text}` is not a split over {gpus} GPUs (expected a finite time of at least 0 per GPU)"),
+        ));
+    }
+    Ok(())
 }
 
 /// Registers per thread a GPU kernel can use: ptxas gives every kernel
@@ -812,9 +842,16 @@ mod tests {
     #[test]
     fn a_split_as_the_runner_records_it_is_accepted_and_no_other() {
         use crate::render::split::DeviceShare;
+        use crate::render::split::ShareTimes;
+        use std::time::Duration;
         let share = |spp, ms| DeviceShare {
             spp,
-            busy: std::time::Duration::from_millis(ms),
+            busy: Duration::from_millis(ms),
+            times: Some(ShareTimes {
+                setup: Duration::from_millis(20),
+                idle: Duration::from_millis(300 - ms),
+                ..ShareTimes::default()
+            }),
             ..DeviceShare::default()
         };
         let mut row = RunRow {
@@ -822,8 +859,28 @@ mod tests {
             spp: 64,
             ..RunRow::default()
         };
-        crate::experiment::team::record_split(&mut row, &[share(48, 300), share(16, 100)]);
+        let shares = [share(48, 300), share(16, 100)];
+        crate::experiment::team::record_split(&mut row, &shares, Duration::from_millis(3));
         assert!(split(&row).is_ok());
+        let mut without_merge = row.clone();
+        without_merge.split_merge_ms = None;
+        assert_eq!(split(&without_merge).unwrap_err().0, "split_merge_ms");
+        let mut short = row.clone();
+        short.split_idle_ms = "200.000".into();
+        assert_eq!(split(&short).unwrap_err().0, "split_idle_ms");
+        let mut older = row.clone();
+        for column in [
+            &mut older.split_setup_ms,
+            &mut older.split_first_ms,
+            &mut older.split_alloc_ms,
+            &mut older.split_readback_ms,
+            &mut older.split_add_ms,
+            &mut older.split_idle_ms,
+        ] {
+            column.clear();
+        }
+        older.split_merge_ms = None;
+        assert!(split(&older).is_ok(), "a row from before the breakdown");
         row.split_spp = "48 15".into();
         assert_eq!(split(&row).unwrap_err().0, "split_spp");
         row.gpus = Some(3);
