@@ -520,6 +520,10 @@ fn pack_checks_every_argument_before_it_clears_or_builds() {
         ("a budget in another notation", &["--budget", "1e3", STUDY], "`1e3`"),
         ("a budget without its value", &["--budget"], "--budget takes seconds"),
         ("no study", &["--budget", "600"], "name at least one study"),
+        ("no slot", &["--slots", "0", STUDY], "`0` is not a number of GPUs from 1 to 16"),
+        ("more slots than a host has GPUs", &["--slots", "17", STUDY], "`17`"),
+        ("an octal-looking slot count", &["--slots", "04", STUDY], "`04`"),
+        ("slots without their count", &["--slots"], "--slots takes a number of GPUs"),
         (
             "a command in a name",
             &["x$(touch INJECTED)"],
@@ -586,4 +590,122 @@ fn pack_writes_the_studies_quoted_and_the_budget_in_decimal() {
         .output()
         .unwrap();
     assert!(check.status.success(), "{}", stderr(&check));
+}
+
+/// A stand-in for the packed binary: every scene verifies identical, and an
+/// experiment notes the GPU and CPUs it was given in its folder.
+const FAKE_BINARY: &str = r#"#!/usr/bin/env bash
+case $1 in
+  --version) echo "wavepath 0.1.0 (commit 1234567abcde)" ;;
+  verify) echo "$2: IDENTICAL" ;;
+  experiment)
+    mkdir -p "$4"
+    echo "gpu ${CUDA_VISIBLE_DEVICES:-unset} cpus $(grep Cpus_allowed_list /proc/self/status | cut -f2)" >"$4/ran.txt"
+    sleep 0.3 ;;
+esac
+"#;
+
+/// A stand-in for `nvidia-smi` on a host of two GPUs.
+const FAKE_NVIDIA_SMI: &str = r#"#!/usr/bin/env bash
+if [[ $1 == -L ]]; then printf 'GPU 0: Fake\nGPU 1: Fake\n'; else echo "Fake GPU, 1.0"; fi
+"#;
+
+/// Runs the packed study.sh of `tree` with the stand-ins, its output in
+/// `out`.
+fn run_study_sh(tree: &Tree, out: &Path) -> Output {
+    let bin = tree.dir.path().join("bin");
+    fs::create_dir_all(&bin).unwrap();
+    for (name, text) in [("nvidia-smi", FAKE_NVIDIA_SMI)] {
+        fs::write(bin.join(name), text).unwrap();
+        make_executable(&bin.join(name));
+    }
+    let binary = tree.root().join("gpu-run/wavepath");
+    fs::write(&binary, FAKE_BINARY).unwrap();
+    make_executable(&binary);
+    Command::new("bash")
+        .arg("gpu-run/study.sh")
+        .current_dir(tree.root())
+        .env("OUT", out)
+        .env("PATH", format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()))
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn slots_run_each_study_once_on_their_own_gpu_and_cpus_and_pack_their_own() {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cpus < 2 {
+        eprintln!("SKIPPED: two slots need two CPUs; this machine has {cpus}");
+        return;
+    }
+    let tree = Tree::new();
+    let studies = ["s1", "s2", "s3"];
+    for s in studies {
+        fs::write(tree.root().join(format!("experiments/{s}.toml")), "").unwrap();
+    }
+    let o = tree.gpu_study(&["pack", "--slots", "2", "s1", "s2", "s3"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = tree.dir.path().join("out");
+    let o = run_study_sh(&tree, &out);
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    let mut used = BTreeMap::new();
+    for s in studies {
+        let ran = fs::read_to_string(tree.root().join(format!("gpu-run/results/{s}/ran.txt"))).unwrap();
+        let fields: Vec<&str> = ran.split_whitespace().collect();
+        let (gpu, cpus) = (fields[1].to_string(), fields[3].to_string());
+        assert!(gpu == "0" || gpu == "1", "{s}: {ran}");
+        if let Some(other) = used.insert(gpu.clone(), cpus.clone()) {
+            assert_eq!(other, cpus, "one GPU, one set of CPUs");
+        }
+    }
+    let sets: Vec<&String> = used.values().collect();
+    if sets.len() == 2 {
+        assert_ne!(sets[0], sets[1], "each slot its own CPUs");
+    }
+    let slots = fs::read_to_string(out.join("slots.txt")).unwrap();
+    assert_eq!(slots.lines().count(), 2, "{slots}");
+
+    // Each study ran once, packed by the slot that ran it alone.
+    let mut packed = Vec::new();
+    for i in 0..2 {
+        let log = fs::read_to_string(out.join(format!("slot{i}/studies.log"))).unwrap_or_default();
+        let ran: Vec<String> = log
+            .lines()
+            .filter_map(|l| l.strip_prefix("== "))
+            .map(|l| l.split(' ').next().unwrap().to_string())
+            .collect();
+        assert!(
+            fs::read_to_string(out.join(format!("slot{i}/verify.txt"))).unwrap().contains("IDENTICAL"),
+            "slot {i} verified its own GPU first"
+        );
+        if ran.is_empty() {
+            continue;
+        }
+        let list = Command::new("tar")
+            .args(["tzf", out.join(format!("slot{i}/studies.tgz")).to_str().unwrap()])
+            .output()
+            .unwrap();
+        let mut folders: Vec<String> = String::from_utf8_lossy(&list.stdout)
+            .lines()
+            .filter_map(|l| l.split('/').next().map(String::from))
+            .collect();
+        folders.dedup();
+        assert_eq!(folders, ran, "slot {i} packs what it ran, nothing of the other's");
+        packed.extend(ran);
+    }
+    packed.sort();
+    assert_eq!(packed, studies, "every study once");
+}
+
+#[test]
+fn more_slots_than_gpus_runs_nothing_and_says_so() {
+    let tree = Tree::new();
+    let o = tree.gpu_study(&["pack", "--slots", "3", STUDY]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = tree.dir.path().join("out");
+    let o = run_study_sh(&tree, &out);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("3 slots need 3 GPUs; this host has 2"), "{}", stderr(&o));
+    assert!(!tree.root().join(format!("gpu-run/results/{STUDY}")).exists());
 }
