@@ -520,10 +520,18 @@ fn pack_checks_every_argument_before_it_clears_or_builds() {
         ("a budget in another notation", &["--budget", "1e3", STUDY], "`1e3`"),
         ("a budget without its value", &["--budget"], "--budget takes seconds"),
         ("no study", &["--budget", "600"], "name at least one study"),
-        ("no slot", &["--slots", "0", STUDY], "`0` is not a number of GPUs from 1 to 16"),
+        (
+            "no slot",
+            &["--slots", "0", STUDY],
+            "`0` is not a number of GPUs from 1 to 16",
+        ),
         ("more slots than a host has GPUs", &["--slots", "17", STUDY], "`17`"),
         ("an octal-looking slot count", &["--slots", "04", STUDY], "`04`"),
-        ("slots without their count", &["--slots"], "--slots takes a number of GPUs"),
+        (
+            "slots without their count",
+            &["--slots"],
+            "--slots takes a number of GPUs",
+        ),
         (
             "a command in a name",
             &["x$(touch INJECTED)"],
@@ -676,7 +684,9 @@ fn slots_run_each_study_once_on_their_own_gpu_and_cpus_and_pack_their_own() {
             .map(|l| l.split(' ').next().unwrap().to_string())
             .collect();
         assert!(
-            fs::read_to_string(out.join(format!("slot{i}/verify.txt"))).unwrap().contains("IDENTICAL"),
+            fs::read_to_string(out.join(format!("slot{i}/verify.txt")))
+                .unwrap()
+                .contains("IDENTICAL"),
             "slot {i} verified its own GPU first"
         );
         if ran.is_empty() {
@@ -706,6 +716,10 @@ fn more_slots_than_gpus_runs_nothing_and_says_so() {
     let out = tree.dir.path().join("out");
     let o = run_study_sh(&tree, &out);
     assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("3 slots need 3 GPUs; this host has 2"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("3 slots need 3 GPUs; this host has 2"),
+        "{}",
+        stderr(&o)
+    );
     assert!(!tree.root().join(format!("gpu-run/results/{STUDY}")).exists());
 }
