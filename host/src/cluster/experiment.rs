@@ -533,7 +533,7 @@ impl Base<'_> {
             writer: &writer,
             progress: self.progress,
             stop: self.opts.stop,
-            parts: None,
+            kept_renders: None,
             keep_profiles: false,
             references: &self.ready.checked.references,
             team: &self.ready.gpus,

@@ -5,7 +5,7 @@
 
 use super::config::{PlannedRun, Study};
 use super::output::Resumed;
-use super::partial::{Part, PartInfo, PartKey, PartOf, Parts};
+use super::partial::{KeptRenders, Part, PartInfo, PartKey, PartOf};
 use super::plan::estimate_s;
 use super::preflight::References;
 use super::progress::Progress;
@@ -187,7 +187,7 @@ pub struct Runs<'a> {
     /// Where a CPU render cut short by a stop is kept for `--resume`
     /// (`None`: CPU renders finish in flight too, as at an MPI rank without
     /// the output folder).
-    pub parts: Option<&'a Parts>,
+    pub kept_renders: Option<&'a KeptRenders>,
     /// Keep the last GPU profile of each configuration.
     pub keep_profiles: bool,
     /// Each study's reference image, for the rows' error.
@@ -417,8 +417,8 @@ impl Runs<'_> {
                 break;
             }
             let want = self.part_of(job, repetition);
-            let kept = match (self.parts, &want) {
-                (Some(parts), Some(want)) => parts.take(want).map_err(|e| e.context(what(job.study, job.run)))?,
+            let kept = match (self.kept_renders, &want) {
+                (Some(dir), Some(want)) => dir.take(want).map_err(|e| e.context(what(job.study, job.run)))?,
                 _ => None,
             };
             let begin = kept.as_ref().map_or(0, |p| p.info.samples);
@@ -430,14 +430,14 @@ impl Runs<'_> {
             } = self.render_timed(job, begin, want.is_some())?;
             let total_ms = start.elapsed().as_secs_f64() * 1e3;
             let rendered_now = out.spp;
-            let parts = kept.as_ref().map_or(1, |p| p.info.parts + 1);
+            let renders = kept.as_ref().map_or(1, |p| p.info.parts + 1);
             let (out, total_ms) = match kept {
                 Some(part) => part.complete(out, total_ms),
                 None => (out, total_ms),
             };
             if out.spp < job.spp {
-                if let (Some(parts_dir), Some(of), true) = (self.parts, want, rendered_now > 0) {
-                    self.keep(parts_dir, of, out, total_ms, parts)?;
+                if let (Some(dir), Some(of), true) = (self.kept_renders, want, rendered_now > 0) {
+                    self.keep(dir, of, out, total_ms, renders)?;
                 }
                 break;
             }
@@ -452,7 +452,7 @@ impl Runs<'_> {
                 spp: job.spp,
                 report_spp: job.report_spp,
                 total_ms,
-                parts,
+                parts: renders,
             };
             let mut row = run_row(&self.origin, &rendered, &out);
             team::record_split(&mut row, &shares, merge);
@@ -471,10 +471,10 @@ impl Runs<'_> {
                 spp: out.spp,
                 reference: self.references.get(&job.study.name).cloned(),
             })?;
-            if parts > 1
-                && let (Some(parts_dir), Some(of)) = (self.parts, self.part_of(job, repetition))
+            if renders > 1
+                && let (Some(dir), Some(of)) = (self.kept_renders, self.part_of(job, repetition))
             {
-                parts_dir.remove(&of.key)?;
+                dir.remove(&of.key)?;
             }
             self.progress.rendered(job.estimate_ms);
         }
@@ -484,7 +484,7 @@ impl Runs<'_> {
     /// What a kept render of `job`'s `repetition` must be part of, for a
     /// CPU back end where renders are kept; `None` otherwise.
     fn part_of(&self, job: &Job, repetition: u32) -> Option<PartOf> {
-        self.parts?;
+        self.kept_renders?;
         if !matches!(job.renderer.kind(), BackendKind::Cpu | BackendKind::CpuSerial) {
             return None;
         }
@@ -504,7 +504,7 @@ impl Runs<'_> {
 
     /// Keeps the samples `0..out.spp` of `of`, a render a stop cut short,
     /// made in `n` renders, and says so.
-    fn keep(&self, parts: &Parts, of: PartOf, out: RenderOutput, total_ms: f64, n: u32) -> Result<(), RunError> {
+    fn keep(&self, dir: &KeptRenders, of: PartOf, out: RenderOutput, total_ms: f64, n: u32) -> Result<(), RunError> {
         let part = Part {
             info: PartInfo {
                 of,
@@ -518,7 +518,7 @@ impl Runs<'_> {
             },
             film: out.film,
         };
-        let path = parts.keep(&part)?;
+        let path = dir.keep(&part)?;
         let of = &part.info.of;
         self.progress.println(format!(
             "{} | {}: {} of {} spp kept in {}; `--resume` renders the rest",

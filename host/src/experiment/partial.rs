@@ -109,14 +109,14 @@ impl Part {
 }
 
 /// The kept renders of one output folder.
-pub struct Parts {
+pub struct KeptRenders {
     dir: PathBuf,
 }
 
-impl Parts {
+impl KeptRenders {
     /// The kept renders in the output folder `out`.
     pub fn in_folder(out: &Path) -> Self {
-        Parts { dir: out.join(FOLDER) }
+        KeptRenders { dir: out.join(FOLDER) }
     }
 
     /// The two files of `key`'s kept render.
@@ -283,8 +283,8 @@ mod tests {
             .collect()
     }
 
-    fn kept(dir: &Path) -> (Parts, PartInfo) {
-        let parts = Parts::in_folder(dir);
+    fn kept(dir: &Path) -> (KeptRenders, PartInfo) {
+        let parts = KeptRenders::in_folder(dir);
         let mut i = info(3);
         i.film_hash = film_hash(&film(7));
         parts

@@ -13,7 +13,7 @@ use super::config::{Config, PlannedRun, Study};
 use super::manifest::{self, INTERRUPTED};
 use super::measure::{Ending, Runs};
 use super::output::{self, OutFiles, ResumePolicy};
-use super::partial::Parts;
+use super::partial::KeptRenders;
 use super::preflight;
 use super::progress::Progress;
 use super::records::{Manifest, ManifestInput, RunRow};
@@ -112,7 +112,7 @@ pub fn run(config: &Config, opts: &RunOptions) -> anyhow::Result<Outcome> {
 
     let writer = RowWriter::start(files.as_ref(), &resumed.rows)?;
     let progress = Progress::new(&plan, &resumed, opts.progress)?;
-    let parts = opts.out.as_deref().map(Parts::in_folder);
+    let kept_renders = opts.out.as_deref().map(KeptRenders::in_folder);
     let runs = Runs {
         origin: Origin {
             experiment: &config.name,
@@ -124,7 +124,7 @@ pub fn run(config: &Config, opts: &RunOptions) -> anyhow::Result<Outcome> {
         writer: &writer,
         progress: &progress,
         stop: opts.stop,
-        parts: parts.as_ref(),
+        kept_renders: kept_renders.as_ref(),
         keep_profiles: opts.keep_profiles,
         references: &checked.references,
         team: &gpus,
