@@ -306,9 +306,8 @@ const PEERS_CHART: RowChart = RowChart {
 impl RowChart {
     /// Draws the axes on `area`, with `labels` as the rows from the top and
     /// `(lo, hi)` the ratios to span, the rows' separators where it has them
-    /// and the dashed line at 1; returns the
-    /// chart for the points. Row `i` (top to bottom) spans y = rows - 1 - i
-    /// to rows - i.
+    /// and the dashed line at 1; returns the chart for the points. Row `i`
+    /// (top to bottom) spans y = rows - 1 - i to rows - i.
     fn draw<'a, DB: DrawingBackend>(
         &self,
         area: &'a DrawingArea<DB, plotters::coord::Shift>,
