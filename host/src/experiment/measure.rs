@@ -436,7 +436,9 @@ impl Runs<'_> {
                 None => (out, total_ms),
             };
             if out.spp < job.spp {
-                if let (Some(dir), Some(of), true) = (self.kept_renders, want, rendered_now > 0) {
+                if rendered_now > 0
+                    && let (Some(dir), Some(of)) = (self.kept_renders, want)
+                {
                     self.keep(dir, of, out, total_ms, renders)?;
                 }
                 break;
@@ -472,7 +474,7 @@ impl Runs<'_> {
                 reference: self.references.get(&job.study.name).cloned(),
             })?;
             if renders > 1
-                && let (Some(dir), Some(of)) = (self.kept_renders, self.part_of(job, repetition))
+                && let (Some(dir), Some(of)) = (self.kept_renders, &want)
             {
                 dir.remove(&of.key)?;
             }

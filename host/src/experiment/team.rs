@@ -16,7 +16,7 @@ use crate::backend::gpu::Gpu;
 use crate::backend::gpu::buffers::DeviceScene;
 use crate::prepared::PreparedScene;
 use crate::render::Renderer;
-use crate::render::split::{self, DeviceShare, SplitOutput, imbalance};
+use crate::render::split::{self, DeviceShare, ShareTimes, SplitOutput, imbalance};
 use device::scene::RenderParams;
 use std::time::Duration;
 
@@ -118,27 +118,28 @@ pub fn record_split(row: &mut RunRow, shares: &[DeviceShare], merge: Duration) {
     if shares.is_empty() {
         return;
     }
-    let ms = |each: &dyn Fn(&DeviceShare) -> Duration| {
-        let all: Vec<String> = shares
-            .iter()
-            .map(|s| format!("{:.3}", each(s).as_secs_f64() * 1e3))
-            .collect();
-        all.join(" ")
-    };
     let busy: Vec<f64> = shares.iter().map(|s| s.busy.as_secs_f64()).collect();
     row.split_imbalance = Some(imbalance(&busy));
     row.split_spp = shares.iter().map(|s| s.spp.to_string()).collect::<Vec<_>>().join(" ");
-    row.split_busy_ms = ms(&|s| s.busy);
-    if shares.iter().all(|s| s.times.is_some()) {
-        let times = |s: &DeviceShare| s.times.unwrap_or_default();
-        row.split_setup_ms = ms(&|s| times(s).setup);
-        row.split_first_ms = ms(&|s| times(s).first_chunk);
-        row.split_alloc_ms = ms(&|s| times(s).alloc);
-        row.split_readback_ms = ms(&|s| times(s).readback);
-        row.split_add_ms = ms(&|s| times(s).film_add);
-        row.split_idle_ms = ms(&|s| times(s).idle);
+    row.split_busy_ms = ms_list(shares.iter().map(|s| s.busy));
+    if let Some(times) = shares.iter().map(|s| s.times).collect::<Option<Vec<ShareTimes>>>() {
+        let each = |part: fn(&ShareTimes) -> Duration| ms_list(times.iter().map(part));
+        row.split_setup_ms = each(|t| t.setup);
+        row.split_first_ms = each(|t| t.first_chunk);
+        row.split_alloc_ms = each(|t| t.alloc);
+        row.split_readback_ms = each(|t| t.readback);
+        row.split_add_ms = each(|t| t.film_add);
+        row.split_idle_ms = each(|t| t.idle);
         row.split_merge_ms = Some(merge.as_secs_f64() * 1e3);
     }
+}
+
+/// Times in ms with three decimals, space-separated: a per-GPU cell.
+fn ms_list(times: impl Iterator<Item = Duration>) -> String {
+    times
+        .map(|t| format!("{:.3}", t.as_secs_f64() * 1e3))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 #[cfg(test)]
@@ -200,7 +201,6 @@ mod tests {
 
     #[test]
     fn a_split_row_records_each_device_in_order_and_the_imbalance() {
-        use crate::render::split::ShareTimes;
         let share = |spp, ms: u64| DeviceShare {
             device: String::new(),
             chunks: 1,
