@@ -190,25 +190,19 @@ pub struct RunRow {
     /// Each such GPU's busy time in its renders, ms, in the same order.
     #[serde(default)]
     pub split_busy_ms: String,
-    /// Each such GPU's setup before its first chunk (binding its context,
-    /// the scene's upload when it was not made before), ms, in the same
-    /// order (empty in rows from before the column, and for MPI ranks).
+    /// Each such GPU's setup before it could render (binding its context,
+    /// the scene's upload when it was not made before, allocating its film
+    /// and path state), ms, in the same order (empty in rows from before
+    /// the column, and for MPI ranks).
     #[serde(default)]
     pub split_setup_ms: String,
-    /// Each such GPU's first chunk, of one sample, ms (part of its busy time).
+    /// Each such GPU's first chunk, ms (part of its busy time; 0 for a GPU
+    /// that stayed out).
     #[serde(default)]
     pub split_first_ms: String,
-    /// Each such GPU's path-state allocation and scene upload within its
-    /// chunks, ms (part of its busy time).
-    #[serde(default)]
-    pub split_alloc_ms: String,
-    /// Each such GPU's film readbacks within its chunks, ms (part of its
-    /// busy time).
+    /// Each such GPU's readback of its film, once after its last chunk, ms.
     #[serde(default)]
     pub split_readback_ms: String,
-    /// Each such GPU's time adding its chunks' films to its sum, ms.
-    #[serde(default)]
-    pub split_add_ms: String,
     /// Each such GPU's idle time at the end, while the others finished, ms.
     #[serde(default)]
     pub split_idle_ms: String,
@@ -333,7 +327,7 @@ impl CsvAppender {
 
 /// Columns added after results were first committed: older files may lack
 /// them (the rows then read them as empty), in a report and on `--resume`.
-pub const ADDED_LATER: [&str; 28] = [
+pub const ADDED_LATER: [&str; 26] = [
     "config_key",
     "arithmetic",
     "refill",
@@ -354,9 +348,7 @@ pub const ADDED_LATER: [&str; 28] = [
     "split_busy_ms",
     "split_setup_ms",
     "split_first_ms",
-    "split_alloc_ms",
     "split_readback_ms",
-    "split_add_ms",
     "split_idle_ms",
     "split_merge_ms",
     "rank",

@@ -126,9 +126,7 @@ pub fn record_split(row: &mut RunRow, shares: &[DeviceShare], merge: Duration) {
         let each = |part: fn(&ShareTimes) -> Duration| ms_list(times.iter().map(part));
         row.split_setup_ms = each(|t| t.setup);
         row.split_first_ms = each(|t| t.first_chunk);
-        row.split_alloc_ms = each(|t| t.alloc);
         row.split_readback_ms = each(|t| t.readback);
-        row.split_add_ms = each(|t| t.film_add);
         row.split_idle_ms = each(|t| t.idle);
         row.split_merge_ms = Some(merge.as_secs_f64() * 1e3);
     }
@@ -228,7 +226,7 @@ mod tests {
         assert_eq!(row.split_setup_ms, "1.500 1.500");
         assert_eq!(row.split_first_ms, "30.000 10.000");
         assert_eq!(row.split_idle_ms, "0.000 200.000");
-        assert_eq!(row.split_alloc_ms, "0.000 0.000");
+        assert_eq!(row.split_readback_ms, "0.000 0.000");
         assert_eq!(row.split_merge_ms, Some(2.5));
         assert!((row.split_imbalance.unwrap() - 0.5).abs() < 1e-12);
     }

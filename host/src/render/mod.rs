@@ -5,6 +5,7 @@ pub mod chunks;
 pub mod compare;
 pub mod ray_throughput;
 mod renderer;
+pub mod session;
 pub mod split;
 pub mod tone;
 pub mod verify;

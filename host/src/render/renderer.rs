@@ -2,11 +2,10 @@
 //! options, and for a GPU back end the open GPU; it renders whole images
 //! or chunks of samples of one.
 
-use crate::backend::cpu::{self, Threads};
+use super::session::Session;
+use crate::backend::gpu::Gpu;
 use crate::backend::gpu::buffers::DeviceScene;
-use crate::backend::gpu::{Gpu, mega_launch, wave_launch};
-use crate::backend::wave_driver::emulated;
-use crate::backend::{BackendKind, BackendOptions, RenderJob, RenderOutput};
+use crate::backend::{BackendKind, BackendOptions, RenderOutput};
 use crate::prepared::PreparedScene;
 use crate::settings::backend::BackendChoice;
 use anyhow::Context;
@@ -136,46 +135,13 @@ impl Renderer {
         samples: SampleRange,
         progress: &(dyn Fn(u64) + Sync),
     ) -> anyhow::Result<RenderOutput> {
-        let job = RenderJob {
-            scene,
-            params,
-            camera: scene.scene.camera_for(params.width, params.height),
-            samples,
-            uploaded,
-            stop: self.stop,
-        };
-        let schedule = self.options.cpu_schedule;
-        match (self.kind, &self.gpu) {
-            (BackendKind::CpuSerial, _) => cpu::render(&job, Threads::Serial, schedule, progress),
-            (BackendKind::Cpu, _) => cpu::render(&job, Threads::Pool(self.options.threads), schedule, progress),
-            (BackendKind::GpuMega, Some(gpu)) => {
-                Ok(mega_launch::render(gpu, &job, &self.options.megakernel, progress)?)
-            }
-            (BackendKind::GpuWave | BackendKind::CpuWave, _) if params.view != device::scene::RenderView::Radiance => {
-                anyhow::bail!(
-                    "debug views render on the cpu and gpu-mega back ends; the wavefront traces radiance only"
-                )
-            }
-            (BackendKind::GpuWave, Some(gpu)) => Ok(wave_launch::render(gpu, &job, &self.options.wavefront, progress)?),
-            (BackendKind::CpuWave, _) => {
-                let out = emulated::render(&job, &self.options.wavefront, progress)?;
-                Ok(RenderOutput {
-                    spp: out.spp(&job),
-                    film: out.film,
-                    rays: out.rays,
-                    invalid_samples: out.invalid_samples,
-                    elapsed: out.loop_time,
-                    device: format!(
-                        "the host, emulating the wavefront ({}, {} paths in flight)",
-                        self.options.wavefront.label(),
-                        out.capacity
-                    ),
-                    gpu: None,
-                })
-            }
-            (BackendKind::GpuMega | BackendKind::GpuWave, None) => {
-                anyhow::bail!("internal: a GPU back end without an open GPU")
-            }
-        }
+        let mut session = Session::open(self, scene, uploaded, params, samples)?;
+        session.render(samples, progress)?;
+        session.read_back()
+    }
+
+    /// The flag that stops its renders early, if any.
+    pub fn stop(&self) -> Option<&'static AtomicBool> {
+        self.stop
     }
 }

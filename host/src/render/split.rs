@@ -1,8 +1,10 @@
 //! One image over several devices (`--devices`): one worker thread per
-//! device, each with its own context and stream (a [`Renderer`] on its own
-//! [`Gpu`], the scene uploaded once per device), takes chunks of samples
-//! from the shared cursor of [`super::chunks`] and adds each chunk's film
-//! to its own sum; the sums are merged at the end.
+//! device, each with its own context and stream and a [`Session`] that
+//! keeps its sum where it renders (the scene uploaded, the film and path
+//! pool allocated once per device), takes chunks of samples from the shared
+//! cursor of [`super::chunks`]; the sums are read back once each and merged
+//! at the end. A device ready after the first joins only when that saves
+//! more than its film costs ([`Join`]), so a short render stays on one.
 //!
 //! The merge is exact: films are 64-bit fixed point ([`FixedRgb`]), so
 //! adding them is integer addition, associative and commutative, and the
@@ -17,16 +19,15 @@
 //! samples are `0..n` and the image equals a render asked for `n` samples,
 //! as a stopped one-device render does.
 //!
-//! The devices need not be GPUs: [`render`] takes any function that renders
-//! a chunk on a device, which is how the tests run the split over several
-//! emulated devices on the CPU ([`Renderer`]s of the `cpu` and `cpu-wave`
-//! back ends).
+//! The devices need not be GPUs: [`render`] takes any [`DeviceSum`], which
+//! is how the tests run the split over several emulated devices on the CPU
+//! (sessions of the `cpu` and `cpu-wave` back ends).
 
 use super::Renderer;
 use super::chunks::{SampleCursor, chunk_samples};
+use super::session::Session;
 use crate::backend::gpu::Gpu;
 use crate::backend::gpu::buffers::DeviceScene;
-use crate::backend::gpu::profile::GpuProfile;
 use crate::backend::{BackendKind, BackendOptions, Progress, RenderOutput};
 use crate::prepared::PreparedScene;
 use crate::settings::backend::BackendChoice;
@@ -36,7 +37,7 @@ use device::film::FixedRgb;
 use device::integrator::SampleRange;
 use device::scene::RenderParams;
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// One device's part of a split render.
@@ -60,22 +61,35 @@ pub struct DeviceShare {
 /// Where one device's time in a split went, besides its chunks' renders.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ShareTimes {
-    /// Before its first chunk: binding its context to its worker thread and
-    /// uploading the scene (nothing when it was uploaded before the split).
+    /// Before it could render: binding its context to its worker thread,
+    /// uploading the scene (nothing when it was uploaded before the split)
+    /// and allocating its film (and the wavefront's path pool).
     pub setup: Duration,
-    /// Its first chunk, of one sample while its speed is unknown (part of
-    /// `busy`).
+    /// Its first chunk (part of `busy`): one sample while no device's
+    /// speed is known.
     pub first_chunk: Duration,
-    /// Within its chunks: path-state allocation and the scene's upload, as
-    /// a GPU back end's profile counts them (part of `busy`).
-    pub alloc: Duration,
-    /// Within its chunks: reading each chunk's film back (part of `busy`).
+    /// Reading its sum back to the host, once, after its last chunk.
     pub readback: Duration,
-    /// Adding each chunk's film to its sum.
-    pub film_add: Duration,
-    /// From the end of its last chunk to the end of the last device's:
+    /// From the end of its readback to the end of the last device's:
     /// idle while the others finish.
     pub idle: Duration,
+    /// Set when it stayed out of the render: what it would have saved
+    /// against what it would have cost ([`Join`]).
+    pub left_out: Option<Join>,
+}
+
+/// A device's estimate, once its setup is done and other devices are
+/// rendering, of what joining them would bring: it joins when `gain`
+/// exceeds `cost`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Join {
+    /// The render's time saved: the work left, `W` (the samples left times
+    /// the time per sample measured so far), over `k` devices against
+    /// `k + 1`: `W / k − W / (k + 1)`.
+    pub gain: Duration,
+    /// Its film's way into the merged one, measured on its own empty sum:
+    /// reading it back and adding it to another.
+    pub cost: Duration,
 }
 
 /// What a render on one or several devices produced.
@@ -121,6 +135,7 @@ pub fn describe(shares: &[DeviceShare], merge: Duration) -> String {
     if shares.is_empty() {
         return s;
     }
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
     for share in shares {
         let _ = writeln!(
             s,
@@ -131,21 +146,36 @@ pub fn describe(shares: &[DeviceShare], merge: Duration) -> String {
             share.busy.as_secs_f64(),
             share.rays as f64 / 1e6
         );
-        if let Some(t) = share.times {
-            let _ = writeln!(
+        let Some(t) = share.times else { continue };
+        let _ = match (t.left_out, share.chunks) {
+            (Some(join), _) => writeln!(
                 s,
-                "    setup {:.3} s; in its chunks: the first {:.3} s, state allocation and upload {:.3} s, \
-                 readback {:.3} s; film adds {:.3} s; idle at the end {:.3} s",
-                t.setup.as_secs_f64(),
-                t.first_chunk.as_secs_f64(),
-                t.alloc.as_secs_f64(),
-                t.readback.as_secs_f64(),
-                t.film_add.as_secs_f64(),
-                t.idle.as_secs_f64()
-            );
-        }
+                "    stayed out after a setup of {:.3} ms: joining would have saved about {:.3} ms, \
+                 and reading back and merging its film costs {:.3} ms",
+                ms(t.setup),
+                ms(join.gain),
+                ms(join.cost)
+            ),
+            (None, 0) => writeln!(
+                s,
+                "    setup {:.3} ms; nothing was left to render (or the render was stopping) when it was ready",
+                ms(t.setup)
+            ),
+            (None, _) => writeln!(
+                s,
+                "    setup {:.3} ms, first chunk {:.3} ms, readback {:.3} ms, idle at the end {:.3} ms",
+                ms(t.setup),
+                ms(t.first_chunk),
+                ms(t.readback),
+                ms(t.idle)
+            ),
+        };
     }
-    let _ = writeln!(s, "  merge of the devices' films: {:.3} s", merge.as_secs_f64());
+    let rendering = shares.iter().filter(|s| s.chunks > 0).count();
+    if rendering == 1 {
+        let _ = writeln!(s, "  kept on one device: splitting would not have paid for itself");
+    }
+    let _ = writeln!(s, "  merge of the devices' films: {:.3} ms", ms(merge));
     let _ = writeln!(
         s,
         "  load imbalance: {:.1} % (the busiest device's time over the mean)",
@@ -181,13 +211,24 @@ pub fn open(choice: BackendChoice, options: BackendOptions, devices: &Devices) -
         )
     })?;
     let ordinals = devices.ordinals(present).map_err(|e| anyhow!(e))?;
-    ordinals
-        .into_iter()
-        .map(|d| {
-            let gpu = Gpu::open(d).with_context(|| format!("opening GPU {d}"))?;
-            Renderer::on(kind, options, Some(&gpu))
-        })
-        .collect()
+    // Each GPU's context and first module load at once, on threads of
+    // their own: the opening takes the slowest GPU's time, not their sum.
+    let opened: Vec<anyhow::Result<Renderer>> = std::thread::scope(|s| {
+        let openings: Vec<_> = ordinals
+            .iter()
+            .map(|&d| {
+                s.spawn(move || {
+                    let gpu = Gpu::open(d).with_context(|| format!("opening GPU {d}"))?;
+                    Renderer::on(kind, options, Some(&gpu))
+                })
+            })
+            .collect();
+        openings
+            .into_iter()
+            .map(|o| o.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+            .collect()
+    });
+    opened.into_iter().collect()
 }
 
 /// Renders the sample indices `samples` of `scene` on `renderers`: on one
@@ -230,16 +271,10 @@ pub fn render_on(
     let workers: Vec<Renderer> = renderers.iter().map(|r| r.clone().stopping_on(None)).collect();
     render(&device_names(&workers), samples, stop, progress, |d| {
         let renderer = &workers[d];
-        let uploaded = renderer
-            .gpu()
-            .map(|gpu| {
-                gpu.bind_to_thread()?;
-                DeviceScene::upload(gpu, scene)
-            })
-            .transpose()?;
-        Ok(move |samples: SampleRange, progress: Progress| {
-            renderer.render_samples(scene, uploaded.as_ref(), params, samples, progress)
-        })
+        if let Some(gpu) = renderer.gpu() {
+            gpu.bind_to_thread()?;
+        }
+        Session::open(renderer, scene, None, params, samples)
     })
 }
 
@@ -266,10 +301,29 @@ pub fn render_uploaded(
         if let Some(gpu) = renderer.gpu() {
             gpu.bind_to_thread()?;
         }
-        Ok(move |samples: SampleRange, progress: Progress| {
-            renderer.render_samples(scene, Some(uploaded), params, samples, progress)
-        })
+        Session::open(renderer, scene, Some(uploaded), params, samples)
     })
+}
+
+/// One device's chunks of a split render, summed where it renders them: a
+/// [`Session`], or a test's stand-in for a device.
+pub trait DeviceSum {
+    /// Renders the sample indices `samples` of every pixel, whole, into the
+    /// sum; returns the samples per pixel rendered.
+    fn render(&mut self, samples: SampleRange, progress: Progress) -> anyhow::Result<u32>;
+
+    /// The sum so far, in host memory.
+    fn read_back(&mut self) -> anyhow::Result<RenderOutput>;
+}
+
+impl DeviceSum for Session<'_> {
+    fn render(&mut self, samples: SampleRange, progress: Progress) -> anyhow::Result<u32> {
+        Session::render(self, samples, progress)
+    }
+
+    fn read_back(&mut self) -> anyhow::Result<RenderOutput> {
+        Session::read_back(self)
+    }
 }
 
 /// The devices' names in summaries: `GPU 1 (NVIDIA H200)`; a host back
@@ -297,47 +351,47 @@ fn devices_label(names: &[String]) -> String {
 }
 
 /// Renders the sample indices `samples` over the devices `names`, one worker
-/// thread each: `open(d)`, on device `d`'s thread, prepares it and returns
-/// the function that renders a chunk of samples there (whole samples of
-/// every pixel, never stopping early). Each device renders at least one
-/// chunk; after that, a set `stop` ends the split once the chunks in
-/// flight are done. The first error of any device ends it too and is
-/// returned.
-pub fn render<W>(
+/// thread each: `open(d)`, on device `d`'s thread, sets it up and returns
+/// its sum ([`DeviceSum`]), which renders whole samples of every pixel and
+/// never stops early. The first device ready renders; each later one joins
+/// only when that saves more than its film costs to bring back ([`Join`]).
+/// A set `stop` ends the split once the chunks in flight are done. The
+/// first error of any device ends it too and is returned.
+pub fn render<S: DeviceSum>(
     names: &[String],
     samples: SampleRange,
     stop: Option<&AtomicBool>,
     progress: Progress,
-    open: impl Fn(usize) -> anyhow::Result<W> + Sync,
-) -> anyhow::Result<SplitOutput>
-where
-    W: FnMut(SampleRange, Progress) -> anyhow::Result<RenderOutput>,
-{
+    open: impl Fn(usize) -> anyhow::Result<S> + Sync,
+) -> anyhow::Result<SplitOutput> {
     anyhow::ensure!(
         samples.end > samples.begin && !names.is_empty(),
         "internal: a split of no samples or over no device"
     );
     let cursor = SampleCursor::new(samples);
+    let board = Board::new(names.len());
     let failed = AtomicBool::new(false);
     let halt = || failed.load(Ordering::SeqCst) || stop.is_some_and(|s| s.load(Ordering::SeqCst));
     let start = Instant::now();
-    // Each device's sum (none if the samples ran out before it took a
-    // chunk), with its setup and when it was done.
-    let parts: Vec<anyhow::Result<(Option<Part>, Duration, Duration)>> = std::thread::scope(|s| {
+    let parts: Vec<anyhow::Result<Finished>> = std::thread::scope(|s| {
         let workers: Vec<_> = (0..names.len())
             .map(|d| {
-                let (cursor, open, halt, failed) = (&cursor, &open, &halt, &failed);
+                let (cursor, board, open, halt, failed) = (&cursor, &board, &open, &halt, &failed);
                 s.spawn(move || {
                     let opened = Instant::now();
-                    let part = open(d).and_then(|chunk| {
-                        let setup = opened.elapsed();
-                        let part = work(chunk, cursor, names.len(), halt, progress)?;
-                        Ok((part, setup, start.elapsed()))
+                    let finished = open(d).and_then(|sum| {
+                        let device = Device {
+                            cursor,
+                            board,
+                            halt,
+                            progress,
+                        };
+                        device.work(sum, opened.elapsed(), start)
                     });
-                    if part.is_err() {
+                    if finished.is_err() {
                         failed.store(true, Ordering::SeqCst);
                     }
-                    part
+                    finished
                 })
             })
             .collect();
@@ -350,18 +404,13 @@ where
     let mut merged: Option<Part> = None;
     let mut shares = Vec::new();
     let mut merge = Duration::ZERO;
-    for (name, part) in names.iter().zip(parts) {
-        let (part, setup, done) = part.with_context(|| format!("rendering on {name}"))?;
-        let own = part.as_ref().map(|p| p.share.clone()).unwrap_or_default();
-        shares.push(DeviceShare {
-            device: name.clone(),
-            times: Some(ShareTimes {
-                setup,
-                idle: all_done.saturating_sub(done),
-                ..own.times.unwrap_or_default()
-            }),
-            ..own
-        });
+    for (name, finished) in names.iter().zip(parts) {
+        let Finished { part, mut share, done } = finished.with_context(|| format!("rendering on {name}"))?;
+        share.device = name.clone();
+        if let Some(t) = share.times.as_mut() {
+            t.idle = all_done.saturating_sub(done);
+        }
+        shares.push(share);
         let adding = Instant::now();
         merged = match (merged, part) {
             (Some(sum), Some(part)) => Some(sum.plus(part)),
@@ -372,15 +421,16 @@ where
     let merged = merged.ok_or_else(|| anyhow!("internal: the split rendered no chunk"))?;
     let done: u32 = shares.iter().map(|s| s.spp).sum();
     anyhow::ensure!(
-        done == cursor.taken(),
-        "internal: {} samples were handed out and {done} rendered",
-        cursor.taken()
+        done == cursor.taken() && merged.spp == done,
+        "internal: {} samples were handed out, {done} rendered and {} read back",
+        cursor.taken(),
+        merged.spp
     );
     Ok(SplitOutput {
         output: RenderOutput {
             film: merged.film,
             spp: done,
-            rays: merged.share.rays,
+            rays: merged.rays,
             invalid_samples: merged.invalid_samples,
             elapsed: start.elapsed(),
             device: devices_label(names),
@@ -391,105 +441,221 @@ where
     })
 }
 
-/// A sum of chunks: one device's, or the merge of several.
-struct Part {
-    film: Vec<FixedRgb>,
-    invalid_samples: u64,
-    share: DeviceShare,
+/// What the devices of a split share besides the cursor: how many render,
+/// how many may (those that have not stayed out), and the time per sample
+/// the first chunk to finish measured.
+struct Board {
+    rendering: AtomicUsize,
+    may_render: AtomicUsize,
+    /// Nanoseconds per sample; 0 until measured.
+    per_sample_ns: AtomicU64,
 }
 
-impl Part {
-    /// One chunk's render, which took `busy`.
-    fn chunk(out: RenderOutput, busy: Duration) -> Part {
-        let profile = |ms: fn(&GpuProfile) -> f64| {
-            Duration::from_secs_f64(out.gpu.as_ref().map_or(0.0, |g| ms(g).max(0.0)) / 1e3)
-        };
-        Part {
-            share: DeviceShare {
-                chunks: 1,
-                spp: out.spp,
-                rays: out.rays,
-                busy,
-                times: Some(ShareTimes {
-                    first_chunk: busy,
-                    alloc: profile(|g| g.upload_ms),
-                    readback: profile(|g| g.readback_ms),
-                    ..ShareTimes::default()
-                }),
-                ..DeviceShare::default()
-            },
-            film: out.film,
-            invalid_samples: out.invalid_samples,
+impl Board {
+    /// The board of a split over `devices` devices.
+    fn new(devices: usize) -> Self {
+        Board {
+            rendering: AtomicUsize::new(0),
+            may_render: AtomicUsize::new(devices),
+            per_sample_ns: AtomicU64::new(0),
         }
     }
 
-    /// This sum and `other`'s, a later chunk of the same device or another
-    /// device's sum: every pixel and counter added exactly, the times of
-    /// the chunks added (the first chunk's stays this sum's).
+    /// The time per sample measured so far, if any.
+    fn per_sample(&self) -> Option<Duration> {
+        match self.per_sample_ns.load(Ordering::SeqCst) {
+            0 => None,
+            ns => Some(Duration::from_nanos(ns)),
+        }
+    }
+
+    /// Records a chunk's time per sample, if none is known yet.
+    fn measured(&self, per_sample: Duration) {
+        let ns = (per_sample.as_nanos() as u64).max(1);
+        let _ = self
+            .per_sample_ns
+            .compare_exchange(0, ns, Ordering::SeqCst, Ordering::SeqCst);
+    }
+}
+
+/// The sum of a device's chunks, or the merge of several devices' sums.
+struct Part {
+    film: Vec<FixedRgb>,
+    spp: u32,
+    rays: u64,
+    invalid_samples: u64,
+}
+
+impl Part {
+    /// This sum and `other`'s: every pixel and counter added exactly.
     fn plus(mut self, other: Part) -> Part {
         for (sum, add) in self.film.iter_mut().zip(&other.film) {
             sum.add(*add);
         }
-        self.invalid_samples += other.invalid_samples;
-        let (a, b) = (&mut self.share, &other.share);
-        a.chunks += b.chunks;
-        a.spp += b.spp;
-        a.rays += b.rays;
-        a.busy += b.busy;
-        a.times = match (a.times, b.times) {
-            (Some(x), Some(y)) => Some(ShareTimes {
-                alloc: x.alloc + y.alloc,
-                readback: x.readback + y.readback,
-                film_add: x.film_add + y.film_add,
-                ..x
-            }),
-            (x, y) => x.or(y),
-        };
-        self
+        Part {
+            spp: self.spp + other.spp,
+            rays: self.rays + other.rays,
+            invalid_samples: self.invalid_samples + other.invalid_samples,
+            ..self
+        }
     }
 }
 
-/// One device's loop: take a chunk sized by its speed, render it, add it
-/// to the device's sum; until the samples run out or `halt` says to stop
-/// (checked after each chunk, so every device renders at least one).
-fn work<W>(
-    mut render_chunk: W,
-    cursor: &SampleCursor,
-    devices: usize,
-    halt: &dyn Fn() -> bool,
-    progress: Progress,
-) -> anyhow::Result<Option<Part>>
-where
-    W: FnMut(SampleRange, Progress) -> anyhow::Result<RenderOutput>,
-{
-    let mut sum: Option<Part> = None;
-    let mut per_sample = None;
-    while let Some(samples) = cursor.take(chunk_samples(per_sample, cursor.remaining(), devices)) {
-        let started = Instant::now();
-        let out = render_chunk(samples, progress)?;
-        let busy = started.elapsed();
-        let asked = samples.end - samples.begin;
-        anyhow::ensure!(
-            out.spp == asked,
-            "internal: a chunk of {asked} samples per pixel came back with {}",
-            out.spp
-        );
-        per_sample = Some(busy / asked);
-        let chunk = Part::chunk(out, busy);
-        let adding = Instant::now();
-        let mut added = match sum {
-            Some(sum) => sum.plus(chunk),
-            None => chunk,
+/// What one device's worker left: its sum (none if it rendered no chunk),
+/// its share (unnamed, its idle time not yet known), and when it was done,
+/// from the split's start.
+struct Finished {
+    part: Option<Part>,
+    share: DeviceShare,
+    done: Duration,
+}
+
+/// One device's worker: what it shares with the others.
+struct Device<'a> {
+    cursor: &'a SampleCursor,
+    board: &'a Board,
+    halt: &'a (dyn Fn() -> bool + Sync),
+    progress: Progress<'a>,
+}
+
+impl Device<'_> {
+    /// Once set up (in `setup`), joins the render if it pays ([`Join`]),
+    /// then takes chunks sized by its own time per sample (one sample
+    /// while it has measured none) until the samples run out or `halt` says to stop
+    /// (checked after each chunk), and reads its sum back.
+    fn work<S: DeviceSum>(&self, mut sum: S, setup: Duration, start: Instant) -> anyhow::Result<Finished> {
+        let mut times = ShareTimes {
+            setup,
+            ..ShareTimes::default()
         };
-        if let Some(t) = added.share.times.as_mut() {
-            t.film_add += adding.elapsed();
+        let mut share = DeviceShare::default();
+        match self.join(&mut sum)? {
+            Joining::Joins => {}
+            outside => {
+                self.board.may_render.fetch_sub(1, Ordering::SeqCst);
+                if let Joining::StaysOut(join) = outside {
+                    times.left_out = Some(join);
+                }
+                return Ok(Finished {
+                    part: None,
+                    share: DeviceShare {
+                        times: Some(times),
+                        ..share
+                    },
+                    done: start.elapsed(),
+                });
+            }
         }
-        sum = Some(added);
-        if halt() {
-            break;
+        let mut own = None;
+        loop {
+            // Its own speed sizes its chunks (another device's may differ),
+            // shared with every device that renders or may yet join.
+            let devices = self.board.may_render.load(Ordering::SeqCst);
+            let want = chunk_samples(own, self.cursor.remaining(), devices);
+            let Some(samples) = self.cursor.take(want) else { break };
+            let started = Instant::now();
+            let rendered = sum.render(samples, self.progress)?;
+            let took = started.elapsed();
+            let asked = samples.end - samples.begin;
+            anyhow::ensure!(
+                rendered == asked,
+                "internal: a chunk of {asked} samples per pixel came back with {rendered}"
+            );
+            if share.chunks == 0 {
+                times.first_chunk = took;
+            }
+            own = Some(took / asked);
+            self.board.measured(took / asked);
+            share.chunks += 1;
+            share.spp += asked;
+            share.busy += took;
+            if (self.halt)() {
+                break;
+            }
+        }
+        let part = if share.chunks > 0 {
+            let reading = Instant::now();
+            let out = sum.read_back()?;
+            times.readback = reading.elapsed();
+            share.rays = out.rays;
+            Some(Part {
+                film: out.film,
+                spp: out.spp,
+                rays: out.rays,
+                invalid_samples: out.invalid_samples,
+            })
+        } else {
+            None
+        };
+        Ok(Finished {
+            part,
+            share: DeviceShare {
+                times: Some(times),
+                ..share
+            },
+            done: start.elapsed(),
+        })
+    }
+
+    /// Whether this device joins: the first ready always does; a later one
+    /// waits for a time per sample, then joins when the time it would save
+    /// exceeds its film's cost ([`Join`], counted against the devices
+    /// rendering then), unless it finds the samples gone or the split
+    /// halting first.
+    fn join<S: DeviceSum>(&self, sum: &mut S) -> anyhow::Result<Joining> {
+        let board = self.board;
+        if board
+            .rendering
+            .compare_exchange(0, 1, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+        {
+            return Ok(Joining::Joins);
+        }
+        let per_sample = loop {
+            if self.cursor.remaining() == 0 || (self.halt)() {
+                return Ok(Joining::TooLate);
+            }
+            if let Some(t) = board.per_sample() {
+                break t;
+            }
+            std::thread::sleep(Duration::from_micros(100));
+        };
+        let cost = film_cost(sum)?;
+        let rendering = board.rendering.load(Ordering::SeqCst).max(1) as u32;
+        let left = per_sample * self.cursor.remaining();
+        let gain = left / rendering - left / (rendering + 1);
+        if gain > cost {
+            board.rendering.fetch_add(1, Ordering::SeqCst);
+            Ok(Joining::Joins)
+        } else {
+            Ok(Joining::StaysOut(Join { gain, cost }))
         }
     }
-    Ok(sum)
+}
+
+/// A device's decision ([`Device::join`]).
+enum Joining {
+    /// It renders.
+    Joins,
+    /// Joining would not pay.
+    StaysOut(Join),
+    /// The samples were gone, or the split halting, when it was ready.
+    TooLate,
+}
+
+/// What bringing `sum`'s film into the merged one costs: reading it back,
+/// and adding it to another film (measured on the sum before any chunk).
+fn film_cost<S: DeviceSum>(sum: &mut S) -> anyhow::Result<Duration> {
+    let reading = Instant::now();
+    let out = sum.read_back()?;
+    let read = reading.elapsed();
+    let mut other = out.film.clone();
+    let adding = Instant::now();
+    for (a, b) in other.iter_mut().zip(&out.film) {
+        a.add(*b);
+    }
+    std::hint::black_box(&other);
+    Ok(read + adding.elapsed())
 }
 
 #[cfg(test)]

@@ -145,6 +145,13 @@ impl<T: Plain> DeviceBuffer<T> {
             .map_err(gpu.error(format!("writing {what}")))
     }
 
+    /// Sets every value to zero (after the work queued before it).
+    pub fn zero(&mut self, gpu: &Gpu, what: &str) -> Result<(), GpuError> {
+        gpu.stream()
+            .memset_zeros(&mut self.bytes)
+            .map_err(gpu.error(format!("zeroing {what}")))
+    }
+
     /// Bytes of the values (`len` of them) on the device.
     pub fn byte_len(&self) -> usize {
         self.len * size_of::<T>()

@@ -6,8 +6,8 @@
 //! render never trips a display watchdog and progress can be shown; every
 //! launch is timed with CUDA events.
 
-use super::buffers::{DeviceBuffer, DeviceScene};
-use super::device::Gpu;
+use super::buffers::{DeviceBuffer, DeviceScene, SceneOnDevice};
+use super::device::{Gpu, KernelInfo};
 use super::error::GpuError;
 use super::profile::{GpuProfile, LaunchRecord};
 use super::timeline::Timeline;
@@ -22,7 +22,7 @@ use device::kernels::megakernel::MegakernelArgs;
 use device::kernels::{AccelKernels, AccelVisitor, visit_accel};
 use device::launch::{LaunchCounters, Tile};
 use device::observe::DivergenceCounters;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// The tiles covering a `width × height` image, row by row.
 pub fn tiles(width: u32, height: u32, tile: Option<(u32, u32)>) -> Vec<Tile> {
@@ -81,45 +81,138 @@ pub fn render_launches(
     passes: &[SampleRange],
     progress: Progress,
 ) -> Result<RenderOutput, GpuError> {
-    config.validate().map_err(|error| GpuError::Config {
-        what: "megakernel",
-        error,
-    })?;
-    let features = config.kernels.bind(job.features());
-    let gpu = &gpu
-        .with_register_cap(config.max_registers)
-        .with_features(features)
-        .with_arithmetic(config.arithmetic);
-    visit_accel(
-        job.scene.accel.kind,
-        Launches {
-            gpu,
-            job,
-            config,
-            features,
-            tiles,
-            passes,
-            progress,
-        },
-    )
+    let mut session = MegaSession::open(gpu, job, config)?;
+    session.render_launches(job, tiles, passes, progress)?;
+    session.read_back()
 }
 
-/// The render, once the structure's megakernel is known.
-struct Launches<'a> {
-    gpu: &'a Gpu,
-    job: &'a RenderJob<'a>,
-    config: &'a MegakernelConfig,
+/// The megakernel on one GPU over one or more renders (the chunks of a
+/// split render, [`crate::render::split`]): the scene and the film
+/// allocated once, each render's samples added to the film in the GPU's
+/// memory, read back once.
+pub struct MegaSession<'a> {
+    /// The handle with the render's register cap, features and arithmetic.
+    gpu: Gpu,
+    config: MegakernelConfig,
     features: Features,
-    tiles: &'a [Tile],
-    passes: &'a [SampleRange],
-    progress: Progress<'a>,
+    scene: SceneOnDevice<'a>,
+    outputs: Outputs,
+    upload_ms: f64,
+    /// The renders so far: their launch loops' time and samples per pixel.
+    loop_time: Duration,
+    spp: u32,
+    /// The megakernel that ran, and the last render's launches.
+    kernel: Option<KernelInfo>,
+    launches: Vec<LaunchRecord>,
 }
 
-impl AccelVisitor for Launches<'_> {
-    type Output = Result<RenderOutput, GpuError>;
+impl<'a> MegaSession<'a> {
+    /// Uploads `job`'s scene to `gpu` (unless the job's was uploaded before)
+    /// and allocates a zeroed film for its image.
+    pub fn open(gpu: &Gpu, job: &RenderJob<'a>, config: &MegakernelConfig) -> Result<Self, GpuError> {
+        config.validate().map_err(|error| GpuError::Config {
+            what: "megakernel",
+            error,
+        })?;
+        let features = config.kernels.bind(job.features());
+        let gpu = gpu
+            .with_register_cap(config.max_registers)
+            .with_features(features)
+            .with_arithmetic(config.arithmetic);
+        let upload_start = Instant::now();
+        let scene = DeviceScene::for_job(&gpu, job)?;
+        let outputs = Outputs::alloc(&gpu, job.pixel_count())?;
+        gpu.synchronize("uploading the scene")?;
+        Ok(MegaSession {
+            config: *config,
+            features,
+            scene,
+            outputs,
+            upload_ms: upload_start.elapsed().as_secs_f64() * 1e3,
+            loop_time: Duration::ZERO,
+            spp: 0,
+            kernel: None,
+            launches: Vec::new(),
+            gpu,
+        })
+    }
 
-    fn visit<A: AccelKernels>(self) -> Result<RenderOutput, GpuError> {
-        if self.config.count_divergence {
+    /// Renders `job`'s samples over the image (the image and scene the
+    /// session was opened for) into the session's film, in tiles and
+    /// passes. Returns the samples per pixel rendered.
+    pub fn render(&mut self, job: &RenderJob, progress: Progress) -> Result<u32, GpuError> {
+        let tiles = tiles(job.params.width, job.params.height, self.config.tile);
+        let passes = passes(job.samples, self.config.samples_per_launch);
+        self.render_launches(job, &tiles, &passes, progress)
+    }
+
+    /// Renders the given sample passes of the given tiles into the film.
+    fn render_launches(
+        &mut self,
+        job: &RenderJob,
+        tiles: &[Tile],
+        passes: &[SampleRange],
+        progress: Progress,
+    ) -> Result<u32, GpuError> {
+        visit_accel(
+            job.scene.accel.kind,
+            Launches {
+                session: self,
+                job,
+                tiles,
+                passes,
+                progress,
+            },
+        )
+    }
+
+    /// The film and counters, read back, with the last render's launches;
+    /// its time is the renders' sum.
+    pub fn read_back(&self) -> Result<RenderOutput, GpuError> {
+        let gpu = &self.gpu;
+        let counted = self.kernel.as_ref().filter(|_| self.config.count_divergence);
+        let readback_start = Instant::now();
+        let (film, counters, divergence) = self.outputs.read_back(gpu, counted.map(|k| k.name.as_str()))?;
+        let readback_ms = readback_start.elapsed().as_secs_f64() * 1e3;
+        let profile = GpuProfile {
+            device: gpu.info().clone(),
+            kernels: self.kernel.iter().cloned().collect(),
+            launches: self.launches.clone(),
+            upload_ms: self.upload_ms,
+            readback_ms,
+            loop_ms: self.loop_time.as_secs_f64() * 1e3,
+            scene_bytes: self.scene.byte_len(),
+            film_bytes: self.outputs.film.byte_len(),
+            divergence,
+            state_bytes: 0,
+            pool_capacity: 0,
+        };
+        Ok(RenderOutput {
+            film,
+            spp: self.spp,
+            rays: counters.rays,
+            invalid_samples: counters.invalid_samples,
+            elapsed: self.loop_time,
+            device: gpu.info().name.clone(),
+            gpu: Some(profile),
+        })
+    }
+}
+
+/// One render of a session, once the structure's megakernel is known.
+struct Launches<'s, 'a> {
+    session: &'s mut MegaSession<'a>,
+    job: &'s RenderJob<'s>,
+    tiles: &'s [Tile],
+    passes: &'s [SampleRange],
+    progress: Progress<'s>,
+}
+
+impl AccelVisitor for Launches<'_, '_> {
+    type Output = Result<u32, GpuError>;
+
+    fn visit<A: AccelKernels>(self) -> Result<u32, GpuError> {
+        if self.session.config.count_divergence {
             self.run::<A::CountingMegakernel>()
         } else {
             self.run::<A::Megakernel>()
@@ -127,24 +220,27 @@ impl AccelVisitor for Launches<'_> {
     }
 }
 
-impl Launches<'_> {
-    /// Renders with megakernel `K`: upload, every launch, readback.
-    fn run<K: EntryPoint<Args = MegakernelArgs>>(self) -> Result<RenderOutput, GpuError> {
-        let (gpu, job, config) = (self.gpu, self.job, self.config);
-        let upload_start = Instant::now();
-        let scene = DeviceScene::for_job(gpu, job)?;
-        let outputs = Outputs::alloc(gpu, job.pixel_count())?;
-        gpu.synchronize("uploading the scene")?;
-        let upload_ms = upload_start.elapsed().as_secs_f64() * 1e3;
-
+impl Launches<'_, '_> {
+    /// Renders with megakernel `K`: every launch, into the session's film.
+    fn run<K: EntryPoint<Args = MegakernelArgs>>(self) -> Result<u32, GpuError> {
+        let (session, job) = (self.session, self.job);
+        let gpu = &session.gpu;
         let mut timeline = Timeline::new(gpu);
-        let (bx, by) = config.block;
+        let (bx, by) = session.config.block;
         let function = timeline.function::<K>()?.clone();
-        let kernel = gpu.kernel_info(K::NAME, &function, bx * by)?;
+        if session.kernel.is_none() {
+            session.kernel = Some(gpu.kernel_info(K::NAME, &function, bx * by)?);
+        }
+        let outputs = &session.outputs;
         let args = MegakernelArgs {
             // SAFETY: the scene stays uploaded until the launches are done
-            // (`scene` lives to the end of this function).
-            scene: unsafe { scene.view(gpu, job.scene, job.camera, self.features).detached() },
+            // (it lives as long as the session).
+            scene: unsafe {
+                session
+                    .scene
+                    .view(gpu, job.scene, job.camera, session.features)
+                    .detached()
+            },
             params: job.params,
             samples: SampleRange { begin: 0, end: 0 },
             tile: Tile {
@@ -155,47 +251,44 @@ impl Launches<'_> {
             },
             film: outputs.film.ptr(gpu),
             counters: outputs.counters.ptr(gpu),
-            divergence: if config.count_divergence {
+            divergence: if session.config.count_divergence {
                 outputs.divergence.ptr(gpu)
             } else {
                 std::ptr::null_mut()
             },
         };
         let loop_start = Instant::now();
-        let spp = self.launch_passes::<K>(&mut timeline, args)?;
-        let loop_time = loop_start.elapsed();
-
-        let readback_start = Instant::now();
-        let (film, counters, divergence) = outputs.read_back(gpu, config.count_divergence.then_some(K::NAME))?;
-        let readback_ms = readback_start.elapsed().as_secs_f64() * 1e3;
-        let profile = GpuProfile {
-            device: gpu.info().clone(),
-            kernels: vec![kernel],
-            launches: timeline.finish()?,
-            upload_ms,
-            readback_ms,
-            loop_ms: loop_time.as_secs_f64() * 1e3,
-            scene_bytes: scene.byte_len(),
-            film_bytes: outputs.film.byte_len(),
-            divergence,
-            state_bytes: 0,
-            pool_capacity: 0,
+        let passes = Passes {
+            gpu,
+            job,
+            config: &session.config,
+            tiles: self.tiles,
+            passes: self.passes,
+            progress: self.progress,
         };
-        Ok(RenderOutput {
-            film,
-            spp,
-            rays: counters.rays,
-            invalid_samples: counters.invalid_samples,
-            elapsed: loop_time,
-            device: gpu.info().name.clone(),
-            gpu: Some(profile),
-        })
+        let spp = passes.launch::<K>(&mut timeline, args)?;
+        session.loop_time += loop_start.elapsed();
+        session.spp += spp;
+        session.launches = timeline.finish()?;
+        Ok(spp)
     }
+}
 
+/// The launches of one render.
+struct Passes<'a> {
+    gpu: &'a Gpu,
+    job: &'a RenderJob<'a>,
+    config: &'a MegakernelConfig,
+    tiles: &'a [Tile],
+    passes: &'a [SampleRange],
+    progress: Progress<'a>,
+}
+
+impl Passes<'_> {
     /// Launches `K` with `args` over every tile of every pass, waiting for
     /// each pass; returns the samples per pixel rendered (fewer than the
     /// job's when a stop request ends the render after a pass).
-    fn launch_passes<K: EntryPoint<Args = MegakernelArgs>>(
+    fn launch<K: EntryPoint<Args = MegakernelArgs>>(
         &self,
         timeline: &mut Timeline<'_>,
         mut args: MegakernelArgs,

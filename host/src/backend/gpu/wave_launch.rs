@@ -4,12 +4,12 @@
 //! pinned buffers, so the host keeps a few iterations queued and never
 //! waits for the one it just enqueued.
 
-use super::buffers::{DeviceBuffer, DeviceScene, PinnedCopy};
+use super::buffers::{DeviceBuffer, DeviceScene, PinnedCopy, SceneOnDevice};
 use super::device::{Gpu, KernelInfo};
 use super::error::GpuError;
 use super::profile::{GpuProfile, LaunchRecord};
 use super::timeline::{Timeline, linear};
-use crate::backend::wave_driver::launches::{self, WavefrontOutput};
+use crate::backend::wave_driver::launches::{WaveMemory, WaveRun, WavefrontOutput};
 use crate::backend::wave_driver::{Grid, Machine, WavefrontError, resolve};
 use crate::backend::{Progress, RenderJob, RenderOutput, SizedBy};
 use crate::settings::wave_config::WavefrontConfig;
@@ -17,6 +17,7 @@ use device::kernel::{EntryPoint, Plain};
 use device::kernels::shade::kernel_of;
 use device::kernels::wave_kernels::{IterationRecord, QueueKernel, WavefrontArgs, WorkItems};
 use device::queue::Control;
+use device::scene::SceneView;
 use std::time::Instant;
 
 /// Iterations the host may run ahead of the GPU.
@@ -26,37 +27,53 @@ const LAG: usize = 3;
 /// ([`QueueKernel::items`]).
 type ItemCount = fn(&IterationRecord) -> u64;
 
-/// A GPU as a machine for the wavefront.
+/// A GPU as a machine for the wavefront, for one render loop.
 pub struct GpuMachine<'g> {
     gpu: &'g Gpu,
     timeline: Timeline<'g>,
-    kernels: Vec<KernelInfo>,
-    /// Resident grids found so far, by kernel and block size.
-    grids: Vec<((&'static str, u32), Grid)>,
+    kept: Kept,
     /// Per launch, in launch order: how its kernel counts its items.
     item_counts: Vec<ItemCount>,
-    snapshots: Vec<PinnedCopy>,
     /// Per snapshot: the GPU's launch mark when its copy was queued.
     marks: [u64; LAG],
     polls: usize,
 }
 
-impl<'g> GpuMachine<'g> {
-    /// A machine on `gpu`, timing each launch or not.
-    pub fn new(gpu: &'g Gpu, time_launches: bool) -> Result<Self, GpuError> {
-        let snapshots = (0..LAG)
-            .map(|_| PinnedCopy::new(gpu, size_of::<Control>()))
-            .collect::<Result<_, _>>()?;
-        Ok(GpuMachine {
-            gpu,
-            timeline: Timeline::with_timing(gpu, time_launches),
+/// What a [`GpuMachine`] keeps from one render loop to the next (the
+/// chunks of a split render): the kernels it looked up, their resident
+/// grids and the pinned snapshots of the schedule.
+pub struct Kept {
+    kernels: Vec<KernelInfo>,
+    /// Resident grids found so far, by kernel and block size.
+    grids: Vec<((&'static str, u32), Grid)>,
+    snapshots: Vec<PinnedCopy>,
+}
+
+impl Kept {
+    /// Nothing looked up yet, and the snapshots allocated on `gpu`.
+    fn new(gpu: &Gpu) -> Result<Self, GpuError> {
+        Ok(Kept {
             kernels: Vec::new(),
             grids: Vec::new(),
+            snapshots: (0..LAG)
+                .map(|_| PinnedCopy::new(gpu, size_of::<Control>()))
+                .collect::<Result<_, _>>()?,
+        })
+    }
+}
+
+impl<'g> GpuMachine<'g> {
+    /// A machine on `gpu` with what an earlier one `kept`, timing each
+    /// launch or not.
+    fn resume(gpu: &'g Gpu, kept: Kept, time_launches: bool) -> Self {
+        GpuMachine {
+            gpu,
+            timeline: Timeline::with_timing(gpu, time_launches),
+            kept,
             item_counts: Vec::new(),
-            snapshots,
             marks: [0; LAG],
             polls: 0,
-        })
+        }
     }
 }
 
@@ -72,6 +89,10 @@ impl Machine for GpuMachine<'_> {
         buffer.ptr(self.gpu)
     }
 
+    fn zero(&mut self, buffer: &mut DeviceBuffer<u8>) -> Result<(), GpuError> {
+        buffer.zero(self.gpu, "the wavefront's state")
+    }
+
     fn write(&mut self, buffer: &mut DeviceBuffer<u8>, bytes: &[u8]) -> Result<(), GpuError> {
         buffer.write(self.gpu, "the wavefront's state", bytes)
     }
@@ -82,7 +103,7 @@ impl Machine for GpuMachine<'_> {
 
     fn resident_grid<K: EntryPoint>(&mut self, block: u32) -> Result<Grid, GpuError> {
         let key = (K::NAME, block);
-        if let Some((_, grid)) = self.grids.iter().find(|(k, _)| *k == key) {
+        if let Some((_, grid)) = self.kept.grids.iter().find(|(k, _)| *k == key) {
             return Ok(*grid);
         }
         let function = self.timeline.function::<K>()?.clone();
@@ -92,8 +113,8 @@ impl Machine for GpuMachine<'_> {
             blocks: threads.div_ceil(block),
             block,
         };
-        self.kernels.push(info);
-        self.grids.push((key, grid));
+        self.kept.kernels.push(info);
+        self.kept.grids.push((key, grid));
         Ok(grid)
     }
 
@@ -119,14 +140,14 @@ impl Machine for GpuMachine<'_> {
         let slot = self.polls % LAG;
         self.polls += 1;
         self.marks[slot] = self.gpu.launch_mark();
-        self.snapshots[slot].copy_from(self.gpu, control, "the schedule")?;
+        self.kept.snapshots[slot].copy_from(self.gpu, control, "the schedule")?;
         if self.polls < LAG {
             return Ok(None);
         }
         // The oldest snapshot: LAG - 1 iterations behind the newest. Once
         // its copy is done, so are the launches queued before it.
         let oldest = self.polls % LAG;
-        let bytes = self.snapshots[oldest].read(self.gpu, "the schedule")?;
+        let bytes = self.kept.snapshots[oldest].read(self.gpu, "the schedule")?;
         self.gpu.finished_through(self.marks[oldest]);
         Ok(Control::from_bytes(bytes))
     }
@@ -166,58 +187,137 @@ pub fn render_items(
     work: (WorkItems, u64),
     progress: Progress,
 ) -> Result<RenderOutput, GpuError> {
-    let resolved = resolve(config, (job, work.1), || {
-        gpu.memory().map(|(free, _)| free).map_err(WavefrontError::Machine)
-    })?;
-    let gpu = &gpu
-        .with_register_cap(config.max_registers)
-        .with_features(resolved.features)
-        .with_arithmetic(config.arithmetic);
-    let upload_start = Instant::now();
-    let scene = DeviceScene::for_job(gpu, job)?;
-    let mut machine = GpuMachine::new(gpu, config.time_launches)?;
-    gpu.synchronize("uploading the scene")?;
-    let upload_ms = upload_start.elapsed().as_secs_f64() * 1e3;
+    let mut session = WaveSession::open(gpu, job, config, work.1)?;
+    session.render(job, work, progress)?;
+    session.read_back(job)
+}
 
-    // SAFETY: the scene stays uploaded until the render has read back its
-    // results (`scene` lives to the end of this function).
-    let view = unsafe { scene.view(gpu, job.scene, job.camera, resolved.features).detached() };
-    let out: WavefrontOutput = launches::render(&mut machine, job, view, config, work, resolved, progress)?;
-    let loop_time = out.loop_time;
+/// The wavefront on one GPU over one or more render loops (the chunks of
+/// a split render, [`crate::render::split`]): the scene, the path pool and
+/// the film allocated once, each loop's film and counters added to the
+/// film and counters in the GPU's memory, read back once.
+pub struct WaveSession<'a> {
+    /// The handle with the render's register cap, features and arithmetic.
+    gpu: Gpu,
+    config: WavefrontConfig,
+    scene: SceneOnDevice<'a>,
+    /// The scene as the kernels read it (valid while `scene` lives).
+    view: SceneView<'static>,
+    memory: WaveMemory<DeviceBuffer<u8>>,
+    /// The machine's lookups and snapshots between loops.
+    kept: Option<Kept>,
+    upload_ms: f64,
+    runs: Vec<WaveRun>,
+    /// Samples per pixel rendered so far.
+    spp: u32,
+    /// The last loop's launches and how each counts its items.
+    last: (Vec<LaunchRecord>, Vec<ItemCount>),
+}
 
-    let mut launches = machine.timeline.finish()?;
-    fill_items(&mut launches, &machine.item_counts, &out.log);
-    let profile = GpuProfile {
-        device: gpu.info().clone(),
-        kernels: machine.kernels,
-        launches,
-        upload_ms,
-        readback_ms: out.readback_time.as_secs_f64() * 1e3,
-        loop_ms: loop_time.as_secs_f64() * 1e3,
-        scene_bytes: scene.byte_len(),
-        film_bytes: out.film.len() * size_of::<device::film::FixedRgb>(),
-        divergence: out
-            .divergence
-            .iter()
-            .map(|(class, d)| (kernel_of(*class).to_string(), *d))
-            .collect(),
-        state_bytes: out.state_bytes,
-        pool_capacity: out.capacity as usize,
-    };
-    Ok(RenderOutput {
-        spp: out.spp(job),
-        film: out.film,
-        rays: out.rays,
-        invalid_samples: out.invalid_samples,
-        elapsed: loop_time,
-        device: format!(
-            "{} ({}, {} paths in flight)",
-            gpu.info().name,
-            config.label(),
-            out.capacity
-        ),
-        gpu: Some(profile),
-    })
+impl<'a> WaveSession<'a> {
+    /// Uploads `job`'s scene to `gpu` (unless the job's was uploaded before)
+    /// and allocates the memory of renders of its image, the pool sized for
+    /// `work` items: the most that one loop will render.
+    pub fn open(gpu: &Gpu, job: &RenderJob<'a>, config: &WavefrontConfig, work: u64) -> Result<Self, GpuError> {
+        let resolved = resolve(config, (job, work), || {
+            gpu.memory().map(|(free, _)| free).map_err(WavefrontError::Machine)
+        })?;
+        let gpu = gpu
+            .with_register_cap(config.max_registers)
+            .with_features(resolved.features)
+            .with_arithmetic(config.arithmetic);
+        let upload_start = Instant::now();
+        let scene = DeviceScene::for_job(&gpu, job)?;
+        let mut machine = GpuMachine::resume(&gpu, Kept::new(&gpu)?, false);
+        let memory = WaveMemory::alloc(&mut machine, job, resolved)?;
+        let kept = machine.kept;
+        gpu.synchronize("uploading the scene")?;
+        let upload_ms = upload_start.elapsed().as_secs_f64() * 1e3;
+        // SAFETY: the scene stays uploaded while the session can launch
+        // (`scene` is dropped with the session, after `view`'s last use).
+        let view = unsafe { scene.view(&gpu, job.scene, job.camera, resolved.features).detached() };
+        Ok(WaveSession {
+            config: *config,
+            scene,
+            view,
+            memory,
+            kept: Some(kept),
+            upload_ms,
+            runs: Vec::new(),
+            spp: 0,
+            last: (Vec::new(), Vec::new()),
+            gpu,
+        })
+    }
+
+    /// Renders the work items `work` of `job` (the image and scene the
+    /// session was opened for) and adds them to the session's film.
+    /// Returns the samples per pixel rendered.
+    pub fn render(&mut self, job: &RenderJob, work: (WorkItems, u64), progress: Progress) -> Result<u32, GpuError> {
+        let kept = match self.kept.take() {
+            Some(kept) => kept,
+            None => Kept::new(&self.gpu)?,
+        };
+        let mut machine = GpuMachine::resume(&self.gpu, kept, self.config.time_launches);
+        let run = self
+            .memory
+            .run(&mut machine, job, self.view, &self.config, work, progress)?;
+        let launches = machine.timeline.finish()?;
+        self.last = (launches, machine.item_counts);
+        self.kept = Some(machine.kept);
+        self.runs.push(run);
+        let spp = WavefrontOutput::spp_of(job, run.work_done);
+        self.spp += spp;
+        Ok(spp)
+    }
+
+    /// The session's film and counters, read back, with the last loop's
+    /// profile; its time is the loops' sum.
+    pub fn read_back(&mut self, job: &RenderJob) -> Result<RenderOutput, GpuError> {
+        let gpu = &self.gpu;
+        let mut machine = GpuMachine::resume(gpu, self.kept.take().map_or_else(|| Kept::new(gpu), Ok)?, false);
+        let out = self.memory.read_back(
+            &mut machine,
+            job.pixel_count(),
+            self.config.count_divergence,
+            &self.runs,
+        )?;
+        self.kept = Some(machine.kept);
+        let (mut launches, item_counts) = std::mem::take(&mut self.last);
+        fill_items(&mut launches, &item_counts, &out.log);
+        let kernels = self.kept.as_ref().map(|k| k.kernels.clone()).unwrap_or_default();
+        let profile = GpuProfile {
+            device: gpu.info().clone(),
+            kernels,
+            launches,
+            upload_ms: self.upload_ms,
+            readback_ms: out.readback_time.as_secs_f64() * 1e3,
+            loop_ms: out.loop_time.as_secs_f64() * 1e3,
+            scene_bytes: self.scene.byte_len(),
+            film_bytes: out.film.len() * size_of::<device::film::FixedRgb>(),
+            divergence: out
+                .divergence
+                .iter()
+                .map(|(class, d)| (kernel_of(*class).to_string(), *d))
+                .collect(),
+            state_bytes: out.state_bytes,
+            pool_capacity: out.capacity as usize,
+        };
+        Ok(RenderOutput {
+            spp: self.spp,
+            film: out.film,
+            rays: out.rays,
+            invalid_samples: out.invalid_samples,
+            elapsed: out.loop_time,
+            device: format!(
+                "{} ({}, {} paths in flight)",
+                gpu.info().name,
+                self.config.label(),
+                out.capacity
+            ),
+            gpu: Some(profile),
+        })
+    }
 }
 
 /// Gives each launch the number of items its kernel counts

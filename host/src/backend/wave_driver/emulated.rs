@@ -6,10 +6,11 @@
 //! the GPU runs, and the film must equal the `cpu` back end's bit for bit.
 //! It is a correctness tool, not a fast renderer.
 
-use super::launches::{self, WavefrontOutput};
+use super::launches::{WaveMemory, WaveRun, WavefrontOutput};
 use super::{Grid, Machine, WavefrontError, resolve};
 use crate::backend::{Progress, RenderJob, SizedBy};
 use crate::settings::wave_config::WavefrontConfig;
+use device::features::Features;
 use device::kernel::{EntryPoint, Kernel, Plain, Thread};
 use device::kernels::wave_kernels::{QueueKernel, WavefrontArgs, WorkItems};
 use device::queue::Control;
@@ -53,6 +54,13 @@ impl Machine for Emulator {
 
     fn address(&self, buffer: &HostBuffer) -> *mut u8 {
         buffer.address
+    }
+
+    fn zero(&mut self, buffer: &mut HostBuffer) -> Result<(), Infallible> {
+        // SAFETY: the buffer holds `bytes` bytes, and no kernel runs while
+        // the host writes.
+        unsafe { std::ptr::write_bytes(buffer.address, 0, buffer.bytes) };
+        Ok(())
     }
 
     fn write(&mut self, buffer: &mut HostBuffer, bytes: &[u8]) -> Result<(), Infallible> {
@@ -126,17 +134,75 @@ pub fn render(job: &RenderJob, config: &WavefrontConfig, progress: Progress) -> 
 pub fn render_items(
     job: &RenderJob,
     config: &WavefrontConfig,
-    (items, work): (WorkItems, u64),
+    work: (WorkItems, u64),
     progress: Progress,
 ) -> Result<WavefrontOutput, EmulatorError> {
-    let resolved = resolve(config, (job, work), || {
-        Err(WavefrontError::Config(
-            "`auto` capacity needs a GPU's free memory; give a number of slots or a budget".into(),
-        ))
-    })?;
-    let view = job.scene.view(job.camera, resolved.features);
-    // SAFETY: the scene outlives the render, which ends before this returns.
-    let scene = unsafe { view.detached() };
-    launches::render(&mut Emulator, job, scene, config, (items, work), resolved, progress)
-        .map_err(WavefrontError::Machine)
+    let mut session = EmulatedSession::open(job, config, work.1)?;
+    session.render(job, work, progress);
+    Ok(session.read_back(job))
+}
+
+/// The emulated wavefront over one or more render loops (the chunks of a
+/// split render, [`crate::render::split`]), as the GPU's
+/// ([`crate::backend::gpu::wave_launch::WaveSession`]): its memory
+/// allocated once, each loop's film and counters added to it.
+pub struct EmulatedSession {
+    config: WavefrontConfig,
+    features: Features,
+    memory: WaveMemory<HostBuffer>,
+    runs: Vec<WaveRun>,
+    /// Samples per pixel rendered so far.
+    spp: u32,
+}
+
+impl EmulatedSession {
+    /// Allocates the memory of renders of `job`'s image, the pool sized
+    /// for `work` items: the most that one loop will render.
+    pub fn open(job: &RenderJob, config: &WavefrontConfig, work: u64) -> Result<Self, EmulatorError> {
+        let resolved = resolve(config, (job, work), || {
+            Err(WavefrontError::Config(
+                "`auto` capacity needs a GPU's free memory; give a number of slots or a budget".into(),
+            ))
+        })?;
+        let Ok(memory) = WaveMemory::alloc(&mut Emulator, job, resolved);
+        Ok(EmulatedSession {
+            config: *config,
+            features: resolved.features,
+            memory,
+            runs: Vec::new(),
+            spp: 0,
+        })
+    }
+
+    /// Renders the work items `work` of `job` (the image and scene the
+    /// session was opened for) and adds them to the session's film.
+    /// Returns the samples per pixel rendered.
+    pub fn render(&mut self, job: &RenderJob, work: (WorkItems, u64), progress: Progress) -> u32 {
+        let view = job.scene.view(job.camera, self.features);
+        // SAFETY: the scene outlives the render loop, which ends before
+        // this returns.
+        let scene = unsafe { view.detached() };
+        let Ok(run) = self.memory.run(&mut Emulator, job, scene, &self.config, work, progress);
+        self.runs.push(run);
+        let spp = WavefrontOutput::spp_of(job, run.work_done);
+        self.spp += spp;
+        spp
+    }
+
+    /// Samples per pixel rendered so far.
+    pub fn spp(&self) -> u32 {
+        self.spp
+    }
+
+    /// The session's film and counters, with the last loop's log; its time
+    /// is the loops' sum.
+    pub fn read_back(&self, job: &RenderJob) -> WavefrontOutput {
+        let Ok(out) = self.memory.read_back(
+            &mut Emulator,
+            job.pixel_count(),
+            self.config.count_divergence,
+            &self.runs,
+        );
+        out
+    }
 }

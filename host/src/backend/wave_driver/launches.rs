@@ -46,7 +46,7 @@ pub struct WavefrontOutput {
     pub invalid_samples: u64,
     /// Lanes at the material branch per shading class (when counted).
     pub divergence: Vec<(ShadeClass, DivergenceCounters)>,
-    /// What each logged iteration did.
+    /// What each logged iteration of the (last) render loop did.
     pub log: Vec<IterationRecord>,
     /// Path slots.
     pub capacity: u32,
@@ -61,25 +61,36 @@ impl WavefrontOutput {
     /// Samples per pixel in the film: the job's, or the whole sample
     /// rounds finished when a stop request ended the render early.
     pub fn spp(&self, job: &RenderJob) -> u32 {
+        Self::spp_of(job, self.work_done)
+    }
+
+    /// Samples per pixel of a render loop of `job` that did `work_done`
+    /// work items: the job's, or the whole sample rounds of a stopped one.
+    pub fn spp_of(job: &RenderJob, work_done: u64) -> u32 {
         if job.stopping() {
-            (self.work_done / job.pixel_count().max(1) as u64) as u32
+            (work_done / job.pixel_count().max(1) as u64) as u32
         } else {
             job.spp()
         }
     }
 }
 
-/// The memory of one wavefront render on machine `M`.
-struct Buffers<M: Machine> {
+/// The memory of a wavefront render, in buffers of type `B`: allocated
+/// once, and kept across the chunks of a split render
+/// ([`crate::render::split`]), whose films and counters it sums.
+pub struct WaveMemory<B> {
     capacity: u32,
     shadows: bool,
-    pool: M::Buffer,
-    queues: M::Buffer,
-    control: M::Buffer,
-    film: M::Buffer,
-    counters: M::Buffer,
-    divergence: M::Buffer,
-    log: M::Buffer,
+    pool: B,
+    queues: B,
+    control: B,
+    film: B,
+    counters: B,
+    divergence: B,
+    log: B,
+    /// Set once a render has run in it: the pool and queues hold its
+    /// leftovers until they are zeroed again.
+    used: bool,
 }
 
 /// One render in progress: the kernels' arguments for even and odd
@@ -98,6 +109,21 @@ struct Wavefront<'m, M: Machine> {
     iteration: u32,
 }
 
+/// What one render loop over a [`WaveMemory`] did (its film and counters
+/// are added to the memory's).
+#[derive(Clone, Copy, Debug)]
+pub struct WaveRun {
+    /// From the first launch to the schedule's end.
+    pub loop_time: Duration,
+    /// Work items rendered: all of them, or the whole sample rounds issued
+    /// before a stop request.
+    pub work_done: u64,
+    /// Ray segments the schedule counted (the rest are in the counters).
+    pub scheduled_rays: u64,
+    /// Iterations run.
+    pub iterations: u32,
+}
+
 /// Renders `work` of `job` with the wavefront on `machine`, over the scene
 /// view `scene` (in the machine's memory), reporting progress in work items.
 pub fn render<M: Machine>(
@@ -105,38 +131,99 @@ pub fn render<M: Machine>(
     job: &RenderJob,
     scene: SceneView<'static>,
     config: &WavefrontConfig,
-    (items, total_work): (WorkItems, u64),
-    Resolved { capacity, .. }: Resolved,
+    work: (WorkItems, u64),
+    resolved: Resolved,
     progress: Progress,
 ) -> Result<WavefrontOutput, M::Error> {
-    let shadows = job.traces_shadow_rays();
-    let mut b = Buffers::alloc(machine, (capacity, shadows), job.pixel_count())?;
-    let schedule = Schedule::new(total_work, capacity, config.refill_below(capacity), config.drain_below);
-    machine.write(&mut b.control, Control::new(schedule).as_bytes())?;
-    let sort = material_sort(&job.scene.scene.materials, config.material_sort);
-    let args = b.args(machine, job, scene, (config, sort), items);
-    let loop_start = Instant::now();
-    let work_done = visit_accel(
-        job.scene.accel.kind,
-        Run {
-            machine,
-            total_work,
-            args,
-            config,
-            classes: shade_classes(job),
+    let mut memory = WaveMemory::alloc(machine, job, resolved)?;
+    let run = memory.run(machine, job, scene, config, work, progress)?;
+    memory.read_back(machine, job.pixel_count(), config.count_divergence, &[run])
+}
+
+impl<B> WaveMemory<B> {
+    /// Zeroed memory for renders of `job`'s image with the pool that
+    /// `resolved` sizes, with room for shadow rays when `job` traces them.
+    pub fn alloc<M: Machine<Buffer = B>>(
+        machine: &mut M,
+        job: &RenderJob,
+        resolved: Resolved,
+    ) -> Result<Self, M::Error> {
+        let (capacity, shadows) = (resolved.capacity, job.traces_shadow_rays());
+        let cap = capacity as usize;
+        Ok(WaveMemory {
+            capacity,
             shadows,
-            control: &mut b.control,
-            stop: job.stop,
-            progress,
-        },
-    )?;
-    let loop_time = loop_start.elapsed();
-    b.read_back(
-        machine,
-        job.pixel_count(),
-        config.count_divergence,
-        (loop_time, work_done),
-    )
+            pool: machine.alloc("the path pool", SizedBy::PathPool, PathPool::bytes(cap))?,
+            queues: machine.alloc("the queues", SizedBy::PathPool, Queues::bytes(cap, shadows))?,
+            control: machine.alloc("the schedule", SizedBy::Fixed, size_of::<Control>())?,
+            film: machine.alloc("the film", SizedBy::Image, job.pixel_count() * size_of::<FixedRgb>())?,
+            counters: machine.alloc("the counters", SizedBy::Fixed, size_of::<LaunchCounters>())?,
+            divergence: machine.alloc(
+                "the divergence counters",
+                SizedBy::Fixed,
+                ShadeClass::COUNT * size_of::<DivergenceCounters>(),
+            )?,
+            log: machine.alloc(
+                "the iteration log",
+                SizedBy::Fixed,
+                LOG_ITERATIONS as usize * size_of::<IterationRecord>(),
+            )?,
+            used: false,
+        })
+    }
+
+    /// Path slots.
+    pub fn capacity(&self) -> u32 {
+        self.capacity
+    }
+
+    /// Renders `work` of `job` (whose image and shadow rays must be those
+    /// the memory was allocated for) and adds its film and counters to the
+    /// memory's. The pool and queues start as a fresh allocation's: zeroed
+    /// again after an earlier render.
+    pub fn run<M: Machine<Buffer = B>>(
+        &mut self,
+        machine: &mut M,
+        job: &RenderJob,
+        scene: SceneView<'static>,
+        config: &WavefrontConfig,
+        (items, total_work): (WorkItems, u64),
+        progress: Progress,
+    ) -> Result<WaveRun, M::Error> {
+        debug_assert_eq!(self.shadows, job.traces_shadow_rays(), "memory for another render");
+        if std::mem::replace(&mut self.used, true) {
+            machine.zero(&mut self.pool)?;
+            machine.zero(&mut self.queues)?;
+        }
+        let capacity = self.capacity;
+        let schedule = Schedule::new(total_work, capacity, config.refill_below(capacity), config.drain_below);
+        machine.write(&mut self.control, Control::new(schedule).as_bytes())?;
+        let sort = material_sort(&job.scene.scene.materials, config.material_sort);
+        let args = self.args(machine, job, scene, (config, sort), items);
+        let loop_start = Instant::now();
+        let work_done = visit_accel(
+            job.scene.accel.kind,
+            Run {
+                machine,
+                total_work,
+                args,
+                config,
+                classes: shade_classes(job),
+                shadows: self.shadows,
+                control: &mut self.control,
+                stop: job.stop,
+                progress,
+            },
+        )?;
+        let loop_time = loop_start.elapsed();
+        let control = read_values::<M, Control>(machine, &self.control, 1)?[0];
+        Ok(WaveRun {
+            loop_time,
+            work_done,
+            scheduled_rays: control.schedule.rays,
+            iterations: control.schedule.iteration,
+        })
+    }
 }
 
 /// The sort a render of a scene with `materials` does: `asked`, where its
@@ -166,34 +253,9 @@ fn shade_classes(job: &RenderJob) -> Vec<ShadeClass> {
     classes
 }
 
-impl<M: Machine> Buffers<M> {
-    /// Allocates the memory of a render of `pixels` with `capacity` path
-    /// slots, with room for their shadow rays when `shadows`.
-    fn alloc(machine: &mut M, (capacity, shadows): (u32, bool), pixels: usize) -> Result<Self, M::Error> {
-        let cap = capacity as usize;
-        Ok(Buffers {
-            capacity,
-            shadows,
-            pool: machine.alloc("the path pool", SizedBy::PathPool, PathPool::bytes(cap))?,
-            queues: machine.alloc("the queues", SizedBy::PathPool, Queues::bytes(cap, shadows))?,
-            control: machine.alloc("the schedule", SizedBy::Fixed, size_of::<Control>())?,
-            film: machine.alloc("the film", SizedBy::Image, pixels * size_of::<FixedRgb>())?,
-            counters: machine.alloc("the counters", SizedBy::Fixed, size_of::<LaunchCounters>())?,
-            divergence: machine.alloc(
-                "the divergence counters",
-                SizedBy::Fixed,
-                ShadeClass::COUNT * size_of::<DivergenceCounters>(),
-            )?,
-            log: machine.alloc(
-                "the iteration log",
-                SizedBy::Fixed,
-                LOG_ITERATIONS as usize * size_of::<IterationRecord>(),
-            )?,
-        })
-    }
-
+impl<B> WaveMemory<B> {
     /// The kernels' arguments (for even iterations) over these buffers.
-    fn args(
+    fn args<M: Machine<Buffer = B>>(
         &self,
         machine: &M,
         job: &RenderJob,
@@ -240,39 +302,38 @@ impl<M: Machine> Buffers<M> {
         WavefrontArgs { common, queues }
     }
 
-    /// Reads back what the render produced: the film of `pixels`, the
-    /// counters, the divergence counts (when `count_divergence`) and the
-    /// log; `loop_time` and `work_done` are the render loop's.
-    fn read_back(
+    /// Reads back what the renders `runs` made in this memory: the film of
+    /// `pixels` and the counters (their sums), the divergence counts (when
+    /// `count_divergence`) and the last run's log.
+    pub fn read_back<M: Machine<Buffer = B>>(
         &self,
         machine: &mut M,
         pixels: usize,
         count_divergence: bool,
-        (loop_time, work_done): (Duration, u64),
+        runs: &[WaveRun],
     ) -> Result<WavefrontOutput, M::Error> {
         let readback_start = Instant::now();
         let film = read_values::<M, FixedRgb>(machine, &self.film, pixels)?;
         let counters = read_values::<M, LaunchCounters>(machine, &self.counters, 1)?[0];
-        let control = read_values::<M, Control>(machine, &self.control, 1)?[0];
         let divergence = if count_divergence {
             let d = read_values::<M, DivergenceCounters>(machine, &self.divergence, ShadeClass::COUNT)?;
             ShadeClass::ALL.into_iter().zip(d).collect()
         } else {
             Vec::new()
         };
-        let logged = control.schedule.iteration.min(LOG_ITERATIONS) as usize;
+        let logged = runs.last().map_or(0, |r| r.iterations.min(LOG_ITERATIONS) as usize);
         let log = read_values::<M, IterationRecord>(machine, &self.log, logged)?;
         Ok(WavefrontOutput {
-            loop_time,
+            loop_time: runs.iter().map(|r| r.loop_time).sum(),
             readback_time: readback_start.elapsed(),
             film,
-            rays: control.schedule.rays + counters.rays,
+            rays: runs.iter().map(|r| r.scheduled_rays).sum::<u64>() + counters.rays,
             invalid_samples: counters.invalid_samples,
             divergence,
             log,
             capacity: self.capacity,
             state_bytes: state_bytes(self.capacity as usize, self.shadows),
-            work_done,
+            work_done: runs.iter().map(|r| r.work_done).sum(),
         })
     }
 }

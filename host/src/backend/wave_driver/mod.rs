@@ -77,6 +77,9 @@ pub trait Machine {
     /// The allocation's address as the kernels see it.
     fn address(&self, buffer: &Self::Buffer) -> *mut u8;
 
+    /// Sets every byte of `buffer` to zero, after the work queued before.
+    fn zero(&mut self, buffer: &mut Self::Buffer) -> Result<(), Self::Error>;
+
     /// Copies `bytes` to the start of `buffer`.
     fn write(&mut self, buffer: &mut Self::Buffer, bytes: &[u8]) -> Result<(), Self::Error>;
 

@@ -312,9 +312,7 @@ fn split(r: &RunRow) -> Result<(), Refusal> {
     let parts = [
         ("split_setup_ms", &r.split_setup_ms),
         ("split_first_ms", &r.split_first_ms),
-        ("split_alloc_ms", &r.split_alloc_ms),
         ("split_readback_ms", &r.split_readback_ms),
-        ("split_add_ms", &r.split_add_ms),
         ("split_idle_ms", &r.split_idle_ms),
     ];
     if parts.iter().any(|(_, v)| !v.is_empty()) || r.split_merge_ms.is_some() {
@@ -872,9 +870,7 @@ mod tests {
         for column in [
             &mut older.split_setup_ms,
             &mut older.split_first_ms,
-            &mut older.split_alloc_ms,
             &mut older.split_readback_ms,
-            &mut older.split_add_ms,
             &mut older.split_idle_ms,
         ] {
             column.clear();

@@ -1,0 +1,176 @@
+//! One device's renders of one image, summed where they run
+//! ([`Session`]): the chunks a device renders in a split render
+//! ([`super::split`]), or a whole render on its own.
+//!
+//! A GPU keeps the scene, the film, the counters and (for the wavefront)
+//! the path pool in its memory from the session's opening to its reading
+//! back: each chunk adds its samples to the film there, and the film
+//! crosses to the host once, however many chunks the device rendered. The
+//! emulated wavefront (`cpu-wave`) keeps its memory the same way, so that
+//! the reuse is tested without a GPU; the CPU back ends add each chunk's
+//! film into a sum on the host.
+
+use super::Renderer;
+use crate::backend::cpu::{self, Threads};
+use crate::backend::gpu::buffers::DeviceScene;
+use crate::backend::gpu::mega_launch::MegaSession;
+use crate::backend::gpu::wave_launch::WaveSession;
+use crate::backend::wave_driver::emulated::EmulatedSession;
+use crate::backend::{BackendKind, Progress, RenderJob, RenderOutput};
+use crate::prepared::PreparedScene;
+use device::integrator::SampleRange;
+use device::scene::{RenderParams, RenderView};
+
+/// A device's renders of one image so far, summed where they ran.
+pub struct Session<'a> {
+    renderer: &'a Renderer,
+    /// The image: the job of every render but for its samples.
+    job: RenderJob<'a>,
+    sum: Sum<'a>,
+}
+
+/// Where a session's renders are summed.
+enum Sum<'a> {
+    /// In host memory: the CPU back ends' films, added (`None` before the
+    /// first render).
+    Host(Option<RenderOutput>),
+    /// In the emulated wavefront's memory.
+    Emulated(EmulatedSession),
+    /// In the GPU's memory, by the megakernel (boxed, as the wavefront's:
+    /// a session is opened once per device).
+    Mega(Box<MegaSession<'a>>),
+    /// In the GPU's memory, by the wavefront.
+    Wave(Box<WaveSession<'a>>),
+}
+
+impl<'a> Session<'a> {
+    /// Opens `renderer` for renders of `scene` with `params` (uploading the
+    /// scene to a GPU unless `uploaded` holds it there), each render one
+    /// part of the sample indices `samples`; the wavefront's pool is sized
+    /// for all of them, as a single render of them would be.
+    pub fn open(
+        renderer: &'a Renderer,
+        scene: &'a PreparedScene,
+        uploaded: Option<&'a DeviceScene>,
+        params: RenderParams,
+        samples: SampleRange,
+    ) -> anyhow::Result<Self> {
+        let job = RenderJob {
+            scene,
+            params,
+            camera: scene.scene.camera_for(params.width, params.height),
+            samples,
+            uploaded,
+            stop: renderer.stop(),
+        };
+        let options = renderer.options();
+        let wavefront_only = || {
+            anyhow::ensure!(
+                params.view == RenderView::Radiance,
+                "debug views render on the cpu and gpu-mega back ends; the wavefront traces radiance only"
+            );
+            Ok(())
+        };
+        let sum = match (renderer.kind(), renderer.gpu()) {
+            (BackendKind::CpuSerial | BackendKind::Cpu, _) => Sum::Host(None),
+            (BackendKind::CpuWave, _) => {
+                wavefront_only()?;
+                Sum::Emulated(EmulatedSession::open(&job, &options.wavefront, job.work_items().1)?)
+            }
+            (BackendKind::GpuMega, Some(gpu)) => {
+                Sum::Mega(Box::new(MegaSession::open(gpu, &job, &options.megakernel)?))
+            }
+            (BackendKind::GpuWave, Some(gpu)) => {
+                wavefront_only()?;
+                Sum::Wave(Box::new(WaveSession::open(
+                    gpu,
+                    &job,
+                    &options.wavefront,
+                    job.work_items().1,
+                )?))
+            }
+            (BackendKind::GpuMega | BackendKind::GpuWave, None) => {
+                anyhow::bail!("internal: a GPU back end without an open GPU")
+            }
+        };
+        Ok(Session { renderer, job, sum })
+    }
+
+    /// Renders the sample indices `samples` of every pixel and adds them to
+    /// the session's sum. Returns the samples per pixel rendered: all of
+    /// them, or the whole samples finished when the renderer's stop flag
+    /// ended the render early.
+    pub fn render(&mut self, samples: SampleRange, progress: Progress) -> anyhow::Result<u32> {
+        let job = RenderJob { samples, ..self.job };
+        let options = self.renderer.options();
+        Ok(match &mut self.sum {
+            Sum::Host(sum) => {
+                let threads = match self.renderer.kind() {
+                    BackendKind::CpuSerial => Threads::Serial,
+                    _ => Threads::Pool(options.threads),
+                };
+                let out = cpu::render(&job, threads, options.cpu_schedule, progress)?;
+                let spp = out.spp;
+                *sum = Some(match sum.take() {
+                    Some(before) => added(before, out),
+                    None => out,
+                });
+                spp
+            }
+            Sum::Emulated(session) => session.render(&job, job.work_items(), progress),
+            Sum::Mega(session) => session.render(&job, progress)?,
+            Sum::Wave(session) => session.render(&job, job.work_items(), progress)?,
+        })
+    }
+
+    /// The sum of the renders so far, in host memory: their film, samples
+    /// per pixel and counters, their times added (a GPU's profile is its
+    /// last render's).
+    pub fn read_back(&mut self) -> anyhow::Result<RenderOutput> {
+        let job = &self.job;
+        Ok(match &mut self.sum {
+            Sum::Host(sum) => sum.clone().unwrap_or_else(|| RenderOutput {
+                film: vec![Default::default(); job.pixel_count()],
+                spp: 0,
+                rays: 0,
+                invalid_samples: 0,
+                elapsed: Default::default(),
+                device: self.renderer.kind().label().to_string(),
+                gpu: None,
+            }),
+            Sum::Emulated(session) => {
+                let out = session.read_back(job);
+                RenderOutput {
+                    spp: session.spp(),
+                    film: out.film,
+                    rays: out.rays,
+                    invalid_samples: out.invalid_samples,
+                    elapsed: out.loop_time,
+                    device: format!(
+                        "the host, emulating the wavefront ({}, {} paths in flight)",
+                        self.renderer.options().wavefront.label(),
+                        out.capacity
+                    ),
+                    gpu: None,
+                }
+            }
+            Sum::Mega(session) => session.read_back()?,
+            Sum::Wave(session) => session.read_back(job)?,
+        })
+    }
+}
+
+/// Two renders of the same image as one: every pixel and counter added
+/// exactly, their times added.
+fn added(mut a: RenderOutput, b: RenderOutput) -> RenderOutput {
+    for (sum, add) in a.film.iter_mut().zip(&b.film) {
+        sum.add(*add);
+    }
+    RenderOutput {
+        spp: a.spp + b.spp,
+        rays: a.rays + b.rays,
+        invalid_samples: a.invalid_samples + b.invalid_samples,
+        elapsed: a.elapsed + b.elapsed,
+        ..a
+    }
+}
