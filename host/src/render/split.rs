@@ -184,9 +184,10 @@ pub fn describe(shares: &[DeviceShare], merge: Duration) -> String {
     s
 }
 
-/// Films a render on `devices` devices holds in host memory at once: the
-/// one film, or per device its sum and the chunk it just rendered (the
-/// merge adds into one of the sums).
+/// Films a render on `devices` devices holds in host memory at once, at
+/// most: the one film, or per device its sum read back and, for a sum kept
+/// on the host, the chunk it just rendered (the merge adds into one of
+/// the sums).
 pub fn host_films(devices: usize) -> u64 {
     match devices {
         0 | 1 => 1,

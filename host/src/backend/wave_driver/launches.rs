@@ -124,22 +124,6 @@ pub struct WaveRun {
     pub iterations: u32,
 }
 
-/// Renders `work` of `job` with the wavefront on `machine`, over the scene
-/// view `scene` (in the machine's memory), reporting progress in work items.
-pub fn render<M: Machine>(
-    machine: &mut M,
-    job: &RenderJob,
-    scene: SceneView<'static>,
-    config: &WavefrontConfig,
-    work: (WorkItems, u64),
-    resolved: Resolved,
-    progress: Progress,
-) -> Result<WavefrontOutput, M::Error> {
-    let mut memory = WaveMemory::alloc(machine, job, resolved)?;
-    let run = memory.run(machine, job, scene, config, work, progress)?;
-    memory.read_back(machine, job.pixel_count(), config.count_divergence, &[run])
-}
-
 impl<B> WaveMemory<B> {
     /// Zeroed memory for renders of `job`'s image with the pool that
     /// `resolved` sizes, with room for shadow rays when `job` traces them.
