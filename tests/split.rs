@@ -99,7 +99,7 @@ fn split_render(
     split::render(&names, samples, stop, &|_| {}, |d| {
         let (per_sample, readback) = pace(d);
         Ok(Paced {
-            session: Session::open(&renderer, scene, None, params, samples)?,
+            session: renderer.session(scene, None, params, samples)?,
             per_sample,
             readback,
             after_chunk: &*hooks[d],
@@ -141,7 +141,8 @@ fn a_session_sums_its_chunks_into_the_film_of_one_render() {
     ] {
         let (scene, params) = small(name, 9, nee);
         let renderer = device(kind);
-        let mut session = Session::open(&renderer, &scene, None, params, SampleRange { begin: 0, end: 9 })
+        let mut session = renderer
+            .session(&scene, None, params, SampleRange { begin: 0, end: 9 })
             .expect("the session opens");
         // The wavefront's pool (1024 slots) is refilled within each chunk,
         // and zeroed between them; its film and counters are kept.
@@ -268,7 +269,7 @@ fn split_late(scene: &PreparedScene, params: RenderParams, spp: u32, pace: &Pace
         std::thread::sleep(Duration::from_millis(20 * d as u64));
         let (per_sample, readback) = pace(d);
         Ok(Paced {
-            session: Session::open(&renderer, scene, None, params, samples)?,
+            session: renderer.session(scene, None, params, samples)?,
             per_sample,
             readback,
             after_chunk: &|| {},
@@ -353,7 +354,7 @@ fn a_failing_device_ends_the_split_with_its_error() {
     let samples = SampleRange { begin: 0, end: 8 };
     let result = split::render(&names, samples, None, &|_| {}, |d| {
         anyhow::ensure!(d == 0, "the device fell off the bus");
-        Session::open(&renderer, &scene, None, params, samples)
+        renderer.session(&scene, None, params, samples)
     });
     let e = format!("{:#}", result.expect_err("the broken device fails the split"));
     assert!(
@@ -390,7 +391,7 @@ fn each_device_says_where_its_time_went_besides_its_chunks() {
     let out = split::render(&names, samples, None, &|_| {}, |d| {
         std::thread::sleep(Duration::from_millis(100 * d as u64));
         Ok(Paced {
-            session: Session::open(&renderer, &scene, None, params, samples)?,
+            session: renderer.session(&scene, None, params, samples)?,
             per_sample: Duration::from_millis(5),
             readback: Duration::from_millis(3),
             after_chunk: &|| {},

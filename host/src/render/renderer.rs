@@ -5,7 +5,7 @@
 use super::session::Session;
 use crate::backend::gpu::Gpu;
 use crate::backend::gpu::buffers::DeviceScene;
-use crate::backend::{BackendKind, BackendOptions, RenderOutput};
+use crate::backend::{BackendKind, BackendOptions, RenderJob, RenderOutput};
 use crate::prepared::PreparedScene;
 use crate::settings::backend::BackendChoice;
 use anyhow::Context;
@@ -135,13 +135,29 @@ impl Renderer {
         samples: SampleRange,
         progress: &(dyn Fn(u64) + Sync),
     ) -> anyhow::Result<RenderOutput> {
-        let mut session = Session::open(self, scene, uploaded, params, samples)?;
+        let mut session = self.session(scene, uploaded, params, samples)?;
         session.render(samples, progress)?;
         session.read_back()
     }
 
-    /// The flag that stops its renders early, if any.
-    pub fn stop(&self) -> Option<&'static AtomicBool> {
-        self.stop
+    /// A session of renders of `scene` with `params`, each of one part of
+    /// the sample indices `samples`, summed where they run ([`Session`]);
+    /// the scene is uploaded to the GPU unless `uploaded` holds it there.
+    pub fn session<'a>(
+        &'a self,
+        scene: &'a PreparedScene,
+        uploaded: Option<&'a DeviceScene>,
+        params: RenderParams,
+        samples: SampleRange,
+    ) -> anyhow::Result<Session<'a>> {
+        let job = RenderJob {
+            scene,
+            params,
+            camera: scene.scene.camera_for(params.width, params.height),
+            samples,
+            uploaded,
+            stop: self.stop,
+        };
+        Session::open(self.kind, self.options, self.gpu.as_ref(), job)
     }
 }

@@ -10,20 +10,20 @@
 //! the reuse is tested without a GPU; the CPU back ends add each chunk's
 //! film into a sum on the host.
 
-use super::Renderer;
 use crate::backend::cpu::{self, Threads};
-use crate::backend::gpu::buffers::DeviceScene;
+use crate::backend::gpu::Gpu;
 use crate::backend::gpu::mega_launch::MegaSession;
 use crate::backend::gpu::wave_launch::WaveSession;
 use crate::backend::wave_driver::emulated::EmulatedSession;
-use crate::backend::{BackendKind, Progress, RenderJob, RenderOutput};
-use crate::prepared::PreparedScene;
+use crate::backend::{BackendKind, BackendOptions, Progress, RenderJob, RenderOutput};
 use device::integrator::SampleRange;
-use device::scene::{RenderParams, RenderView};
+use device::scene::RenderView;
 
-/// A device's renders of one image so far, summed where they ran.
+/// A device's renders of one image so far, summed where they ran
+/// (opened by [`super::Renderer::session`]).
 pub struct Session<'a> {
-    renderer: &'a Renderer,
+    kind: BackendKind,
+    options: BackendOptions,
     /// The image: the job of every render but for its samples.
     job: RenderJob<'a>,
     sum: Sum<'a>,
@@ -44,26 +44,18 @@ enum Sum<'a> {
 }
 
 impl<'a> Session<'a> {
-    /// Opens `renderer` for renders of `scene` with `params` (uploading the
-    /// scene to a GPU unless `uploaded` holds it there), each render one
-    /// part of the sample indices `samples`; the wavefront's pool is sized
-    /// for all of them, as a single render of them would be.
+    /// Opens back end `kind` with `options` (on `gpu`, for a GPU back end)
+    /// for renders of `job`'s image, each of one part of `job`'s samples,
+    /// uploading the scene to the GPU unless the job's is there already;
+    /// the wavefront's pool is sized for all of the job's samples, as one
+    /// render of them would be.
     pub fn open(
-        renderer: &'a Renderer,
-        scene: &'a PreparedScene,
-        uploaded: Option<&'a DeviceScene>,
-        params: RenderParams,
-        samples: SampleRange,
+        kind: BackendKind,
+        options: BackendOptions,
+        gpu: Option<&Gpu>,
+        job: RenderJob<'a>,
     ) -> anyhow::Result<Self> {
-        let job = RenderJob {
-            scene,
-            params,
-            camera: scene.scene.camera_for(params.width, params.height),
-            samples,
-            uploaded,
-            stop: renderer.stop(),
-        };
-        let options = renderer.options();
+        let params = job.params;
         let wavefront_only = || {
             anyhow::ensure!(
                 params.view == RenderView::Radiance,
@@ -71,7 +63,7 @@ impl<'a> Session<'a> {
             );
             Ok(())
         };
-        let sum = match (renderer.kind(), renderer.gpu()) {
+        let sum = match (kind, gpu) {
             (BackendKind::CpuSerial | BackendKind::Cpu, _) => Sum::Host(None),
             (BackendKind::CpuWave, _) => {
                 wavefront_only()?;
@@ -93,7 +85,12 @@ impl<'a> Session<'a> {
                 anyhow::bail!("internal: a GPU back end without an open GPU")
             }
         };
-        Ok(Session { renderer, job, sum })
+        Ok(Session {
+            kind,
+            options,
+            job,
+            sum,
+        })
     }
 
     /// Renders the sample indices `samples` of every pixel and adds them to
@@ -102,10 +99,10 @@ impl<'a> Session<'a> {
     /// ended the render early.
     pub fn render(&mut self, samples: SampleRange, progress: Progress) -> anyhow::Result<u32> {
         let job = RenderJob { samples, ..self.job };
-        let options = self.renderer.options();
+        let options = self.options;
         Ok(match &mut self.sum {
             Sum::Host(sum) => {
-                let threads = match self.renderer.kind() {
+                let threads = match self.kind {
                     BackendKind::CpuSerial => Threads::Serial,
                     _ => Threads::Pool(options.threads),
                 };
@@ -135,7 +132,7 @@ impl<'a> Session<'a> {
                 rays: 0,
                 invalid_samples: 0,
                 elapsed: Default::default(),
-                device: self.renderer.kind().label().to_string(),
+                device: self.kind.label().to_string(),
                 gpu: None,
             }),
             Sum::Emulated(session) => {
@@ -148,7 +145,7 @@ impl<'a> Session<'a> {
                     elapsed: out.loop_time,
                     device: format!(
                         "the host, emulating the wavefront ({}, {} paths in flight)",
-                        self.renderer.options().wavefront.label(),
+                        self.options.wavefront.label(),
                         out.capacity
                     ),
                     gpu: None,

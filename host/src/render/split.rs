@@ -275,7 +275,7 @@ pub fn render_on(
         if let Some(gpu) = renderer.gpu() {
             gpu.bind_to_thread()?;
         }
-        Session::open(renderer, scene, None, params, samples)
+        renderer.session(scene, None, params, samples)
     })
 }
 
@@ -302,7 +302,7 @@ pub fn render_uploaded(
         if let Some(gpu) = renderer.gpu() {
             gpu.bind_to_thread()?;
         }
-        Session::open(renderer, scene, Some(uploaded), params, samples)
+        renderer.session(scene, Some(uploaded), params, samples)
     })
 }
 
