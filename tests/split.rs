@@ -22,6 +22,7 @@ use wavepath::render::session::Session;
 use wavepath::render::split::{self, DeviceShare, DeviceSum, SplitOutput};
 use wavepath::render::{Overrides, Renderer, params_for};
 use wavepath::settings::capacity::Capacity;
+use wavepath::settings::devices::SplitRule;
 use wavepath::settings::nee::NeeMode;
 use wavepath::settings::wave_config::WavefrontConfig;
 
@@ -96,7 +97,7 @@ fn split_render(
         .map(|d| Box::new(move || after_chunk(d)) as Box<dyn Fn() + Sync>)
         .collect();
     let samples = SampleRange { begin: 0, end: spp };
-    split::render(&names, samples, stop, &|_| {}, |d| {
+    split::render(&names, samples, stop, &|_| {}, SplitRule::Paying, |d| {
         let (per_sample, readback) = pace(d);
         Ok(Paced {
             session: renderer.session(scene, None, params, samples)?,
@@ -233,7 +234,7 @@ fn a_short_render_stays_on_one_device_when_another_would_not_pay_for_its_film() 
     // read back. About 0.1 s of work at 1 ms a sample would save it ~50 ms:
     // it stays out.
     let costly_film = |d: usize| (Duration::from_millis(1), Duration::from_millis(300 * d as u64));
-    let out = split_late(&scene, params, spp, &costly_film);
+    let out = split_late(&scene, params, spp, &costly_film, SplitRule::Paying);
     assert_same_render(&out.output, &reference, "kept on one device");
     let (first, second) = (&out.shares[0], &out.shares[1]);
     assert_eq!((first.spp, second.spp, second.chunks), (spp, 0, 0), "{:?}", out.shares);
@@ -253,19 +254,25 @@ fn a_short_render_stays_on_one_device_when_another_would_not_pay_for_its_film() 
 
     // At 25 ms a sample, the same render is long enough to pay for it.
     let slow_work = |d: usize| (Duration::from_millis(25), Duration::from_millis(300 * d as u64));
-    let out = split_late(&scene, params, spp, &slow_work);
+    let out = split_late(&scene, params, spp, &slow_work, SplitRule::Paying);
     assert_same_render(&out.output, &reference, "split");
     assert!(out.shares.iter().all(|s| s.chunks >= 1), "{:?}", out.shares);
     assert!(out.shares[1].times.unwrap().left_out.is_none());
+
+    // `--split-all`: the short render on both, whatever it costs.
+    let out = split_late(&scene, params, spp, &costly_film, SplitRule::Every);
+    assert_same_render(&out.output, &reference, "split on every device");
+    assert!(out.shares.iter().all(|s| s.chunks >= 1), "{:?}", out.shares);
+    assert!(out.shares[1].times.unwrap().readback >= Duration::from_millis(300));
 }
 
 /// `spp` samples of `scene` over two emulated `cpu` devices paced by
-/// `pace`, device 1 set up 20 ms after device 0.
-fn split_late(scene: &PreparedScene, params: RenderParams, spp: u32, pace: &Pace) -> SplitOutput {
+/// `pace`, device 1 set up 20 ms after device 0, admitted by `rule`.
+fn split_late(scene: &PreparedScene, params: RenderParams, spp: u32, pace: &Pace, rule: SplitRule) -> SplitOutput {
     let renderer = device(BackendKind::Cpu);
     let names: Vec<String> = (0..2).map(|d| format!("emulated device {d}")).collect();
     let samples = SampleRange { begin: 0, end: spp };
-    split::render(&names, samples, None, &|_| {}, |d| {
+    split::render(&names, samples, None, &|_| {}, rule, |d| {
         std::thread::sleep(Duration::from_millis(20 * d as u64));
         let (per_sample, readback) = pace(d);
         Ok(Paced {
@@ -352,7 +359,7 @@ fn a_failing_device_ends_the_split_with_its_error() {
     let renderer = device(BackendKind::Cpu);
     let names = ["good".to_string(), "broken".to_string()];
     let samples = SampleRange { begin: 0, end: 8 };
-    let result = split::render(&names, samples, None, &|_| {}, |d| {
+    let result = split::render(&names, samples, None, &|_| {}, SplitRule::Paying, |d| {
         anyhow::ensure!(d == 0, "the device fell off the bus");
         renderer.session(&scene, None, params, samples)
     });
@@ -388,7 +395,7 @@ fn each_device_says_where_its_time_went_besides_its_chunks() {
     let names: Vec<String> = (0..2).map(|d| format!("emulated device {d}")).collect();
     let samples = SampleRange { begin: 0, end: spp };
     // Device 1 takes 100 ms to set up, and device 0 renders meanwhile.
-    let out = split::render(&names, samples, None, &|_| {}, |d| {
+    let out = split::render(&names, samples, None, &|_| {}, SplitRule::Paying, |d| {
         std::thread::sleep(Duration::from_millis(100 * d as u64));
         Ok(Paced {
             session: renderer.session(&scene, None, params, samples)?,

@@ -12,7 +12,8 @@ use crate::backend::BackendOptions;
 use crate::experiment::bench::BenchPlan;
 use crate::experiment::params::{
     ARITHMETIC, BLOCK, CAPACITY, COMPACTION, COUNT_DIVERGENCE, CPU_SCHEDULE, DRAIN_BELOW, KERNELS, MATERIAL_SORT,
-    MAX_REGISTERS, REFILL, SAMPLES_PER_LAUNCH, SCHEDULE, SettingDecl, THREADS, TILE, TIME_LAUNCHES, WAVE_BLOCK,
+    MAX_REGISTERS, REFILL, SAMPLES_PER_LAUNCH, SCHEDULE, SPLIT_ALL, SettingDecl, THREADS, TILE, TIME_LAUNCHES,
+    WAVE_BLOCK,
 };
 use crate::io::image::{self, OutputFormat};
 use crate::render::ray_throughput::RayKind;
@@ -21,7 +22,7 @@ use crate::settings::arithmetic::{Arithmetic, parse_arithmetic};
 use crate::settings::backend::{BackendArg, BackendKind};
 use crate::settings::capacity::{Capacity, parse_capacity};
 use crate::settings::cpu::{CpuSchedule, DEFAULT_THREADS, parse_threads};
-use crate::settings::devices::{Devices, parse_devices};
+use crate::settings::devices::{Devices, SplitRule, parse_devices};
 use crate::settings::echo::shorten_for_error;
 use crate::settings::kernels::KernelFeatures;
 use crate::settings::mega_config::MegakernelConfig;
@@ -404,6 +405,11 @@ pub struct LaunchArgs {
         DEFAULT_DRAIN_BELOW
     ))]
     pub drain_below: Option<u32>,
+    /// With `--devices`: every GPU renders a share, even where joining
+    /// would not pay for its film (by default a GPU ready after the first
+    /// joins only when it saves more time than its film costs).
+    #[arg(long)]
+    pub split_all: bool,
 }
 
 /// A help text ending in the default of its flag, as clap shows one: the
@@ -467,6 +473,7 @@ impl LaunchArgs {
             untimed_launches,
             wave_block,
             drain_below,
+            split_all,
         } = self;
         flags_given([
             (block.is_some(), flag_of("--block", &BLOCK)),
@@ -489,6 +496,7 @@ impl LaunchArgs {
             (*untimed_launches, flag_of("--untimed-launches", &TIME_LAUNCHES)),
             (wave_block.is_some(), flag_of("--wave-block", &WAVE_BLOCK)),
             (drain_below.is_some(), flag_of("--drain-below", &DRAIN_BELOW)),
+            (*split_all, flag_of("--split-all", &SPLIT_ALL)),
         ])
     }
 
@@ -527,6 +535,11 @@ impl LaunchArgs {
             cpu_schedule: self.cpu_schedule.unwrap_or(defaults.cpu_schedule),
             megakernel,
             wavefront,
+            split: if self.split_all {
+                SplitRule::Every
+            } else {
+                SplitRule::Paying
+            },
         })
     }
 }
@@ -727,9 +740,19 @@ impl BenchArgs {
     }
 }
 
+/// Refuses `--split-all` without `--devices`: a render on one GPU has no
+/// split for it to change.
+fn check_split_all(launch: &LaunchArgs, devices: Option<&Devices>) -> Result<(), String> {
+    if launch.split_all && devices.is_none() {
+        return Err("--split-all applies to a render split over --devices; add --devices or leave it out".into());
+    }
+    Ok(())
+}
+
 impl RenderArgs {
     /// The validated request.
     pub fn to_request(&self) -> Result<RenderRequest, String> {
+        check_split_all(&self.launch, self.devices.as_ref())?;
         Ok(RenderRequest {
             scene: self.scene.scene.clone(),
             backend: self.backend.choice(),
@@ -765,6 +788,12 @@ impl RenderArgs {
 }
 
 impl VerifyArgs {
+    /// The back-end options, checked (`--split-all` needs `--devices`).
+    pub fn options(&self) -> Result<BackendOptions, String> {
+        check_split_all(&self.launch, self.devices.as_ref())?;
+        self.launch.options()
+    }
+
     /// The flags given that concern only some back ends, with those back
     /// ends.
     pub fn given(&self) -> Vec<BackendFlag> {

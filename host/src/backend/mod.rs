@@ -22,6 +22,7 @@ use crate::prepared::PreparedScene;
 use crate::settings::arithmetic::Arithmetic;
 pub use crate::settings::backend::BackendKind;
 use crate::settings::cpu::CpuSchedule;
+use crate::settings::devices::SplitRule;
 use crate::settings::mega_config::MegakernelConfig;
 use crate::settings::wave_config::WavefrontConfig;
 use device::camera::Camera;
@@ -46,6 +47,8 @@ pub struct BackendOptions {
     pub megakernel: MegakernelConfig,
     /// Configuration for `gpu-wave` and `cpu-wave`.
     pub wavefront: WavefrontConfig,
+    /// Which GPUs of a render split over several take part.
+    pub split: SplitRule,
 }
 
 impl BackendOptions {

@@ -11,7 +11,7 @@ use std::process::ExitCode;
 /// Verifies and prints the report; fails on a mismatch.
 pub fn run(args: &VerifyArgs) -> anyhow::Result<ExitCode> {
     let backend = args.backend;
-    let options = args.launch.options().map_err(|e| anyhow!(e))?;
+    let options = args.options().map_err(|e| anyhow!(e))?;
     // The checked back end and the `cpu` reference both take the options.
     check_flags(&args.given(), &[backend, BackendKind::Cpu]).map_err(|e| anyhow!(e))?;
     let report = verify::verify_on(

@@ -17,7 +17,7 @@ use crate::settings::arithmetic::{Arithmetic, parse_arithmetic};
 use crate::settings::capacity::{Capacity, parse_capacity};
 use crate::settings::choice::choice;
 use crate::settings::cpu::{CpuSchedule, MAX_THREADS, check_threads};
-use crate::settings::devices::MAX_GPUS;
+use crate::settings::devices::{MAX_GPUS, SplitRule};
 use crate::settings::echo::shorten_for_error;
 use crate::settings::kernels::KernelFeatures;
 use crate::settings::mega_config::check_register_cap;
@@ -520,6 +520,11 @@ settings! {
     /// GPUs that render one image together, splitting its samples (GPU
     /// back ends; 1: the run's own GPU).
     GPUS = "gpus", Count(count::<1, MAX_GPUS>), for Gpu, |r, n| r.gpus = n;
+    /// With `gpus` above 1: every GPU renders a share of each image, even
+    /// where joining would not pay for its film (false: only those that
+    /// pay; docs/mpi.md, "Several GPUs").
+    SPLIT_ALL = "split_all", Flag(flag), for Gpu,
+        |r, f| r.options.split = if f { SplitRule::Every } else { SplitRule::Paying };
     /// Render at most this many spp and scale the time linearly to the spp
     /// asked for (for serial runs that would take too long at full settings).
     SPP_CAP = "spp_cap", Count(count::<1, MAX_SPP>), for Every, |r, n| r.spp_cap = Some(n);

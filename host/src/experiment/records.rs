@@ -179,6 +179,11 @@ pub struct RunRow {
     /// CPU's and in rows from before `gpus`).
     #[serde(default)]
     pub gpus: Option<u32>,
+    /// With `gpus` above 1: whether every GPU rendered a share (`split_all`)
+    /// or only those whose share paid for their film (empty otherwise, and
+    /// in rows from before the column).
+    #[serde(default)]
+    pub split_all: Option<bool>,
     /// For an image split over several GPUs: the busiest GPU's time over
     /// the mean, less one (0: perfectly balanced).
     #[serde(default)]
@@ -327,7 +332,7 @@ impl CsvAppender {
 
 /// Columns added after results were first committed: older files may lack
 /// them (the rows then read them as empty), in a report and on `--resume`.
-pub const ADDED_LATER: [&str; 26] = [
+pub const ADDED_LATER: [&str; 27] = [
     "config_key",
     "arithmetic",
     "refill",
@@ -343,6 +348,7 @@ pub const ADDED_LATER: [&str; 26] = [
     "flip",
     "gpu_ordinal",
     "gpus",
+    "split_all",
     "split_imbalance",
     "split_spp",
     "split_busy_ms",

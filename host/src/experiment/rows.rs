@@ -9,6 +9,7 @@ use super::scenes::describe_fields;
 use crate::backend::gpu::Gpu;
 use crate::backend::gpu::profile::GpuProfile;
 use crate::backend::{BackendKind, RenderOutput};
+use crate::settings::devices::SplitRule;
 use crate::settings::nee::NeeMode;
 use crate::settings::sampler::SamplerKind;
 use crate::settings::wave_config::{WaveSchedule, compaction_label, material_sort_label};
@@ -110,6 +111,7 @@ pub fn run_row(origin: &Origin, r: &Rendered, out: &RenderOutput) -> RunRow {
             .filter(|_| spec.backend.is_gpu() && spec.gpus == 1)
             .map(|g| g.info().ordinal),
         gpus: spec.backend.is_gpu().then_some(spec.gpus),
+        split_all: (spec.backend.is_gpu() && spec.gpus > 1).then_some(spec.options.split == SplitRule::Every),
         ..RunRow::default()
     };
     with_origin(origin, out, with_measures(r, out, with_settings(&r.run.spec, row)))

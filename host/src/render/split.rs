@@ -31,7 +31,7 @@ use crate::backend::gpu::buffers::DeviceScene;
 use crate::backend::{BackendKind, BackendOptions, Progress, RenderOutput};
 use crate::prepared::PreparedScene;
 use crate::settings::backend::BackendChoice;
-use crate::settings::devices::Devices;
+use crate::settings::devices::{Devices, SplitRule};
 use anyhow::{Context, anyhow};
 use device::film::FixedRgb;
 use device::integrator::SampleRange;
@@ -270,7 +270,8 @@ pub fn render_on(
     }
     // Each chunk runs to its end: the split sees the stop between chunks.
     let workers: Vec<Renderer> = renderers.iter().map(|r| r.clone().stopping_on(None)).collect();
-    render(&device_names(&workers), samples, stop, progress, |d| {
+    let rule = workers[0].options().split;
+    render(&device_names(&workers), samples, stop, progress, rule, |d| {
         let renderer = &workers[d];
         if let Some(gpu) = renderer.gpu() {
             gpu.bind_to_thread()?;
@@ -297,7 +298,8 @@ pub fn render_uploaded(
         renderers.len()
     );
     let samples = SampleRange { begin: 0, end: spp };
-    render(&device_names(renderers), samples, None, &|_| {}, |d| {
+    let rule = renderers.first().map(|r| r.options().split).unwrap_or_default();
+    render(&device_names(renderers), samples, None, &|_| {}, rule, |d| {
         let (renderer, uploaded) = (&renderers[d], &uploads[d]);
         if let Some(gpu) = renderer.gpu() {
             gpu.bind_to_thread()?;
@@ -355,7 +357,8 @@ fn devices_label(names: &[String]) -> String {
 /// thread each: `open(d)`, on device `d`'s thread, sets it up and returns
 /// its sum ([`DeviceSum`]), which renders whole samples of every pixel and
 /// never stops early. The first device ready renders; each later one joins
-/// only when that saves more than its film costs to bring back ([`Join`]).
+/// only when that saves more than its film costs to bring back ([`Join`]),
+/// or at once when `rule` is [`SplitRule::Every`].
 /// A set `stop` ends the split once the chunks in flight are done. The
 /// first error of any device ends it too and is returned.
 pub fn render<S: DeviceSum>(
@@ -363,6 +366,7 @@ pub fn render<S: DeviceSum>(
     samples: SampleRange,
     stop: Option<&AtomicBool>,
     progress: Progress,
+    rule: SplitRule,
     open: impl Fn(usize) -> anyhow::Result<S> + Sync,
 ) -> anyhow::Result<SplitOutput> {
     anyhow::ensure!(
@@ -386,6 +390,7 @@ pub fn render<S: DeviceSum>(
                             board,
                             halt,
                             progress,
+                            rule,
                         };
                         device.work(sum, opened.elapsed(), start)
                     });
@@ -517,6 +522,7 @@ struct Device<'a> {
     board: &'a Board,
     halt: &'a (dyn Fn() -> bool + Sync),
     progress: Progress<'a>,
+    rule: SplitRule,
 }
 
 impl Device<'_> {
@@ -598,13 +604,18 @@ impl Device<'_> {
         })
     }
 
-    /// Whether this device joins: the first ready always does; a later one
+    /// Whether this device joins: every one under [`SplitRule::Every`];
+    /// otherwise the first ready always does, and a later one
     /// waits for a time per sample, then joins when the time it would save
     /// exceeds its film's cost ([`Join`], counted against the devices
     /// rendering then), unless it finds the samples gone or the split
     /// halting first.
     fn join<S: DeviceSum>(&self, sum: &mut S) -> anyhow::Result<Joining> {
         let board = self.board;
+        if self.rule == SplitRule::Every {
+            board.rendering.fetch_add(1, Ordering::SeqCst);
+            return Ok(Joining::Joins);
+        }
         if board
             .rendering
             .compare_exchange(0, 1, Ordering::SeqCst, Ordering::SeqCst)

@@ -17,6 +17,19 @@ pub enum Devices {
     List(Vec<usize>),
 }
 
+/// Which devices of a split render take part (`--split-all`, an
+/// experiment's `split_all`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SplitRule {
+    /// The first device ready renders; each later one joins only when that
+    /// saves more time than its film costs to read back and merge.
+    #[default]
+    Paying,
+    /// Every device renders a share, whatever it saves: the split itself,
+    /// measured or checked.
+    Every,
+}
+
 /// The most GPUs one image may be split over (an experiment's `gpus`):
 /// more than any one host holds.
 pub const MAX_GPUS: u32 = 64;

@@ -260,6 +260,7 @@ fn split(r: &RunRow) -> Result<(), Refusal> {
         ("split_imbalance", r.split_imbalance.is_some()),
         ("split_setup_ms", !r.split_setup_ms.is_empty()),
         ("split_merge_ms", r.split_merge_ms.is_some()),
+        ("split_all", r.split_all.is_some()),
     ];
     let Some(&(column, _)) = set.iter().find(|(_, set)| *set) else {
         return match r.gpus {
