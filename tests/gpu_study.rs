@@ -605,7 +605,7 @@ fn pack_writes_the_studies_quoted_and_the_budget_in_decimal() {
 const FAKE_BINARY: &str = r#"#!/usr/bin/env bash
 case $1 in
   --version) echo "wavepath 0.1.0 (commit 1234567abcde)" ;;
-  verify) echo "$2: IDENTICAL" ;;
+  verify) echo "$*: IDENTICAL" ;;
   experiment)
     mkdir -p "$4"
     echo "gpu ${CUDA_VISIBLE_DEVICES:-unset} cpus $(grep Cpus_allowed_list /proc/self/status | cut -f2)" >"$4/ran.txt"
@@ -704,6 +704,25 @@ fn slots_run_each_study_once_on_their_own_gpu_and_cpus_and_pack_their_own() {
     }
     packed.sort();
     assert_eq!(packed, studies, "every study once");
+}
+
+#[test]
+fn one_slot_on_a_host_of_several_gpus_verifies_the_split_too() {
+    let tree = Tree::new();
+    let o = tree.gpu_study(&["pack", STUDY]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = tree.dir.path().join("out");
+    let o = run_study_sh(&tree, &out);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let verified = fs::read_to_string(out.join("verify.txt")).unwrap();
+    let scenes = fs::read_dir(tree.root().join("scenes"))
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "toml"))
+        .count();
+    let split = verified.lines().filter(|l| l.contains("--devices all --split-all")).count();
+    assert_eq!(split, 2 * scenes, "each scene split over both GPUs, on both back ends:\n{verified}");
+    assert_eq!(verified.lines().count(), 4 * scenes, "{verified}");
+    assert!(verified.lines().all(|l| l.ends_with("IDENTICAL")), "{verified}");
 }
 
 #[test]
