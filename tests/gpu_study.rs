@@ -719,8 +719,15 @@ fn one_slot_on_a_host_of_several_gpus_verifies_the_split_too() {
         .unwrap()
         .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "toml"))
         .count();
-    let split = verified.lines().filter(|l| l.contains("--devices all --split-all")).count();
-    assert_eq!(split, 2 * scenes, "each scene split over both GPUs, on both back ends:\n{verified}");
+    let split = verified
+        .lines()
+        .filter(|l| l.contains("--devices all --split-all"))
+        .count();
+    assert_eq!(
+        split,
+        2 * scenes,
+        "each scene split over both GPUs, on both back ends:\n{verified}"
+    );
     assert_eq!(verified.lines().count(), 4 * scenes, "{verified}");
     assert!(verified.lines().all(|l| l.ends_with("IDENTICAL")), "{verified}");
 }

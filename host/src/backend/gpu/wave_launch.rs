@@ -271,8 +271,8 @@ impl<'a> WaveSession<'a> {
         Ok(spp)
     }
 
-    /// The session's film and counters, read back, with the last loop's
-    /// profile; its time is the loops' sum.
+    /// The session's film and counters, read back (as often as asked: the
+    /// sum stays), with the last loop's profile; its time is the loops' sum.
     pub fn read_back(&mut self, job: &RenderJob) -> Result<RenderOutput, GpuError> {
         let gpu = &self.gpu;
         let mut machine = GpuMachine::resume(gpu, self.kept.take().map_or_else(|| Kept::new(gpu), Ok)?, false);
@@ -283,8 +283,9 @@ impl<'a> WaveSession<'a> {
             &self.runs,
         )?;
         self.kept = Some(machine.kept);
-        let (mut launches, item_counts) = std::mem::take(&mut self.last);
-        fill_items(&mut launches, &item_counts, &out.log);
+        let (launches, item_counts) = &self.last;
+        let mut launches = launches.clone();
+        fill_items(&mut launches, item_counts, &out.log);
         let kernels = self.kept.as_ref().map(|k| k.kernels.clone()).unwrap_or_default();
         let profile = GpuProfile {
             device: gpu.info().clone(),
