@@ -158,8 +158,9 @@ impl<'a> Session<'a> {
 }
 
 /// Two renders of the same image as one: every pixel and counter added
-/// exactly, their times added.
-fn added(mut a: RenderOutput, b: RenderOutput) -> RenderOutput {
+/// exactly (the films are fixed point), their times added; the device is
+/// the first's.
+pub fn added(mut a: RenderOutput, b: RenderOutput) -> RenderOutput {
     for (sum, add) in a.film.iter_mut().zip(&b.film) {
         sum.add(*add);
     }

@@ -25,7 +25,7 @@
 
 use super::Renderer;
 use super::chunks::{SampleCursor, chunk_samples};
-use super::session::Session;
+use super::session::{Session, added};
 use crate::backend::gpu::Gpu;
 use crate::backend::gpu::buffers::DeviceScene;
 use crate::backend::{BackendKind, BackendOptions, Progress, RenderOutput};
@@ -407,7 +407,7 @@ pub fn render<S: DeviceSum>(
             .collect()
     });
     let all_done = start.elapsed();
-    let mut merged: Option<Part> = None;
+    let mut merged: Option<RenderOutput> = None;
     let mut shares = Vec::new();
     let mut merge = Duration::ZERO;
     for (name, finished) in names.iter().zip(parts) {
@@ -419,7 +419,7 @@ pub fn render<S: DeviceSum>(
         shares.push(share);
         let adding = Instant::now();
         merged = match (merged, part) {
-            (Some(sum), Some(part)) => Some(sum.plus(part)),
+            (Some(sum), Some(part)) => Some(added(sum, part)),
             (sum, part) => sum.or(part),
         };
         merge += adding.elapsed();
@@ -484,34 +484,11 @@ impl Board {
     }
 }
 
-/// The sum of a device's chunks, or the merge of several devices' sums.
-struct Part {
-    film: Vec<FixedRgb>,
-    spp: u32,
-    rays: u64,
-    invalid_samples: u64,
-}
-
-impl Part {
-    /// This sum and `other`'s: every pixel and counter added exactly.
-    fn plus(mut self, other: Part) -> Part {
-        for (sum, add) in self.film.iter_mut().zip(&other.film) {
-            sum.add(*add);
-        }
-        Part {
-            spp: self.spp + other.spp,
-            rays: self.rays + other.rays,
-            invalid_samples: self.invalid_samples + other.invalid_samples,
-            ..self
-        }
-    }
-}
-
 /// What one device's worker left: its sum (none if it rendered no chunk),
 /// its share (unnamed, its idle time not yet known), and when it was done,
 /// from the split's start.
 struct Finished {
-    part: Option<Part>,
+    part: Option<RenderOutput>,
     share: DeviceShare,
     done: Duration,
 }
@@ -585,12 +562,7 @@ impl Device<'_> {
             let out = sum.read_back()?;
             times.readback = reading.elapsed();
             share.rays = out.rays;
-            Some(Part {
-                film: out.film,
-                spp: out.spp,
-                rays: out.rays,
-                invalid_samples: out.invalid_samples,
-            })
+            Some(out)
         } else {
             None
         };
@@ -661,12 +633,9 @@ fn film_cost<S: DeviceSum>(sum: &mut S) -> anyhow::Result<Duration> {
     let reading = Instant::now();
     let out = sum.read_back()?;
     let read = reading.elapsed();
-    let mut other = out.film.clone();
+    let other = out.clone();
     let adding = Instant::now();
-    for (a, b) in other.iter_mut().zip(&out.film) {
-        a.add(*b);
-    }
-    std::hint::black_box(&other);
+    std::hint::black_box(added(other, out));
     Ok(read + adding.elapsed())
 }
 
