@@ -836,7 +836,7 @@ mod tests {
             "wavepath render s.toml --block 8x8 --tile 8x8 --samples-per-launch 2 --threads 2 ",
             "--cpu-schedule static-rows --count-divergence --max-registers 64 --kernels all --arithmetic fast --schedule ",
             "bounce-sync --refill 0.5 --compaction prefix-sum --material-sort off --capacity 2^20 ",
-            "--untimed-launches --wave-block 64 --drain-below 0 --devices 0 --launch-log l.csv ",
+            "--untimed-launches --wave-block 64 --drain-below 0 --split-all --devices 0 --launch-log l.csv ",
             "--profile p.svg",
         );
         let cli = Cli::try_parse_from(line.split_whitespace()).unwrap();
