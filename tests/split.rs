@@ -55,7 +55,7 @@ fn small(name: &str, spp: u32, nee: NeeMode) -> (PreparedScene, RenderParams) {
 
 /// An emulated device's sum, paced like a slower device: each chunk takes
 /// `per_sample` longer per sample; `after_chunk` runs after each; reading
-/// the sum back takes `readback` longer.
+/// the sum back (or finishing it) takes `readback` longer.
 struct Paced<'a> {
     session: Session<'a>,
     per_sample: Duration,
@@ -74,6 +74,11 @@ impl DeviceSum for Paced<'_> {
     fn read_back(&mut self) -> anyhow::Result<RenderOutput> {
         std::thread::sleep(self.readback);
         self.session.read_back()
+    }
+
+    fn finish(self) -> anyhow::Result<RenderOutput> {
+        std::thread::sleep(self.readback);
+        self.session.finish()
     }
 }
 

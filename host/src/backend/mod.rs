@@ -158,5 +158,20 @@ pub struct RenderOutput {
     pub gpu: Option<GpuProfile>,
 }
 
+impl RenderOutput {
+    /// No samples yet: a film of `pixels` zeros, rendered by `device`.
+    pub fn nothing(pixels: usize, device: String) -> Self {
+        RenderOutput {
+            film: vec![FixedRgb::default(); pixels],
+            spp: 0,
+            rays: 0,
+            invalid_samples: 0,
+            elapsed: Duration::ZERO,
+            device,
+            gpu: None,
+        }
+    }
+}
+
 /// Reports progress in samples (pixel-samples) completed.
 pub type Progress<'a> = &'a (dyn Fn(u64) + Sync);

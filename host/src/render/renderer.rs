@@ -137,7 +137,7 @@ impl Renderer {
     ) -> anyhow::Result<RenderOutput> {
         let mut session = self.session(scene, uploaded, params, samples)?;
         session.render(samples, progress)?;
-        session.read_back()
+        session.finish()
     }
 
     /// A session of renders of `scene` with `params`, each of one part of

@@ -120,25 +120,26 @@ impl<'a> Session<'a> {
         })
     }
 
+    /// The sum of the renders, in host memory, the session done: what
+    /// [`Session::read_back`] gives, without a copy of a host sum's film.
+    pub fn finish(mut self) -> anyhow::Result<RenderOutput> {
+        match &mut self.sum {
+            Sum::Host(sum) => Ok(sum.take().unwrap_or_else(|| self.nothing())),
+            _ => self.read_back(),
+        }
+    }
+
     /// The sum of the renders so far, in host memory: their film, samples
     /// per pixel and counters, their times added (a GPU's profile is its
     /// last render's).
     pub fn read_back(&mut self) -> anyhow::Result<RenderOutput> {
         let job = &self.job;
         Ok(match &mut self.sum {
-            Sum::Host(sum) => sum.clone().unwrap_or_else(|| RenderOutput {
-                film: vec![Default::default(); job.pixel_count()],
-                spp: 0,
-                rays: 0,
-                invalid_samples: 0,
-                elapsed: Default::default(),
-                device: self.kind.label().to_string(),
-                gpu: None,
-            }),
+            Sum::Host(sum) => sum.clone().unwrap_or_else(|| self.nothing()),
             Sum::Emulated(session) => {
                 let out = session.read_back(job);
                 RenderOutput {
-                    spp: session.spp(),
+                    spp: out.spp,
                     film: out.film,
                     rays: out.rays,
                     invalid_samples: out.invalid_samples,
@@ -154,6 +155,13 @@ impl<'a> Session<'a> {
             Sum::Mega(session) => session.read_back()?,
             Sum::Wave(session) => session.read_back(job)?,
         })
+    }
+}
+
+impl Session<'_> {
+    /// The sum before any render.
+    fn nothing(&self) -> RenderOutput {
+        RenderOutput::nothing(self.job.pixel_count(), self.kind.label().to_string())
     }
 }
 

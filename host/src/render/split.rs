@@ -33,7 +33,6 @@ use crate::prepared::PreparedScene;
 use crate::settings::backend::BackendChoice;
 use crate::settings::devices::{Devices, SplitRule};
 use anyhow::{Context, anyhow};
-use device::film::FixedRgb;
 use device::integrator::SampleRange;
 use device::scene::RenderParams;
 use std::fmt::Write as _;
@@ -247,19 +246,10 @@ pub fn render_on(
 ) -> anyhow::Result<SplitOutput> {
     if samples.end <= samples.begin {
         let pixels = params.width as usize * params.height as usize;
-        return Ok(SplitOutput {
-            output: RenderOutput {
-                film: vec![FixedRgb::default(); pixels],
-                spp: 0,
-                rays: 0,
-                invalid_samples: 0,
-                elapsed: Duration::ZERO,
-                device: "no device (no samples to render)".into(),
-                gpu: None,
-            },
-            shares: Vec::new(),
-            merge: Duration::ZERO,
-        });
+        return Ok(SplitOutput::alone(RenderOutput::nothing(
+            pixels,
+            "no device (no samples to render)".into(),
+        )));
     }
     if let [one] = renderers {
         let output = one
@@ -317,6 +307,9 @@ pub trait DeviceSum {
 
     /// The sum so far, in host memory.
     fn read_back(&mut self) -> anyhow::Result<RenderOutput>;
+
+    /// The sum, in host memory, after the device's last chunk.
+    fn finish(self) -> anyhow::Result<RenderOutput>;
 }
 
 impl DeviceSum for Session<'_> {
@@ -326,6 +319,10 @@ impl DeviceSum for Session<'_> {
 
     fn read_back(&mut self) -> anyhow::Result<RenderOutput> {
         Session::read_back(self)
+    }
+
+    fn finish(self) -> anyhow::Result<RenderOutput> {
+        Session::finish(self)
     }
 }
 
@@ -434,13 +431,10 @@ pub fn render<S: DeviceSum>(
     );
     Ok(SplitOutput {
         output: RenderOutput {
-            film: merged.film,
-            spp: done,
-            rays: merged.rays,
-            invalid_samples: merged.invalid_samples,
             elapsed: start.elapsed(),
             device: devices_label(names),
             gpu: None,
+            ..merged
         },
         shares,
         merge,
@@ -503,33 +497,39 @@ struct Device<'a> {
 }
 
 impl Device<'_> {
-    /// Once set up (in `setup`), joins the render if it pays ([`Join`]),
-    /// then takes chunks sized by its own time per sample (one sample
-    /// while it has measured none) until the samples run out or `halt` says to stop
-    /// (checked after each chunk), and reads its sum back.
+    /// Once set up (in `setup`), joins the render if it pays ([`Join`])
+    /// and renders its chunks; otherwise says why it stayed out.
     fn work<S: DeviceSum>(&self, mut sum: S, setup: Duration, start: Instant) -> anyhow::Result<Finished> {
-        let mut times = ShareTimes {
+        let times = ShareTimes {
             setup,
             ..ShareTimes::default()
         };
+        let left_out = match self.join(&mut sum)? {
+            Joining::Joins => return self.render_chunks(sum, times, start),
+            Joining::StaysOut(join) => Some(join),
+            Joining::TooLate => None,
+        };
+        self.board.may_render.fetch_sub(1, Ordering::SeqCst);
+        Ok(Finished {
+            part: None,
+            share: DeviceShare {
+                times: Some(ShareTimes { left_out, ..times }),
+                ..DeviceShare::default()
+            },
+            done: start.elapsed(),
+        })
+    }
+
+    /// Takes chunks sized by its own time per sample (one sample while it
+    /// has measured none) until the samples run out or `halt` says to stop
+    /// (checked after each chunk), and reads its sum back.
+    fn render_chunks<S: DeviceSum>(
+        &self,
+        mut sum: S,
+        mut times: ShareTimes,
+        start: Instant,
+    ) -> anyhow::Result<Finished> {
         let mut share = DeviceShare::default();
-        match self.join(&mut sum)? {
-            Joining::Joins => {}
-            outside => {
-                self.board.may_render.fetch_sub(1, Ordering::SeqCst);
-                if let Joining::StaysOut(join) = outside {
-                    times.left_out = Some(join);
-                }
-                return Ok(Finished {
-                    part: None,
-                    share: DeviceShare {
-                        times: Some(times),
-                        ..share
-                    },
-                    done: start.elapsed(),
-                });
-            }
-        }
         let mut own = None;
         loop {
             // Its own speed sizes its chunks (another device's may differ),
@@ -559,7 +559,7 @@ impl Device<'_> {
         }
         let part = if share.chunks > 0 {
             let reading = Instant::now();
-            let out = sum.read_back()?;
+            let out = sum.finish()?;
             times.readback = reading.elapsed();
             share.rays = out.rays;
             Some(out)

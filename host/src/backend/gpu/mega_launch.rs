@@ -158,10 +158,12 @@ impl<'a> MegaSession<'a> {
             job.scene.accel.kind,
             Launches {
                 session: self,
-                job,
-                tiles,
-                passes,
-                progress,
+                work: Passes {
+                    job,
+                    tiles,
+                    passes,
+                    progress,
+                },
             },
         )
     }
@@ -202,10 +204,7 @@ impl<'a> MegaSession<'a> {
 /// One render of a session, once the structure's megakernel is known.
 struct Launches<'s, 'a> {
     session: &'s mut MegaSession<'a>,
-    job: &'s RenderJob<'s>,
-    tiles: &'s [Tile],
-    passes: &'s [SampleRange],
-    progress: Progress<'s>,
+    work: Passes<'s>,
 }
 
 impl AccelVisitor for Launches<'_, '_> {
@@ -223,7 +222,8 @@ impl AccelVisitor for Launches<'_, '_> {
 impl Launches<'_, '_> {
     /// Renders with megakernel `K`: every launch, into the session's film.
     fn run<K: EntryPoint<Args = MegakernelArgs>>(self) -> Result<u32, GpuError> {
-        let (session, job) = (self.session, self.job);
+        let Launches { session, work } = self;
+        let job = work.job;
         let gpu = &session.gpu;
         let mut timeline = Timeline::new(gpu);
         let (bx, by) = session.config.block;
@@ -258,15 +258,7 @@ impl Launches<'_, '_> {
             },
         };
         let loop_start = Instant::now();
-        let passes = Passes {
-            gpu,
-            job,
-            config: &session.config,
-            tiles: self.tiles,
-            passes: self.passes,
-            progress: self.progress,
-        };
-        let spp = passes.launch::<K>(&mut timeline, args)?;
+        let spp = work.launch::<K>(gpu, session.config.block, &mut timeline, args)?;
         session.loop_time += loop_start.elapsed();
         session.spp += spp;
         session.launches = timeline.finish()?;
@@ -274,26 +266,27 @@ impl Launches<'_, '_> {
     }
 }
 
-/// The launches of one render.
+/// What one render launches: the passes of samples over the tiles of
+/// `job`'s image.
 struct Passes<'a> {
-    gpu: &'a Gpu,
     job: &'a RenderJob<'a>,
-    config: &'a MegakernelConfig,
     tiles: &'a [Tile],
     passes: &'a [SampleRange],
     progress: Progress<'a>,
 }
 
 impl Passes<'_> {
-    /// Launches `K` with `args` over every tile of every pass, waiting for
-    /// each pass; returns the samples per pixel rendered (fewer than the
-    /// job's when a stop request ends the render after a pass).
+    /// Launches `K` on `gpu` in blocks of `(bx, by)` with `args` over
+    /// every tile of every pass, waiting for each pass; returns the samples
+    /// per pixel rendered (fewer than the job's when a stop request ends
+    /// the render after a pass).
     fn launch<K: EntryPoint<Args = MegakernelArgs>>(
         &self,
+        gpu: &Gpu,
+        (bx, by): (u32, u32),
         timeline: &mut Timeline<'_>,
         mut args: MegakernelArgs,
     ) -> Result<u32, GpuError> {
-        let (bx, by) = self.config.block;
         let pass_pixels: u64 = self.tiles.iter().map(|t| t.width as u64 * t.height as u64).sum();
         for (pass, &samples) in self.passes.iter().enumerate() {
             for tile in self.tiles {
@@ -306,7 +299,7 @@ impl Passes<'_> {
                 timeline.launch::<K>(cfg, &args, launch_record(pass as u32, samples, tile))?;
             }
             // One synchronisation per pass: progress, and faults surface here.
-            self.gpu.synchronize("running the megakernel")?;
+            gpu.synchronize("running the megakernel")?;
             (self.progress)(pass_pixels * (samples.end - samples.begin) as u64);
             if self.job.stopping() {
                 return Ok(samples.end - self.job.samples.begin);

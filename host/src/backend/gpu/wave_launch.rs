@@ -9,7 +9,7 @@ use super::device::{Gpu, KernelInfo};
 use super::error::GpuError;
 use super::profile::{GpuProfile, LaunchRecord};
 use super::timeline::{Timeline, linear};
-use crate::backend::wave_driver::launches::{WaveMemory, WaveRun, WavefrontOutput};
+use crate::backend::wave_driver::launches::WaveMemory;
 use crate::backend::wave_driver::{Grid, Machine, WavefrontError, resolve};
 use crate::backend::{Progress, RenderJob, RenderOutput, SizedBy};
 use crate::settings::wave_config::WavefrontConfig;
@@ -31,7 +31,7 @@ type ItemCount = fn(&IterationRecord) -> u64;
 pub struct GpuMachine<'g> {
     gpu: &'g Gpu,
     timeline: Timeline<'g>,
-    kept: Kept,
+    kept: &'g mut Kept,
     /// Per launch, in launch order: how its kernel counts its items.
     item_counts: Vec<ItemCount>,
     /// Per snapshot: the GPU's launch mark when its copy was queued.
@@ -63,9 +63,9 @@ impl Kept {
 }
 
 impl<'g> GpuMachine<'g> {
-    /// A machine on `gpu` with what an earlier one `kept`, timing each
+    /// A machine on `gpu` with what earlier ones `kept`, timing each
     /// launch or not.
-    fn resume(gpu: &'g Gpu, kept: Kept, time_launches: bool) -> Self {
+    fn resume(gpu: &'g Gpu, kept: &'g mut Kept, time_launches: bool) -> Self {
         GpuMachine {
             gpu,
             timeline: Timeline::with_timing(gpu, time_launches),
@@ -205,11 +205,8 @@ pub struct WaveSession<'a> {
     view: SceneView<'static>,
     memory: WaveMemory<DeviceBuffer<u8>>,
     /// The machine's lookups and snapshots between loops.
-    kept: Option<Kept>,
+    kept: Kept,
     upload_ms: f64,
-    runs: Vec<WaveRun>,
-    /// Samples per pixel rendered so far.
-    spp: u32,
     /// The last loop's launches and how each counts its items.
     last: (Vec<LaunchRecord>, Vec<ItemCount>),
 }
@@ -228,9 +225,8 @@ impl<'a> WaveSession<'a> {
             .with_arithmetic(config.arithmetic);
         let upload_start = Instant::now();
         let scene = DeviceScene::for_job(&gpu, job)?;
-        let mut machine = GpuMachine::resume(&gpu, Kept::new(&gpu)?, false);
-        let memory = WaveMemory::alloc(&mut machine, job, resolved)?;
-        let kept = machine.kept;
+        let mut kept = Kept::new(&gpu)?;
+        let memory = WaveMemory::alloc(&mut GpuMachine::resume(&gpu, &mut kept, false), job, resolved)?;
         gpu.synchronize("uploading the scene")?;
         let upload_ms = upload_start.elapsed().as_secs_f64() * 1e3;
         // SAFETY: the scene stays uploaded while the session can launch
@@ -241,10 +237,8 @@ impl<'a> WaveSession<'a> {
             scene,
             view,
             memory,
-            kept: Some(kept),
+            kept,
             upload_ms,
-            runs: Vec::new(),
-            spp: 0,
             last: (Vec::new(), Vec::new()),
             gpu,
         })
@@ -254,20 +248,11 @@ impl<'a> WaveSession<'a> {
     /// session was opened for) and adds them to the session's film.
     /// Returns the samples per pixel rendered.
     pub fn render(&mut self, job: &RenderJob, work: (WorkItems, u64), progress: Progress) -> Result<u32, GpuError> {
-        let kept = match self.kept.take() {
-            Some(kept) => kept,
-            None => Kept::new(&self.gpu)?,
-        };
-        let mut machine = GpuMachine::resume(&self.gpu, kept, self.config.time_launches);
-        let run = self
+        let mut machine = GpuMachine::resume(&self.gpu, &mut self.kept, self.config.time_launches);
+        let spp = self
             .memory
             .run(&mut machine, job, self.view, &self.config, work, progress)?;
-        let launches = machine.timeline.finish()?;
-        self.last = (launches, machine.item_counts);
-        self.kept = Some(machine.kept);
-        self.runs.push(run);
-        let spp = WavefrontOutput::spp_of(job, run.work_done);
-        self.spp += spp;
+        self.last = (machine.timeline.finish()?, machine.item_counts);
         Ok(spp)
     }
 
@@ -275,21 +260,17 @@ impl<'a> WaveSession<'a> {
     /// sum stays), with the last loop's profile; its time is the loops' sum.
     pub fn read_back(&mut self, job: &RenderJob) -> Result<RenderOutput, GpuError> {
         let gpu = &self.gpu;
-        let mut machine = GpuMachine::resume(gpu, self.kept.take().map_or_else(|| Kept::new(gpu), Ok)?, false);
         let out = self.memory.read_back(
-            &mut machine,
+            &mut GpuMachine::resume(gpu, &mut self.kept, false),
             job.pixel_count(),
             self.config.count_divergence,
-            &self.runs,
         )?;
-        self.kept = Some(machine.kept);
         let (launches, item_counts) = &self.last;
         let mut launches = launches.clone();
         fill_items(&mut launches, item_counts, &out.log);
-        let kernels = self.kept.as_ref().map(|k| k.kernels.clone()).unwrap_or_default();
         let profile = GpuProfile {
             device: gpu.info().clone(),
-            kernels,
+            kernels: self.kept.kernels.clone(),
             launches,
             upload_ms: self.upload_ms,
             readback_ms: out.readback_time.as_secs_f64() * 1e3,
@@ -305,7 +286,7 @@ impl<'a> WaveSession<'a> {
             pool_capacity: out.capacity as usize,
         };
         Ok(RenderOutput {
-            spp: self.spp,
+            spp: out.spp,
             film: out.film,
             rays: out.rays,
             invalid_samples: out.invalid_samples,

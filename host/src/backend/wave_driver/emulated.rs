@@ -6,7 +6,7 @@
 //! the GPU runs, and the film must equal the `cpu` back end's bit for bit.
 //! It is a correctness tool, not a fast renderer.
 
-use super::launches::{WaveMemory, WaveRun, WavefrontOutput};
+use super::launches::{WaveMemory, WavefrontOutput};
 use super::{Grid, Machine, WavefrontError, resolve};
 use crate::backend::{Progress, RenderJob, SizedBy};
 use crate::settings::wave_config::WavefrontConfig;
@@ -150,9 +150,6 @@ pub struct EmulatedSession {
     config: WavefrontConfig,
     features: Features,
     memory: WaveMemory<HostBuffer>,
-    runs: Vec<WaveRun>,
-    /// Samples per pixel rendered so far.
-    spp: u32,
 }
 
 impl EmulatedSession {
@@ -169,8 +166,6 @@ impl EmulatedSession {
             config: *config,
             features: resolved.features,
             memory,
-            runs: Vec::new(),
-            spp: 0,
         })
     }
 
@@ -182,27 +177,16 @@ impl EmulatedSession {
         // SAFETY: the scene outlives the render loop, which ends before
         // this returns.
         let scene = unsafe { view.detached() };
-        let Ok(run) = self.memory.run(&mut Emulator, job, scene, &self.config, work, progress);
-        self.runs.push(run);
-        let spp = WavefrontOutput::spp_of(job, run.work_done);
-        self.spp += spp;
+        let Ok(spp) = self.memory.run(&mut Emulator, job, scene, &self.config, work, progress);
         spp
-    }
-
-    /// Samples per pixel rendered so far.
-    pub fn spp(&self) -> u32 {
-        self.spp
     }
 
     /// The session's film and counters, with the last loop's log; its time
     /// is the loops' sum.
     pub fn read_back(&self, job: &RenderJob) -> WavefrontOutput {
-        let Ok(out) = self.memory.read_back(
-            &mut Emulator,
-            job.pixel_count(),
-            self.config.count_divergence,
-            &self.runs,
-        );
+        let Ok(out) = self
+            .memory
+            .read_back(&mut Emulator, job.pixel_count(), self.config.count_divergence);
         out
     }
 }

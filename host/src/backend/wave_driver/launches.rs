@@ -52,27 +52,9 @@ pub struct WavefrontOutput {
     pub capacity: u32,
     /// Bytes of path state and queues.
     pub state_bytes: usize,
-    /// Work items rendered: all of them, or the whole sample rounds issued
-    /// before a stop request.
-    pub work_done: u64,
-}
-
-impl WavefrontOutput {
-    /// Samples per pixel in the film: the job's, or the whole sample
-    /// rounds finished when a stop request ended the render early.
-    pub fn spp(&self, job: &RenderJob) -> u32 {
-        Self::spp_of(job, self.work_done)
-    }
-
-    /// Samples per pixel of a render loop of `job` that did `work_done`
-    /// work items: the job's, or the whole sample rounds of a stopped one.
-    pub fn spp_of(job: &RenderJob, work_done: u64) -> u32 {
-        if job.stopping() {
-            (work_done / job.pixel_count().max(1) as u64) as u32
-        } else {
-            job.spp()
-        }
-    }
+    /// Samples per pixel in the film: the jobs', or the whole sample
+    /// rounds finished when a stop request ended a render early.
+    pub spp: u32,
 }
 
 /// The memory of a wavefront render, in buffers of type `B`: allocated
@@ -88,9 +70,25 @@ pub struct WaveMemory<B> {
     counters: B,
     divergence: B,
     log: B,
-    /// Set once a render has run in it: the pool and queues hold its
+    /// Set once a render has started in it: the pool and queues hold its
     /// leftovers until they are zeroed again.
     used: bool,
+    /// What the render loops run in it did, summed.
+    done: Done,
+}
+
+/// What the render loops run in a [`WaveMemory`] did (their films and
+/// counters are in its buffers).
+#[derive(Clone, Copy, Debug, Default)]
+struct Done {
+    /// From each loop's first launch to its schedule's end, summed.
+    loop_time: Duration,
+    /// Samples per pixel rendered.
+    spp: u32,
+    /// Ray segments the schedules counted (the rest are in the counters).
+    scheduled_rays: u64,
+    /// Iterations of the last loop (its log's length).
+    last_iterations: u32,
 }
 
 /// One render in progress: the kernels' arguments for even and odd
@@ -107,21 +105,6 @@ struct Wavefront<'m, M: Machine> {
     refills: bool,
     shadows: bool,
     iteration: u32,
-}
-
-/// What one render loop over a [`WaveMemory`] did (its film and counters
-/// are added to the memory's).
-#[derive(Clone, Copy, Debug)]
-pub struct WaveRun {
-    /// From the first launch to the schedule's end.
-    pub loop_time: Duration,
-    /// Work items rendered: all of them, or the whole sample rounds issued
-    /// before a stop request.
-    pub work_done: u64,
-    /// Ray segments the schedule counted (the rest are in the counters).
-    pub scheduled_rays: u64,
-    /// Iterations run.
-    pub iterations: u32,
 }
 
 impl<B> WaveMemory<B> {
@@ -153,6 +136,7 @@ impl<B> WaveMemory<B> {
                 LOG_ITERATIONS as usize * size_of::<IterationRecord>(),
             )?,
             used: false,
+            done: Done::default(),
         })
     }
 
@@ -164,7 +148,9 @@ impl<B> WaveMemory<B> {
     /// Renders `work` of `job` (whose image and shadow rays must be those
     /// the memory was allocated for) and adds its film and counters to the
     /// memory's. The pool and queues start as a fresh allocation's: zeroed
-    /// again after an earlier render.
+    /// again after an earlier render. Returns the samples per pixel
+    /// rendered: the job's, or the whole sample rounds finished when a stop
+    /// request ended it early.
     pub fn run<M: Machine<Buffer = B>>(
         &mut self,
         machine: &mut M,
@@ -173,7 +159,7 @@ impl<B> WaveMemory<B> {
         config: &WavefrontConfig,
         (items, total_work): (WorkItems, u64),
         progress: Progress,
-    ) -> Result<WaveRun, M::Error> {
+    ) -> Result<u32, M::Error> {
         debug_assert_eq!(self.shadows, job.traces_shadow_rays(), "memory for another render");
         if std::mem::replace(&mut self.used, true) {
             machine.zero(&mut self.pool)?;
@@ -201,12 +187,17 @@ impl<B> WaveMemory<B> {
         )?;
         let loop_time = loop_start.elapsed();
         let control = read_values::<M, Control>(machine, &self.control, 1)?[0];
-        Ok(WaveRun {
-            loop_time,
-            work_done,
-            scheduled_rays: control.schedule.rays,
-            iterations: control.schedule.iteration,
-        })
+        let spp = if job.stopping() {
+            (work_done / job.pixel_count().max(1) as u64) as u32
+        } else {
+            job.spp()
+        };
+        let done = &mut self.done;
+        done.loop_time += loop_time;
+        done.spp += spp;
+        done.scheduled_rays += control.schedule.rays;
+        done.last_iterations = control.schedule.iteration;
+        Ok(spp)
     }
 }
 
@@ -286,15 +277,14 @@ impl<B> WaveMemory<B> {
         WavefrontArgs { common, queues }
     }
 
-    /// Reads back what the renders `runs` made in this memory: the film of
+    /// Reads back what the renders made in this memory: the film of
     /// `pixels` and the counters (their sums), the divergence counts (when
-    /// `count_divergence`) and the last run's log.
+    /// `count_divergence`) and the last render's log.
     pub fn read_back<M: Machine<Buffer = B>>(
         &self,
         machine: &mut M,
         pixels: usize,
         count_divergence: bool,
-        runs: &[WaveRun],
     ) -> Result<WavefrontOutput, M::Error> {
         let readback_start = Instant::now();
         let film = read_values::<M, FixedRgb>(machine, &self.film, pixels)?;
@@ -305,19 +295,20 @@ impl<B> WaveMemory<B> {
         } else {
             Vec::new()
         };
-        let logged = runs.last().map_or(0, |r| r.iterations.min(LOG_ITERATIONS) as usize);
+        let done = self.done;
+        let logged = done.last_iterations.min(LOG_ITERATIONS) as usize;
         let log = read_values::<M, IterationRecord>(machine, &self.log, logged)?;
         Ok(WavefrontOutput {
-            loop_time: runs.iter().map(|r| r.loop_time).sum(),
+            loop_time: done.loop_time,
             readback_time: readback_start.elapsed(),
             film,
-            rays: runs.iter().map(|r| r.scheduled_rays).sum::<u64>() + counters.rays,
+            rays: done.scheduled_rays + counters.rays,
             invalid_samples: counters.invalid_samples,
             divergence,
             log,
             capacity: self.capacity,
             state_bytes: state_bytes(self.capacity as usize, self.shadows),
-            work_done: runs.iter().map(|r| r.work_done).sum(),
+            spp: done.spp,
         })
     }
 }
