@@ -6,7 +6,7 @@
 //! at the end. A device ready after the first joins only when that saves
 //! more than its film costs ([`Join`]), so a short render stays on one.
 //!
-//! The merge is exact: films are 64-bit fixed point ([`FixedRgb`]), so
+//! The merge is exact: films are 64-bit fixed point ([`FixedRgb`](device::film::FixedRgb)), so
 //! adding them is integer addition, associative and commutative, and the
 //! counters (rays, invalid samples) are sums as well. Whatever the number
 //! of devices, their speeds and the order chunks finish in, the merged
