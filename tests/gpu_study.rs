@@ -621,13 +621,19 @@ if [[ $1 == -L ]]; then printf 'GPU 0: Fake\nGPU 1: Fake\n'; else echo "Fake GPU
 /// Runs the packed study.sh of `tree` with the stand-ins, its output in
 /// `out`.
 fn run_study_sh(tree: &Tree, out: &Path) -> Output {
+    run_study_sh_with(tree, out, FAKE_BINARY)
+}
+
+/// Runs the packed study.sh of `tree` with `binary` as the packed binary
+/// and the stand-in `nvidia-smi`, its output in `out`.
+fn run_study_sh_with(tree: &Tree, out: &Path, binary: &str) -> Output {
     let bin = tree.dir.path().join("bin");
     fs::create_dir_all(&bin).unwrap();
     fs::write(bin.join("nvidia-smi"), FAKE_NVIDIA_SMI).unwrap();
     make_executable(&bin.join("nvidia-smi"));
-    let binary = tree.root().join("gpu-run/wavepath");
-    fs::write(&binary, FAKE_BINARY).unwrap();
-    make_executable(&binary);
+    let path = tree.root().join("gpu-run/wavepath");
+    fs::write(&path, binary).unwrap();
+    make_executable(&path);
     Command::new("bash")
         .arg("gpu-run/study.sh")
         .current_dir(tree.root())
@@ -730,6 +736,64 @@ fn one_slot_on_a_host_of_several_gpus_verifies_the_split_too() {
     );
     assert_eq!(verified.lines().count(), 4 * scenes, "{verified}");
     assert!(verified.lines().all(|l| l.ends_with("IDENTICAL")), "{verified}");
+}
+
+/// A stand-in for the packed binary whose experiment runs until stopped,
+/// with a helper process of its own (as a render has threads): it notes in
+/// its folder each SIGINT the runner and the helper receive.
+const FAKE_LONG_RUNNER: &str = r#"#!/usr/bin/env python3
+import os, signal, sys, time
+if sys.argv[1] == "--version":
+    print("wavepath 0.1.0 (commit 1234567abcde)")
+elif sys.argv[1] == "verify":
+    print(" ".join(sys.argv[1:]) + ": IDENTICAL")
+elif sys.argv[1] == "experiment":
+    out = sys.argv[4]
+    os.makedirs(out, exist_ok=True)
+    def noting(who):
+        def note(*_):
+            with open(os.path.join(out, who), "a") as f:
+                f.write("SIGINT\n")
+        return note
+    helper = os.fork()
+    if helper == 0:
+        signal.signal(signal.SIGINT, noting("helper"))
+        time.sleep(60)
+        os._exit(0)
+    stopped = []
+    signal.signal(signal.SIGINT, lambda *a: (noting("runner")(), stopped.append(1)))
+    for _ in range(600):
+        if stopped:
+            break
+        time.sleep(0.1)
+    time.sleep(0.5)
+    os.kill(helper, signal.SIGKILL)
+"#;
+
+/// The runner's stop on a study cut short is one Ctrl-C: a second is an
+/// immediate exit, which loses a CPU render the first would have kept for
+/// --resume. So the signal goes to the runner alone, not to its process
+/// group as well (which `timeout` does unless --foreground).
+#[test]
+fn a_study_cut_short_is_stopped_by_one_sigint_to_the_runner_alone() {
+    let tree = Tree::new();
+    let o = tree.gpu_study(&["pack", STUDY]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // The least budget a study starts with, so that the stop comes soon.
+    let script = tree.root().join("gpu-run/study.sh");
+    let text = fs::read_to_string(&script).unwrap();
+    let budget = text.lines().find(|l| l.starts_with("budget=")).unwrap();
+    fs::write(&script, text.replace(budget, "budget=31")).unwrap();
+    let out = tree.dir.path().join("out");
+    let o = run_study_sh_with(&tree, &out, FAKE_LONG_RUNNER);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let folder = tree.root().join("gpu-run/results").join(STUDY);
+    let runner = fs::read_to_string(folder.join("runner")).unwrap_or_default();
+    assert_eq!(runner, "SIGINT\n", "the runner is stopped once, by the budget");
+    assert!(
+        !folder.join("helper").exists(),
+        "the stop reaches the runner alone, not its process group"
+    );
 }
 
 #[test]
