@@ -5,7 +5,11 @@ why_kernels.csv and the raw rows, compressed), and prints the table that
 docs/results.md holds ("Why, counted").
 
 Usage: python3 scripts/why_counters.py OUTDIR PROFILES (scripts/why-counters
-summarize OUTDIR passes the profiles it declares)."""
+summarize OUTDIR passes the profiles it declares), or
+python3 scripts/why_counters.py --restudy PROFILES (scripts/why-counters
+restudy): after a study is re-run, sets the study_* columns of each
+committed why.csv beside its counters afresh from the study's runs.csv, with
+no GPU, and prints the table again."""
 
 import csv
 import lzma
@@ -114,17 +118,79 @@ def fastest_config(runs, study, scene, backend, overrides):
     return by_run[run][0], medians[run]
 
 
+# why.csv's columns: the counters, then the study's fastest row beside them.
+FIELDS = [
+    "study", "scene", "overrides", "backend", "size", "spp", "rays", "launches",
+    "launches_per_sample", "warp_inst", "lanes", "warp_inst_per_ray", "registers",
+    "achieved_occupancy", "theoretical_occupancy", "dram_bytes_per_ray", "l2_bytes_per_ray",
+    "local_accesses_per_ray", "kernel_ms", "study_run", "study_wall_ms",
+    "study_launches_per_sample", "study_registers", "study_occupancy", "study_state_bytes",
+]
+
+
+def study_runs(experiment):
+    """The rows of results/<experiment>/runs.csv, or none."""
+    path = Path("results") / experiment / "runs.csv"
+    return list(csv.DictReader(path.open())) if path.exists() else []
+
+
+def study_columns(runs, study, scene, backend, overrides):
+    """why.csv's study_* columns: the study's fastest configuration of
+    `backend` on `scene`, or empty where the study has none."""
+    fastest = fastest_config(runs, study, scene, backend, overrides)
+    row, median_ms = fastest if fastest else (None, None)
+    return {
+        "study_run": row["run"] if row else "",
+        "study_wall_ms": median_ms if row else "",
+        "study_launches_per_sample": int(row["launches"]) / int(row["spp"]) if row else float("nan"),
+        "study_registers": row["registers"] if row else "",
+        "study_occupancy": row["occupancy"] if row else "",
+        "study_state_bytes": row["state_bytes"] if row else "",
+    }
+
+
+def restudy(profiles):
+    """Sets the study_* columns of every profiled experiment's committed
+    why.csv afresh from its runs.csv, and prints the table."""
+    experiments = dict.fromkeys(line.split()[0] for line in profiles.read_text().splitlines())
+    for experiment in experiments:
+        path = Path("results") / experiment / "counters" / "why.csv"
+        if not path.exists():
+            fail(f"{path}: no counters to set beside the study (run `scripts/why-counters run` first)")
+        rows = list(csv.DictReader(path.open()))
+        missing = [f for f in FIELDS if rows and f not in rows[0]]
+        if missing:
+            fail(f"{path}: no column {', '.join(missing)} (written by an older scripts/why-counters?)")
+        runs = study_runs(experiment)
+        for r in rows:
+            overrides = [o for o in r["overrides"].split(";") if o]
+            r.update(study_columns(runs, r["study"], r["scene"], r["backend"], overrides))
+            for field in ("lanes", "warp_inst_per_ray", "l2_bytes_per_ray", "local_accesses_per_ray",
+                          "achieved_occupancy", "study_launches_per_sample"):
+                r[field] = float(r[field])
+        write(path, FIELDS, rows)
+        print_table(experiment, rows)
+
+
+def print_table(experiment, rows):
+    """The rows of docs/results.md's "Why, counted" table for `experiment`."""
+    for r in rows:
+        label = f"{r['scene']} ({r['overrides'].replace(';', ', ')})" if r["overrides"] else r["scene"]
+        wall = f"{float(r['study_wall_ms']):.2f}" if r["study_wall_ms"] else "not run"
+        print(
+            f"| `{experiment}` / `{r['study']}`: {label} | {r['backend']} | {wall} "
+            f"| {r['lanes']:.1f} | {r['warp_inst_per_ray']:.0f} | {r['l2_bytes_per_ray']:.0f} "
+            f"| {r['local_accesses_per_ray']:.1f} | {max(int(x) for x in r['registers'].split('/'))} "
+            f"| {100 * r['achieved_occupancy']:.0f} % | {r['study_launches_per_sample']:.3g} |"
+        )
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--restudy":
+        return restudy(Path(sys.argv[2]))
     if len(sys.argv) != 3:
-        fail("usage: why_counters.py OUTDIR PROFILES")
+        fail("usage: why_counters.py OUTDIR PROFILES, or why_counters.py --restudy PROFILES")
     outdir = Path(sys.argv[1])
-    fields = [
-        "study", "scene", "overrides", "backend", "size", "spp", "rays", "launches",
-        "launches_per_sample", "warp_inst", "lanes", "warp_inst_per_ray", "registers",
-        "achieved_occupancy", "theoretical_occupancy", "dram_bytes_per_ray", "l2_bytes_per_ray",
-        "local_accesses_per_ray", "kernel_ms", "study_run", "study_wall_ms",
-        "study_launches_per_sample", "study_registers", "study_occupancy", "study_state_bytes",
-    ]
     tables = defaultdict(list)
     kernel_tables = defaultdict(list)
     raw_rows = []
@@ -132,8 +198,7 @@ def main():
         experiment, study, scene_path, size, spp, *rest = line.split()
         overrides = [w for w in rest if "=" in w]
         scene = Path(scene_path).stem
-        runs_path = Path("results") / experiment / "runs.csv"
-        runs = list(csv.DictReader(runs_path.open())) if runs_path.exists() else []
+        runs = study_runs(experiment)
         # The profile's files, as `scripts/why-counters run` names them.
         label = f"{study}_{scene}" + "".join("_" + o.replace("=", "") for o in overrides)
         for backend in BACKENDS:
@@ -141,8 +206,6 @@ def main():
             launches = read_ncu(stem.with_suffix(".csv"))
             ray_count, spp_run = rays(stem.with_suffix(".txt"))
             t = totals(launches.values(), stem.with_suffix(".csv"))
-            fastest = fastest_config(runs, study, scene, backend, overrides)
-            row, median_ms = fastest if fastest else (None, None)
             tables[experiment].append({
                 "study": study, "scene": scene, "overrides": ";".join(overrides),
                 "backend": backend, "size": size, "spp": spp_run, "rays": round(ray_count),
@@ -155,12 +218,7 @@ def main():
                 "l2_bytes_per_ray": t["l2_bytes"] / ray_count,
                 "local_accesses_per_ray": (t["local_loads"] + t["local_stores"]) / ray_count,
                 "kernel_ms": t["kernel_ns"] / 1e6,
-                "study_run": row["run"] if row else "",
-                "study_wall_ms": median_ms if row else "",
-                "study_launches_per_sample": int(row["launches"]) / int(row["spp"]) if row else float("nan"),
-                "study_registers": row["registers"] if row else "",
-                "study_occupancy": row["occupancy"] if row else "",
-                "study_state_bytes": row["state_bytes"] if row else "",
+                **study_columns(runs, study, scene, backend, overrides),
             })
             per_kernel = defaultdict(list)
             for kernel, metrics in launches.values():
@@ -185,17 +243,9 @@ def main():
             raw.write(source.read_text())
     for experiment, rows in tables.items():
         dest = Path("results") / experiment / "counters"
-        write(dest / "why.csv", fields, rows)
+        write(dest / "why.csv", FIELDS, rows)
         write(dest / "why_kernels.csv", list(kernel_tables[experiment][0]), kernel_tables[experiment])
-        for r in rows:
-            label = f"{r['scene']} ({r['overrides'].replace(';', ', ')})" if r["overrides"] else r["scene"]
-            wall = f"{float(r['study_wall_ms']):.2f}" if r["study_wall_ms"] else "not run"
-            print(
-                f"| `{experiment}` / `{r['study']}`: {label} | {r['backend']} | {wall} "
-                f"| {r['lanes']:.1f} | {r['warp_inst_per_ray']:.0f} | {r['l2_bytes_per_ray']:.0f} "
-                f"| {r['local_accesses_per_ray']:.1f} | {max(int(x) for x in r['registers'].split('/'))} "
-                f"| {100 * r['achieved_occupancy']:.0f} % | {r['study_launches_per_sample']:.3g} |"
-            )
+        print_table(experiment, rows)
 
 def write(path, fields, rows):
     with path.open("w", newline="") as f:

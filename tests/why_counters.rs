@@ -204,3 +204,67 @@ fn a_profile_without_a_metric_or_a_launch_is_refused_naming_its_file() {
         );
     }
 }
+
+fn restudy(root: &Path) -> Output {
+    Command::new("python3")
+        .arg("scripts/why_counters.py")
+        .args(["--restudy", "profiles.txt"])
+        .current_dir(root)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_re_run_study_is_set_beside_the_counters_afresh_and_the_counters_kept() {
+    let dir = tree(&launch(0, "megakernel_brute", [3000, 48000, 2000], 64, (40.0, 50.0)));
+    let o = summarize(dir.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let why_csv = dir.path().join("results/exp/counters/why.csv");
+    let before = rows(&why_csv);
+    // The study re-run: the megakernel's run 1 now has the least median
+    // (median of 6, 5 and 9.5 is 6 ms, against run 2's 7.25), at 96
+    // registers.
+    let runs = dir.path().join("results/exp/runs.csv");
+    let text = fs::read_to_string(&runs)
+        .unwrap()
+        .replace("s,1,box,,gpu-mega,9.0,1,16,64,0.5,", "s,1,box,,gpu-mega,6.0,1,16,96,0.25,")
+        .replace("s,1,box,,gpu-mega,5.0,1,16,64,0.5,", "s,1,box,,gpu-mega,5.0,1,16,96,0.25,")
+        .replace("s,1,box,,gpu-mega,9.5,1,16,64,0.5,", "s,1,box,,gpu-mega,9.5,1,16,96,0.25,");
+    fs::write(&runs, text).unwrap();
+    let o = restudy(dir.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let after = rows(&why_csv);
+    let mega = &after[0];
+    for (field, want) in [
+        ("study_run", "1"),
+        ("study_wall_ms", "6"),
+        ("study_registers", "96"),
+        ("study_occupancy", "0.25"),
+    ] {
+        assert_eq!(mega[field], want, "megakernel {field}");
+    }
+    for (b, a) in before.iter().zip(&after) {
+        for (field, value) in b {
+            if !field.starts_with("study_") || b["backend"] == "gpu-wave" {
+                assert_eq!(&a[field], value, "{} {field} changed", b["backend"]);
+            }
+        }
+    }
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        table.contains("| `exp` / `s`: box | gpu-mega | 6.00 | 16.0 | 3 | 5 | 0.0 | 64 | 40 % | 0.0625 |"),
+        "{table}"
+    );
+}
+
+#[test]
+fn restudy_without_counters_is_refused_naming_the_file() {
+    let dir = tree("");
+    let o = restudy(dir.path());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "accepted");
+    assert!(
+        err.contains("results/exp/counters/why.csv") && err.contains("no counters"),
+        "{err}"
+    );
+}
