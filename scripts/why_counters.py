@@ -165,23 +165,22 @@ def restudy(profiles):
         for r in rows:
             overrides = [o for o in r["overrides"].split(";") if o]
             r.update(study_columns(runs, r["study"], r["scene"], r["backend"], overrides))
-            for field in ("lanes", "warp_inst_per_ray", "l2_bytes_per_ray", "local_accesses_per_ray",
-                          "achieved_occupancy", "study_launches_per_sample"):
-                r[field] = float(r[field])
         write(path, FIELDS, rows)
         print_table(experiment, rows)
 
 
 def print_table(experiment, rows):
-    """The rows of docs/results.md's "Why, counted" table for `experiment`."""
+    """The rows of docs/results.md's "Why, counted" table for `experiment`
+    (its figures as numbers, or as why.csv's text read back)."""
     for r in rows:
         label = f"{r['scene']} ({r['overrides'].replace(';', ', ')})" if r["overrides"] else r["scene"]
         wall = f"{float(r['study_wall_ms']):.2f}" if r["study_wall_ms"] else "not run"
         print(
             f"| `{experiment}` / `{r['study']}`: {label} | {r['backend']} | {wall} "
-            f"| {r['lanes']:.1f} | {r['warp_inst_per_ray']:.0f} | {r['l2_bytes_per_ray']:.0f} "
-            f"| {r['local_accesses_per_ray']:.1f} | {max(int(x) for x in r['registers'].split('/'))} "
-            f"| {100 * r['achieved_occupancy']:.0f} % | {r['study_launches_per_sample']:.3g} |"
+            f"| {float(r['lanes']):.1f} | {float(r['warp_inst_per_ray']):.0f} "
+            f"| {float(r['l2_bytes_per_ray']):.0f} | {float(r['local_accesses_per_ray']):.1f} "
+            f"| {max(int(x) for x in r['registers'].split('/'))} "
+            f"| {100 * float(r['achieved_occupancy']):.0f} % | {float(r['study_launches_per_sample']):.3g} |"
         )
 
 

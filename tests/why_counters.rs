@@ -89,13 +89,19 @@ fn tree(mega_rows: &str) -> tempfile::TempDir {
     dir
 }
 
-fn summarize(root: &Path) -> Output {
+/// The script run in `root` with `args`.
+fn why_counters(root: &Path, args: [&str; 2]) -> Output {
     Command::new("python3")
         .arg("scripts/why_counters.py")
-        .args(["ncu", "profiles.txt"])
+        .args(args)
         .current_dir(root)
         .output()
         .unwrap()
+}
+
+/// Sums the profiles in `ncu/`.
+fn summarize(root: &Path) -> Output {
+    why_counters(root, ["ncu", "profiles.txt"])
 }
 
 /// `file`'s rows as maps of column to value.
@@ -205,13 +211,9 @@ fn a_profile_without_a_metric_or_a_launch_is_refused_naming_its_file() {
     }
 }
 
+/// Sets the study's columns of the committed why.csv afresh.
 fn restudy(root: &Path) -> Output {
-    Command::new("python3")
-        .arg("scripts/why_counters.py")
-        .args(["--restudy", "profiles.txt"])
-        .current_dir(root)
-        .output()
-        .unwrap()
+    why_counters(root, ["--restudy", "profiles.txt"])
 }
 
 #[test]
