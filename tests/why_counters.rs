@@ -6,6 +6,7 @@
 
 mod util;
 
+use std::collections::HashMap;
 use std::fs;
 use std::path::Path;
 use std::process::{Command, Output};
@@ -105,7 +106,7 @@ fn summarize(root: &Path) -> Output {
 }
 
 /// `file`'s rows as maps of column to value.
-fn rows(file: &Path) -> Vec<std::collections::HashMap<String, String>> {
+fn rows(file: &Path) -> Vec<HashMap<String, String>> {
     let text = fs::read_to_string(file).unwrap();
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
@@ -120,6 +121,19 @@ fn rows(file: &Path) -> Vec<std::collections::HashMap<String, String>> {
         .collect()
 }
 
+/// Asserts each `(field, value)` of `want` in `row`, naming `who`.
+fn assert_fields(row: &HashMap<String, String>, who: &str, want: &[(&str, &str)]) {
+    for (field, value) in want {
+        assert_eq!(row[*field], *value, "{who} {field}");
+    }
+}
+
+/// Asserts that the table the script printed holds `line`.
+fn assert_table_has(o: &Output, line: &str) {
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(table.contains(line), "{table}");
+}
+
 #[test]
 fn each_back_end_is_summed_per_ray_beside_its_fastest_row_and_each_kernel_apart() {
     let dir = tree(&launch(0, "megakernel_brute", [3000, 48000, 2000], 64, (40.0, 50.0)));
@@ -129,45 +143,49 @@ fn each_back_end_is_summed_per_ray_beside_its_fastest_row_and_each_kernel_apart(
     let why = rows(&counters.join("why.csv"));
     let (mega, wave) = (&why[0], &why[1]);
     // The megakernel: 3000 warp instructions at 16 lanes over 1000 rays.
-    for (field, want) in [
-        ("backend", "gpu-mega"),
-        ("rays", "1000"),
-        ("launches", "1"),
-        ("lanes", "16"),
-        ("warp_inst_per_ray", "3"),
-        ("l2_bytes_per_ray", "5"),
-        ("dram_bytes_per_ray", "1"),
-        ("local_accesses_per_ray", "0.03"),
-        ("registers", "64"),
-        ("achieved_occupancy", "0.4"),
-        // Run 2's median (7.25 ms) beats run 1's (9 ms), though run 1 has
-        // the fastest single repetition.
-        ("study_run", "2"),
-        ("study_wall_ms", "7.25"),
-        ("study_launches_per_sample", "0.0625"),
-    ] {
-        assert_eq!(mega[field], want, "megakernel {field}");
-    }
+    assert_fields(
+        mega,
+        "megakernel",
+        &[
+            ("backend", "gpu-mega"),
+            ("rays", "1000"),
+            ("launches", "1"),
+            ("lanes", "16"),
+            ("warp_inst_per_ray", "3"),
+            ("l2_bytes_per_ray", "5"),
+            ("dram_bytes_per_ray", "1"),
+            ("local_accesses_per_ray", "0.03"),
+            ("registers", "64"),
+            ("achieved_occupancy", "0.4"),
+            // Run 2's median (7.25 ms) beats run 1's (9 ms), though run 1 has
+            // the fastest single repetition.
+            ("study_run", "2"),
+            ("study_wall_ms", "7.25"),
+            ("study_launches_per_sample", "0.0625"),
+        ],
+    );
     // The wavefront: 2000 warp instructions and 48000 thread instructions
     // over two launches (24 lanes), occupancies weighted by 3000 and 1000
     // ns: (60·3 + 20·1)/4 = 50 % achieved, (100·3 + 50·1)/4 = 87.5 % at
     // most; traffic counted twice; the fastest row of its scene, not of
     // another.
-    for (field, want) in [
-        ("launches", "2"),
-        ("launches_per_sample", "0.5"),
-        ("lanes", "24"),
-        ("warp_inst_per_ray", "2"),
-        ("l2_bytes_per_ray", "10"),
-        ("registers", "32/80"),
-        ("achieved_occupancy", "0.5"),
-        ("theoretical_occupancy", "0.875"),
-        ("study_run", "3"),
-        ("study_launches_per_sample", "3"),
-        ("study_state_bytes", "1048576"),
-    ] {
-        assert_eq!(wave[field], want, "wavefront {field}");
-    }
+    assert_fields(
+        wave,
+        "wavefront",
+        &[
+            ("launches", "2"),
+            ("launches_per_sample", "0.5"),
+            ("lanes", "24"),
+            ("warp_inst_per_ray", "2"),
+            ("l2_bytes_per_ray", "10"),
+            ("registers", "32/80"),
+            ("achieved_occupancy", "0.5"),
+            ("theoretical_occupancy", "0.875"),
+            ("study_run", "3"),
+            ("study_launches_per_sample", "3"),
+            ("study_state_bytes", "1048576"),
+        ],
+    );
     let kernels = rows(&counters.join("why_kernels.csv"));
     let lanes: Vec<(&str, &str)> = kernels
         .iter()
@@ -178,10 +196,9 @@ fn each_back_end_is_summed_per_ray_beside_its_fastest_row_and_each_kernel_apart(
         counters.join("ncu_s_box_gpu-wave.csv.xz").is_file(),
         "the raw rows are kept"
     );
-    let table = String::from_utf8_lossy(&o.stdout);
-    assert!(
-        table.contains("| `exp` / `s`: box | gpu-wave | 8.00 | 24.0 | 2 | 10 | 0.1 | 80 | 50 % | 3 |"),
-        "{table}"
+    assert_table_has(
+        &o,
+        "| `exp` / `s`: box | gpu-wave | 8.00 | 24.0 | 2 | 10 | 0.1 | 80 | 50 % | 3 |",
     );
 }
 
@@ -236,14 +253,16 @@ fn a_re_run_study_is_set_beside_the_counters_afresh_and_the_counters_kept() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let after = rows(&why_csv);
     let mega = &after[0];
-    for (field, want) in [
-        ("study_run", "1"),
-        ("study_wall_ms", "6"),
-        ("study_registers", "96"),
-        ("study_occupancy", "0.25"),
-    ] {
-        assert_eq!(mega[field], want, "megakernel {field}");
-    }
+    assert_fields(
+        mega,
+        "megakernel",
+        &[
+            ("study_run", "1"),
+            ("study_wall_ms", "6"),
+            ("study_registers", "96"),
+            ("study_occupancy", "0.25"),
+        ],
+    );
     for (b, a) in before.iter().zip(&after) {
         for (field, value) in b {
             if !field.starts_with("study_") || b["backend"] == "gpu-wave" {
@@ -251,10 +270,9 @@ fn a_re_run_study_is_set_beside_the_counters_afresh_and_the_counters_kept() {
             }
         }
     }
-    let table = String::from_utf8_lossy(&o.stdout);
-    assert!(
-        table.contains("| `exp` / `s`: box | gpu-mega | 6.00 | 16.0 | 3 | 5 | 0.0 | 64 | 40 % | 0.0625 |"),
-        "{table}"
+    assert_table_has(
+        &o,
+        "| `exp` / `s`: box | gpu-mega | 6.00 | 16.0 | 3 | 5 | 0.0 | 64 | 40 % | 0.0625 |",
     );
 }
 
