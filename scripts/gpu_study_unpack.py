@@ -17,8 +17,10 @@ passed, in this order:
    tarball, naming the member, before a byte is extracted.
 2. The members are extracted into a staging folder beside RESULTS.
 3. Each study folder is checked whole: its name is a study's (a plain NAME
-   with experiments/NAME.toml, or NAME_COMMIT for a run of a --reference
-   binary, whose manifest names that commit; never `figures`), its
+   with experiments/NAME.toml, NAME_COMMIT for a run of a --reference
+   binary, whose manifest names that commit, or NAME_gpusN and
+   NAME_ranksN for its run spread over N GPUs or MPI ranks, whose manifest
+   records N GPUs, or rows of ranks below N; never `figures`), its
    manifest.toml is TOML that records a run of experiments/NAME.toml, and
    every study in it has a status. A study whose status is not `complete`
    (or `complete, with skipped runs`), or whose folder has no manifest, was
@@ -52,6 +54,10 @@ except ImportError:
 NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*")
 # A run of a --reference binary: NAME_COMMIT (study.sh names it so).
 REFERENCE_RUN = re.compile(r"(.+)_([0-9a-f]{7,40})")
+# A run spread over N GPUs (--spread) or N MPI ranks (--ranks): NAME_gpusN,
+# NAME_ranksN, N from 2 (host/src/experiment/report/scale_out.rs reads the
+# same names).
+SPREAD_RUN = re.compile(r"(.+)_(gpus|ranks)([2-9]|[1-9][0-9]+)")
 # The files a study writes; what else its folder holds stays.
 OWN_FILES = ("runs.csv", "kernels.csv", "manifest.toml", "report.md")
 FIGURES = "figures"
@@ -135,23 +141,57 @@ def extract(tar, members, stage):
             shutil.copyfileobj(src, dst)
 
 
+class Run:
+    """What a study folder's name says of its run: the config it ran
+    (experiments/BASE.toml), the commit of the --reference binary that ran
+    it (None for this checkout's own), and the spread over GPUs or ranks
+    (`gpus` or `ranks`, and how many; None for one GPU)."""
+
+    def __init__(self, base, commit=None, spread=None):
+        self.base, self.commit, self.spread = base, commit, spread
+
+
 def config_of(name):
-    """The config a study folder's name stands for, and the commit of the
-    --reference binary that ran it (None for this checkout's own)."""
+    """The run a study folder's name stands for."""
     if os.path.isfile(f"experiments/{name}.toml"):
-        return name, None
+        return Run(name)
     run = REFERENCE_RUN.fullmatch(name)
     if run and os.path.isfile(f"experiments/{run[1]}.toml"):
-        return run[1], run[2]
+        return Run(run[1], commit=run[2])
+    run = SPREAD_RUN.fullmatch(name)
+    if run and os.path.isfile(f"experiments/{run[1]}.toml"):
+        return Run(run[1], spread=(run[2], int(run[3])))
     raise Refused(
         f"{name}: no experiments/{name}.toml (a study folder is named NAME for experiments/NAME.toml, "
-        "or NAME_COMMIT for its run with a --reference binary)"
+        "NAME_COMMIT for its run with a --reference binary, or NAME_gpusN and NAME_ranksN for its run "
+        "spread over N GPUs or MPI ranks)"
     )
 
 
-def cut_short(name, folder, base, commit):
+def check_spread(name, manifest, spread):
+    """Refuses a manifest whose run was not spread as the folder's name
+    says: over N GPUs, N `[[devices]]`; over N ranks, rows from two ranks
+    or more (`[[rank]]`), each below N."""
+    kind, n = spread
+    if kind == "gpus":
+        devices = manifest.get("devices")
+        opened = len(devices) if isinstance(devices, list) else 1
+        if opened != n:
+            raise Refused(f"{name}/manifest.toml: the run opened {opened} GPU(s) ([[devices]]), not {n} as the folder's name says")
+        return
+    ranks = manifest.get("rank")
+    numbers = [r.get("rank") for r in ranks if isinstance(r, dict)] if isinstance(ranks, list) else []
+    if len(numbers) < 2 or not all(isinstance(k, int) and 0 <= k < n for k in numbers):
+        raise Refused(
+            f"{name}/manifest.toml: [[rank]] lists ranks {numbers}, not the rows of 2 to {n} MPI ranks "
+            f"numbered below {n} as the folder's name says"
+        )
+
+
+def cut_short(name, folder, run):
     """Why the staged study `folder` was cut short (None if it finished);
-    refuses a manifest that is not one of a run of `base`."""
+    refuses a manifest that is not one of `run`."""
+    base, commit = run.base, run.commit
     path = os.path.join(folder, "manifest.toml")
     if not os.path.exists(path):
         return "it has no manifest.toml (the run did not start)"
@@ -179,6 +219,8 @@ def cut_short(name, folder, base, commit):
             raise Refused(f"{name}/manifest.toml: study `{label}` has no status")
         if status != "complete" and not status.startswith("complete, "):
             return f"study `{label}` is {status!r}"
+    if run.spread is not None:
+        check_spread(name, manifest, run.spread)
     return None
 
 
@@ -258,8 +300,7 @@ def unpack(archive, results, wavepath):
             accepted = []
             for name in names:
                 folder = os.path.join(new, name)
-                base, commit = config_of(name)
-                why = cut_short(name, folder, base, commit)
+                why = cut_short(name, folder, config_of(name))
                 if why:
                     print(f"gpu-study: {name} was cut short ({why}); left out (run it again with a larger --budget)", file=sys.stderr)
                     continue

@@ -44,10 +44,14 @@ impl Tree {
             let file = format!("experiments/{config}.toml");
             fs::copy(repo(&file), root.join(file)).unwrap();
         }
-        // scripts/gpu-pack's stand-in: notes that it ran, and packs a binary.
+        // scripts/gpu-pack's stand-in: notes that it ran, and packs a binary
+        // (with --mpi, the MPI build and an MPI runtime: FAKE_MPI_RUN).
         let pack = root.join("scripts/gpu-pack");
-        fs::write(&pack, "#!/usr/bin/env bash\nset -e\ncd \"$(dirname \"$0\")/..\"\nmkdir -p gpu-run\ntouch gpu-run/built\necho binary | xz >gpu-run/wavepath.xz\n").unwrap();
+        fs::write(&pack, FAKE_GPU_PACK).unwrap();
         make_executable(&pack);
+        let mpi_run = root.join("scripts/fake-mpi-run");
+        fs::write(&mpi_run, FAKE_MPI_RUN).unwrap();
+        make_executable(&mpi_run);
         let installed = root.join("results").join(STUDY);
         copy_study(STUDY, &installed);
         fs::write(installed.join("report.md"), "OLD REPORT\n").unwrap();
@@ -88,6 +92,36 @@ impl Tree {
         self.gpu_study(&["unpack", path.to_str().unwrap()])
     }
 }
+
+/// A stand-in for `scripts/gpu-pack`: `gpu-run/built` and a packed
+/// binary; with `--mpi`, `gpu-run/built-mpi`, the MPI build and
+/// `gpu-run/mpi.tar.xz` holding [`FAKE_MPI_RUN`] as `mpi/run`.
+const FAKE_GPU_PACK: &str = r#"#!/usr/bin/env bash
+set -e
+cd "$(dirname "$0")/.."
+mkdir -p gpu-run
+if [[ ${1:-} == --mpi ]]; then
+  touch gpu-run/built-mpi
+  echo binary | xz >gpu-run/wavepath-mpi.xz
+  stage=$(mktemp -d)
+  mkdir "$stage/mpi"
+  cp scripts/fake-mpi-run "$stage/mpi/run"
+  tar -C "$stage" -cJf gpu-run/mpi.tar.xz mpi
+  rm -rf "$stage"
+else
+  touch gpu-run/built
+  echo binary | xz >gpu-run/wavepath.xz
+fi
+"#;
+
+/// A stand-in for MPICH's `mpiexec -n N`: runs the command once, with
+/// `FAKE_RANKS=N` in its environment.
+const FAKE_MPI_RUN: &str = r#"#!/usr/bin/env bash
+[[ $1 == -n ]] || exit 2
+export FAKE_RANKS=$2
+shift 2
+exec "$@"
+"#;
 
 fn make_executable(path: &Path) {
     use std::os::unix::fs::PermissionsExt;
@@ -340,6 +374,38 @@ fn unpack_installs_a_whole_study_with_its_report_written_afresh() {
 }
 
 #[test]
+fn unpack_installs_spreads_whose_manifests_agree_with_their_names() {
+    let tree = Tree::new();
+    let manifest = fs::read_to_string(repo(&format!("results/{STUDY}/manifest.toml"))).unwrap();
+    let device = &manifest[manifest.find("[device]").unwrap()..manifest.find("[build]").unwrap()];
+    let gpus = manifest.clone() + &device.replace("[device]", "\n[[devices]]").repeat(2);
+    let ranks = manifest.clone()
+        + &(0..2)
+            .map(|k| format!("\n[[rank]]\nrank = {k}\nhost = \"h\"\nrows = 1\nrender_s = 1.0\n"))
+            .collect::<String>();
+    let (over_gpus, over_ranks) = (format!("{STUDY}_gpus2"), format!("{STUDY}_ranks2"));
+    let o = tree.unpack(|t| {
+        t.study_as(STUDY, &over_gpus, &[], Some(("manifest.toml", &gpus)))
+            .study_as(STUDY, &over_ranks, &[], Some(("manifest.toml", &ranks)));
+    });
+    assert!(o.status.success(), "{}", stderr(&o));
+    let results = tree.root().join("results");
+    for name in [&over_gpus, &over_ranks] {
+        assert!(
+            results.join(name).join("report.md").is_file(),
+            "{name}: installed with its report"
+        );
+    }
+    let summary = fs::read_to_string(results.join("SUMMARY.md")).unwrap();
+    for line in [
+        format!("| 2 GPUs (`--devices`) | [`{over_gpus}`]({over_gpus}/report.md) |"),
+        format!("| 2 MPI ranks, a GPU each | [`{over_ranks}`]({over_ranks}/report.md) |"),
+    ] {
+        assert!(summary.contains(&line), "{line}\n{summary}");
+    }
+}
+
+#[test]
 fn unpack_leaves_out_a_study_its_manifest_says_was_cut_short() {
     let manifest = fs::read_to_string(repo(&format!("results/{STUDY}/manifest.toml"))).unwrap();
     assert!(manifest.contains("\nstatus = \"complete\"\n"));
@@ -388,6 +454,23 @@ fn a_refused_tarball_leaves_results_as_it_was() {
                 let text = runs.replacen(",512,512,64,", ",512,512,sixty-four,", 1);
                 t.study(REFERENCE_RUN)
                     .study_as(STUDY, STUDY, &[], Some(("runs.csv", &text)));
+            }),
+        ),
+        (
+            "a spread over two GPUs whose run opened one",
+            &[
+                "regression_check_nee_gpus2/manifest.toml: the run opened 1 GPU(s)",
+                "not 2 as the folder's name says",
+            ],
+            Box::new(|t| {
+                t.study(STUDY).study_as(STUDY, "regression_check_nee_gpus2", &[], None);
+            }),
+        ),
+        (
+            "a spread over two ranks made by one process",
+            &["regression_check_nee_ranks2/manifest.toml: [[rank]] lists ranks []"],
+            Box::new(|t| {
+                t.study(STUDY).study_as(STUDY, "regression_check_nee_ranks2", &[], None);
             }),
         ),
         (
@@ -533,6 +616,39 @@ fn pack_checks_every_argument_before_it_clears_or_builds() {
             "--slots takes a number of GPUs",
         ),
         (
+            "a spread of one GPU",
+            &["--spread", "1", STUDY],
+            "`1` is not a count of GPUs from 2 to 16",
+        ),
+        ("a spread past 16 GPUs", &["--spread", "2,17", STUDY], "`17`"),
+        ("an octal-looking spread", &["--spread", "04", STUDY], "`04`"),
+        (
+            "a spread twice",
+            &["--spread", "2,4,2", STUDY],
+            "--spread: 2 is named twice",
+        ),
+        (
+            "a spread with an empty entry",
+            &["--spread", "2,,4", STUDY],
+            "`2,,4` is not a comma-separated list",
+        ),
+        ("an empty spread", &["--spread", "", STUDY], "--spread: `` is not"),
+        (
+            "a glob for ranks",
+            &["--ranks", "*", STUDY],
+            "--ranks: `*` is not a count",
+        ),
+        (
+            "ranks without their counts",
+            &["--ranks"],
+            "--ranks takes MPI rank counts",
+        ),
+        (
+            "ranks in slots",
+            &["--slots", "2", "--ranks", "2", STUDY],
+            "they need --slots 1",
+        ),
+        (
             "a command in a name",
             &["x$(touch INJECTED)"],
             "`x$(touch INJECTED)` is not a study's name",
@@ -625,15 +741,17 @@ fn run_study_sh(tree: &Tree, out: &Path) -> Output {
 }
 
 /// Runs the packed study.sh of `tree` with `binary` as the packed binary
-/// and the stand-in `nvidia-smi`, its output in `out`.
+/// (and its MPI build) and the stand-in `nvidia-smi`, its output in `out`.
 fn run_study_sh_with(tree: &Tree, out: &Path, binary: &str) -> Output {
     let bin = tree.dir.path().join("bin");
     fs::create_dir_all(&bin).unwrap();
     fs::write(bin.join("nvidia-smi"), FAKE_NVIDIA_SMI).unwrap();
     make_executable(&bin.join("nvidia-smi"));
-    let path = tree.root().join("gpu-run/wavepath");
-    fs::write(&path, binary).unwrap();
-    make_executable(&path);
+    for name in ["wavepath", "wavepath-mpi"] {
+        let path = tree.root().join("gpu-run").join(name);
+        fs::write(&path, binary).unwrap();
+        make_executable(&path);
+    }
     Command::new("bash")
         .arg("gpu-run/study.sh")
         .current_dir(tree.root())
@@ -808,6 +926,111 @@ fn more_slots_than_gpus_runs_nothing_and_says_so() {
         stderr(&o).contains("3 slots need 3 GPUs; this host has 2"),
         "{}",
         stderr(&o)
+    );
+    assert!(!tree.root().join(format!("gpu-run/results/{STUDY}")).exists());
+}
+
+/// A stand-in for the packed binary and its MPI build: every scene
+/// verifies identical, a render writes one image however many ranks
+/// render it (unless `FAKE_IMAGE_BY_RANKS` names the variable that holds
+/// them), and an experiment notes in its folder the ranks it ran over
+/// and its arguments.
+const FAKE_SPREAD_BINARY: &str = r#"#!/usr/bin/env bash
+case $1 in
+  --version) echo "wavepath 0.1.0 (commit 1234567abcde)" ;;
+  verify) echo "$*: IDENTICAL" ;;
+  render)
+    while [[ $# -gt 0 && $1 != --out ]]; do shift; done
+    echo "image${FAKE_IMAGE_BY_RANKS:+ of ${FAKE_RANKS:-one process}}" >"$2" ;;
+  experiment)
+    mkdir -p "$4"
+    echo "ranks ${FAKE_RANKS:-none} args ${*:2}" >"$4/ran.txt" ;;
+esac
+"#;
+
+#[test]
+fn spreads_run_each_study_again_over_gpus_and_mpi_ranks_after_checking_the_ranks_image() {
+    let tree = Tree::new();
+    // A study whose runs split images over GPUs themselves.
+    fs::write(
+        tree.root().join("experiments/splits.toml"),
+        "[[study]]\nname = \"s\"\nsweep = { gpus = [1, 2] }\n",
+    )
+    .unwrap();
+    let o = tree.gpu_study(&["pack", "--spread", "2", "--ranks", "2", STUDY, "splits"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run = tree.root().join("gpu-run");
+    assert!(
+        run.join("built-mpi").exists() && run.join("mpi.tar.xz").exists(),
+        "--ranks packs the MPI build"
+    );
+    let out = tree.dir.path().join("out");
+    let o = run_study_sh_with(&tree, &out, FAKE_SPREAD_BINARY);
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    let ran = |folder: &str| fs::read_to_string(run.join("results").join(folder).join("ran.txt")).unwrap();
+    let args = |folder: &str| format!("experiments/{STUDY}.toml --out gpu-run/results/{folder} --quiet");
+    assert_eq!(ran(STUDY), format!("ranks none args {}\n", args(STUDY)));
+    let gpus = format!("{STUDY}_gpus2");
+    assert_eq!(ran(&gpus), format!("ranks none args {} --devices 0,1\n", args(&gpus)));
+    let ranks = format!("{STUDY}_ranks2");
+    assert_eq!(ran(&ranks), format!("ranks 2 args {}\n", args(&ranks)));
+    assert!(ran("splits").starts_with("ranks none args experiments/splits.toml"));
+    for unspread in ["splits_gpus2", "splits_ranks2"] {
+        assert!(!run.join("results").join(unspread).exists(), "{unspread}");
+    }
+    let log = fs::read_to_string(out.join("studies.log")).unwrap();
+    assert!(
+        log.contains("== splits: not spread: its runs split images over GPUs themselves (gpus)"),
+        "{log}"
+    );
+
+    // Every scene rendered the one-process image over the ranks, on both
+    // GPU back ends, before any study ran.
+    let verified = fs::read_to_string(out.join("verify.txt")).unwrap();
+    let scenes = fs::read_dir(tree.root().join("scenes")).unwrap().count();
+    let over_ranks: Vec<&str> = verified.lines().filter(|l| l.contains("over 2 MPI ranks")).collect();
+    assert_eq!(over_ranks.len(), 2 * scenes, "{verified}");
+    assert!(over_ranks.iter().all(|l| l.ends_with(": IDENTICAL")), "{verified}");
+
+    let list = Command::new("tar")
+        .args(["tzf", out.join("studies.tgz").to_str().unwrap()])
+        .output()
+        .unwrap();
+    let mut folders: Vec<String> = String::from_utf8_lossy(&list.stdout)
+        .lines()
+        .filter_map(|l| l.split('/').next().map(String::from))
+        .collect();
+    folders.sort();
+    folders.dedup();
+    assert_eq!(folders, [STUDY.to_string(), gpus, ranks, "splits".into()]);
+}
+
+#[test]
+fn a_spread_the_host_cannot_give_or_an_mpi_image_unlike_one_process_runs_nothing() {
+    let tree = Tree::new();
+    let o = tree.gpu_study(&["pack", "--spread", "2", "--ranks", "4", STUDY]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = tree.dir.path().join("out");
+    let o = run_study_sh_with(&tree, &out, FAKE_SPREAD_BINARY);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("spreading a study over 4 GPUs (--spread, --ranks) needs 4; this host has 2"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!tree.root().join(format!("gpu-run/results/{STUDY}")).exists());
+
+    let o = tree.gpu_study(&["pack", "--ranks", "2", STUDY]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let differs = FAKE_SPREAD_BINARY.replace("FAKE_IMAGE_BY_RANKS", "FAKE_RANKS");
+    let o = run_study_sh_with(&tree, &out, &differs);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no study run"), "{}", stderr(&o));
+    let verified = fs::read_to_string(out.join("verify.txt")).unwrap();
+    assert!(
+        verified.contains("over 2 MPI ranks: DIFFERS from one process's image"),
+        "{verified}"
     );
     assert!(!tree.root().join(format!("gpu-run/results/{STUDY}")).exists());
 }

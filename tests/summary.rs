@@ -141,6 +141,96 @@ fn fixture_results(dir: &Path) -> PathBuf {
     results
 }
 
+/// `results/fixture` copied to `results/NAME`, its manifest's dates
+/// `started`..`finished` with `extra` appended, and each GPU row given to
+/// worker `i % workers` in `column` (`gpu_ordinal` or `rank`).
+fn spread_copy(
+    results: &Path,
+    name: &str,
+    (started, finished): (&str, &str),
+    extra: &str,
+    column: &str,
+    workers: usize,
+) {
+    let (from, to) = (results.join("fixture"), results.join(name));
+    std::fs::create_dir_all(&to).unwrap();
+    let manifest = std::fs::read_to_string(from.join("manifest.toml"))
+        .unwrap()
+        .replace("2026-11-22T04:00:00Z", started)
+        .replace("2026-11-22T04:10:00Z", finished);
+    std::fs::write(to.join("manifest.toml"), manifest + extra).unwrap();
+    let mut reader = csv::Reader::from_path(from.join("runs.csv")).unwrap();
+    let mut writer = csv::Writer::from_path(to.join("runs.csv")).unwrap();
+    let headers = reader.headers().unwrap().clone();
+    let backend = headers.iter().position(|h| h == "backend").unwrap();
+    writer.write_record(headers.iter().chain([column])).unwrap();
+    for (i, record) in reader.records().enumerate() {
+        let record = record.unwrap();
+        let worker = if record[backend].starts_with("gpu") {
+            (i % workers).to_string()
+        } else {
+            String::new()
+        };
+        writer.write_record(record.iter().chain([worker.as_str()])).unwrap();
+    }
+    writer.flush().unwrap();
+}
+
+#[test]
+fn spreads_over_gpus_and_ranks_are_set_against_one_gpu_and_kept_out_of_the_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = fixture_results(dir.path());
+    let alone = summary(&results).unwrap().markdown;
+    assert!(
+        !alone.contains("## Over several GPUs"),
+        "no spread, no section:\n{alone}"
+    );
+    let device = std::fs::read_to_string(results.join("fixture/manifest.toml")).unwrap();
+    let device = &device[device.find("[device]").unwrap()..device.find("[build]").unwrap()];
+    let devices = device.replace("[device]", "[[devices]]").repeat(2);
+    // The one-GPU run took 600 s; two GPUs 300 s; two ranks 315 s, one
+    // of whose ranks made no row.
+    spread_copy(
+        &results,
+        "fixture_gpus2",
+        ("2026-11-23T04:00:00Z", "2026-11-23T04:05:00Z"),
+        &devices,
+        "gpu_ordinal",
+        2,
+    );
+    spread_copy(
+        &results,
+        "fixture_ranks2",
+        ("2026-11-24T04:00:00Z", "2026-11-24T04:05:15Z"),
+        "",
+        "rank",
+        1,
+    );
+    let text = summary(&results).unwrap().markdown;
+    let section = &text[text.find("## Over several GPUs").expect("the section")..];
+    let section = &section[..section.find("\n## ").unwrap_or(section.len())];
+    let lines: Vec<&str> = section.lines().filter(|l| l.starts_with("| [`fixture`]")).collect();
+    assert_eq!(lines.len(), 2, "{section}");
+    assert!(
+        lines[0].starts_with("| [`fixture`](fixture/report.md) | 2 GPUs (`--devices`) | [`fixture_gpus2`](fixture_gpus2/report.md) | 300 | 600 | 2.00x | – | "),
+        "{section}"
+    );
+    assert!(lines[0].contains("% | yes | "), "{section}");
+    assert!(
+        lines[1].contains("| 315 | 600 | 1.90x | 1.050 | – | 1 of 2 ranks made rows |"),
+        "{section}"
+    );
+    // The spreads' rows are the one-GPU run's measurements again: the
+    // answer and the tables above cite `fixture` alone, as without them.
+    let before = &alone[..alone.find("## Where each figure comes from").unwrap()];
+    let after = &text[..text.find("## Over several GPUs").unwrap()];
+    assert_eq!(before, after);
+    let sources = &text[text.find("## Where each figure comes from").unwrap()..];
+    for name in ["fixture_gpus2", "fixture_ranks2"] {
+        assert!(sources.contains(&format!("[`{name}`]({name}/report.md)")), "{sources}");
+    }
+}
+
 #[test]
 fn files_of_the_tree_that_are_not_regular_are_refused_unread() {
     for (file, make, expect) in [

@@ -20,7 +20,9 @@
 //! - `summary`: `RESULTS/SUMMARY.md`, the headline figures of every folder;
 //! - `answer`: the summary's first section and its figure, the wavefront
 //!   against the megakernel per study;
-//! - `as_run`: whether a folder's config, inputs and source are as run.
+//! - `as_run`: whether a folder's config, inputs and source are as run;
+//! - `scale_out`: the summary's section on experiments spread over GPUs
+//!   or MPI ranks, against one GPU.
 
 pub mod answer;
 mod as_run;
@@ -29,6 +31,7 @@ mod figures;
 mod input;
 mod markdown;
 pub mod peers;
+mod scale_out;
 mod scaling;
 pub mod stats;
 pub mod summary;
