@@ -761,6 +761,19 @@ fn run_study_sh_with(tree: &Tree, out: &Path, binary: &str) -> Output {
         .unwrap()
 }
 
+/// The study folders of the tarball at `path`, in the order it holds
+/// them.
+fn tarball_folders(path: &Path) -> Vec<String> {
+    let list = Command::new("tar").arg("tzf").arg(path).output().unwrap();
+    assert!(list.status.success(), "{}", stderr(&list));
+    let mut folders: Vec<String> = String::from_utf8_lossy(&list.stdout)
+        .lines()
+        .filter_map(|l| l.split('/').next().map(String::from))
+        .collect();
+    folders.dedup();
+    folders
+}
+
 #[test]
 fn slots_run_each_study_once_on_their_own_gpu_and_cpus_and_pack_their_own() {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -814,15 +827,7 @@ fn slots_run_each_study_once_on_their_own_gpu_and_cpus_and_pack_their_own() {
         if ran.is_empty() {
             continue;
         }
-        let list = Command::new("tar")
-            .args(["tzf", out.join(format!("slot{i}/studies.tgz")).to_str().unwrap()])
-            .output()
-            .unwrap();
-        let mut folders: Vec<String> = String::from_utf8_lossy(&list.stdout)
-            .lines()
-            .filter_map(|l| l.split('/').next().map(String::from))
-            .collect();
-        folders.dedup();
+        let folders = tarball_folders(&out.join(format!("slot{i}/studies.tgz")));
         assert_eq!(folders, ran, "slot {i} packs what it ran, nothing of the other's");
         packed.extend(ran);
     }
@@ -993,16 +998,8 @@ fn spreads_run_each_study_again_over_gpus_and_mpi_ranks_after_checking_the_ranks
     assert_eq!(over_ranks.len(), 2 * scenes, "{verified}");
     assert!(over_ranks.iter().all(|l| l.ends_with(": IDENTICAL")), "{verified}");
 
-    let list = Command::new("tar")
-        .args(["tzf", out.join("studies.tgz").to_str().unwrap()])
-        .output()
-        .unwrap();
-    let mut folders: Vec<String> = String::from_utf8_lossy(&list.stdout)
-        .lines()
-        .filter_map(|l| l.split('/').next().map(String::from))
-        .collect();
+    let mut folders = tarball_folders(&out.join("studies.tgz"));
     folders.sort();
-    folders.dedup();
     assert_eq!(folders, [STUDY.to_string(), gpus, ranks, "splits".into()]);
 }
 
@@ -1033,4 +1030,30 @@ fn a_spread_the_host_cannot_give_or_an_mpi_image_unlike_one_process_runs_nothing
         "{verified}"
     );
     assert!(!tree.root().join(format!("gpu-run/results/{STUDY}")).exists());
+}
+
+#[test]
+fn a_run_that_never_starts_leaves_the_other_studies_packed() {
+    let tree = Tree::new();
+    fs::write(tree.root().join("experiments/first.toml"), "").unwrap();
+    let o = tree.gpu_study(&["pack", "--spread", "2", "first", STUDY]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Every run spread over GPUs is refused before it writes anything.
+    let refusing = FAKE_SPREAD_BINARY.replace(
+        "  experiment)\n",
+        "  experiment)\n    [[ $* == *--devices* ]] && { echo 'no device 1' >&2; exit 1; }\n",
+    );
+    let out = tree.dir.path().join("out");
+    let o = run_study_sh_with(&tree, &out, &refusing);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let log = fs::read_to_string(out.join("studies.log")).unwrap();
+    for line in [
+        "== first: no first_gpus2: the run did not start".to_string(),
+        format!("== {STUDY}: no {STUDY}_gpus2: the run did not start"),
+    ] {
+        assert!(log.contains(&line), "{line}\n{log}");
+    }
+    let mut folders = tarball_folders(&out.join("studies.tgz"));
+    folders.sort();
+    assert_eq!(folders, ["first", STUDY], "the studies that ran, both packed");
 }
