@@ -989,6 +989,19 @@ fn spreads_run_each_study_again_over_gpus_and_mpi_ranks_after_checking_the_ranks
         log.contains("== splits: not spread: its runs split images over GPUs themselves (gpus)"),
         "{log}"
     );
+    // The spread study ran first over both GPUs, unpacked, to warm the
+    // driver's kernel cache; the unspread one did not.
+    let runs: Vec<&str> = log.lines().filter(|l| l.starts_with("== ")).collect();
+    assert!(
+        runs[0] == format!("== {STUDY}: warming the driver's kernel cache over 2 GPUs (not packed)")
+            && runs[1].starts_with(&format!("== {STUDY} with gpu-run/wavepath into {STUDY} ")),
+        "{log}"
+    );
+    assert_eq!(log.matches("warming").count(), 1, "{log}");
+    assert!(
+        !run.join("warm").join(STUDY).exists(),
+        "the warm-up's folder is removed"
+    );
 
     // Every scene rendered the one-process image over the ranks, on both
     // GPU back ends, before any study ran.

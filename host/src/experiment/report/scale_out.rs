@@ -203,9 +203,12 @@ pub fn section(entries: &[Entry]) -> String {
          manifest (each session's start to its end: CPU runs, parity checks, warm-ups and \
          timed repetitions), and the speedup (above 1: the spread is faster). Every timed \
          row ran alone on its GPU, so a spread's rows repeat the one-GPU run's and stand \
-         here only. MPI ÷ `--devices`: the ranks' wall time over that of as many GPUs in \
-         one process (1: MPI costs nothing). Imbalance: the busiest GPU's or rank's render \
-         time over the mean, less one.\n\n",
+         here only. The driver compiles each kernel on its first use (seconds for a \
+         megakernel) and caches it, so the runs compared must all find their kernels \
+         compiled: `scripts/gpu-study` runs such a study once, unpacked, before them. \
+         MPI ÷ `--devices`: the ranks' wall time over that of as many GPUs in one process \
+         (1: MPI costs nothing). Imbalance: the busiest GPU's or rank's render time over \
+         the mean, less one.\n\n",
     );
     out += &table_head(&[
         "experiment",
