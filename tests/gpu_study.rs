@@ -949,7 +949,8 @@ case $1 in
     echo "image${FAKE_IMAGE_BY_RANKS:+ of ${FAKE_RANKS:-one process}}" >"$2" ;;
   experiment)
     mkdir -p "$4"
-    echo "ranks ${FAKE_RANKS:-none} args ${*:2}" >"$4/ran.txt" ;;
+    echo "ranks ${FAKE_RANKS:-none} args ${*:2}" >"$4/ran.txt"
+    printf '[[study]]\nstatus = "complete"\n' >"$4/manifest.toml" ;;
 esac
 "#;
 
@@ -1014,6 +1015,17 @@ fn spreads_run_each_study_again_over_gpus_and_mpi_ranks_after_checking_the_ranks
     let mut folders = tarball_folders(&out.join("studies.tgz"));
     folders.sort();
     assert_eq!(folders, [STUDY.to_string(), gpus, ranks, "splits".into()]);
+
+    // Run again, every run finished: resumed, none warms the cache again.
+    let o = run_study_sh_with(&tree, &out, FAKE_SPREAD_BINARY);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let log = fs::read_to_string(out.join("studies.log")).unwrap();
+    assert_eq!(log.matches("warming").count(), 1, "{log}");
+    assert_eq!(
+        log.matches(&format!("== {STUDY} with gpu-run/wavepath into")).count(),
+        2,
+        "{log}"
+    );
 }
 
 #[test]
