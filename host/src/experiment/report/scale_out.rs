@@ -199,9 +199,9 @@ pub fn section(entries: &[Entry]) -> String {
         "\n## Over several GPUs\n\n\
          Each experiment spread over several GPUs of one process (`experiment --devices`) \
          or over MPI ranks of one GPU each (`mpiexec -n N wavepath experiment`), against \
-         the same experiment on one GPU: the wall time of the whole experiment, from its \
-         manifest (each session's start to its end: CPU runs, parity checks, warm-ups and \
-         timed repetitions), and the speedup (above 1: the spread is faster). Every timed \
+         the same experiment on one GPU: the wall time of the whole experiment, to the \
+         second, from its manifest (each session's start to its end: CPU runs, parity \
+         checks, warm-ups and timed repetitions), and the speedup (above 1: the spread is faster). Every timed \
          row ran alone on its GPU, so a spread's rows repeat the one-GPU run's and stand \
          here only. The driver compiles each kernel on its first use (seconds for a \
          megakernel) and caches it, so the runs compared must all find their kernels \
@@ -224,9 +224,6 @@ pub fn section(entries: &[Entry]) -> String {
         "commit",
     ]);
     for (e, s) in spreads {
-        let folder = |name: &str| format!("[{}]({})", code(name), link(&format!("{name}/report.md")));
-        let seconds =
-            |t: Result<f64, String>| t.map_or_else(|why| format!("– ({})", text(&why)), |t| format!("{t:.0}"));
         let this = wall(e);
         let base = find(&s.base);
         let speedup = match (base.map(wall), &this) {
@@ -258,6 +255,16 @@ pub fn section(entries: &[Entry]) -> String {
         ]);
     }
     out
+}
+
+/// A folder's cell: its name, linked to its report.
+fn folder(name: &str) -> String {
+    format!("[{}]({})", code(name), link(&format!("{name}/report.md")))
+}
+
+/// A wall time's cell: whole seconds, or why there is none.
+fn seconds(wall: Result<f64, String>) -> String {
+    wall.map_or_else(|why| format!("– ({})", text(&why)), |t| format!("{t:.0}"))
 }
 
 /// The spread folder of the experiment `base` over `over`.
