@@ -60,6 +60,16 @@ pub fn link(path: &str) -> String {
     out
 }
 
+/// The link to the report of the results folder `name`.
+pub fn report_link(name: &str) -> String {
+    link(&format!("{name}/report.md"))
+}
+
+/// The results folder `name` as a table cell, linked to its report.
+pub fn folder_link(name: &str) -> String {
+    format!("[{}]({})", code(name), report_link(name))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,7 +10,7 @@
 //! folder stands in this section (and among the sources), never in the
 //! answer or the other tables.
 
-use super::markdown::{code, link, text};
+use super::markdown::{code, folder_link, text};
 use super::tables::{fmt_speedup, table_head, table_row};
 use crate::experiment::records::{Manifest, RunRow};
 use crate::experiment::spread::loads;
@@ -239,11 +239,11 @@ pub fn section(entries: &[Entry]) -> String {
         };
         out += &table_row(&[
             match base {
-                Some(_) => folder(&s.base),
+                Some(_) => folder_link(&s.base),
                 None => code(&s.base),
             },
             s.over.cell(),
-            folder(e.name),
+            folder_link(e.name),
             seconds(this),
             base.map_or_else(|| format!("– (no folder {})", code(&s.base)), |b| seconds(wall(b))),
             speedup,
@@ -255,11 +255,6 @@ pub fn section(entries: &[Entry]) -> String {
         ]);
     }
     out
-}
-
-/// A folder's cell: its name, linked to its report.
-fn folder(name: &str) -> String {
-    format!("[{}]({})", code(name), link(&format!("{name}/report.md")))
 }
 
 /// A wall time's cell: whole seconds, or why there is none.

@@ -35,7 +35,7 @@ use super::answer::{self, Comparison};
 use super::as_run::{Current, SOURCE_TABLE, Sources};
 use super::builds::{self, Build};
 use super::input;
-use super::markdown::{code, link, text};
+use super::markdown::{code, folder_link, report_link, text};
 use super::peers::{self, Candidate, Peer, Standing};
 use super::scale_out::{self, Entry, Spread};
 use super::stats::{self, Config, StudyData};
@@ -218,12 +218,7 @@ fn named_files(manifest: &Manifest) -> impl Iterator<Item = &str> {
 impl Folder {
     /// `folder/study`, linked to the folder's report.
     fn source(&self, study: &str) -> String {
-        format!("[{} / {}]({})", code(&self.name), code(study), self.report_link())
-    }
-
-    /// The link to its report, relative to the results folder.
-    fn report_link(&self) -> String {
-        link(&format!("{}/report.md", self.name))
+        format!("[{} / {}]({})", code(&self.name), code(study), report_link(&self.name))
     }
 
     /// The commit cell.
@@ -282,7 +277,7 @@ fn sources_table(folders: &[Folder]) -> String {
     for f in folders.iter().filter(|f| f.is_cited()) {
         let e = &f.manifest.experiment;
         out += &table_row(&[
-            format!("[{}]({})", code(&f.name), f.report_link()),
+            folder_link(&f.name),
             code(&e.config),
             f.current.cell(),
             f.commit(),
