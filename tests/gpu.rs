@@ -750,49 +750,92 @@ fn a_render_split_over_gpus_is_the_one_gpu_render_bit_for_bit() {
     }
 }
 
+/// Stops `split_over`'s render of `spp` samples of the stop test's scene
+/// and checks what it kept: whole samples `0..n`, each counted in one
+/// device's share, whose film is one GPU's render of `n` samples. Under
+/// [`SplitRule::Every`] the devices start together and the stop comes once
+/// every one has finished a chunk; under [`SplitRule::Paying`] it comes with
+/// the first finished samples, so a device still setting up then stays out
+/// (a split never starts a device on a render that is stopping).
+fn stop_split_and_check(kind: BackendKind, rule: wavepath::settings::devices::SplitRule, spp: u32) {
+    use device::integrator::SampleRange;
+    use std::collections::HashSet;
+    use std::sync::atomic::Ordering;
+    use std::sync::{Barrier, Mutex};
+    use wavepath::render::split;
+    use wavepath::settings::devices::SplitRule;
+    let (scene, params) = stop_test_scene();
+    let options = BackendOptions {
+        split: rule,
+        ..BackendOptions::default()
+    };
+    let (split_over, over) = split_renderers(kind, options);
+    let what = format!("{} over {over}, {rule:?}", kind.label());
+    let names: Vec<String> = (0..split_over.len()).map(|d| format!("device {d}")).collect();
+    // Each device's worker thread reports its own progress: the stop comes
+    // once `wanted` of them have.
+    let wanted = match rule {
+        SplitRule::Every => split_over.len(),
+        SplitRule::Paying => 1,
+    };
+    let reported = Mutex::new(HashSet::new());
+    let ready = Barrier::new(split_over.len());
+    STOP.store(false, Ordering::SeqCst);
+    let samples = SampleRange { begin: 0, end: spp };
+    let progress = |_| {
+        let mut threads = reported.lock().unwrap();
+        threads.insert(std::thread::current().id());
+        if threads.len() >= wanted {
+            STOP.store(true, Ordering::SeqCst);
+        }
+    };
+    let cut = split::render(&names, samples, Some(&STOP), &progress, rule, |d| {
+        let renderer = &split_over[d];
+        let session = (|| -> anyhow::Result<_> {
+            renderer.gpu().expect("a GPU renderer").bind_to_thread()?;
+            renderer.session(&scene, None, params, samples)
+        })();
+        if rule == SplitRule::Every {
+            ready.wait();
+        }
+        session
+    })
+    .unwrap_or_else(|e| panic!("{what}: {e:#}"));
+    let kept = cut.output.spp;
+    let shares = split::describe(&cut.shares, cut.merge);
+    assert!(
+        (1..spp).contains(&kept),
+        "{what}: stopped after {kept} of {spp} spp\n{shares}"
+    );
+    if rule == SplitRule::Every {
+        assert!(
+            cut.shares.iter().all(|s| s.spp >= 1),
+            "{what}: every device finished its first chunk\n{shares}"
+        );
+    }
+    assert_eq!(cut.shares.iter().map(|s| s.spp).sum::<u32>(), kept, "{what}");
+    // One GPU's render equals the CPU's (the tests above), and a chunk
+    // in flight may hold thousands of samples: compare on the GPU.
+    let whole = split_over[0]
+        .render(&scene, params, kept, &|_| {})
+        .unwrap_or_else(|e| panic!("{what}: {kept} spp on one GPU: {e:#}"));
+    assert!(
+        cut.output.film == whole.film,
+        "{what}: the film of the {kept} finished spp differs from one GPU's render of as many"
+    );
+    eprintln!("{what}: stopped after {kept} of {spp} spp, the film of one GPU's {kept}\n{shares}");
+}
+
 #[test]
 fn a_stopped_split_keeps_the_finished_samples_of_every_gpu() {
-    use device::integrator::SampleRange;
-    use std::sync::atomic::Ordering;
-    use wavepath::render::split;
+    use wavepath::settings::devices::SplitRule;
     let Some(_gpu) = gpu_or_skip("stopped split") else {
         return;
     };
-    let (scene, params) = stop_test_scene();
-    let spp = 1 << 16;
     for kind in [BackendKind::GpuMega, BackendKind::GpuWave] {
-        let (split_over, over) = split_renderers(kind, BackendOptions::default());
-        let what = format!("{} over {over}", kind.label());
-        STOP.store(false, Ordering::SeqCst);
-        let cut = split::render_on(
-            &split_over,
-            &scene,
-            (params, SampleRange { begin: 0, end: spp }),
-            Some(&STOP),
-            &|_| STOP.store(true, Ordering::SeqCst),
-        )
-        .unwrap_or_else(|e| panic!("{what}: {e:#}"));
-        let kept = cut.output.spp;
-        assert!((1..spp).contains(&kept), "{what}: stopped after {kept} of {spp} spp");
-        assert!(
-            cut.shares.iter().all(|s| s.spp >= 1),
-            "{what}: every device finished its first chunk\n{}",
-            split::describe(&cut.shares, cut.merge)
-        );
-        assert_eq!(cut.shares.iter().map(|s| s.spp).sum::<u32>(), kept, "{what}");
-        // One GPU's render equals the CPU's (the tests above), and a chunk
-        // in flight may hold thousands of samples: compare on the GPU.
-        let whole = split_over[0]
-            .render(&scene, params, kept, &|_| {})
-            .unwrap_or_else(|e| panic!("{what}: {kept} spp on one GPU: {e:#}"));
-        assert!(
-            cut.output.film == whole.film,
-            "{what}: the film of the {kept} finished spp differs from one GPU's render of as many"
-        );
-        eprintln!(
-            "{what}: stopped after {kept} of {spp} spp, the film of one GPU's {kept}\n{}",
-            split::describe(&cut.shares, cut.merge)
-        );
+        for rule in [SplitRule::Every, SplitRule::Paying] {
+            stop_split_and_check(kind, rule, 1 << 16);
+        }
     }
 }
 

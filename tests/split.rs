@@ -239,7 +239,7 @@ fn a_short_render_stays_on_one_device_when_another_would_not_pay_for_its_film() 
     // read back. About 0.1 s of work at 1 ms a sample would save it ~50 ms:
     // it stays out.
     let costly_film = |d: usize| (Duration::from_millis(1), Duration::from_millis(300 * d as u64));
-    let out = split_late(&scene, params, spp, &costly_film, SplitRule::Paying);
+    let out = split_late((&scene, params, spp), &costly_film, SplitRule::Paying, None);
     assert_same_render(&out.output, &reference, "kept on one device");
     let (first, second) = (&out.shares[0], &out.shares[1]);
     assert_eq!((first.spp, second.spp, second.chunks), (spp, 0, 0), "{:?}", out.shares);
@@ -259,25 +259,31 @@ fn a_short_render_stays_on_one_device_when_another_would_not_pay_for_its_film() 
 
     // At 25 ms a sample, the same render is long enough to pay for it.
     let slow_work = |d: usize| (Duration::from_millis(25), Duration::from_millis(300 * d as u64));
-    let out = split_late(&scene, params, spp, &slow_work, SplitRule::Paying);
+    let out = split_late((&scene, params, spp), &slow_work, SplitRule::Paying, None);
     assert_same_render(&out.output, &reference, "split");
     assert!(out.shares.iter().all(|s| s.chunks >= 1), "{:?}", out.shares);
     assert!(out.shares[1].times.unwrap().left_out.is_none());
 
     // `--split-all`: the short render on both, whatever it costs.
-    let out = split_late(&scene, params, spp, &costly_film, SplitRule::Every);
+    let out = split_late((&scene, params, spp), &costly_film, SplitRule::Every, None);
     assert_same_render(&out.output, &reference, "split on every device");
     assert!(out.shares.iter().all(|s| s.chunks >= 1), "{:?}", out.shares);
     assert!(out.shares[1].times.unwrap().readback >= Duration::from_millis(300));
 }
 
 /// `spp` samples of `scene` over two emulated `cpu` devices paced by
-/// `pace`, device 1 set up 20 ms after device 0, admitted by `rule`.
-fn split_late(scene: &PreparedScene, params: RenderParams, spp: u32, pace: &Pace, rule: SplitRule) -> SplitOutput {
+/// `pace`, device 1 set up 20 ms after device 0, admitted by `rule`,
+/// stopping on `stop`.
+fn split_late(
+    (scene, params, spp): (&PreparedScene, RenderParams, u32),
+    pace: &Pace,
+    rule: SplitRule,
+    stop: Option<&AtomicBool>,
+) -> SplitOutput {
     let renderer = device(BackendKind::Cpu);
     let names: Vec<String> = (0..2).map(|d| format!("emulated device {d}")).collect();
     let samples = SampleRange { begin: 0, end: spp };
-    split::render(&names, samples, None, &|_| {}, rule, |d| {
+    split::render(&names, samples, stop, &|_| {}, rule, |d| {
         std::thread::sleep(Duration::from_millis(20 * d as u64));
         let (per_sample, readback) = pace(d);
         Ok(Paced {
@@ -330,6 +336,22 @@ fn a_stop_keeps_every_finished_chunk_of_every_device() {
         &out.output,
         &alone(BackendKind::Cpu, &scene, params, 1),
         "stopped at once",
+    );
+
+    // Under `--split-all` too, a device ready after the stop starts no
+    // chunk: the render is device 0's first sample alone.
+    let stop = AtomicBool::new(true);
+    let out = split_late((&scene, params, spp), &steady, SplitRule::Every, Some(&stop));
+    assert_eq!(
+        (out.output.spp, out.shares[0].spp, out.shares[1].chunks),
+        (1, 1, 0),
+        "{:?}",
+        out.shares
+    );
+    assert_same_render(
+        &out.output,
+        &alone(BackendKind::Cpu, &scene, params, 1),
+        "stopped before device 1 was ready",
     );
 
     // A stop after device 0's second chunk: the chunks in flight finish,

@@ -1,11 +1,12 @@
 //! `results/SUMMARY.md`: regenerated from the committed result folders it
 //! must equal the committed file (and its figure the committed
-//! `results/figures/answer.svg`), and on a fresh experiment it sets the
-//! published figure beside our value at the run the entry names, in the
-//! seed's time, flags a scene or config edited since the run, and says
-//! that whether the source is as run is unknown where no source is beside
-//! the results. A file of the tree that is not a regular one is refused
-//! unread.
+//! `results/figures/answer.svg`), whatever the renderer's source around
+//! them reads; on a fresh experiment it sets the published figure beside
+//! our value at the run the entry names, in the seed's time, and names the
+//! build each figure was measured with. `report --currency` tells, on
+//! demand, which folders are no longer current for the checkout and why: an
+//! edited scene or config, or a changed measured source. A file of the tree
+//! that is not a regular one is refused unread.
 
 mod util;
 
@@ -15,6 +16,7 @@ use util::{output_within, repo, run_experiment, wavepath, write_config};
 use wavepath::experiment::report::answer;
 use wavepath::experiment::report::summary::{SUMMARY_FILE, summary};
 use wavepath::system::fingerprint::{MEASURED_SOURCES, fingerprint_bytes};
+use wavepath::system::provenance::Provenance;
 
 #[test]
 fn the_committed_summary_is_what_the_committed_results_give() {
@@ -30,6 +32,46 @@ fn the_committed_summary_is_what_the_committed_results_give() {
         figure == regenerated.figure,
         "results/{} is out of date: run `wavepath report --summary results` and commit it",
         answer::FIGURE
+    );
+}
+
+/// The files of the results folder `from` that the summary reads (every
+/// folder's manifest and runs, and the peers' figures), copied into `to`.
+fn copy_what_the_summary_reads(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let dir = entry.unwrap().path();
+        for file in ["manifest.toml", "runs.csv"] {
+            if dir.join(file).is_file() {
+                let copy = to.join(dir.file_name().unwrap()).join(file);
+                std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+                std::fs::copy(dir.join(file), copy).unwrap();
+            }
+        }
+    }
+    let peers = "reference/peers/peers.csv";
+    std::fs::create_dir_all(to.join(peers).parent().unwrap()).unwrap();
+    std::fs::copy(from.join(peers), to.join(peers)).unwrap();
+}
+
+#[test]
+fn the_summary_is_a_function_of_the_results_alone() {
+    let committed = std::fs::read_to_string(repo("results").join(SUMMARY_FILE)).unwrap();
+    // Outside any checkout, and in a checkout whose renderer was edited
+    // since every run: the same page.
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results");
+    copy_what_the_summary_reads(&repo("results"), &results);
+    assert!(summary(&results).unwrap().markdown == committed, "outside a checkout");
+    for source in MEASURED_SOURCES.iter().filter(|s| **s != "device/src") {
+        let link = dir.path().join(source);
+        std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(repo(source), link).unwrap();
+    }
+    std::fs::create_dir_all(dir.path().join("device/src")).unwrap();
+    std::fs::write(dir.path().join("device/src/lib.rs"), "// an edited renderer\n").unwrap();
+    assert!(
+        summary(&results).unwrap().markdown == committed,
+        "the summary moved with the renderer's source"
     );
 }
 
@@ -65,8 +107,18 @@ fn line_of<'a>(text: &'a str, source: &str) -> &'a str {
         .unwrap_or_else(|| panic!("no line for {source} in:\n{text}"))
 }
 
+/// `report --currency` on `results`: its status and standard output.
+fn currency(results: &Path) -> (bool, String, String) {
+    let o = output_within(
+        wavepath().args(["report", "--currency"]).arg(results),
+        Duration::from_secs(60),
+    );
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (o.status.success(), text(&o.stdout), text(&o.stderr))
+}
+
 #[test]
-fn a_fresh_experiment_is_summarised_and_an_edited_config_is_flagged() {
+fn a_fresh_experiment_is_summarised_with_its_build_and_its_currency_told_on_demand() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(repo("scenes/cornell_diffuse.toml"), dir.path().join("scene.toml")).unwrap();
     let config = write_config(dir.path(), "gain", GAIN);
@@ -84,7 +136,7 @@ fn a_fresh_experiment_is_summarised_and_an_edited_config_is_flagged() {
     assert!(!results.join(answer::FIGURE).exists());
     let line = line_of(&text, "a paper");
     let cells: Vec<&str> = line.split(" | ").collect();
-    // seed | figure | hardware | time | ours | other time | ratio | our hardware | study | current ...
+    // seed | figure | hardware | time | ours | other time | ratio | our hardware | study | commit | source
     assert_eq!(cells[1], "1.50x");
     assert_eq!(cells[3], "total (whole render call)");
     assert!(cells[4].ends_with("x (cpu)"), "{line}");
@@ -92,31 +144,74 @@ fn a_fresh_experiment_is_summarised_and_an_edited_config_is_flagged() {
     let ratio: f64 = cells[6].parse().unwrap();
     assert!((ratio - ours / 1.5).abs() < 0.01, "{line}");
     assert_eq!(cells[8], "[`gain` / `threads`](gain/report.md)");
-    // No renderer source beside the results: config and scene are as run,
-    // the source cannot be compared.
-    assert!(cells[9].starts_with("unknown: "), "{line}");
-    // The checkout's measured source beside them, as in a checkout.
+    // The build it was measured with: this binary's commit and source.
+    let build = Provenance::collect();
+    assert!(cells[9].starts_with(&format!("`{}`", build.commit_hash())), "{line}");
+    assert_eq!(
+        cells[10].trim_end_matches(" |"),
+        format!("`{}`", build.source),
+        "{line}"
+    );
+
+    // No renderer source beside the results: currency cannot be told.
+    let (ok, _, stderr) = currency(&results);
+    assert!(
+        !ok && stderr.contains("no wavepath source here to compare with"),
+        "{stderr}"
+    );
+    // The checkout's measured source beside them: current.
     for source in MEASURED_SOURCES {
         let link = dir.path().join(source);
         std::fs::create_dir_all(link.parent().unwrap()).unwrap();
         std::os::unix::fs::symlink(repo(source), link).unwrap();
     }
-    let text = summary(&results).unwrap().markdown;
-    assert_eq!(line_of(&text, "a paper").split(" | ").nth(9), Some("yes"));
-
-    // An edited scene is flagged, then an edited config (checked first).
-    let scene = dir.path().join("scene.toml");
-    std::fs::write(&scene, std::fs::read_to_string(&scene).unwrap() + "\n# edited\n").unwrap();
-    let text = summary(&results).unwrap().markdown;
-    let flag = format!("its input `{}` has changed since; re-run it", scene.display());
-    assert!(line_of(&text, "a paper").contains(&flag), "{text}");
-    std::fs::write(&config, std::fs::read_to_string(&config).unwrap() + "\n# edited\n").unwrap();
-    let text = summary(&results).unwrap().markdown;
+    let (ok, stdout, stderr) = currency(&results);
+    assert!(ok, "{stderr}");
+    let folder = format!("gain ({}): ", build.commit_hash());
     assert!(
-        line_of(&text, "a paper").contains("its config has changed since; re-run it"),
-        "{text}"
+        stdout.starts_with(&format!("{folder}current\n1 of 1 experiment folders current")),
+        "{stdout}"
     );
-    assert!(Path::new(&results).join("gain/runs.csv").is_file());
+
+    // An edited scene is told, then an edited config (checked first); the
+    // summary does not move.
+    let scene = dir.path().join("scene.toml");
+    let (scene_as_run, config_as_run) = (
+        std::fs::read_to_string(&scene).unwrap(),
+        std::fs::read_to_string(&config).unwrap(),
+    );
+    std::fs::write(&scene, format!("{scene_as_run}\n# edited\n")).unwrap();
+    let (_, stdout, _) = currency(&results);
+    let told = format!("{folder}not current: its input {} has changed since\n", scene.display());
+    assert!(stdout.starts_with(&told), "{stdout}");
+    assert!(stdout.contains("\n0 of 1 experiment folders current"), "{stdout}");
+    std::fs::write(&config, format!("{config_as_run}\n# edited\n")).unwrap();
+    let (_, stdout, _) = currency(&results);
+    assert!(
+        stdout.starts_with(&format!("{folder}not current: its config has changed since it ran\n")),
+        "{stdout}"
+    );
+    assert!(
+        summary(&results).unwrap().markdown == text,
+        "the summary moved with its inputs"
+    );
+
+    // A renderer edit, config and scene as run again: the source is told.
+    std::fs::write(&config, config_as_run).unwrap();
+    std::fs::write(&scene, scene_as_run).unwrap();
+    std::fs::remove_file(dir.path().join("device/src")).unwrap();
+    std::fs::create_dir_all(dir.path().join("device/src")).unwrap();
+    std::fs::write(dir.path().join("device/src/lib.rs"), "// an edited renderer\n").unwrap();
+    let (_, stdout, _) = currency(&results);
+    let moved = format!(
+        "{folder}not current: the renderer's measured source has changed since it ran ({} then, ",
+        build.source
+    );
+    assert!(stdout.starts_with(&moved), "{stdout}");
+    assert!(
+        summary(&results).unwrap().markdown == text,
+        "the summary moved with the renderer"
+    );
 }
 
 /// A results folder in `dir` holding the report fixture as its folder
@@ -233,41 +328,63 @@ fn spreads_over_gpus_and_ranks_are_set_against_one_gpu_and_kept_out_of_the_answe
 
 #[test]
 fn files_of_the_tree_that_are_not_regular_are_refused_unread() {
-    for (file, make, expect) in [
-        ("results/fixture/runs.csv", "fifo", "is a FIFO, not a regular file"),
+    // What the summary reads, and what the currency check reads besides.
+    for (file, make, expect, command) in [
+        (
+            "results/fixture/runs.csv",
+            "fifo",
+            "is a FIFO, not a regular file",
+            "--summary",
+        ),
         (
             "results/fixture/manifest.toml",
             "zero",
             "is a device, not a regular file",
+            "--summary",
         ),
         (
-            "results/source_fingerprints.toml",
+            "experiments/fixture.toml",
             "fifo",
             "is a FIFO, not a regular file",
+            "--currency",
         ),
-        ("experiments/fixture.toml", "fifo", "is a FIFO, not a regular file"),
-        ("scenes/fixture.toml", "zero", "is a device, not a regular file"),
+        (
+            "scenes/fixture.toml",
+            "zero",
+            "is a device, not a regular file",
+            "--currency",
+        ),
     ] {
         let dir = tempfile::tempdir().unwrap();
         let results = fixture_results(dir.path());
-        let summarise = || {
+        for source in MEASURED_SOURCES {
+            let link = dir.path().join(source);
+            std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+            std::os::unix::fs::symlink(repo(source), link).unwrap();
+        }
+        let run = || {
             output_within(
-                wavepath().args(["report", "--summary"]).arg(&results),
+                wavepath().args(["report", command]).arg(&results),
                 Duration::from_secs(20),
             )
         };
-        let o = summarise();
+        let o = run();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let text = std::fs::read_to_string(results.join(SUMMARY_FILE)).unwrap();
-        assert!(text.contains("[`fixture`](fixture/report.md)"), "{text}");
-        assert!(
-            text.contains("\n| [`fixture` / `wavefront`](fixture/report.md) | "),
-            "the answer has no row of the fixture's study: {text}"
-        );
         let figure = results.join(answer::FIGURE);
-        assert!(std::fs::read_to_string(&figure).unwrap().starts_with("<svg"));
-        std::fs::remove_file(results.join(SUMMARY_FILE)).unwrap();
-        std::fs::remove_file(&figure).unwrap();
+        if command == "--summary" {
+            let text = std::fs::read_to_string(results.join(SUMMARY_FILE)).unwrap();
+            assert!(text.contains("[`fixture`](fixture/report.md)"), "{text}");
+            assert!(
+                text.contains("\n| [`fixture` / `wavefront`](fixture/report.md) | "),
+                "the answer has no row of the fixture's study: {text}"
+            );
+            assert!(std::fs::read_to_string(&figure).unwrap().starts_with("<svg"));
+            std::fs::remove_file(results.join(SUMMARY_FILE)).unwrap();
+            std::fs::remove_file(&figure).unwrap();
+        } else {
+            let stdout = String::from_utf8_lossy(&o.stdout);
+            assert!(stdout.starts_with("fixture ("), "{stdout}");
+        }
 
         let path = dir.path().join(file);
         let _ = std::fs::remove_file(&path);
@@ -281,7 +398,7 @@ fn files_of_the_tree_that_are_not_regular_are_refused_unread() {
             ),
             _ => std::os::unix::fs::symlink("/dev/zero", &path).unwrap(),
         }
-        let o = summarise();
+        let o = run();
         let stderr = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(1), "{file}: {stderr}");
         assert!(
@@ -290,50 +407,5 @@ fn files_of_the_tree_that_are_not_regular_are_refused_unread() {
         );
         assert!(!results.join(SUMMARY_FILE).exists(), "{file}: wrote a summary");
         assert!(!figure.exists(), "{file}: wrote the answer's figure");
-    }
-}
-
-/// Not a check: `scripts/source-fingerprints` runs it to print the table of
-/// the measured source of each commit behind a committed folder whose
-/// manifest does not record it (those from before it was recorded).
-#[test]
-#[ignore = "prints results/source_fingerprints.toml for scripts/source-fingerprints"]
-fn print_the_source_fingerprints_of_the_committed_runs() {
-    use std::collections::BTreeSet;
-    use std::process::Command;
-    use wavepath::experiment::records::Manifest;
-    use wavepath::system::fingerprint::source_fingerprint;
-    let mut commits = BTreeSet::new();
-    for entry in std::fs::read_dir(repo("results")).unwrap() {
-        let manifest = entry.unwrap().path().join("manifest.toml");
-        let Ok(text) = std::fs::read_to_string(&manifest) else {
-            continue;
-        };
-        let m: Manifest = toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", manifest.display()));
-        if m.build.source.is_none() {
-            commits.insert(m.build.commit);
-        }
-    }
-    println!(
-        "# The measured source's fingerprint of each commit behind a committed\n# folder whose manifest does not record it: scripts/source-fingerprints."
-    );
-    for commit in commits {
-        let dir = tempfile::tempdir().unwrap();
-        let archive = Command::new("git")
-            .current_dir(repo(""))
-            .args(["archive", "--format=tar", &commit])
-            .output()
-            .unwrap();
-        assert!(archive.status.success(), "git archive {commit}");
-        let mut tar = Command::new("tar")
-            .current_dir(dir.path())
-            .arg("-x")
-            .stdin(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write as _;
-        tar.stdin.take().unwrap().write_all(&archive.stdout).unwrap();
-        assert!(tar.wait().unwrap().success());
-        println!("\"{commit}\" = \"{}\"", source_fingerprint(dir.path()).unwrap());
     }
 }

@@ -192,12 +192,17 @@ pub struct ReportArgs {
     /// with --summary, the folder of experiment folders (results/).
     pub dir: PathBuf,
     /// Report rows from several commits together (refused otherwise).
-    #[arg(long, conflicts_with = "summary")]
+    #[arg(long, conflicts_with_all = ["summary", "currency"])]
     pub allow_mixed: bool,
     /// Write DIR/SUMMARY.md, the headline figures of every experiment
     /// folder in DIR, instead of one folder's report.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "currency")]
     pub summary: bool,
+    /// Write nothing; list each experiment folder in DIR as current or
+    /// not for the checkout around DIR (DIR/..), and why not: its config,
+    /// an input or the renderer's measured source changed since it ran.
+    #[arg(long)]
+    pub currency: bool,
 }
 
 /// `wavepath compare`.

@@ -576,18 +576,15 @@ impl Device<'_> {
         })
     }
 
-    /// Whether this device joins: every one under [`SplitRule::Every`];
-    /// otherwise the first ready always does, and a later one
-    /// waits for a time per sample, then joins when the time it would save
-    /// exceeds its film's cost ([`Join`], counted against the devices
-    /// rendering then), unless it finds the samples gone or the split
-    /// halting first.
+    /// Whether this device joins. The first ready always does, so that a
+    /// split renders at least one chunk. A later one finding the samples
+    /// gone or the split halting stays out, under either rule: a stop
+    /// request starts no device. Otherwise every one joins under
+    /// [`SplitRule::Every`]; under [`SplitRule::Paying`] it waits for a
+    /// time per sample, then joins when the time it would save exceeds its
+    /// film's cost ([`Join`], counted against the devices rendering then).
     fn join<S: DeviceSum>(&self, sum: &mut S) -> anyhow::Result<Joining> {
         let board = self.board;
-        if self.rule == SplitRule::Every {
-            board.rendering.fetch_add(1, Ordering::SeqCst);
-            return Ok(Joining::Joins);
-        }
         if board
             .rendering
             .compare_exchange(0, 1, Ordering::SeqCst, Ordering::SeqCst)
@@ -595,8 +592,16 @@ impl Device<'_> {
         {
             return Ok(Joining::Joins);
         }
+        let too_late = || self.cursor.remaining() == 0 || (self.halt)();
+        if self.rule == SplitRule::Every {
+            if too_late() {
+                return Ok(Joining::TooLate);
+            }
+            board.rendering.fetch_add(1, Ordering::SeqCst);
+            return Ok(Joining::Joins);
+        }
         let per_sample = loop {
-            if self.cursor.remaining() == 0 || (self.halt)() {
+            if too_late() {
                 return Ok(Joining::TooLate);
             }
             if let Some(t) = board.per_sample() {

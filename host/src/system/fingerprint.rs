@@ -1,9 +1,9 @@
 //! Short fingerprints (64-bit FNV-1a, as 16 hex digits): of a film, so that
 //! runs that must render the same image can be compared; of a config's
 //! text and an input file, so that a resume continues the same experiment
-//! and the summary sees what changed; and of the renderer's source
-//! ([`source_fingerprint`]), so that a figure whose code changed since it
-//! was measured is flagged.
+//! and `report --currency` sees what changed; and of the renderer's source
+//! ([`source_fingerprint`]), so that each figure names the source it was
+//! measured with and `report --currency` can tell when that moved on.
 //!
 //! The build script includes this file (`#[path]` in `build.rs`) to stamp
 //! the binary with the fingerprint of the source it was built from, so it

@@ -39,8 +39,8 @@ pub struct Comparison {
     pub device: String,
     /// The commit cell of the study's folder.
     pub commit: String,
-    /// Whether the study's folder is as run.
-    pub as_run: String,
+    /// The measured-source cell of the study's folder.
+    pub measured: String,
 }
 
 impl Comparison {
@@ -150,7 +150,7 @@ pub fn section(comparisons: &[Comparison], standings: &[Standing]) -> String {
         "best for the wavefront",
         "device",
         "commit",
-        "as run?",
+        "measured source",
     ]);
     for s in &studies {
         let (lo, hi) = s.range();
@@ -164,7 +164,7 @@ pub fn section(comparisons: &[Comparison], standings: &[Standing]) -> String {
             format!("{} ({})", fmt_speedup(best.speedup), text(&best.scene_label())),
             best.device.clone(),
             best.commit.clone(),
-            best.as_run.clone(),
+            best.measured.clone(),
         ]);
     }
     out += &peers::section(standings);
@@ -439,7 +439,7 @@ mod tests {
             speedup,
             device: "a GPU".into(),
             commit: "`abc`".into(),
-            as_run: "yes".into(),
+            measured: "`0123456789abcdef`".into(),
         }
     }
 
@@ -522,7 +522,7 @@ mod tests {
             mega_run: "gpu-mega".into(),
             study: "the study".into(),
             commit: "`abc`".into(),
-            as_run: "yes".into(),
+            measured: "`0123456789abcdef`".into(),
         };
         let text = section(&rows, std::slice::from_ref(&standing));
         let table = text

@@ -20,13 +20,14 @@
 //! - `summary`: `RESULTS/SUMMARY.md`, the headline figures of every folder;
 //! - `answer`: the summary's first section and its figure, the wavefront
 //!   against the megakernel per study;
-//! - `as_run`: whether a folder's config, inputs and source are as run;
+//! - `currency`: whether a folder's config, inputs and source are still
+//!   as they ran, for `report --currency`;
 //! - `scale_out`: the summary's section on experiments spread over GPUs
 //!   or MPI ranks, against one GPU.
 
 pub mod answer;
-mod as_run;
 mod builds;
+pub mod currency;
 mod figures;
 mod input;
 mod markdown;

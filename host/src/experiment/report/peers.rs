@@ -91,8 +91,8 @@ pub struct Candidate<'c> {
     pub study: String,
     /// The folder's commit cell.
     pub commit: String,
-    /// Whether the folder is as run.
-    pub as_run: String,
+    /// The measured-source cell of its folder.
+    pub measured: String,
 }
 
 /// A peer beside the megakernel's fastest exact configuration of its
@@ -108,8 +108,8 @@ pub struct Standing {
     pub study: String,
     /// Its commit cell.
     pub commit: String,
-    /// Whether its folder is as run.
-    pub as_run: String,
+    /// The measured-source cell of its folder.
+    pub measured: String,
 }
 
 impl Standing {
@@ -154,7 +154,7 @@ pub fn standings(peers: &[Peer], candidates: &[Candidate]) -> Vec<Standing> {
                 mega_run: best.config.row.config.clone(),
                 study: best.study.clone(),
                 commit: best.commit.clone(),
-                as_run: best.as_run.clone(),
+                measured: best.measured.clone(),
             })
         })
         .collect()
@@ -179,7 +179,7 @@ pub fn section(standings: &[Standing]) -> String {
         "peer ÷ megakernel",
         "study",
         "commit",
-        "as run?",
+        "measured source",
     ]);
     for s in standings {
         out += &table_row(&[
@@ -190,7 +190,7 @@ pub fn section(standings: &[Standing]) -> String {
             format!("{:.2}x", s.ratio()),
             s.study.clone(),
             s.commit.clone(),
-            s.as_run.clone(),
+            s.measured.clone(),
         ]);
     }
     out
@@ -279,7 +279,7 @@ mod tests {
                 config,
                 study: "the study".into(),
                 commit: "`abc`".into(),
-                as_run: "yes".into(),
+                measured: "`0123456789abcdef`".into(),
             })
             .collect();
         let peer = |scene: &str, spp: u32| Peer {

@@ -109,8 +109,8 @@ pub struct Entry<'a> {
     pub manifest: &'a Manifest,
     /// Its spread, for a folder named for one.
     pub spread: Option<&'a Spread>,
-    /// Its "as run?" cell.
-    pub as_run: String,
+    /// Its measured-source cell.
+    pub measured: String,
     /// Its commit cell.
     pub commit: String,
 }
@@ -220,8 +220,8 @@ pub fn section(entries: &[Entry]) -> String {
         "MPI ÷ `--devices`",
         "imbalance",
         "like for like?",
-        "as run?",
         "commit",
+        "measured source",
     ]);
     for (e, s) in spreads {
         let this = wall(e);
@@ -250,8 +250,8 @@ pub fn section(entries: &[Entry]) -> String {
             mpi,
             s.imbalance.map_or("–".into(), |v| format!("{:.1}%", v * 100.0)),
             base.map_or("–".into(), |b| like_for_like(e, s, b.manifest)),
-            e.as_run.clone(),
             e.commit.clone(),
+            e.measured.clone(),
         ]);
     }
     out
@@ -385,7 +385,7 @@ mod tests {
             name,
             manifest,
             spread,
-            as_run: "yes".into(),
+            measured: "`0123456789abcdef`".into(),
             commit: "`abc`".into(),
         };
         // Out of order on purpose: ranks after GPUs, 2 before 4.
