@@ -36,6 +36,7 @@ impl Tree {
         for file in [
             "scripts/gpu-study",
             "scripts/gpu_study_unpack.py",
+            "scripts/input_file.py",
             "scenes/cornell_diffuse.toml",
         ] {
             fs::copy(repo(file), root.join(file)).unwrap();
@@ -70,9 +71,13 @@ impl Tree {
         self.dir.path().join("outside")
     }
 
-    /// Runs the copy of `scripts/gpu-study` from the checkout's root.
+    /// Runs the copy of `scripts/gpu-study` from the checkout's root,
+    /// stopped after two minutes, so that a read that waits fails the test
+    /// instead of hanging it.
     fn gpu_study(&self, args: &[&str]) -> Output {
-        Command::new(self.root().join("scripts/gpu-study"))
+        Command::new("timeout")
+            .arg("120")
+            .arg(self.root().join("scripts/gpu-study"))
             .args(args)
             .current_dir(self.root())
             .env("WAVEPATH_BIN", wavepath_bin())
@@ -162,6 +167,19 @@ impl Tarball {
         h.set_mode(0o644);
         h.set_cksum();
         self.0.append(&h, bytes).unwrap();
+        self
+    }
+
+    /// A regular file's header declaring `size` bytes, without the bytes:
+    /// a check that reads the header alone refuses it before reading on.
+    fn declared(&mut self, path: &str, size: u64) -> &mut Self {
+        let mut h = Header::new_gnu();
+        h.set_path(path).unwrap();
+        h.set_entry_type(EntryType::Regular);
+        h.set_size(size);
+        h.set_mode(0o644);
+        h.set_cksum();
+        std::io::Write::write_all(self.0.get_mut(), h.as_bytes()).unwrap();
         self
     }
 
@@ -536,6 +554,34 @@ fn a_refused_tarball_leaves_results_as_it_was() {
                 t.study(STUDY).file("./regression_check_nee/runs.csv", b"x");
             }),
         ),
+        (
+            "an absolute path",
+            &["/regression_check_nee/runs.csv", "outside"],
+            Box::new(|t| {
+                t.study(STUDY).raw_file("/regression_check_nee/runs.csv", b"x");
+            }),
+        ),
+        (
+            "a file past the bound on bytes",
+            &[
+                "regression_check_nee/figures/huge.svg: 536870913 bytes",
+                "a study tarball holds at most 512 MiB of files",
+            ],
+            Box::new(|t| {
+                t.study(STUDY)
+                    .declared("./regression_check_nee/figures/huge.svg", (512 << 20) + 1);
+            }),
+        ),
+        (
+            "more members than the bound",
+            &["member 10001", "a study tarball holds at most 10000"],
+            Box::new(|t| {
+                t.study(STUDY);
+                for i in 0..10_000 {
+                    t.file(&format!("./regression_check_nee/figures/f{i}.svg"), b"");
+                }
+            }),
+        ),
         ("not a tarball", &["not a readable tarball"], Box::new(|_| {})),
     ];
     for (what, expected, members) in cases {
@@ -548,6 +594,24 @@ fn a_refused_tarball_leaves_results_as_it_was() {
             tree.unpack(|t| members(t))
         };
         refused(&o, what, expected);
+        assert!(stderr(&o).contains("results/ is as it was"), "{what}: {}", stderr(&o));
+        unchanged(&before, &everything(&tree), what);
+    }
+}
+
+/// A tarball that is not a regular file is refused before it is read:
+/// a FIFO would wait for a writer, a folder cannot be read.
+#[test]
+fn unpack_refuses_a_tarball_that_is_not_a_regular_file() {
+    let tree = Tree::new();
+    let fifo = tree.dir.path().join("studies.fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    for (what, path) in [("a FIFO", fifo), ("a folder", tree.outside())] {
+        let before = everything(&tree);
+        let path = path.to_str().unwrap();
+        let o = tree.gpu_study(&["unpack", path]);
+        refused(&o, what, &[path, "not a regular file"]);
         assert!(stderr(&o).contains("results/ is as it was"), "{what}: {}", stderr(&o));
         unchanged(&before, &everything(&tree), what);
     }
