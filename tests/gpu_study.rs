@@ -37,6 +37,7 @@ impl Tree {
             "scripts/gpu-study",
             "scripts/gpu_study_unpack.py",
             "scripts/input_file.py",
+            "scripts/gpu_study_splits.py",
             "scenes/cornell_diffuse.toml",
         ] {
             fs::copy(repo(file), root.join(file)).unwrap();
@@ -1090,6 +1091,62 @@ fn spreads_run_each_study_again_over_gpus_and_mpi_ranks_after_checking_the_ranks
         2,
         "{log}"
     );
+}
+
+/// Whether a study's runs split images over GPUs themselves is read from
+/// its config as TOML, not searched for in its text: a quoted key is
+/// still `gpus`, a description that names it sets nothing, a sweep of
+/// one GPU splits nothing, and a config that is not TOML is refused
+/// before anything is built.
+#[test]
+fn a_study_is_spread_unless_its_config_read_as_toml_sets_gpus_above_one() {
+    let tree = Tree::new();
+    for (name, config) in [
+        ("quoted", "[[study]]\nname = \"s\"\nsweep = { \"gpus\" = [1, 2] }\n"),
+        (
+            "fixed",
+            "[[study]]\nname = \"s\"\nper_backend.gpu-wave = { gpus = 4 }\n",
+        ),
+        (
+            "described",
+            "[experiment]\ndescription = \"\"\"one GPU each;\ngpus = 2 is scale_out's\"\"\"\n",
+        ),
+        ("one", "[[study]]\nname = \"s\"\nsweep = { gpus = [1] }\n"),
+    ] {
+        fs::write(tree.root().join(format!("experiments/{name}.toml")), config).unwrap();
+    }
+    let o = tree.gpu_study(&["pack", "--spread", "2", "quoted", "fixed", "described", "one"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = tree.dir.path().join("out");
+    let o = run_study_sh_with(&tree, &out, FAKE_SPREAD_BINARY);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let log = fs::read_to_string(out.join("studies.log")).unwrap();
+    for name in ["quoted", "fixed"] {
+        let line = format!("== {name}: not spread: its runs split images over GPUs themselves (gpus)");
+        assert!(log.contains(&line), "{line}\n{log}");
+    }
+    let mut folders = tarball_folders(&out.join("studies.tgz"));
+    folders.sort();
+    assert_eq!(
+        folders,
+        ["described", "described_gpus2", "fixed", "one", "one_gpus2", "quoted"],
+        "{log}"
+    );
+
+    fs::write(
+        tree.root().join("experiments/broken.toml"),
+        "[[study]]\nname = \"s\"\nsweep = {\n",
+    )
+    .unwrap();
+    let before = everything(&tree);
+    let o = tree.gpu_study(&["pack", "--spread", "2", "one", "broken"]);
+    refused(
+        &o,
+        "a config that is not TOML",
+        &["experiments/broken.toml: not TOML", "line 3"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    unchanged(&before, &everything(&tree), "a config that is not TOML");
 }
 
 #[test]
