@@ -8,14 +8,20 @@ WAVEPATH... is the command that runs this checkout's binary (for example
 `cargo run --quiet --`). Nothing is written to RESULTS until every check has
 passed, in this order:
 
-1. Every member of the tarball is read first. Only folders and regular files
-   may come out of it, each inside a study folder, each one of the files a
-   study writes (runs.csv, kernels.csv, manifest.toml, report.md,
-   figures/ with files in it, and partial/ with the CPU renders a stop cut
-   short), none twice; anything else (a symbolic or hard
-   link, a FIFO, a device, a path that climbs out with `..`) refuses the
-   tarball, naming the member, before a byte is extracted.
-2. The members are extracted into a staging folder beside RESULTS.
+1. Every member of the tarball is read first (STUDIES.TGZ must be a
+   regular file, gzip-compressed as study.sh packs it). Only folders and
+   regular files may come out of it, each inside a study folder, each one
+   of the files a study writes (runs.csv, kernels.csv, manifest.toml,
+   report.md, figures/ with files in it, and partial/ with the CPU renders
+   a stop cut short), none twice, at most MAX_MEMBERS of them holding at
+   most MAX_BYTES in all (as their headers declare them); anything else (a
+   symbolic or hard link, a FIFO, a device, an absolute path or one that
+   climbs out with `..`, a member past either bound) refuses the tarball,
+   naming the member, before a byte is extracted. What is decompressed is
+   bounded too (READ_LIMIT: the files and their headers), so no header
+   makes the check itself read without end.
+2. The members are extracted into a staging folder beside RESULTS, read
+   again as they were checked.
 3. Each study folder is checked whole: its name is a study's (a plain NAME
    with experiments/NAME.toml, NAME_COMMIT for a run of a --reference
    binary, whose manifest names that commit, or NAME_gpusN and
@@ -37,6 +43,7 @@ passed, in this order:
 Any refusal exits 1 with results/ as it was; a cut-short study is noted and
 left out. Needs Python 3.11 or later (tomllib).
 """
+import gzip
 import os
 import re
 import shutil
@@ -44,6 +51,9 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import zlib
+
+from input_file import BadInput, open_regular
 
 try:
     import tomllib
@@ -65,6 +75,17 @@ FIGURES = "figures"
 PARTIAL = "partial"
 # Not a study: results/figures holds the summary's figures.
 RESERVED = {FIGURES}
+# The most members (folders and files) a study tarball holds, and the most
+# bytes of files in all: a study's folder holds tens of files and a few MB,
+# and a CPU render a stop cut short, kept in partial/, 88 MiB at the
+# largest size a study renders on the CPU (2560x1440).
+MAX_MEMBERS = 10_000
+MAX_BYTES = 512 << 20
+# The most bytes read of the decompressed tarball: the files, and for each
+# member a header with room for a long name (and the blocks' padding).
+READ_LIMIT = MAX_BYTES + MAX_MEMBERS * (16 << 10)
+# What reading a damaged tarball raises (gzip.BadGzipFile is an OSError).
+READ_ERRORS = (OSError, EOFError, zlib.error, tarfile.TarError)
 KINDS = {
     tarfile.SYMTYPE: "a symbolic link",
     tarfile.LNKTYPE: "a hard link",
@@ -115,30 +136,100 @@ def check_member(member, parts):
         )
 
 
-def read_members(tar):
-    """Every member, checked, before anything is written."""
-    members, seen = [], set()
-    for member in tar:
+class Bounded:
+    """The decompressed tarball `archive` from `f`, refused once more than
+    READ_LIMIT bytes are read."""
+
+    def __init__(self, f, archive):
+        self.f, self.archive, self.left = f, archive, READ_LIMIT
+
+    def read(self, size=-1):
+        data = self.f.read(self.left + 1 if size < 0 else min(size, self.left + 1))
+        self.left -= len(data)
+        if self.left < 0:
+            raise Refused(
+                f"{self.archive}: more than {READ_LIMIT >> 20} MiB once decompressed; a study tarball holds at most "
+                f"{MAX_BYTES >> 20} MiB of files in {MAX_MEMBERS} members"
+            )
+        return data
+
+
+def reading(archive, read, *args, **kwargs):
+    """`read(*args, **kwargs)`, a read of the tarball `archive`, whose
+    failure refuses it as damaged."""
+    try:
+        return read(*args, **kwargs)
+    except READ_ERRORS as e:
+        raise Refused(f"{archive}: not a readable tarball: {e}") from None
+
+
+def members(archive, visit):
+    """Calls `visit(tar, member)` on each member of the tarball `archive`
+    in order, read as a stream (a member's data only while it is visited)."""
+    try:
+        raw = open_regular(archive, "a studies.tgz that study.sh packed")
+    except BadInput as e:
+        raise Refused(str(e)) from None
+    with raw, gzip.GzipFile(fileobj=raw, mode="rb") as unzipped:
+        tar = reading(archive, tarfile.open, fileobj=Bounded(unzipped, archive), mode="r|")
+        with tar:
+            while (member := reading(archive, tar.next)) is not None:
+                visit(tar, member)
+
+
+def bound(member, count, total):
+    """Refuses `member`, the `count`-th, once the members up to it declare
+    `total` bytes, past MAX_MEMBERS or MAX_BYTES."""
+    if count > MAX_MEMBERS:
+        raise Refused(f"{member.name}: member {count}; a study tarball holds at most {MAX_MEMBERS} (folders and files)")
+    if total > MAX_BYTES:
+        raise Refused(
+            f"{member.name}: {member.size} bytes, {total} with the members before it; a study tarball holds at most "
+            f"{MAX_BYTES >> 20} MiB of files"
+        )
+
+
+def read_members(archive):
+    """Every member's path as a list of names, checked, before anything is
+    written."""
+    checked, seen, total = [], set(), 0
+
+    def check(_, member):
+        nonlocal total
         parts = member_parts(member)
         check_member(member, parts)
+        total += member.size
+        bound(member, len(checked) + 1, total)
         key = "/".join(parts)
         if key in seen:
             raise Refused(f"{member.name}: in the tarball twice")
         seen.add(key)
-        members.append((member, parts))
-    return members
+        checked.append((member.name, member.size, parts))
+
+    members(archive, check)
+    return checked
 
 
-def extract(tar, members, stage):
-    """Writes the checked members under `stage`, a new, empty folder."""
-    for member, parts in members:
+def extract(archive, checked, stage):
+    """Writes the `checked` members of `archive` under `stage`, a new,
+    empty folder, refusing a member that is not the one checked."""
+    left = iter(checked)
+
+    def write(tar, member):
+        name, size, parts = next(left, (None, None, None))
+        if (member.name, member.size) != (name, size):
+            raise Refused(f"{member.name}: not the member checked ({name}); the tarball changed while it was read")
         path = os.path.join(stage, *parts)
         if member.isdir():
             os.makedirs(path, exist_ok=True)
-            continue
+            return
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        with tar.extractfile(member) as src, open(path, "xb") as dst:
-            shutil.copyfileobj(src, dst)
+        src = reading(archive, tar.extractfile, member)
+        with src, open(path, "xb") as dst:
+            while chunk := reading(archive, src.read, 1 << 20):
+                dst.write(chunk)
+
+    members(archive, write)
 
 
 class Run:
@@ -282,39 +373,31 @@ def install(accepted, results, stage):
 
 def unpack(archive, results, wavepath):
     """Checks, stages and installs; returns the number of studies installed."""
+    checked = read_members(archive)
+    parent = os.path.dirname(os.path.abspath(results))
+    stage = tempfile.mkdtemp(prefix=".gpu-study-unpack.", dir=parent)
     try:
-        tar = tarfile.open(archive, "r:*")
-    except (OSError, tarfile.TarError) as e:
-        raise Refused(f"{archive}: not a readable tarball: {e}")
-    with tar:
-        try:
-            members = read_members(tar)
-        except tarfile.TarError as e:
-            raise Refused(f"{archive}: damaged tarball: {e}")
-        parent = os.path.dirname(os.path.abspath(results))
-        stage = tempfile.mkdtemp(prefix=".gpu-study-unpack.", dir=parent)
-        try:
-            extract(tar, members, os.path.join(stage, "new"))
-            new = os.path.join(stage, "new")
-            names = sorted(os.listdir(new)) if os.path.isdir(new) else []
-            accepted = []
-            for name in names:
-                folder = os.path.join(new, name)
-                why = cut_short(name, folder, config_of(name))
-                if why:
-                    print(f"gpu-study: {name} was cut short ({why}); left out (run it again with a larger --budget)", file=sys.stderr)
-                    continue
-                partial = os.path.join(folder, PARTIAL)
-                if os.path.isdir(partial):
-                    print(f"gpu-study: {name}/{PARTIAL} dropped: the study is complete, so no run needs its kept renders", file=sys.stderr)
-                    shutil.rmtree(partial)
-                regenerate_report(name, folder, wavepath)
-                keep_the_rest(name, folder, results)
-                accepted.append((name, folder))
-            install(accepted, results, stage)
-            return len(accepted)
-        finally:
-            shutil.rmtree(stage)
+        new = os.path.join(stage, "new")
+        extract(archive, checked, new)
+        names = sorted(os.listdir(new)) if os.path.isdir(new) else []
+        accepted = []
+        for name in names:
+            folder = os.path.join(new, name)
+            why = cut_short(name, folder, config_of(name))
+            if why:
+                print(f"gpu-study: {name} was cut short ({why}); left out (run it again with a larger --budget)", file=sys.stderr)
+                continue
+            partial = os.path.join(folder, PARTIAL)
+            if os.path.isdir(partial):
+                print(f"gpu-study: {name}/{PARTIAL} dropped: the study is complete, so no run needs its kept renders", file=sys.stderr)
+                shutil.rmtree(partial)
+            regenerate_report(name, folder, wavepath)
+            keep_the_rest(name, folder, results)
+            accepted.append((name, folder))
+        install(accepted, results, stage)
+        return len(accepted)
+    finally:
+        shutil.rmtree(stage)
 
 
 def main():

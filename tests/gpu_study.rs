@@ -36,6 +36,8 @@ impl Tree {
         for file in [
             "scripts/gpu-study",
             "scripts/gpu_study_unpack.py",
+            "scripts/input_file.py",
+            "scripts/gpu_study_splits.py",
             "scenes/cornell_diffuse.toml",
         ] {
             fs::copy(repo(file), root.join(file)).unwrap();
@@ -70,9 +72,13 @@ impl Tree {
         self.dir.path().join("outside")
     }
 
-    /// Runs the copy of `scripts/gpu-study` from the checkout's root.
+    /// Runs the copy of `scripts/gpu-study` from the checkout's root,
+    /// stopped after two minutes, so that a read that waits fails the test
+    /// instead of hanging it.
     fn gpu_study(&self, args: &[&str]) -> Output {
-        Command::new(self.root().join("scripts/gpu-study"))
+        Command::new("timeout")
+            .arg("120")
+            .arg(self.root().join("scripts/gpu-study"))
             .args(args)
             .current_dir(self.root())
             .env("WAVEPATH_BIN", wavepath_bin())
@@ -162,6 +168,19 @@ impl Tarball {
         h.set_mode(0o644);
         h.set_cksum();
         self.0.append(&h, bytes).unwrap();
+        self
+    }
+
+    /// A regular file's header declaring `size` bytes, without the bytes:
+    /// a check that reads the header alone refuses it before reading on.
+    fn declared(&mut self, path: &str, size: u64) -> &mut Self {
+        let mut h = Header::new_gnu();
+        h.set_path(path).unwrap();
+        h.set_entry_type(EntryType::Regular);
+        h.set_size(size);
+        h.set_mode(0o644);
+        h.set_cksum();
+        std::io::Write::write_all(self.0.get_mut(), h.as_bytes()).unwrap();
         self
     }
 
@@ -536,6 +555,34 @@ fn a_refused_tarball_leaves_results_as_it_was() {
                 t.study(STUDY).file("./regression_check_nee/runs.csv", b"x");
             }),
         ),
+        (
+            "an absolute path",
+            &["/regression_check_nee/runs.csv", "outside"],
+            Box::new(|t| {
+                t.study(STUDY).raw_file("/regression_check_nee/runs.csv", b"x");
+            }),
+        ),
+        (
+            "a file past the bound on bytes",
+            &[
+                "regression_check_nee/figures/huge.svg: 536870913 bytes",
+                "a study tarball holds at most 512 MiB of files",
+            ],
+            Box::new(|t| {
+                t.study(STUDY)
+                    .declared("./regression_check_nee/figures/huge.svg", (512 << 20) + 1);
+            }),
+        ),
+        (
+            "more members than the bound",
+            &["member 10001", "a study tarball holds at most 10000"],
+            Box::new(|t| {
+                t.study(STUDY);
+                for i in 0..10_000 {
+                    t.file(&format!("./regression_check_nee/figures/f{i}.svg"), b"");
+                }
+            }),
+        ),
         ("not a tarball", &["not a readable tarball"], Box::new(|_| {})),
     ];
     for (what, expected, members) in cases {
@@ -548,6 +595,24 @@ fn a_refused_tarball_leaves_results_as_it_was() {
             tree.unpack(|t| members(t))
         };
         refused(&o, what, expected);
+        assert!(stderr(&o).contains("results/ is as it was"), "{what}: {}", stderr(&o));
+        unchanged(&before, &everything(&tree), what);
+    }
+}
+
+/// A tarball that is not a regular file is refused before it is read:
+/// a FIFO would wait for a writer, a folder cannot be read.
+#[test]
+fn unpack_refuses_a_tarball_that_is_not_a_regular_file() {
+    let tree = Tree::new();
+    let fifo = tree.dir.path().join("studies.fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    for (what, path) in [("a FIFO", fifo), ("a folder", tree.outside())] {
+        let before = everything(&tree);
+        let path = path.to_str().unwrap();
+        let o = tree.gpu_study(&["unpack", path]);
+        refused(&o, what, &[path, "not a regular file"]);
         assert!(stderr(&o).contains("results/ is as it was"), "{what}: {}", stderr(&o));
         unchanged(&before, &everything(&tree), what);
     }
@@ -902,11 +967,13 @@ fn a_study_cut_short_is_stopped_by_one_sigint_to_the_runner_alone() {
     let tree = Tree::new();
     let o = tree.gpu_study(&["pack", STUDY]);
     assert!(o.status.success(), "{}", stderr(&o));
-    // The least budget a study starts with, so that the stop comes soon.
+    // A budget that the study starts within (a study starts with 30 s of
+    // it left) after up to 4 s of verifying the scenes, which a loaded
+    // machine can take, so that the stop comes soon.
     let script = tree.root().join("gpu-run/study.sh");
     let text = fs::read_to_string(&script).unwrap();
     let budget = text.lines().find(|l| l.starts_with("budget=")).unwrap();
-    fs::write(&script, text.replace(budget, "budget=31")).unwrap();
+    fs::write(&script, text.replace(budget, "budget=35")).unwrap();
     let out = tree.dir.path().join("out");
     let o = run_study_sh_with(&tree, &out, FAKE_LONG_RUNNER);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -1026,6 +1093,62 @@ fn spreads_run_each_study_again_over_gpus_and_mpi_ranks_after_checking_the_ranks
         2,
         "{log}"
     );
+}
+
+/// Whether a study's runs split images over GPUs themselves is read from
+/// its config as TOML, not searched for in its text: a quoted key is
+/// still `gpus`, a description that names it sets nothing, a sweep of
+/// one GPU splits nothing, and a config that is not TOML is refused
+/// before anything is built.
+#[test]
+fn a_study_is_spread_unless_its_config_read_as_toml_sets_gpus_above_one() {
+    let tree = Tree::new();
+    for (name, config) in [
+        ("quoted", "[[study]]\nname = \"s\"\nsweep = { \"gpus\" = [1, 2] }\n"),
+        (
+            "fixed",
+            "[[study]]\nname = \"s\"\nper_backend.gpu-wave = { gpus = 4 }\n",
+        ),
+        (
+            "described",
+            "[experiment]\ndescription = \"\"\"one GPU each;\ngpus = 2 is scale_out's\"\"\"\n",
+        ),
+        ("one", "[[study]]\nname = \"s\"\nsweep = { gpus = [1] }\n"),
+    ] {
+        fs::write(tree.root().join(format!("experiments/{name}.toml")), config).unwrap();
+    }
+    let o = tree.gpu_study(&["pack", "--spread", "2", "quoted", "fixed", "described", "one"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = tree.dir.path().join("out");
+    let o = run_study_sh_with(&tree, &out, FAKE_SPREAD_BINARY);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let log = fs::read_to_string(out.join("studies.log")).unwrap();
+    for name in ["quoted", "fixed"] {
+        let line = format!("== {name}: not spread: its runs split images over GPUs themselves (gpus)");
+        assert!(log.contains(&line), "{line}\n{log}");
+    }
+    let mut folders = tarball_folders(&out.join("studies.tgz"));
+    folders.sort();
+    assert_eq!(
+        folders,
+        ["described", "described_gpus2", "fixed", "one", "one_gpus2", "quoted"],
+        "{log}"
+    );
+
+    fs::write(
+        tree.root().join("experiments/broken.toml"),
+        "[[study]]\nname = \"s\"\nsweep = {\n",
+    )
+    .unwrap();
+    let before = everything(&tree);
+    let o = tree.gpu_study(&["pack", "--spread", "2", "one", "broken"]);
+    refused(
+        &o,
+        "a config that is not TOML",
+        &["experiments/broken.toml: not TOML", "line 3"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    unchanged(&before, &everything(&tree), "a config that is not TOML");
 }
 
 #[test]

@@ -44,6 +44,11 @@ fn launch(id: u32, kernel: &str, [warp, thread, ns]: [u64; 3], registers: u32, (
         .collect()
 }
 
+/// The megakernel's one launch in [`tree`]'s usual rows.
+fn one_launch() -> String {
+    launch(0, "megakernel_brute", [3000, 48000, 2000], 64, (40.0, 50.0))
+}
+
 /// The render's summary line: 10×10 at 4 spp is 400 samples, and the
 /// rates give 2.5 rays a sample: 1000 rays.
 const SUMMARY: &str = "scenes/box.toml: gpu-mega on a GPU (brute force), 10x10, 4 spp, depth 8: 0.001 s, 0.400 M samples/s, 1.000 M rays/s -> x.png\n";
@@ -53,7 +58,9 @@ fn tree(mega_rows: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     fs::create_dir_all(root.join("scripts")).unwrap();
-    fs::copy(repo("scripts/why_counters.py"), root.join("scripts/why_counters.py")).unwrap();
+    for script in ["scripts/why_counters.py", "scripts/input_file.py"] {
+        fs::copy(repo(script), root.join(script)).unwrap();
+    }
     fs::create_dir_all(root.join("results/exp")).unwrap();
     fs::write(
         root.join("results/exp/runs.csv"),
@@ -90,10 +97,11 @@ fn tree(mega_rows: &str) -> tempfile::TempDir {
     dir
 }
 
-/// The script run in `root` with `args`.
+/// The script run in `root` with `args` (stopped after 20 s, so that a
+/// read that waits fails the test instead of hanging it).
 fn why_counters(root: &Path, args: [&str; 2]) -> Output {
-    Command::new("python3")
-        .arg("scripts/why_counters.py")
+    Command::new("timeout")
+        .args(["20", "python3", "scripts/why_counters.py"])
         .args(args)
         .current_dir(root)
         .output()
@@ -136,7 +144,7 @@ fn assert_table_has(o: &Output, line: &str) {
 
 #[test]
 fn each_back_end_is_summed_per_ray_beside_its_fastest_row_and_each_kernel_apart() {
-    let dir = tree(&launch(0, "megakernel_brute", [3000, 48000, 2000], 64, (40.0, 50.0)));
+    let dir = tree(&one_launch());
     let o = summarize(dir.path());
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let counters = dir.path().join("results/exp/counters");
@@ -204,7 +212,7 @@ fn each_back_end_is_summed_per_ray_beside_its_fastest_row_and_each_kernel_apart(
 
 #[test]
 fn a_profile_without_a_metric_or_a_launch_is_refused_naming_its_file() {
-    let partial: String = launch(0, "megakernel_brute", [3000, 48000, 2000], 64, (40.0, 50.0))
+    let partial: String = one_launch()
         .lines()
         .filter(|l| !l.contains("lts__t_bytes.sum"))
         .map(|l| format!("{l}\n"))
@@ -235,7 +243,7 @@ fn restudy(root: &Path) -> Output {
 
 #[test]
 fn a_re_run_study_is_set_beside_the_counters_afresh_and_the_counters_kept() {
-    let dir = tree(&launch(0, "megakernel_brute", [3000, 48000, 2000], 64, (40.0, 50.0)));
+    let dir = tree(&one_launch());
     let o = summarize(dir.path());
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let why_csv = dir.path().join("results/exp/counters/why.csv");
@@ -286,4 +294,240 @@ fn restudy_without_counters_is_refused_naming_the_file() {
         err.contains("results/exp/counters/why.csv") && err.contains("no counters"),
         "{err}"
     );
+}
+
+/// Asserts that `o` failed with one line on stderr holding each of
+/// `expected`.
+fn refused_in_one_line(o: &Output, what: &str, expected: &[&str]) {
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{what}: accepted");
+    assert_eq!(o.status.code(), Some(1), "{what}: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{what}: not one line:\n{err}");
+    for e in expected {
+        assert!(err.contains(e), "{what}: the message should name `{e}`:\n{err}");
+    }
+}
+
+/// Makes `path` a FIFO in place of the file.
+fn fifo(path: &Path) {
+    fs::remove_file(path).ok();
+    assert!(Command::new("mkfifo").arg(path).status().unwrap().success());
+}
+
+#[test]
+fn every_bad_input_is_one_line_naming_the_file_and_what_was_expected() {
+    const MEGA_CSV: &str = "ncu/exp/s_box_gpu-mega.csv";
+    const MEGA_TXT: &str = "ncu/exp/s_box_gpu-mega.txt";
+    type Change = Box<dyn Fn(&Path)>;
+    let write = |file: &'static str, text: String| -> Change {
+        Box::new(move |root: &Path| fs::write(root.join(file), &text).unwrap())
+    };
+    let edit = |file: &'static str, from: &'static str, to: &'static str| -> Change {
+        Box::new(move |root: &Path| {
+            let text = fs::read_to_string(root.join(file)).unwrap();
+            assert!(text.contains(from), "{file} has no `{from}`");
+            fs::write(root.join(file), text.replacen(from, to, 1)).unwrap();
+        })
+    };
+    let header = |rows: &str| format!("{NCU_HEADER}\n{rows}");
+    let cases: Vec<(&str, Change, Vec<&str>)> = vec![
+        (
+            "no profiles",
+            write("profiles.txt", String::new()),
+            vec!["profiles.txt: no profile"],
+        ),
+        (
+            "a profile without its spp",
+            write("profiles.txt", "exp s scenes/box.toml 10x10\n".into()),
+            vec!["profiles.txt:1: `exp s scenes/box.toml 10x10` is not a profile", "SPP"],
+        ),
+        (
+            "a profile of 0 spp",
+            edit("profiles.txt", " 4\n", " 0\n"),
+            vec!["profiles.txt:1: spp is `0`", "1 or more"],
+        ),
+        (
+            "profiles in a FIFO",
+            Box::new(|root: &Path| fifo(&root.join("profiles.txt"))),
+            vec!["profiles.txt: not a regular file"],
+        ),
+        (
+            "a profile's rows missing",
+            Box::new(move |root: &Path| fs::remove_file(root.join(MEGA_CSV)).unwrap()),
+            vec!["s_box_gpu-mega.csv: cannot be read"],
+        ),
+        (
+            "a profile's rows in a FIFO",
+            Box::new(move |root: &Path| fifo(&root.join(MEGA_CSV))),
+            vec!["s_box_gpu-mega.csv: not a regular file"],
+        ),
+        (
+            "a figure that is not a number",
+            edit(MEGA_CSV, "\"3000\"", "\"n/a\""),
+            vec![
+                "s_box_gpu-mega.csv:3: smsp__inst_executed.sum is `n/a`",
+                "expected a finite number",
+            ],
+        ),
+        (
+            "a row cut short",
+            edit(
+                MEGA_CSV,
+                ",\"Command line profiler metrics\",\"smsp__inst_executed.sum\",\"\",\"3000\"",
+                "",
+            ),
+            vec!["s_box_gpu-mega.csv:3: not 15 fields"],
+        ),
+        (
+            "no kernel time",
+            write(
+                MEGA_CSV,
+                header(&launch(0, "megakernel_brute", [3000, 48000, 0], 64, (40.0, 50.0))),
+            ),
+            vec!["s_box_gpu-mega.csv: gpu__time_duration.sum of megakernel_brute adds up to 0"],
+        ),
+        (
+            "no warp instructions",
+            write(
+                MEGA_CSV,
+                header(&launch(0, "megakernel_brute", [0, 0, 2000], 64, (40.0, 50.0))),
+            ),
+            vec!["s_box_gpu-mega.csv: smsp__inst_executed.sum of megakernel_brute adds up to 0"],
+        ),
+        (
+            "a summary line of no samples",
+            edit(MEGA_TXT, "0.400 M samples/s", "0.000 M samples/s"),
+            vec!["s_box_gpu-mega.txt: the summary line's samples/s is 0"],
+        ),
+        (
+            "an empty summary",
+            write(MEGA_TXT, String::new()),
+            vec!["s_box_gpu-mega.txt: no render summary line"],
+        ),
+        (
+            "a study row of 0 spp",
+            edit(
+                "results/exp/runs.csv",
+                "s,2,box,,gpu-mega,7.0,1,16,",
+                "s,2,box,,gpu-mega,7.0,1,0,",
+            ),
+            vec!["results/exp/runs.csv:5: spp is `0`"],
+        ),
+        (
+            "a study time that is not a number",
+            edit("results/exp/runs.csv", "9.5", "fast"),
+            vec!["results/exp/runs.csv:4: scaled_wall_ms is `fast`"],
+        ),
+        (
+            "study rows without a column",
+            edit("results/exp/runs.csv", ",state_bytes\n", "\n"),
+            vec!["results/exp/runs.csv:1: no column state_bytes"],
+        ),
+        (
+            "study rows in a FIFO",
+            Box::new(|root: &Path| fifo(&root.join("results/exp/runs.csv"))),
+            vec!["results/exp/runs.csv: not a regular file"],
+        ),
+    ];
+    for (what, change, expected) in cases {
+        let dir = tree(&one_launch());
+        change(dir.path());
+        let o = summarize(dir.path());
+        refused_in_one_line(&o, what, &expected);
+        assert!(
+            !dir.path().join("results/exp/counters").exists(),
+            "{what}: wrote counters"
+        );
+    }
+}
+
+#[test]
+fn restudy_refuses_counters_it_cannot_read_in_one_line() {
+    let why = "results/exp/counters/why.csv";
+    for (what, text, expected) in [
+        ("an empty why.csv", None, "why.csv:1: no column study"),
+        ("a why.csv of no rows", Some(""), "why.csv: no rows"),
+        ("a figure that is not a number", Some("x"), "why.csv:3: lanes is `x`"),
+    ] {
+        let dir = tree(&one_launch());
+        assert!(summarize(dir.path()).status.success());
+        let path = dir.path().join(why);
+        let written = fs::read_to_string(&path).unwrap();
+        let changed = match text {
+            None => String::new(),
+            Some("") => written.lines().next().unwrap().to_string() + "\n",
+            Some(lanes) => {
+                let mut lines: Vec<String> = written.lines().map(String::from).collect();
+                lines[2] = lines[2].replacen(",24,", &format!(",{lanes},"), 1);
+                lines.join("\n") + "\n"
+            }
+        };
+        fs::write(&path, &changed).unwrap();
+        let o = restudy(dir.path());
+        refused_in_one_line(&o, what, &[expected]);
+        assert_eq!(fs::read_to_string(&path).unwrap(), changed, "{what}: why.csv changed");
+    }
+}
+
+/// A stand-in for Nsight Compute: writes the log's header, and fails each
+/// render whose log file's name holds `FAKE_NCU_FAIL` (a render that
+/// fails), or writes no rows where it holds `FAKE_NCU_EMPTY` (one ncu
+/// could not count).
+const FAKE_NCU: &str = r#"#!/usr/bin/env bash
+while [[ $1 != --log-file ]]; do shift; done
+log=$2
+[[ -n ${FAKE_NCU_FAIL:-} && $log == *"$FAKE_NCU_FAIL"* ]] && exit 1
+[[ -n ${FAKE_NCU_EMPTY:-} && $log == *"$FAKE_NCU_EMPTY"* ]] && { echo "==ERROR== no permission" >"$log"; exit 0; }
+echo '"ID","Kernel Name","Metric Name","Metric Value"' >"$log"
+"#;
+
+/// Runs `scripts/why-counters run` with [`FAKE_NCU`] and a stand-in
+/// binary into a temporary folder, with `env` set.
+fn run_profiles(env: &[(&str, &str)]) -> Output {
+    let dir = tempfile::tempdir().unwrap();
+    let ncu = dir.path().join("ncu");
+    fs::write(&ncu, FAKE_NCU).unwrap();
+    let bin = dir.path().join("wavepath");
+    fs::write(&bin, "#!/bin/sh\n").unwrap();
+    for file in [&ncu, &bin] {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(file, fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    Command::new(repo("scripts/why-counters"))
+        .arg("run")
+        .arg(&bin)
+        .arg(dir.path().join("out"))
+        .env("NCU", &ncu)
+        .envs(env.iter().copied())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn run_exits_1_naming_every_profiled_render_that_failed() {
+    let o = run_profiles(&[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for (what, env, says) in [
+        (
+            "every render failing",
+            [("FAKE_NCU_FAIL", "_gpu-")],
+            "14 of 14 profiled renders failed (mega_vs_wave/default_cornell_diffuse_gpu-mega ",
+        ),
+        (
+            "one render failing",
+            [("FAKE_NCU_FAIL", "textures_textured_gpu-wave")],
+            "1 of 14 profiled renders failed (mega_vs_wave/textures_textured_gpu-wave)",
+        ),
+        (
+            "one render ncu could not count",
+            [("FAKE_NCU_EMPTY", "crossover_material_cost_materials1_octaves1_gpu-mega")],
+            "1 of 14 profiled renders failed (material_cost/crossover_material_cost_materials1_octaves1_gpu-mega)",
+        ),
+    ] {
+        let o = run_profiles(&env);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{what}: {err}");
+        assert!(err.contains(says), "{what}: {err}");
+        assert!(err.contains("summarize needs every one"), "{what}: {err}");
+    }
 }
