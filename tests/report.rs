@@ -330,7 +330,7 @@ struct Edit {
 /// Values the runner cannot write, on lines of the fixture: 2 is
 /// `cpu-serial`, 5 `cpu` at 16 spp, 23 `gpu-mega` at 64 spp. The last cell
 /// set is the one refused.
-const CSV_EDITS: [Edit; 37] = [
+const CSV_EDITS: [Edit; 40] = [
     Edit {
         file: "runs.csv",
         line: 2,
@@ -429,7 +429,7 @@ const CSV_EDITS: [Edit; 37] = [
             ("split_spp", "32 32"),
             ("split_busy_ms", "1.000 NaN"),
         ],
-        expect: "`1.000 NaN` is not a split over 2 GPUs (expected a finite time of at least 0 per GPU)",
+        expect: "`1.000 NaN` is not a split over 2 GPUs (expected a time from 0 to 1e9 ms per GPU)",
     },
     Edit {
         file: "runs.csv",
@@ -574,6 +574,24 @@ const CSV_EDITS: [Edit; 37] = [
         cells: &[("max_registers", "64"), ("registers", "96")],
         expect: "96 is above the row's cap of 64 registers (`max_registers`), which the kernel keeps to",
     },
+    Edit {
+        file: "runs.csv",
+        line: 26,
+        cells: &[("scaled_wall_ms", "1e-310")],
+        expect: "1e-310 is out of range (expected a time from 1e-6 to 1e9 ms)",
+    },
+    Edit {
+        file: "runs.csv",
+        line: 2,
+        cells: &[("total_ms", "2e9")],
+        expect: "2000000000 is out of range (expected a time from 1e-6 to 1e9 ms)",
+    },
+    Edit {
+        file: "kernels.csv",
+        line: 2,
+        cells: &[("max_ms", "1e300")],
+        expect: "1e300 is out of range (expected a time from 0 to 1e9 ms, or NaN (not measured))",
+    },
 ];
 
 #[test]
@@ -597,6 +615,24 @@ fn csv_values_the_runner_cannot_write_are_refused_naming_file_line_and_column() 
             "{cells:?}: {err}"
         );
     }
+}
+
+#[test]
+fn a_configuration_timed_near_zero_is_refused_at_once_not_drawn() {
+    // Every repetition of the first wavefront configuration (lines 26 to
+    // 28) at 1e-310 ms: its speedup would be infinite, and no axis spans it.
+    let dir = fixture();
+    for line in 26..=28 {
+        set_cell(&dir.path().join("runs.csv"), line, "scaled_wall_ms", "1e-310");
+    }
+    let o = output_within(wavepath().arg("report").arg(dir.path()), Duration::from_secs(20));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("runs.csv: line 26, column `scaled_wall_ms`: 1e-310 is out of range"),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("report.md").exists(), "wrote a report");
 }
 
 #[test]

@@ -232,6 +232,35 @@ fn spreads_over_gpus_and_ranks_are_set_against_one_gpu_and_kept_out_of_the_answe
 }
 
 #[test]
+fn a_peer_timed_near_zero_is_refused_at_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = fixture_results(dir.path());
+    let peers = results.join("reference/peers/peers.csv");
+    std::fs::create_dir_all(peers.parent().unwrap()).unwrap();
+    // The fixture's megakernel workload: its ratio would be infinite.
+    std::fs::write(
+        &peers,
+        "program,workload,width,height,spp,depth,roulette,render_ms,samples_per_s,scene\n\
+         p,w,640,480,64,8,0,5e-324,1e9,cs500\n",
+    )
+    .unwrap();
+    let o = output_within(
+        wavepath().args(["report", "--summary"]).arg(&results),
+        Duration::from_secs(20),
+    );
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "{}: line 2, column `render_ms`: 5e-324 is out of range (expected a time from 1e-6 to 1e9 ms)",
+            peers.display()
+        )),
+        "{stderr}"
+    );
+    assert!(!results.join(SUMMARY_FILE).exists(), "wrote a summary");
+}
+
+#[test]
 fn files_of_the_tree_that_are_not_regular_are_refused_unread() {
     for (file, make, expect) in [
         ("results/fixture/runs.csv", "fifo", "is a FIFO, not a regular file"),

@@ -9,6 +9,7 @@
 use super::markdown::{code, text};
 use super::stats::Config;
 use super::tables::{table_head, table_row};
+use super::written;
 use crate::backend::BackendKind;
 use crate::settings::arithmetic::Arithmetic;
 use anyhow::{Context, bail};
@@ -45,8 +46,8 @@ pub struct Peer {
 }
 
 /// Reads [`FILE`] under `results`; no file means no peers. Every row must
-/// name its fields and give a positive time and a non-empty scene; errors
-/// name the file and the line.
+/// name its fields and give a render's time ([`written::time_ms`]) and a
+/// non-empty scene; errors name the file and the line.
 pub fn read(results: &Path) -> anyhow::Result<Vec<Peer>> {
     let path = results.join(FILE);
     if std::fs::symlink_metadata(&path).is_err() {
@@ -65,12 +66,8 @@ pub fn read(results: &Path) -> anyhow::Result<Vec<Peer>> {
                 path.display()
             )
         })?;
-        if !(peer.render_ms.is_finite() && peer.render_ms > 0.0) {
-            bail!(
-                "{}: line {line}, column `render_ms`: {} is not a positive time in milliseconds",
-                path.display(),
-                peer.render_ms
-            );
+        if let Err(problem) = written::time_ms(peer.render_ms, true, false) {
+            bail!("{}: line {line}, column `render_ms`: {problem}", path.display());
         }
         if peer.scene.trim().is_empty() || peer.width == 0 || peer.height == 0 || peer.spp == 0 {
             bail!(
@@ -246,9 +243,17 @@ mod tests {
             ("p,w,64,64,4,8,0,fast,6.5e6,box\n", "line 3: expected program"),
             (
                 "p,w,64,64,4,8,0,0,6.5e6,box\n",
-                "line 3, column `render_ms`: 0 is not a positive time",
+                "line 3, column `render_ms`: 0 is out of range (expected a time from 1e-6 to 1e9 ms)",
             ),
             ("p,w,64,64,4,8,0,-1,6.5e6,box\n", "line 3, column `render_ms`"),
+            (
+                "p,w,64,64,4,8,0,5e-324,6.5e6,box\n",
+                "line 3, column `render_ms`: 5e-324 is out of range",
+            ),
+            (
+                "p,w,64,64,4,8,0,2e9,6.5e6,box\n",
+                "line 3, column `render_ms`: 2000000000 is out of range",
+            ),
             ("p,w,64,64,4,8,0,2,6.5e6,\n", "line 3: a peer needs a scene"),
             (
                 "p,w,0,64,4,8,0,2,6.5e6,box\n",

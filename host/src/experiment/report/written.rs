@@ -5,10 +5,10 @@
 //!
 //! - [`Written`]: a row of `runs.csv` or `kernels.csv` belongs to the
 //!   manifest's experiment, one of its studies and one of that study's back
-//!   ends; its times are finite; its settings are values the config's own
-//!   parsers take ([`crate::experiment::params::SETTINGS`]) on a back end
-//!   they concern, and those its configuration label names are the
-//!   label's; a split over GPUs has one share per GPU, and a row on
+//!   ends; its times are ones a render takes ([`time_ms`]); its settings
+//!   are values the config's own parsers take
+//!   ([`crate::experiment::params::SETTINGS`]) on a back end they concern,
+//!   and those its configuration label names are the label's; a split over GPUs has one share per GPU, and a row on
 //!   several GPUs a split; a kernel's registers and occupancy are ones a
 //!   GPU has, and only GPU rows have them.
 //! - [`film_checks`]: rows that render the same image have the same film
@@ -160,9 +160,62 @@ fn measure(value: f64, positive: bool, unmeasured: bool) -> Result<(), String> {
     }
 }
 
-/// `value` of `column` as a time ([`measure`]).
+/// `value` of `column` as a measure that is not a time ([`measure`], at
+/// least 0).
+fn measured(column: &'static str, value: f64, unmeasured: bool) -> Result<(), Refusal> {
+    measure(value, false, unmeasured).map_err(|problem| (column, problem))
+}
+
+/// The shortest render time a report takes, in milliseconds: a
+/// nanosecond, below what any timer the runner reads resolves. Render
+/// times divide one another in speedups and set the figures' axes, so a
+/// time closer to 0 would make a ratio of no meaning, or an infinite one.
+pub(super) const MIN_TIME_MS: f64 = 1e-6;
+
+/// The longest time a report takes, in milliseconds: 10⁹ ms, eleven and a
+/// half days, far beyond any render a study times or scales to; with
+/// [`MIN_TIME_MS`] it keeps every ratio of two times finite and above 0.
+pub(super) const MAX_TIME_MS: f64 = 1e9;
+
+/// `value` as a time in milliseconds: from [`MIN_TIME_MS`] to
+/// [`MAX_TIME_MS`] when `positive` (a render's time, which divides
+/// others), else from 0 to [`MAX_TIME_MS`]; NaN where `unmeasured` allows
+/// it. What is wrong otherwise.
+pub(super) fn time_ms(value: f64, positive: bool, unmeasured: bool) -> Result<(), String> {
+    let least = if positive { MIN_TIME_MS } else { 0.0 };
+    let ok = if value.is_nan() {
+        unmeasured
+    } else {
+        (least..=MAX_TIME_MS).contains(&value)
+    };
+    if ok {
+        return Ok(());
+    }
+    let least = if positive {
+        format!("{MIN_TIME_MS:e}")
+    } else {
+        "0".into()
+    };
+    let nan = if unmeasured { ", or NaN (not measured)" } else { "" };
+    Err(format!(
+        "{} is out of range (expected a time from {least} to {MAX_TIME_MS:e} ms{nan})",
+        number(value)
+    ))
+}
+
+/// `value` as a message shows it: plainly, or with an exponent where
+/// plainly it would take more than a few digits (`1e-310`, not 310 zeros).
+pub(super) fn number(value: f64) -> String {
+    if value == 0.0 || !value.is_finite() || (1e-4..1e15).contains(&value.abs()) {
+        value.to_string()
+    } else {
+        format!("{value:e}")
+    }
+}
+
+/// `value` of `column` as a time in milliseconds ([`time_ms`]).
 fn time(column: &'static str, value: f64, positive: bool, unmeasured: bool) -> Result<(), Refusal> {
-    measure(value, positive, unmeasured).map_err(|problem| (column, problem))
+    time_ms(value, positive, unmeasured).map_err(|problem| (column, problem))
 }
 
 /// The back end labelled `label`.
@@ -331,7 +384,7 @@ fn split(r: &RunRow) -> Result<(), Refusal> {
         }
     }
     match r.split_imbalance {
-        Some(v) => time("split_imbalance", v, false, false),
+        Some(v) => measured("split_imbalance", v, false),
         None => Err((
             "split_imbalance",
             format!("empty in a row split over {gpus} GPUs (expected the split's imbalance, at least 0)"),
@@ -339,17 +392,20 @@ fn split(r: &RunRow) -> Result<(), Refusal> {
     }
 }
 
-/// Checks `text`, the `column` of a row split over `gpus` GPUs: one finite
-/// time of at least 0 per GPU, space-separated.
+/// Checks `text`, the `column` of a row split over `gpus` GPUs: one time
+/// of 0 to [`MAX_TIME_MS`] per GPU, space-separated.
 fn per_gpu_times(column: &'static str, text: &str, gpus: usize) -> Result<(), Refusal> {
     let times: Option<Vec<f64>> = text
         .split_whitespace()
-        .map(|s| s.parse().ok().filter(|t: &f64| t.is_finite() && *t >= 0.0))
+        .map(|s| s.parse().ok().filter(|t: &f64| time_ms(*t, false, false).is_ok()))
         .collect();
     if times.is_none_or(|t| t.len() != gpus) {
         return Err((
             column,
-            format!("`{text}` is not a split over {gpus} GPUs (expected a finite time of at least 0 per GPU)"),
+            format!(
+                "`{}` is not a split over {gpus} GPUs (expected a time from 0 to {MAX_TIME_MS:e} ms per GPU)",
+                shorten_for_error(text)
+            ),
         ));
     }
     Ok(())
@@ -527,8 +583,8 @@ impl Written for RunRow {
         time("upload_ms", self.upload_ms, false, false)?;
         time("readback_ms", self.readback_ms, false, false)?;
         time("runner_ms", self.runner_ms, false, false)?;
-        time("rays_per_s", self.rays_per_s, false, false)?;
-        time("samples_per_s", self.samples_per_s, false, false)?;
+        measured("rays_per_s", self.rays_per_s, false)?;
+        measured("samples_per_s", self.samples_per_s, false)?;
         for (name, error) in [
             ("rmse", self.rmse),
             ("rel_mse", self.rel_mse),
@@ -536,7 +592,7 @@ impl Written for RunRow {
             ("flip", self.flip),
         ] {
             if let Some(e) = error {
-                time(name, e, false, false)?;
+                measured(name, e, false)?;
             }
         }
         Ok(())
@@ -587,7 +643,7 @@ impl Written for KernelRow {
         time("mean_ms", self.mean_ms, false, true)?;
         time("min_ms", self.min_ms, false, true)?;
         time("max_ms", self.max_ms, false, true)?;
-        time("items_per_s", self.items_per_s, false, true)
+        measured("items_per_s", self.items_per_s, true)
     }
 }
 
