@@ -5,13 +5,23 @@
 //! under the exact arithmetic, for the summary's answer and its figure. A
 //! reader of the answer sees there whether the megakernel it is measured
 //! against is a fair one.
+//!
+//! The same workload is the same scene, size and spp, and paths that end
+//! alike: the same depth and the same first bounce of Russian roulette. A
+//! row records its depth; its roulette is its scene file's (or the
+//! scene field its study set), read from the file the manifest
+//! fingerprints, while that file is still the one that ran: where that
+//! cannot be told, the row matches no peer.
 
 use super::markdown::{code, text};
-use super::stats::Config;
+use super::stats::{Config, scene_override};
 use super::tables::{table_head, table_row};
 use super::written;
 use crate::backend::BackendKind;
+use crate::experiment::records::{Manifest, RunRow};
+use crate::io::input_file::{MAX_TEXT_FILE_BYTES, read_text};
 use crate::settings::arithmetic::Arithmetic;
+use crate::system::fingerprint::fingerprint_bytes;
 use anyhow::{Context, bail};
 use serde::Deserialize;
 use std::path::Path;
@@ -32,7 +42,9 @@ pub struct Peer {
     pub height: u32,
     /// Samples per pixel.
     pub spp: u32,
-    /// Maximum path depth (0: the peer's own rule).
+    /// Maximum path depth (0: the peer's own rule, which wavepath's scene
+    /// for the workload states: a run then matches at its scene's own
+    /// depth).
     pub depth: u32,
     /// The bounce from which the peer plays Russian roulette (0: never).
     pub roulette: u32,
@@ -41,8 +53,67 @@ pub struct Peer {
     /// Samples per second at that time.
     pub samples_per_s: f64,
     /// wavepath's scene for the same workload (a scene file's stem): the
-    /// megakernel's rows of that scene at the same size and spp compare.
+    /// megakernel's rows of that scene at the same size, spp, depth and
+    /// roulette compare.
     pub scene: String,
+}
+
+/// The scene field of the first bounce of Russian roulette, which a study
+/// sets with [`crate::experiment::params::ROULETTE`] and a row's
+/// `scene_overrides` then names.
+const ROULETTE_FIELD: &str = "render.roulette_start";
+
+/// How a scene file's paths end, as its `[render]` table sets them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+pub struct SceneRule {
+    /// Its `max_depth`.
+    pub max_depth: u32,
+    /// Its `roulette_start` (0, the default: never).
+    #[serde(default)]
+    pub roulette_start: u32,
+}
+
+/// A scene file, as far as [`SceneRule`] reads it.
+#[derive(Deserialize)]
+struct SceneFile {
+    render: SceneRule,
+}
+
+impl SceneRule {
+    /// The rule of the scene file `scene` that a run of `manifest` read,
+    /// from the checkout `root`; `None` where it cannot be told: the
+    /// manifest fingerprints no such file, or it is gone, or it is no
+    /// longer the file that ran. A file that stands there but cannot be
+    /// read is an error naming it.
+    pub fn of(root: &Path, manifest: &Manifest, scene: &str) -> anyhow::Result<Option<SceneRule>> {
+        let Some(input) = manifest.input.iter().find(|i| i.path == scene) else {
+            return Ok(None);
+        };
+        let path = root.join(scene);
+        if std::fs::metadata(&path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
+            return Ok(None);
+        }
+        let text = read_text(&path, MAX_TEXT_FILE_BYTES)
+            .map_err(|reason| anyhow::anyhow!("{}: cannot read the scene: {reason}", path.display()))?;
+        if fingerprint_bytes(text.as_bytes()) != input.fingerprint {
+            return Ok(None);
+        }
+        Ok(toml::from_str::<SceneFile>(&text).ok().map(|f| f.render))
+    }
+
+    /// Whether `row`, a render of a scene whose file sets `self`, ends its
+    /// paths as `peer` does: at the peer's depth (at the scene's own where
+    /// the peer follows its own rule), with roulette from the peer's bounce
+    /// (the scene's, or the field its study set, which must read as a
+    /// bounce).
+    fn matches(self, row: &RunRow, peer: &Peer) -> bool {
+        let roulette = match scene_override(&row.scene_overrides, ROULETTE_FIELD) {
+            Some(set) => set.parse().ok(),
+            None => Some(self.roulette_start),
+        };
+        let depth = if peer.depth == 0 { self.max_depth } else { peer.depth };
+        row.max_depth == depth && roulette == Some(peer.roulette)
+    }
 }
 
 /// Reads [`FILE`] under `results`; no file means no peers. Every row must
@@ -84,6 +155,9 @@ pub fn read(results: &Path) -> anyhow::Result<Vec<Peer>> {
 pub struct Candidate<'c> {
     /// The configuration (its median time and its first row's settings).
     pub config: &'c Config,
+    /// How its scene file ends paths, where that can be told
+    /// ([`SceneRule::of`]).
+    pub scene_rule: Option<SceneRule>,
     /// The study, as the summary cites it.
     pub study: String,
     /// The folder's commit cell.
@@ -127,7 +201,8 @@ impl Standing {
 
 /// Each peer beside the fastest of `candidates` that renders its workload
 /// on the megakernel under the exact arithmetic (same scene, size and
-/// spp); a peer with none is left out.
+/// spp, and paths that end alike: [`SceneRule::matches`]); a peer with
+/// none is left out.
 pub fn standings(peers: &[Peer], candidates: &[Candidate]) -> Vec<Standing> {
     let mega = BackendKind::GpuMega.label();
     let exact = Arithmetic::Exact.name();
@@ -141,6 +216,7 @@ pub fn standings(peers: &[Peer], candidates: &[Candidate]) -> Vec<Standing> {
                     r.backend == mega
                         && r.scene_name == peer.scene
                         && (r.width, r.height, r.spp) == (peer.width, peer.height, peer.spp)
+                        && c.scene_rule.is_some_and(|rule| rule.matches(r, peer))
                         && r.arithmetic.as_deref().is_none_or(|a| a == exact)
                         && c.config.is_measured()
                 })
@@ -196,7 +272,6 @@ pub fn section(standings: &[Standing]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiment::records::RunRow;
     use crate::experiment::report::stats::group_configs;
 
     const HEADER: &str = "program,workload,width,height,spp,depth,roulette,render_ms,samples_per_s,scene\n";
@@ -210,13 +285,15 @@ mod tests {
         dir
     }
 
-    /// A megakernel or wavefront row of `scene` at 64x64 and `spp`.
+    /// A megakernel or wavefront row of `scene` at 64x64, `spp` and depth 8.
     fn row(run: u32, backend: &str, scene: &str, spp: u32, arithmetic: Option<&str>, ms: f64) -> RunRow {
         RunRow {
             study: "s".into(),
             run,
             config: format!("{backend}, run {run}"),
+            scene: format!("scenes/{scene}.toml"),
             scene_name: scene.into(),
+            max_depth: 8,
             backend: backend.into(),
             width: 64,
             height: 64,
@@ -266,8 +343,42 @@ mod tests {
         }
     }
 
+    /// Every configuration of `rows` as a candidate whose scene file sets
+    /// depth 8 and no roulette, but run 9's, which cannot be told.
+    fn candidates(configs: &[Config]) -> Vec<Candidate<'_>> {
+        configs
+            .iter()
+            .map(|config| Candidate {
+                config,
+                scene_rule: (config.row.run != 9).then_some(SceneRule {
+                    max_depth: 8,
+                    roulette_start: 0,
+                }),
+                study: "the study".into(),
+                commit: "`abc`".into(),
+                as_run: "yes".into(),
+            })
+            .collect()
+    }
+
+    /// A peer of `scene` at 64x64, `spp`, `depth` and `roulette`, 6 ms.
+    fn peer(scene: &str, spp: u32, depth: u32, roulette: u32) -> Peer {
+        Peer {
+            program: "p".into(),
+            workload: "w".into(),
+            width: 64,
+            height: 64,
+            spp,
+            depth,
+            roulette,
+            render_ms: 6.0,
+            samples_per_s: 1.0,
+            scene: scene.into(),
+        }
+    }
+
     #[test]
-    fn a_peer_stands_beside_the_fastest_exact_megakernel_of_its_scene_size_and_spp() {
+    fn a_peer_stands_beside_the_fastest_exact_megakernel_of_its_workload() {
         let rows = [
             row(1, "gpu-mega", "box", 4, None, 4.0),
             row(2, "gpu-mega", "box", 4, Some("exact"), 3.0),
@@ -276,30 +387,20 @@ mod tests {
             row(4, "gpu-wave", "box", 4, None, 1.0),
             row(5, "gpu-mega", "box", 8, None, 1.0),
             row(6, "gpu-mega", "other", 4, None, 1.0),
+            RunRow {
+                max_depth: 1,
+                ..row(7, "gpu-mega", "box", 4, None, 1.0)
+            },
+            RunRow {
+                scene_overrides: "accel.bvh_max_leaf=1;render.roulette_start=5".into(),
+                ..row(8, "gpu-mega", "box", 4, None, 1.5)
+            },
+            // Its scene file's rule cannot be told.
+            row(9, "gpu-mega", "box", 4, None, 1.0),
         ];
         let configs = group_configs(&rows);
-        let candidates: Vec<Candidate> = configs
-            .iter()
-            .map(|config| Candidate {
-                config,
-                study: "the study".into(),
-                commit: "`abc`".into(),
-                as_run: "yes".into(),
-            })
-            .collect();
-        let peer = |scene: &str, spp: u32| Peer {
-            program: "p".into(),
-            workload: "w".into(),
-            width: 64,
-            height: 64,
-            spp,
-            depth: 8,
-            roulette: 0,
-            render_ms: 6.0,
-            samples_per_s: 1.0,
-            scene: scene.into(),
-        };
-        let standings = standings(&[peer("box", 4), peer("nowhere", 4)], &candidates);
+        let candidates = candidates(&configs);
+        let standings = standings(&[peer("box", 4, 8, 0), peer("nowhere", 4, 8, 0)], &candidates);
         assert_eq!(standings.len(), 1, "a peer with no megakernel run is left out");
         let s = &standings[0];
         assert_eq!(
@@ -312,5 +413,43 @@ mod tests {
             "{table}"
         );
         assert!(section(&[]).is_empty());
+        // A peer of depth 50 stands beside no run of depth 8 or 1.
+        assert!(standings_of(&[peer("box", 4, 50, 0)], &candidates).is_empty());
+        // Its own rule (depth 0): the runs at the scene's own depth, 8.
+        assert_eq!(standings_of(&[peer("box", 4, 0, 0)], &candidates), ["gpu-mega, run 2"]);
+        // Roulette from bounce 5: the run whose study set it.
+        assert_eq!(standings_of(&[peer("box", 4, 8, 5)], &candidates), ["gpu-mega, run 8"]);
+    }
+
+    /// The runs `peers` stand beside among `candidates`.
+    fn standings_of(peers: &[Peer], candidates: &[Candidate]) -> Vec<String> {
+        standings(peers, candidates).into_iter().map(|s| s.mega_run).collect()
+    }
+
+    #[test]
+    fn a_scene_rule_is_read_only_from_the_file_that_ran() {
+        use crate::experiment::records::ManifestInput;
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir(root.path().join("scenes")).unwrap();
+        let text = "[render]\nwidth = 8\nheight = 8\nspp = 1\nmax_depth = 50\nroulette_start = 1\n\n[camera]\n";
+        std::fs::write(root.path().join("scenes/a.toml"), text).unwrap();
+        let mut manifest = Manifest::default();
+        let rule = |m: &Manifest| SceneRule::of(root.path(), m, "scenes/a.toml").unwrap();
+        assert_eq!(rule(&manifest), None, "not an input of the run");
+        manifest.input.push(ManifestInput {
+            path: "scenes/a.toml".into(),
+            fingerprint: fingerprint_bytes(text.as_bytes()),
+        });
+        assert_eq!(
+            rule(&manifest),
+            Some(SceneRule {
+                max_depth: 50,
+                roulette_start: 1
+            })
+        );
+        std::fs::write(root.path().join("scenes/a.toml"), text.replace("= 1\n", "= 2\n")).unwrap();
+        assert_eq!(rule(&manifest), None, "edited since the run");
+        std::fs::remove_file(root.path().join("scenes/a.toml")).unwrap();
+        assert_eq!(rule(&manifest), None, "gone");
     }
 }

@@ -36,7 +36,7 @@ use super::as_run::{Current, SOURCE_TABLE, Sources};
 use super::builds::{self, Build};
 use super::input;
 use super::markdown::{code, folder_link, report_link, text};
-use super::peers::{self, Candidate, Peer, Standing};
+use super::peers::{self, Candidate, Peer, SceneRule, Standing};
 use super::scale_out::{self, Entry, Spread};
 use super::stats::{self, Config, StudyData};
 use super::tables::{fmt_speedup, fmt_value, host_cpu, our_hardware, published_value, table_head, table_row};
@@ -45,6 +45,7 @@ use crate::experiment::config::SeedTime;
 use crate::experiment::records::Manifest;
 use crate::io::atomic_file::{self, Output};
 use anyhow::Context;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -64,6 +65,9 @@ struct Folder {
     /// For a folder named for a spread over GPUs or ranks, that spread
     /// (such a folder stands in the section "Over several GPUs" alone).
     spread: Option<Spread>,
+    /// How each scene file its rows name ends paths, where that can be
+    /// told ([`SceneRule::of`]), by the rows' `scene`.
+    scene_rules: BTreeMap<String, Option<SceneRule>>,
 }
 
 /// The summary of a results folder: its Markdown and the answer's figure.
@@ -134,6 +138,7 @@ fn candidates<'f>(folders: &[&'f Folder]) -> Vec<Candidate<'f>> {
         .flat_map(|&f| {
             f.configs.iter().map(move |config| Candidate {
                 config,
+                scene_rule: f.scene_rules.get(&config.row.scene).copied().flatten(),
                 study: f.source(&config.row.study),
                 commit: f.commit(),
                 as_run: f.current.cell(),
@@ -196,9 +201,17 @@ fn read_folders(results: &Path) -> anyhow::Result<(Vec<Folder>, Vec<PathBuf>)> {
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
+            let scene_rules = runs
+                .iter()
+                .map(|r| r.scene.clone())
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .map(|scene| Ok((scene.clone(), SceneRule::of(root, &manifest, &scene)?)))
+                .collect::<anyhow::Result<_>>()?;
             Ok(Folder {
                 spread: Spread::of_folder(&name, &runs),
                 name,
+                scene_rules,
                 configs: stats::group_configs(&runs),
                 builds: builds::of_rows(&runs),
                 current: Current::of(&manifest, root, &sources)?,
