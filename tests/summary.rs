@@ -187,7 +187,9 @@ fn spreads_over_gpus_and_ranks_are_set_against_one_gpu_and_kept_out_of_the_answe
     );
     let device = std::fs::read_to_string(results.join("fixture/manifest.toml")).unwrap();
     let device = &device[device.find("[device]").unwrap()..device.find("[build]").unwrap()];
-    let devices = device.replace("[device]", "[[devices]]").repeat(2);
+    let devices: String = (0..2)
+        .map(|k| device.replace("[device]", &format!("[[devices]]\nordinal = {k}")))
+        .collect();
     // The one-GPU run took 600 s; two GPUs 300 s; two ranks 315 s, one
     // of whose ranks made no row.
     spread_copy(

@@ -193,8 +193,7 @@ fn read_folders(results: &Path) -> anyhow::Result<(Vec<Folder>, Vec<PathBuf>)> {
     let folders = dirs
         .iter()
         .map(|dir| {
-            let manifest = input::read_manifest(&dir.join("manifest.toml"))?;
-            let runs = input::read_runs(&dir.join("runs.csv"), &manifest)?;
+            let (manifest, runs) = input::read_experiment(&dir.join("manifest.toml"), &dir.join("runs.csv"))?;
             inputs.extend([dir.join("manifest.toml"), dir.join("runs.csv")]);
             inputs.extend(named_files(&manifest).map(|f| root.join(f)));
             let name = dir

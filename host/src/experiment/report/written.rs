@@ -8,14 +8,18 @@
 //!   ends; its times are ones a render takes ([`time_ms`]); its settings
 //!   are values the config's own parsers take
 //!   ([`crate::experiment::params::SETTINGS`]) on a back end they concern,
-//!   and those its configuration label names are the label's; a split over GPUs has one share per GPU, and a row on
-//!   several GPUs a split; a kernel's registers and occupancy are ones a
-//!   GPU has, and only GPU rows have them.
+//!   and those its configuration label names (`gpus` and `split_all`
+//!   among them) are the label's; a split over GPUs has one share per
+//!   GPU, and a row on several GPUs a split; a kernel's registers and
+//!   occupancy are ones a GPU has, and only GPU rows have them.
 //! - [`film_checks`]: rows that render the same image have the same film
 //!   where the manifest's film check says they did.
 //! - [`check_manifest`]: the manifest's studies (back ends, baseline,
 //!   sweeps, status, published figures) and the figures the report prints
-//!   (device memory, the runner's overhead, ranks) are in range.
+//!   (device memory, the runner's overhead, ranks) are in range, and each
+//!   GPU is listed once.
+//! - [`check_manifest_rows`]: the manifest's count of each study's rows,
+//!   and its MPI ranks, are those of `runs.csv`.
 
 use crate::backend::BackendKind;
 use crate::experiment::config::PUBLISHED_UNITS;
@@ -24,6 +28,7 @@ use crate::experiment::manifest::INTERRUPTED;
 use crate::experiment::params::{self, Param, SettingDecl, Value, describe};
 use crate::experiment::records::{KernelRow, Manifest, ManifestStudy, RunRow};
 use crate::experiment::scaling::Scaling;
+use crate::experiment::spread::loads;
 use crate::settings::backend::{BackendArg, BackendChoice};
 use crate::settings::echo::shorten_for_error;
 use crate::settings::kernels::EARLIER_BUILDS;
@@ -507,8 +512,9 @@ fn provenance(r: &RunRow) -> Result<(), Refusal> {
 }
 
 /// The settings a row's configuration label (`config`, e.g. `gpu-mega
-/// kernels=exact max_registers=80`) names, against the row's own cells
-/// of them: the runner writes the value the configuration set.
+/// kernels=exact max_registers=80 gpus=2`) names, against the row's own
+/// cells of them: the runner writes the value the configuration set (but
+/// `split_all`, which a row of one GPU leaves empty whatever its label).
 fn as_configured(r: &RunRow) -> Result<(), Refusal> {
     let named = |name: &str| {
         let prefix = format!("{name}=");
@@ -516,17 +522,23 @@ fn as_configured(r: &RunRow) -> Result<(), Refusal> {
             .split_whitespace()
             .find_map(|w| w.strip_prefix(&prefix).map(str::to_owned))
     };
+    let shown = |cell: Option<String>| cell.unwrap_or_default();
+    let split = r.gpus.is_some_and(|n| n > 1);
     let cells = [
-        ("kernels", r.kernels.clone().unwrap_or_default()),
-        ("arithmetic", r.arithmetic.clone().unwrap_or_default()),
+        ("kernels", Some(shown(r.kernels.clone()))),
+        ("arithmetic", Some(shown(r.arithmetic.clone()))),
         (
             "max_registers",
-            r.max_registers
-                .map_or_else(|| describe(&Value::RegisterCap(None)), |n| n.to_string()),
+            Some(
+                r.max_registers
+                    .map_or_else(|| describe(&Value::RegisterCap(None)), |n| n.to_string()),
+            ),
         ),
+        ("gpus", Some(shown(r.gpus.map(|n| n.to_string())))),
+        ("split_all", split.then(|| shown(r.split_all.map(|f| f.to_string())))),
     ];
     for (column, cell) in cells {
-        if let Some(set) = named(column)
+        if let (Some(set), Some(cell)) = (named(column), cell)
             && set != cell
         {
             let shown = if cell.is_empty() {
@@ -674,7 +686,11 @@ pub fn film_checks(rows: &[(u64, RunRow)], manifest: &Manifest) -> Result<(), (u
 
 /// The statuses the runner gives a study, whole ([`STATUSES`]) or
 /// followed by the reason ([`STATUS_PREFIXES`]).
-const STATUSES: [&str; 3] = ["running", "complete", "complete, with skipped runs"];
+const STATUSES: [&str; 3] = [RUNNING, "complete", "complete, with skipped runs"];
+
+/// The status of a study in the manifest written before the first sample
+/// (which a killed run leaves): its rows are not counted yet.
+const RUNNING: &str = "running";
 
 /// The beginnings of the statuses the runner gives a study that did not
 /// complete; the reason follows.
@@ -701,16 +717,126 @@ struct Misfit {
 /// that a report prints or relies on against what the runner writes; the
 /// error names the file, the line and the field.
 pub fn check_manifest(path: &Path, text: &str, manifest: &Manifest) -> anyhow::Result<()> {
-    let Err(m) = manifest_fields(manifest) else {
-        return Ok(());
-    };
-    anyhow::bail!(
+    manifest_fields(manifest).map_err(|m| refusal(path, text, m))
+}
+
+/// Checks what `manifest` (read from `text`, the file at `path`) says of
+/// `rows`, the rows of the runs file at `runs`: each study's count of
+/// rows, and the MPI ranks that made them ([`ranks`]). The error names
+/// the file, the line and the field.
+pub fn check_manifest_rows(
+    path: &Path,
+    text: &str,
+    manifest: &Manifest,
+    runs: &Path,
+    rows: &[RunRow],
+) -> anyhow::Result<()> {
+    let runs = runs
+        .file_name()
+        .map_or(runs.display().to_string(), |n| n.to_string_lossy().into_owned());
+    study_rows(manifest, rows, &runs)
+        .and_then(|()| ranks(manifest, rows, &runs))
+        .map_err(|m| refusal(path, text, m))
+}
+
+/// The error for `m`, a field of the manifest `text` at `path`.
+fn refusal(path: &Path, text: &str, m: Misfit) -> anyhow::Error {
+    anyhow::anyhow!(
         "{}: line {}, {}: {}; this is not a manifest `wavepath experiment` wrote",
         path.display(),
         line_of(text, &m.path),
         m.field,
         m.problem
     )
+}
+
+/// Each study's `rows`: the study's rows in `rows` (of the file `runs`),
+/// or 0 while its status is `running` (the manifest written before the
+/// first sample, which a killed run leaves).
+fn study_rows(m: &Manifest, rows: &[RunRow], runs: &str) -> Result<(), Misfit> {
+    for (i, s) in m.study.iter().enumerate() {
+        let held = rows.iter().filter(|r| r.study == s.name).count();
+        let running = s.status == RUNNING;
+        if s.rows != if running { 0 } else { held } {
+            let why = if running {
+                format!("a study still `{RUNNING}` has counted none yet")
+            } else {
+                format!("{runs} holds {held} rows of the study")
+            };
+            return Err(Misfit {
+                path: vec![Step::Key("study"), Step::Index(i), Step::Key("rows")],
+                field: format!("study `{}`, field `rows`", s.name),
+                problem: format!("{}, but {why}", s.rows),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The `[[rank]]` entries: one per MPI rank that made rows of `rows` (of
+/// the file `runs`), each once, with its host and its count of rows,
+/// where two or more ranks made them; none otherwise.
+fn ranks(m: &Manifest, rows: &[RunRow], runs: &str) -> Result<(), Misfit> {
+    use Step::{Index, Key};
+    let made = loads(rows, |r| r.rank.map(|k| (k, r.host.as_str())));
+    let at = |path: Vec<Step>, field: String, problem: String| Err(Misfit { path, field, problem });
+    if made.len() < 2 {
+        if m.rank.is_empty() {
+            return Ok(());
+        }
+        let problem = format!(
+            "lists {} ranks, but {} made the rows of {runs} (the runner lists the ranks only where two or more did)",
+            m.rank.len(),
+            match made.as_slice() {
+                [one] => format!("rank {} alone", one.number),
+                _ => "no MPI rank".into(),
+            }
+        );
+        return at(vec![Key("rank")], "field `rank`".into(), problem);
+    }
+    for (i, r) in m.rank.iter().enumerate() {
+        let field = |key: &'static str| {
+            (
+                vec![Key("rank"), Index(i), Key(key)],
+                format!("field `rank[{i}].{key}`"),
+            )
+        };
+        if let Some(j) = m.rank[..i].iter().position(|e| e.rank == r.rank) {
+            let (path, name) = field("rank");
+            return at(
+                path,
+                name,
+                format!("rank {} is listed twice (also as rank[{j}])", r.rank),
+            );
+        }
+        let Some(load) = made.iter().find(|l| l.number == r.rank) else {
+            let (path, name) = field("rank");
+            return at(path, name, format!("rank {} made no row of {runs}", r.rank));
+        };
+        if r.rows != load.rows {
+            let (path, name) = field("rows");
+            let problem = format!("{}, but rank {} made {} rows of {runs}", r.rows, r.rank, load.rows);
+            return at(path, name, problem);
+        }
+        if r.host != load.name {
+            let (path, name) = field("host");
+            let problem = format!(
+                "`{}`, but the rows of rank {} in {runs} ran on `{}`",
+                shorten_for_error(&r.host),
+                r.rank,
+                shorten_for_error(&load.name)
+            );
+            return at(path, name, problem);
+        }
+    }
+    match made.iter().find(|l| !m.rank.iter().any(|r| r.rank == l.number)) {
+        Some(l) => at(
+            vec![Key("rank")],
+            "field `rank`".into(),
+            format!("lists no rank {}, which made {} rows of {runs}", l.number, l.rows),
+        ),
+        None => Ok(()),
+    }
 }
 
 /// The first field of `m` out of range.
@@ -734,6 +860,15 @@ fn manifest_fields(m: &Manifest) -> Result<(), Misfit> {
             vec![Key("devices"), Index(i), Key("memory_gib")],
             format!("devices[{i}].memory_gib"),
         ))?;
+        if let Some(j) = m.devices[..i].iter().position(|e| e.ordinal == d.ordinal) {
+            return Err(field(
+                vec![Key("devices"), Index(i), Key("ordinal")],
+                format!("devices[{i}].ordinal"),
+            )(format!(
+                "{} is also the ordinal of devices[{j}] (the runner lists each GPU once)",
+                d.ordinal
+            )));
+        }
     }
     if let Some(o) = &m.overhead {
         for (name, value) in [("median_fraction", o.median_fraction), ("max_fraction", o.max_fraction)] {
