@@ -710,6 +710,18 @@ fn manifest_fields_the_runner_cannot_write_are_refused_naming_file_line_and_fiel
             "study `wavefront`, field `swept`",
             "`warp` is not a setting",
         ),
+        (
+            "started = \"2026-11-22T04:00:00Z\"",
+            "started = \"2026-11-22T04:00:00.5Z\"",
+            "field `experiment.started`",
+            "`2026-11-22T04:00:00.5Z` is not a time as the runner writes one (UTC to the second",
+        ),
+        (
+            "finished = \"2026-11-22T04:10:00Z\"",
+            "finished = \"2026-11-22T03:10:00Z\"",
+            "field `experiment.finished`",
+            "`2026-11-22T03:10:00Z` is before the start, `2026-11-22T04:00:00Z`",
+        ),
     ];
     for (from, to, field, expect) in cases {
         let dir = fixture();

@@ -234,6 +234,49 @@ fn spreads_over_gpus_and_ranks_are_set_against_one_gpu_and_kept_out_of_the_answe
 }
 
 #[test]
+fn spread_times_the_runner_cannot_write_or_too_short_to_compare_are_refused() {
+    let long = "9".repeat(100_000);
+    let session = format!("\n[[session]]\nstarted = \"{long}\"\nfinished = \"\"\ncommit = \"abc1234\"\ndirty = true\n");
+    // The spread's start, end and extra manifest text, and what the
+    // refusal says of its manifest, against the one-GPU run's 600 s.
+    let cases = [
+        (
+            ("2026-11-23T04:00:00Z", "2026-11-23T04:00:00.000000001Z"),
+            "",
+            "field `experiment.finished`: `2026-11-23T04:00:00.000000001Z` is not a time as the runner writes one \
+             (UTC to the second, e.g. `2026-11-29T02:22:06Z`)",
+        ),
+        (
+            ("2026-11-23T04:00:00Z", "2026-11-23T04:05:00Z"),
+            session.as_str(),
+            "field `session[0].started`: `99999999999999999999",
+        ),
+        (
+            ("2026-11-23T04:00:00Z", "2026-11-23T04:00:00Z"),
+            "",
+            "fields `experiment.started` and `experiment.finished`: 0 s in all, under the 1 s",
+        ),
+        (
+            ("2026-11-23T04:00:00Z", "2026-11-23T04:00:10Z"),
+            "",
+            "the speedup over one GPU (600 s over 10 s) is 60.000, outside the 1/16 to 16",
+        ),
+    ];
+    for ((started, finished), extra, expect) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let results = fixture_results(dir.path());
+        spread_copy(&results, "fixture_ranks2", (started, finished), extra, "rank", 1);
+        let e = format!("{:#}", summary(&results).err().expect("refused"));
+        let manifest = results.join("fixture_ranks2/manifest.toml");
+        assert!(
+            e.starts_with(&manifest.display().to_string()) && e.contains(expect),
+            "{e}"
+        );
+        assert!(e.len() < 1000, "the refusal quotes a cut value: {e}");
+    }
+}
+
+#[test]
 fn a_peer_timed_near_zero_is_refused_at_its_line() {
     let dir = tempfile::tempdir().unwrap();
     let results = fixture_results(dir.path());

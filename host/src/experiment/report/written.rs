@@ -16,8 +16,9 @@
 //!   where the manifest's film check says they did.
 //! - [`check_manifest`]: the manifest's studies (back ends, baseline,
 //!   sweeps, status, published figures) and the figures the report prints
-//!   (device memory, the runner's overhead, ranks) are in range, and each
-//!   GPU is listed once.
+//!   (device memory, the runner's overhead, ranks) are in range, each GPU
+//!   is listed once, and its times, the experiment's and each session's,
+//!   are ones the runner writes, none ending before it starts.
 //! - [`check_manifest_rows`]: the manifest's count of each study's rows,
 //!   and its MPI ranks, are those of `runs.csv`.
 
@@ -35,6 +36,7 @@ use crate::settings::kernels::EARLIER_BUILDS;
 use clap::ValueEnum;
 use std::collections::HashMap;
 use std::path::Path;
+use std::time::SystemTime;
 use toml::de::{DeTable, DeValue};
 
 /// A value out of range: its column and what is wrong.
@@ -684,6 +686,41 @@ pub fn film_checks(rows: &[(u64, RunRow)], manifest: &Manifest) -> Result<(), (u
     Ok(())
 }
 
+/// A time as the runner writes one: UTC, RFC 3339, to the second.
+const TIMESTAMP_EXAMPLE: &str = "2026-11-29T02:22:06Z";
+
+/// `stamp` read as a time the runner writes ([`TIMESTAMP_EXAMPLE`]: of its
+/// length, and as it would write the time it reads as); what is wrong
+/// otherwise. A manifest's times are to the second.
+pub(super) fn timestamp(stamp: &str) -> Result<SystemTime, String> {
+    let time = (stamp.len() == TIMESTAMP_EXAMPLE.len())
+        .then(|| humantime::parse_rfc3339(stamp).ok())
+        .flatten()
+        .filter(|t| humantime::format_rfc3339_seconds(*t).to_string() == stamp);
+    time.ok_or_else(|| {
+        format!(
+            "`{}` is not a time as the runner writes one (UTC to the second, e.g. `{TIMESTAMP_EXAMPLE}`)",
+            shorten_for_error(stamp)
+        )
+    })
+}
+
+/// A span of the manifest, `started` to `finished`: both times the runner
+/// writes ([`timestamp`]), `finished` empty while running (or where the
+/// run was killed), and not before `started`. The first key at fault and
+/// what is wrong.
+fn span(started: &str, finished: &str) -> Result<(), (&'static str, String)> {
+    let from = timestamp(started).map_err(|problem| ("started", problem))?;
+    if finished.is_empty() {
+        return Ok(());
+    }
+    let to = timestamp(finished).map_err(|problem| ("finished", problem))?;
+    if to < from {
+        return Err(("finished", format!("`{finished}` is before the start, `{started}`")));
+    }
+    Ok(())
+}
+
 /// The statuses the runner gives a study, whole ([`STATUSES`]) or
 /// followed by the reason ([`STATUS_PREFIXES`]).
 const STATUSES: [&str; 3] = [RUNNING, "complete", "complete, with skipped runs"];
@@ -895,6 +932,7 @@ fn manifest_fields(m: &Manifest) -> Result<(), Misfit> {
             }
         })?;
     }
+    times(m)?;
     for (i, k) in m.skipped.iter().enumerate() {
         if !m.study.iter().any(|s| s.name == k.study) {
             return Err(field(
@@ -905,6 +943,31 @@ fn manifest_fields(m: &Manifest) -> Result<(), Misfit> {
                 k.study
             )));
         }
+    }
+    Ok(())
+}
+
+/// The first of the experiment's times and each session's that is not a
+/// [`span`] the runner writes.
+fn times(m: &Manifest) -> Result<(), Misfit> {
+    use Step::{Index, Key};
+    let e = &m.experiment;
+    let experiment = (
+        vec![Key("experiment")],
+        "experiment".to_string(),
+        &e.started,
+        &e.finished,
+    );
+    let sessions = m.session.iter().enumerate().map(|(i, s)| {
+        let path = vec![Key("session"), Index(i)];
+        (path, format!("session[{i}]"), &s.started, &s.finished)
+    });
+    for (path, name, started, finished) in std::iter::once(experiment).chain(sessions) {
+        span(started, finished).map_err(|(key, problem)| Misfit {
+            path: [path, vec![Key(key)]].concat(),
+            field: format!("field `{name}.{key}`"),
+            problem,
+        })?;
     }
     Ok(())
 }
