@@ -392,20 +392,53 @@ fn unpack_installs_a_whole_study_with_its_report_written_afresh() {
     assert!(leftovers.is_empty(), "staging left behind: {leftovers:?}");
 }
 
+/// The committed runs of [`STUDY`], made by MPI ranks 0 and 1 in turn on
+/// host `h`, and the `[[rank]]` entries the runner writes for them.
+fn runs_of_two_ranks() -> (Vec<u8>, String) {
+    let mut reader = csv::Reader::from_path(repo(&format!("results/{STUDY}/runs.csv"))).unwrap();
+    let headers = reader.headers().unwrap().clone();
+    let column = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    let (rank, host) = (column("rank"), column("host"));
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    writer.write_record(&headers).unwrap();
+    let mut rows = [0; 2];
+    for (i, record) in reader.records().enumerate() {
+        let mut cells: Vec<String> = record.unwrap().iter().map(String::from).collect();
+        (cells[rank], cells[host]) = ((i % 2).to_string(), "h".into());
+        rows[i % 2] += 1;
+        writer.write_record(&cells).unwrap();
+    }
+    let entries = (0..2)
+        .map(|k| {
+            format!(
+                "\n[[rank]]\nrank = {k}\nhost = \"h\"\nrows = {}\nrender_s = 1.0\n",
+                rows[k]
+            )
+        })
+        .collect();
+    (writer.into_inner().unwrap(), entries)
+}
+
 #[test]
 fn unpack_installs_spreads_whose_manifests_agree_with_their_names() {
     let tree = Tree::new();
     let manifest = fs::read_to_string(repo(&format!("results/{STUDY}/manifest.toml"))).unwrap();
     let device = &manifest[manifest.find("[device]").unwrap()..manifest.find("[build]").unwrap()];
-    let gpus = manifest.clone() + &device.replace("[device]", "\n[[devices]]").repeat(2);
-    let ranks = manifest.clone()
+    let gpus = manifest.clone()
         + &(0..2)
-            .map(|k| format!("\n[[rank]]\nrank = {k}\nhost = \"h\"\nrows = 1\nrender_s = 1.0\n"))
+            .map(|k| {
+                device
+                    .replace("[device]", "\n[[devices]]")
+                    .replace("ordinal = 0", &format!("ordinal = {k}"))
+            })
             .collect::<String>();
+    let (runs, rank_entries) = runs_of_two_ranks();
+    let ranks = manifest.clone() + &rank_entries;
     let (over_gpus, over_ranks) = (format!("{STUDY}_gpus2"), format!("{STUDY}_ranks2"));
     let o = tree.unpack(|t| {
         t.study_as(STUDY, &over_gpus, &[], Some(("manifest.toml", &gpus)))
-            .study_as(STUDY, &over_ranks, &[], Some(("manifest.toml", &ranks)));
+            .study_as(STUDY, &over_ranks, &["runs.csv"], Some(("manifest.toml", &ranks)))
+            .file(&format!("./{over_ranks}/runs.csv"), &runs);
     });
     assert!(o.status.success(), "{}", stderr(&o));
     let results = tree.root().join("results");

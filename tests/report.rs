@@ -330,7 +330,7 @@ struct Edit {
 /// Values the runner cannot write, on lines of the fixture: 2 is
 /// `cpu-serial`, 5 `cpu` at 16 spp, 23 `gpu-mega` at 64 spp. The last cell
 /// set is the one refused.
-const CSV_EDITS: [Edit; 37] = [
+const CSV_EDITS: [Edit; 42] = [
     Edit {
         file: "runs.csv",
         line: 2,
@@ -429,7 +429,7 @@ const CSV_EDITS: [Edit; 37] = [
             ("split_spp", "32 32"),
             ("split_busy_ms", "1.000 NaN"),
         ],
-        expect: "`1.000 NaN` is not a split over 2 GPUs (expected a finite time of at least 0 per GPU)",
+        expect: "`1.000 NaN` is not a split over 2 GPUs (expected a time from 0 to 1e9 ms per GPU)",
     },
     Edit {
         file: "runs.csv",
@@ -574,6 +574,44 @@ const CSV_EDITS: [Edit; 37] = [
         cells: &[("max_registers", "64"), ("registers", "96")],
         expect: "96 is above the row's cap of 64 registers (`max_registers`), which the kernel keeps to",
     },
+    Edit {
+        file: "runs.csv",
+        line: 23,
+        cells: &[("config", "gpu-mega block=8x8 gpus=2"), ("gpus", "1")],
+        expect: "`1` contradicts the row's configuration `gpu-mega block=8x8 gpus=2`, which sets `gpus=2`",
+    },
+    Edit {
+        file: "runs.csv",
+        line: 23,
+        cells: &[
+            ("config", "gpu-mega block=8x8 gpus=2 split_all=true"),
+            ("gpus", "2"),
+            ("split_spp", "32 32"),
+            ("split_busy_ms", "1.000 2.000"),
+            ("split_imbalance", "0.1"),
+            ("split_all", "false"),
+        ],
+        expect: "`false` contradicts the row's configuration `gpu-mega block=8x8 gpus=2 split_all=true`, which sets \
+                 `split_all=true`",
+    },
+    Edit {
+        file: "runs.csv",
+        line: 26,
+        cells: &[("scaled_wall_ms", "1e-310")],
+        expect: "1e-310 is out of range (expected a time from 1e-6 to 1e9 ms)",
+    },
+    Edit {
+        file: "runs.csv",
+        line: 2,
+        cells: &[("total_ms", "2e9")],
+        expect: "2000000000 is out of range (expected a time from 1e-6 to 1e9 ms)",
+    },
+    Edit {
+        file: "kernels.csv",
+        line: 2,
+        cells: &[("max_ms", "1e300")],
+        expect: "1e300 is out of range (expected a time from 0 to 1e9 ms, or NaN (not measured))",
+    },
 ];
 
 #[test]
@@ -597,6 +635,24 @@ fn csv_values_the_runner_cannot_write_are_refused_naming_file_line_and_column() 
             "{cells:?}: {err}"
         );
     }
+}
+
+#[test]
+fn a_configuration_timed_near_zero_is_refused_at_once_not_drawn() {
+    // Every repetition of the first wavefront configuration (lines 26 to
+    // 28) at 1e-310 ms: its speedup would be infinite, and no axis spans it.
+    let dir = fixture();
+    for line in 26..=28 {
+        set_cell(&dir.path().join("runs.csv"), line, "scaled_wall_ms", "1e-310");
+    }
+    let o = output_within(wavepath().arg("report").arg(dir.path()), Duration::from_secs(20));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("runs.csv: line 26, column `scaled_wall_ms`: 1e-310 is out of range"),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("report.md").exists(), "wrote a report");
 }
 
 #[test]
@@ -654,6 +710,18 @@ fn manifest_fields_the_runner_cannot_write_are_refused_naming_file_line_and_fiel
             "study `wavefront`, field `swept`",
             "`warp` is not a setting",
         ),
+        (
+            "started = \"2026-11-22T04:00:00Z\"",
+            "started = \"2026-11-22T04:00:00.5Z\"",
+            "field `experiment.started`",
+            "`2026-11-22T04:00:00.5Z` is not a time as the runner writes one (UTC to the second",
+        ),
+        (
+            "finished = \"2026-11-22T04:10:00Z\"",
+            "finished = \"2026-11-22T03:10:00Z\"",
+            "field `experiment.finished`",
+            "`2026-11-22T03:10:00Z` is before the start, `2026-11-22T04:00:00Z`",
+        ),
     ];
     for (from, to, field, expect) in cases {
         let dir = fixture();
@@ -667,6 +735,123 @@ fn manifest_fields_the_runner_cannot_write_are_refused_naming_file_line_and_fiel
             "{to}: {err}"
         );
     }
+}
+
+/// `[[rank]]` entries: each rank with its rows, on host `h`.
+fn rank_entries(ranks: &[(usize, usize)]) -> String {
+    ranks
+        .iter()
+        .map(|(rank, rows)| format!("\n[[rank]]\nrank = {rank}\nhost = \"h\"\nrows = {rows}\nrender_s = 1.0\n"))
+        .collect()
+}
+
+/// The fixture's runs.csv with its rows made by ranks 0 and 1 in turn (15
+/// each), on host `h`.
+fn rows_of_two_ranks(dir: &Path) {
+    let runs = dir.join("runs.csv");
+    for line in 2..=31 {
+        set_cell(&runs, line, "rank", &(line % 2).to_string());
+        set_cell(&runs, line, "host", "h");
+    }
+}
+
+/// The 1-based line of the `n`-th (from 0) occurrence of `needle` in `text`.
+fn line_of_nth(text: &str, needle: &str, n: usize) -> usize {
+    let (at, _) = text.match_indices(needle).nth(n).expect("the needle");
+    text[..at].matches('\n').count() + 1
+}
+
+#[test]
+fn a_manifest_that_contradicts_the_rows_is_refused_naming_file_line_and_field() {
+    let base =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/report/manifest.toml")).unwrap();
+    let device = "\n[[devices]]\nordinal = 0\nname = \"a\"\ndriver = \"d\"\ncompute_capability = \"9.0\"\n\
+                  multiprocessors = 1\nmemory_gib = 1.0\n";
+    let wavefront = "rows = 9\nresumed_rows = 0\nstatus = \"complete\"";
+    // What, the manifest, whether the rows are of ranks 0 and 1, the
+    // refused field's line (a needle and its occurrence), the field and
+    // what is wrong.
+    let cases = [
+        (
+            "a study's count",
+            base.replacen(wavefront, &wavefront.replace("9", "8"), 1),
+            false,
+            ("rows = 8", 0),
+            "study `wavefront`, field `rows`",
+            "8, but runs.csv holds 9 rows of the study",
+        ),
+        (
+            "a running study's count",
+            base.replacen(wavefront, &wavefront.replace("complete", "running"), 1),
+            false,
+            ("rows = 9", 0),
+            "study `wavefront`, field `rows`",
+            "9, but a study still `running` has counted none yet",
+        ),
+        (
+            "ranks of one process",
+            base.clone() + &rank_entries(&[(0, 15), (1, 15)]),
+            false,
+            ("[[rank]]", 0),
+            "field `rank`",
+            "lists 2 ranks, but no MPI rank made the rows of runs.csv (the runner lists the ranks only where two or \
+             more did)",
+        ),
+        (
+            "a rank listed twice",
+            base.clone() + &rank_entries(&[(0, 15), (1, 15), (0, 15)]),
+            true,
+            ("rank = 0", 1),
+            "field `rank[2].rank`",
+            "rank 0 is listed twice (also as rank[0])",
+        ),
+        (
+            "a rank not listed",
+            base.clone() + &rank_entries(&[(0, 15)]),
+            true,
+            ("[[rank]]", 0),
+            "field `rank`",
+            "lists no rank 1, which made 15 rows of runs.csv",
+        ),
+        (
+            "a rank's count",
+            base.clone() + &rank_entries(&[(0, 15), (1, 16)]),
+            true,
+            ("rows = 16", 0),
+            "field `rank[1].rows`",
+            "16, but rank 1 made 15 rows of runs.csv",
+        ),
+        (
+            "a GPU listed twice",
+            base.clone() + &device.repeat(2),
+            false,
+            ("ordinal = 0", 1),
+            "field `devices[1].ordinal`",
+            "0 is also the ordinal of devices[0] (the runner lists each GPU once)",
+        ),
+    ];
+    for (what, text, ranked, (needle, nth), field, expect) in cases {
+        let dir = fixture();
+        fs::write(dir.path().join("manifest.toml"), &text).unwrap();
+        if ranked {
+            rows_of_two_ranks(dir.path());
+        }
+        let err = refusal(dir.path());
+        let line = line_of_nth(&text, needle, nth);
+        assert!(
+            err.contains(&format!("manifest.toml: line {line}, {field}: {expect}; ")),
+            "{what}: {err}"
+        );
+    }
+    // The ranks as the runner lists them.
+    let dir = fixture();
+    fs::write(
+        dir.path().join("manifest.toml"),
+        base + &rank_entries(&[(1, 15), (0, 15)]),
+    )
+    .unwrap();
+    rows_of_two_ranks(dir.path());
+    report(dir.path());
 }
 
 #[test]

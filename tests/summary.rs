@@ -282,7 +282,9 @@ fn spreads_over_gpus_and_ranks_are_set_against_one_gpu_and_kept_out_of_the_answe
     );
     let device = std::fs::read_to_string(results.join("fixture/manifest.toml")).unwrap();
     let device = &device[device.find("[device]").unwrap()..device.find("[build]").unwrap()];
-    let devices = device.replace("[device]", "[[devices]]").repeat(2);
+    let devices: String = (0..2)
+        .map(|k| device.replace("[device]", &format!("[[devices]]\nordinal = {k}")))
+        .collect();
     // The one-GPU run took 600 s; two GPUs 300 s; two ranks 315 s, one
     // of whose ranks made no row.
     spread_copy(
@@ -324,6 +326,78 @@ fn spreads_over_gpus_and_ranks_are_set_against_one_gpu_and_kept_out_of_the_answe
     for name in ["fixture_gpus2", "fixture_ranks2"] {
         assert!(sources.contains(&format!("[`{name}`]({name}/report.md)")), "{sources}");
     }
+}
+
+#[test]
+fn spread_times_the_runner_cannot_write_or_too_short_to_compare_are_refused() {
+    let long = "9".repeat(100_000);
+    let session = format!("\n[[session]]\nstarted = \"{long}\"\nfinished = \"\"\ncommit = \"abc1234\"\ndirty = true\n");
+    // The spread's start, end and extra manifest text, and what the
+    // refusal says of its manifest, against the one-GPU run's 600 s.
+    let cases = [
+        (
+            ("2026-11-23T04:00:00Z", "2026-11-23T04:00:00.000000001Z"),
+            "",
+            "field `experiment.finished`: `2026-11-23T04:00:00.000000001Z` is not a time as the runner writes one \
+             (UTC to the second, e.g. `2026-11-29T02:22:06Z`)",
+        ),
+        (
+            ("2026-11-23T04:00:00Z", "2026-11-23T04:05:00Z"),
+            session.as_str(),
+            "field `session[0].started`: `99999999999999999999",
+        ),
+        (
+            ("2026-11-23T04:00:00Z", "2026-11-23T04:00:00Z"),
+            "",
+            "fields `experiment.started` and `experiment.finished`: 0 s in all, under the 1 s",
+        ),
+        (
+            ("2026-11-23T04:00:00Z", "2026-11-23T04:00:10Z"),
+            "",
+            "the speedup over one GPU (600 s over 10 s) is 60.000, outside the 1/16 to 16",
+        ),
+    ];
+    for ((started, finished), extra, expect) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let results = fixture_results(dir.path());
+        spread_copy(&results, "fixture_ranks2", (started, finished), extra, "rank", 1);
+        let e = format!("{:#}", summary(&results).err().expect("refused"));
+        let manifest = results.join("fixture_ranks2/manifest.toml");
+        assert!(
+            e.starts_with(&manifest.display().to_string()) && e.contains(expect),
+            "{e}"
+        );
+        assert!(e.len() < 1000, "the refusal quotes a cut value: {e}");
+    }
+}
+
+#[test]
+fn a_peer_timed_near_zero_is_refused_at_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = fixture_results(dir.path());
+    let peers = results.join("reference/peers/peers.csv");
+    std::fs::create_dir_all(peers.parent().unwrap()).unwrap();
+    // The fixture's megakernel workload: its ratio would be infinite.
+    std::fs::write(
+        &peers,
+        "program,workload,width,height,spp,depth,roulette,render_ms,samples_per_s,scene\n\
+         p,w,640,480,64,8,0,5e-324,1e9,cs500\n",
+    )
+    .unwrap();
+    let o = output_within(
+        wavepath().args(["report", "--summary"]).arg(&results),
+        Duration::from_secs(20),
+    );
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "{}: line 2, column `render_ms`: 5e-324 is out of range (expected a time from 1e-6 to 1e9 ms)",
+            peers.display()
+        )),
+        "{stderr}"
+    );
+    assert!(!results.join(SUMMARY_FILE).exists(), "wrote a summary");
 }
 
 #[test]

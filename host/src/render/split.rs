@@ -171,7 +171,8 @@ pub fn describe(shares: &[DeviceShare], merge: Duration) -> String {
         };
     }
     let rendering = shares.iter().filter(|s| s.chunks > 0).count();
-    if rendering == 1 {
+    let stayed_out = shares.iter().any(|s| s.times.is_some_and(|t| t.left_out.is_some()));
+    if rendering == 1 && stayed_out {
         let _ = writeln!(s, "  kept on one device: splitting would not have paid for itself");
     }
     let _ = writeln!(s, "  merge of the devices' films: {:.3} ms", ms(merge));

@@ -9,7 +9,7 @@
 //! baseline's own speed against the outside peers (`report::peers`): a
 //! table in the section and a panel under the figure's chart.
 
-use super::figures::{FONT, SIZE, register_font};
+use super::figures::{FONT, SIZE, axis_range, register_font};
 use super::markdown::text;
 use super::peers::{self, Standing};
 use super::tables::{fmt_speedup, table_head, table_row};
@@ -305,9 +305,10 @@ const PEERS_CHART: RowChart = RowChart {
 
 impl RowChart {
     /// Draws the axes on `area`, with `labels` as the rows from the top and
-    /// `(lo, hi)` the ratios to span, the rows' separators where it has them
-    /// and the dashed line at 1; returns the chart for the points. Row `i`
-    /// (top to bottom) spans y = rows - 1 - i to rows - i.
+    /// `(lo, hi)` the ratios to span (refused where no axis can span them:
+    /// [`axis_range`]), the rows' separators where it has them and the
+    /// dashed line at 1; returns the chart for the points. Row `i` (top to
+    /// bottom) spans y = rows - 1 - i to rows - i.
     fn draw<'a, DB: DrawingBackend>(
         &self,
         area: &'a DrawingArea<DB, plotters::coord::Shift>,
@@ -326,7 +327,7 @@ impl RowChart {
             .x_label_area_size(self.x_label_area)
             .y_label_area_size((longest * self.label_char_px + 24).clamp(80, self.max_label_area))
             .build_cartesian_2d(
-                (lo / 1.25..hi * 1.25)
+                axis_range(lo / 1.25, hi * 1.25, true)?
                     .log_scale()
                     .with_key_points(powers_of_two(lo, hi)),
                 0.0..rows as f64,
@@ -415,7 +416,8 @@ where
 }
 
 /// The powers of two from the largest at most `lo` to the smallest at
-/// least `hi` (both positive): the figure's ticks.
+/// least `hi` (both positive, and as far apart as an axis may span:
+/// [`axis_range`]): the figure's ticks.
 fn powers_of_two(lo: f64, hi: f64) -> Vec<f64> {
     let (first, last) = (lo.log2().floor() as i32, hi.log2().ceil() as i32);
     (first..=last).map(|k| 2f64.powi(k)).collect()
@@ -500,6 +502,15 @@ mod tests {
             "a point per scene, a legend mark per scene"
         );
         assert_eq!(powers_of_two(0.51, 13.18), [0.5, 1.0, 2.0, 4.0, 8.0, 16.0]);
+    }
+
+    #[test]
+    fn a_speedup_no_axis_can_span_is_refused() {
+        for speedup in [f64::INFINITY, 0.0, 1e-30] {
+            let rows = [comparison("a / wins", "box", "", speedup)];
+            let e = figure(&rows, &[], "f").expect_err("refused").to_string();
+            assert!(e.contains("cannot be drawn"), "{speedup}: {e}");
+        }
     }
 
     #[test]

@@ -89,7 +89,7 @@ pub fn check(results: &Path) -> anyhow::Result<Vec<FolderCurrency>> {
     experiment_folders(results)?
         .into_iter()
         .map(|(folder, dir)| {
-            let manifest = input::read_manifest(&dir.join("manifest.toml"))?;
+            let (manifest, _) = input::read_manifest(&dir.join("manifest.toml"))?;
             Ok(FolderCurrency {
                 currency: Currency::of(&manifest, root, &now)?,
                 commit: manifest.build.commit,

@@ -7,6 +7,7 @@
 
 use super::scaling;
 use super::stats::{Config, StudyData, median};
+use super::written::number;
 use crate::experiment::config::SeedTime;
 use crate::experiment::records::{KernelRow, Manifest};
 use crate::io::atomic_file::{self, Output};
@@ -28,6 +29,10 @@ const FOOTER_HEIGHT: u32 = 22;
 const FOOTER_COMMAND_CHARS: usize = 140;
 /// Ratio of largest to smallest x above which a line chart's x axis is log.
 const LOG_SPAN: f64 = 100.0;
+/// The most decades a log axis spans: beyond it no tick or point of the
+/// figure can be read. Render times span at most 15
+/// ([`super::written::MIN_TIME_MS`] to [`super::written::MAX_TIME_MS`]).
+const MAX_LOG_DECADES: f64 = 20.0;
 
 /// One figure, drawn: its title, and its SVG and PNG files, which
 /// [`Figure::write`] writes.
@@ -712,7 +717,7 @@ impl LineChart {
 
     /// The axes: log x where asked or where x spans more than [`LOG_SPAN`]
     /// (base 2 when every x is a power of two, else 10), log y where asked;
-    /// linear where some x is not positive.
+    /// linear where some x (or y, for y) is not positive.
     fn axes(&self) -> Axes {
         let (lo, hi) = self.extent(|p| p.0);
         if lo <= 0.0 || !(self.log_x || hi / lo > LOG_SPAN) {
@@ -723,7 +728,7 @@ impl LineChart {
         } else {
             10.0
         };
-        if self.log_y {
+        if self.log_y && self.extent(|p| p.1).0 > 0.0 {
             Axes::LogLog { base }
         } else {
             Axes::LogX { base }
@@ -753,19 +758,24 @@ impl LineChart {
         (x, y)
     }
 
-    /// Draws the chart on `root`, on the axes of [`Self::axes`].
+    /// Draws the chart on `root`, on the axes of [`Self::axes`], each
+    /// range checked ([`axis_range`]).
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> anyhow::Result<()>
     where
         DB::ErrorType: 'static,
     {
         let axes = self.axes();
         let ((x0, x1), (y0, y1)) = self.bounds(axes);
+        let (log_x, log_y) = match axes {
+            Axes::Linear => (false, false),
+            Axes::LogX { .. } => (true, false),
+            Axes::LogLog { .. } => (true, true),
+        };
+        let (x, y) = (axis_range(x0, x1, log_x)?, axis_range(y0, y1, log_y)?);
         match axes {
-            Axes::Linear => self.draw_on(root, x0..x1, y0..y1, tick),
-            Axes::LogX { base } => self.draw_on(root, (x0..x1).log_scale().base(base), y0..y1, log_tick),
-            Axes::LogLog { base } => {
-                self.draw_on(root, (x0..x1).log_scale().base(base), (y0..y1).log_scale(), log_tick)
-            }
+            Axes::Linear => self.draw_on(root, x, y, tick),
+            Axes::LogX { base } => self.draw_on(root, x.log_scale().base(base), y, log_tick),
+            Axes::LogLog { base } => self.draw_on(root, x.log_scale().base(base), y.log_scale(), log_tick),
         }
     }
 
@@ -841,6 +851,27 @@ where
     Ok(())
 }
 
+/// The range of an axis from `lo` to `hi`, on a log scale where `log`:
+/// both ends finite, and on a log scale above 0 and at most
+/// [`MAX_LOG_DECADES`] apart. Any other is refused, saying what it spans:
+/// plotters would look for ticks on an infinite range for ever.
+pub(super) fn axis_range(lo: f64, hi: f64, log: bool) -> anyhow::Result<std::ops::Range<f64>> {
+    let finite = lo.is_finite() && hi.is_finite() && lo <= hi;
+    if finite && (!log || (lo > 0.0 && (hi / lo).log10() <= MAX_LOG_DECADES)) {
+        return Ok(lo..hi);
+    }
+    let expected = if log {
+        format!(", above 0 and at most {MAX_LOG_DECADES} decades apart, on its log scale")
+    } else {
+        String::new()
+    };
+    Err(anyhow!(
+        "an axis from {} to {} cannot be drawn (expected finite ends{expected})",
+        number(lo),
+        number(hi)
+    ))
+}
+
 /// Smallest and largest of `values` (0, 1 when empty).
 fn min_max(values: impl Iterator<Item = f64>) -> (f64, f64) {
     let (lo, hi) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(v), hi.max(v)));
@@ -891,7 +922,7 @@ impl BarChart {
         let longest = self.categories.iter().map(|c| c.chars().count()).max().unwrap_or(0);
         let label_area = (longest as u32 * 7 + 24).clamp(80, 460);
         let mut chart = chart_builder(root, &self.title, label_area)
-            .build_cartesian_2d(0.0..self.value_max, (0..rows - 1).into_segmented())?;
+            .build_cartesian_2d(axis_range(0.0, self.value_max, false)?, (0..rows - 1).into_segmented())?;
         chart
             .configure_mesh()
             .disable_y_mesh()
@@ -1244,6 +1275,38 @@ mod tests {
             (log_tick(&262144.0), log_tick(&512.0), log_tick(&2.5)),
             ("2^18".into(), "512".into(), "2.5".into())
         );
+    }
+
+    #[test]
+    fn an_axis_that_cannot_be_drawn_is_refused_and_a_log_y_needs_positive_values() {
+        let chart = |points: Vec<(f64, f64)>| {
+            let series = vec![Series {
+                name: "l".into(),
+                scaled: vec![false; points.len()],
+                points,
+            }];
+            LineChart::new("t".into(), String::new(), String::new(), series).unwrap()
+        };
+        let dir = tempfile::tempdir().unwrap();
+        // An infinite speedup (a time of 0 over another) on a linear y.
+        let infinite = Plot::Line(chart(vec![(1.0, 1.0), (2.0, f64::INFINITY)]));
+        let e = format!("{:#}", infinite.draw(dir.path(), "f", "").err().expect("refused"));
+        assert!(
+            e.contains("an axis from 0 to inf cannot be drawn (expected finite ends)"),
+            "{e}"
+        );
+        // Thirty decades on a log x.
+        let wide = Plot::Line(chart(vec![(1e-20, 1.0), (1e10, 2.0)]));
+        let e = format!("{:#}", wide.draw(dir.path(), "f", "").err().expect("refused"));
+        assert!(e.contains("at most 20 decades apart"), "{e}");
+        // An error of 0 cannot stand on a log y: the y axis is linear.
+        let zero = chart(vec![(1.0, 0.0), (1000.0, 0.5)]).log();
+        assert!(matches!(zero.axes(), Axes::LogX { base: 10.0 }));
+        assert!(Plot::Line(zero).draw(dir.path(), "f", "").is_ok());
+        assert_eq!(axis_range(1e-6, 1e9, true).unwrap(), 1e-6..1e9);
+        for (lo, hi, log) in [(0.0, f64::NAN, false), (0.0, 1.0, true), (2.0, 1.0, false)] {
+            assert!(axis_range(lo, hi, log).is_err(), "{lo}..{hi}");
+        }
     }
 
     #[test]

@@ -21,9 +21,20 @@ fn read(path: &Path, what: &str) -> anyhow::Result<String> {
         .map_err(|reason| anyhow::anyhow!("{}: cannot read {what}: {reason}", path.display()))
 }
 
+/// Reads an experiment folder's `manifest.toml` (at `manifest_path`) and
+/// `runs.csv` (at `runs_path`), each checked as the runner writes it, and
+/// the manifest's account of the rows (each study's count, the MPI ranks
+/// that made them) against the rows ([`written::check_manifest_rows`]).
+pub fn read_experiment(manifest_path: &Path, runs_path: &Path) -> anyhow::Result<(Manifest, Vec<RunRow>)> {
+    let (manifest, text) = read_manifest(manifest_path)?;
+    let runs = read_runs(runs_path, &manifest)?;
+    written::check_manifest_rows(manifest_path, &text, &manifest, runs_path, &runs)?;
+    Ok((manifest, runs))
+}
+
 /// Reads `runs.csv`; it must exist, and every row must be one the runner
 /// could have written for `manifest`.
-pub fn read_runs(path: &Path, manifest: &Manifest) -> anyhow::Result<Vec<RunRow>> {
+fn read_runs(path: &Path, manifest: &Manifest) -> anyhow::Result<Vec<RunRow>> {
     let text = read(path, "the runs file (expected a CSV of timed runs)")?;
     let rows = parse_csv(path, &text, manifest)?;
     if let Err((line, problem)) = written::film_checks(&rows, manifest) {
@@ -52,8 +63,9 @@ pub fn read_kernels(path: &Path, manifest: &Manifest) -> anyhow::Result<Vec<Kern
     parse_csv(path, &text, manifest).map(unlined)
 }
 
-/// Reads `manifest.toml`.
-pub fn read_manifest(path: &Path) -> anyhow::Result<Manifest> {
+/// Reads `manifest.toml`; returns it with its text (for the lines of
+/// what is refused later).
+pub(super) fn read_manifest(path: &Path) -> anyhow::Result<(Manifest, String)> {
     let text = read(path, "the experiment manifest")?;
     let manifest = toml::from_str(&text).with_context(|| {
         format!(
@@ -62,7 +74,7 @@ pub fn read_manifest(path: &Path) -> anyhow::Result<Manifest> {
         )
     })?;
     written::check_manifest(path, &text, &manifest)?;
-    Ok(manifest)
+    Ok((manifest, text))
 }
 
 /// Parses CSV `text` (from `path`) into rows of `T`, each with its line,

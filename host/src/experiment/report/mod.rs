@@ -60,8 +60,7 @@ pub struct ReportOutput {
 pub fn write_report(dir: &Path, allow_mixed: bool) -> anyhow::Result<ReportOutput> {
     let inputs = [dir.join("manifest.toml"), dir.join("runs.csv"), dir.join("kernels.csv")];
     let [manifest_path, runs_path, kernels_path] = &inputs;
-    let manifest = input::read_manifest(manifest_path)?;
-    let runs = input::read_runs(runs_path, &manifest)?;
+    let (manifest, runs) = input::read_experiment(manifest_path, runs_path)?;
     let builds = builds::of_rows(&runs);
     if !allow_mixed {
         builds::check_one(runs_path, &builds)?;

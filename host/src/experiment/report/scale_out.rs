@@ -12,10 +12,25 @@
 
 use super::markdown::{code, folder_link, text};
 use super::tables::{fmt_speedup, table_head, table_row};
+use super::written::timestamp;
 use crate::experiment::records::{Manifest, RunRow};
 use crate::experiment::spread::loads;
 use crate::render::split::imbalance;
-use std::time::SystemTime;
+use anyhow::bail;
+use std::path::Path;
+
+/// The shortest wall time the section compares, in seconds: a manifest's
+/// times are to the second, so a shorter one (a start and an end within
+/// one second) sets no ratio, or an infinite one. (The shortest study
+/// committed, `regression_check_nee`, took 4 s.)
+const MIN_WALL_S: f64 = 1.0;
+
+/// How far apart the wall times of a spread over N GPUs or ranks and of
+/// what it is set beside may be: its speedup over one GPU (ideally N), and
+/// MPI ÷ `--devices` (ideally 1), lie from 1 / (`MAX_OFF_IDEAL` × N) to
+/// `MAX_OFF_IDEAL` × N. Beyond, the folders set side by side did not run
+/// the same work, whatever their names say, and the section refuses them.
+const MAX_OFF_IDEAL: f64 = 8.0;
 
 /// How an experiment folder's runs were spread, as its name says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -107,6 +122,8 @@ pub struct Entry<'a> {
     pub name: &'a str,
     /// Its manifest.
     pub manifest: &'a Manifest,
+    /// The manifest's file, as refusals name it.
+    pub path: &'a Path,
     /// Its spread, for a folder named for one.
     pub spread: Option<&'a Spread>,
     /// Its measured-source cell.
@@ -119,11 +136,11 @@ pub struct Entry<'a> {
 /// less its start (a resumed run is the sum of its sessions), or why there
 /// is none.
 pub fn wall_seconds(m: &Manifest) -> Result<f64, String> {
-    let parse = |what: &str, stamp: &str| -> Result<SystemTime, String> {
+    let parse = |what: &str, stamp: &str| {
         if stamp.is_empty() {
             return Err(format!("its {what} is not recorded (the run did not finish)"));
         }
-        humantime::parse_rfc3339(stamp).map_err(|e| format!("its {what} `{stamp}` is not a time: {e}"))
+        timestamp(stamp).map_err(|e| format!("its {what}: {e}"))
     };
     let spans: Vec<(&str, &str)> = if m.session.is_empty() {
         vec![(&m.experiment.started, &m.experiment.finished)]
@@ -142,6 +159,46 @@ pub fn wall_seconds(m: &Manifest) -> Result<f64, String> {
             .as_secs_f64();
     }
     Ok(total)
+}
+
+/// The fields of `m` its wall time is made of, as refusals name them.
+fn wall_fields(m: &Manifest) -> &'static str {
+    if m.session.is_empty() {
+        "fields `experiment.started` and `experiment.finished`"
+    } else {
+        "field `session`"
+    }
+}
+
+/// The wall time of `e` ([`wall_seconds`]), or why there is none; one
+/// under [`MIN_WALL_S`] is refused, naming the manifest and its field.
+fn wall(e: &Entry) -> anyhow::Result<Result<f64, String>> {
+    let wall = wall_seconds(e.manifest);
+    if let Ok(t) = wall
+        && t < MIN_WALL_S
+    {
+        bail!(
+            "{}: {}: {t} s in all, under the {MIN_WALL_S} s that a wall time set beside another needs (the \
+             manifest's times are to the second)",
+            e.path.display(),
+            wall_fields(e.manifest)
+        );
+    }
+    Ok(wall)
+}
+
+/// `ratio`, the wall time of `e` against another's (`what` it is), checked
+/// to lie from `1 / within` to `within`; outside, it is refused, naming
+/// the manifest and its field.
+fn sane(e: &Entry, ratio: f64, within: f64, what: &str) -> anyhow::Result<f64> {
+    if (1.0 / within..=within).contains(&ratio) {
+        return Ok(ratio);
+    }
+    bail!(
+        "{}: {}: {what} is {ratio:.3}, outside the 1/{within} to {within} that a spread of the same work can make",
+        e.path.display(),
+        wall_fields(e.manifest)
+    )
 }
 
 /// What makes the spread `s` of folder `e` unlike its one-GPU run `base`,
@@ -186,15 +243,17 @@ fn like_for_like(e: &Entry, s: &Spread, base: &Manifest) -> String {
 
 /// The section: one row per spread folder of `entries`, ordered by
 /// experiment, GPUs before ranks, then by count; empty where there is
-/// none, so that a results folder without spreads reads as before.
-pub fn section(entries: &[Entry]) -> String {
+/// none, so that a results folder without spreads reads as before. A wall
+/// time too short to compare ([`MIN_WALL_S`]), or a spread's speedup over
+/// one GPU (or MPI's over `--devices`) too far from its ideal
+/// ([`MAX_OFF_IDEAL`]), is refused.
+pub fn section(entries: &[Entry]) -> anyhow::Result<String> {
     let mut spreads: Vec<(&Entry, &Spread)> = entries.iter().filter_map(|e| Some((e, e.spread?))).collect();
     if spreads.is_empty() {
-        return String::new();
+        return Ok(String::new());
     }
     spreads.sort_by(|(_, a), (_, b)| (&a.base, a.over).cmp(&(&b.base, b.over)));
     let find = |name: &str| entries.iter().find(|e| e.name == name && e.spread.is_none());
-    let wall = |e: &Entry| wall_seconds(e.manifest);
     let mut out = String::from(
         "\n## Over several GPUs\n\n\
          Each experiment spread over several GPUs of one process (`experiment --devices`) \
@@ -224,15 +283,26 @@ pub fn section(entries: &[Entry]) -> String {
         "measured source",
     ]);
     for (e, s) in spreads {
-        let this = wall(e);
+        let this = wall(e)?;
         let base = find(&s.base);
-        let speedup = match (base.map(wall), &this) {
-            (Some(Ok(one)), Ok(t)) if *t > 0.0 => fmt_speedup(one / t),
+        let one_gpu = base.map(wall).transpose()?;
+        let within = f64::from(s.over.count()) * MAX_OFF_IDEAL;
+        let speedup = match (&one_gpu, &this) {
+            (Some(Ok(one)), Ok(t)) => {
+                let what = format!("the speedup over one GPU ({one} s over {t} s)");
+                fmt_speedup(sane(e, one / t, within, &what)?)
+            }
             _ => "–".into(),
         };
         let mpi = match s.over {
-            Over::Ranks(n) => match (find_spread(entries, &s.base, Over::Gpus(n)).map(wall), &this) {
-                (Some(Ok(gpus)), Ok(t)) if gpus > 0.0 => format!("{:.3}", t / gpus),
+            Over::Ranks(n) => match (
+                find_spread(entries, &s.base, Over::Gpus(n)).map(wall).transpose()?,
+                &this,
+            ) {
+                (Some(Ok(gpus)), Ok(t)) => {
+                    let what = format!("MPI ÷ `--devices` ({t} s over {gpus} s)");
+                    format!("{:.3}", sane(e, t / gpus, within, &what)?)
+                }
                 _ => "–".into(),
             },
             Over::Gpus(_) => "–".into(),
@@ -245,7 +315,7 @@ pub fn section(entries: &[Entry]) -> String {
             s.over.cell(),
             folder_link(e.name),
             seconds(this),
-            base.map_or_else(|| format!("– (no folder {})", code(&s.base)), |b| seconds(wall(b))),
+            one_gpu.map_or_else(|| format!("– (no folder {})", code(&s.base)), seconds),
             speedup,
             mpi,
             s.imbalance.map_or("–".into(), |v| format!("{:.1}%", v * 100.0)),
@@ -254,7 +324,7 @@ pub fn section(entries: &[Entry]) -> String {
             e.measured.clone(),
         ]);
     }
-    out
+    Ok(out)
 }
 
 /// A wall time's cell: whole seconds, or why there is none.
@@ -384,6 +454,7 @@ mod tests {
         let entry = |name, manifest, spread| Entry {
             name,
             manifest,
+            path: Path::new("m.toml"),
             spread,
             measured: "`0123456789abcdef`".into(),
             commit: "`abc`".into(),
@@ -395,7 +466,7 @@ mod tests {
             entry("e", &one, None),
             entry("e_gpus4", &gpus, Some(&s_gpus)),
         ];
-        let t = section(&entries);
+        let t = section(&entries).unwrap();
         let lines: Vec<&str> = t.lines().filter(|l| l.starts_with("| [`e`]")).collect();
         assert_eq!(lines.len(), 3, "{t}");
         assert_eq!(
@@ -409,9 +480,55 @@ mod tests {
         // 126 s over the 120 s of four GPUs in one process.
         assert!(lines[2].contains("| 126 | 480 | 3.81x | 1.050 |"), "{t}");
         // Without its one-GPU run, a spread says so.
-        let alone = section(&entries[..1]);
+        let alone = section(&entries[..1]).unwrap();
         assert!(alone.contains("| `e` | 4 MPI ranks, a GPU each |"), "{alone}");
         assert!(alone.contains("| 126 | – (no folder `e`) | – | – |"), "{alone}");
-        assert!(section(&entries[2..3]).is_empty());
+        assert!(section(&entries[2..3]).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_wall_time_too_short_or_a_speedup_far_from_its_ideal_is_refused() {
+        let at = |start: &str, end: &str| manifest(&[(start, end)], 1);
+        let one = at("2026-11-29T05:00:00Z", "2026-11-29T05:01:40Z");
+        let short = at("2026-11-29T06:00:00Z", "2026-11-29T06:00:00Z");
+        let second = at("2026-11-29T06:00:00Z", "2026-11-29T06:00:01Z");
+        let hours = at("2026-11-29T06:00:00Z", "2026-11-29T08:00:00Z");
+        let ten = at("2026-11-29T06:00:00Z", "2026-11-29T06:00:10Z");
+        let spread = |name: &str| Spread::of_folder(name, &[]).unwrap();
+        let (gpus, ranks) = (spread("e_gpus2"), spread("e_ranks2"));
+        let entry = |name, manifest, spread| Entry {
+            name,
+            manifest,
+            path: Path::new("results/x/manifest.toml"),
+            spread,
+            measured: "`0123456789abcdef`".into(),
+            commit: "`abc`".into(),
+        };
+        let refusal = |entries: &[Entry]| section(entries).unwrap_err().to_string();
+        // 0 s is too short to compare; 1 s is not.
+        let e = refusal(&[entry("e", &second, None), entry("e_gpus2", &short, Some(&gpus))]);
+        assert!(
+            e.starts_with("results/x/manifest.toml: field `session`: 0 s in all, under the 1 s"),
+            "{e}"
+        );
+        assert!(section(&[entry("e", &second, None), entry("e_gpus2", &second, Some(&gpus))]).is_ok());
+        // 100 s over 2 h: 72 times slower than one GPU, past 1/16.
+        let e = refusal(&[entry("e", &one, None), entry("e_gpus2", &hours, Some(&gpus))]);
+        assert!(
+            e.contains("the speedup over one GPU (100 s over 7200 s) is 0.014, outside the 1/16 to 16"),
+            "{e}"
+        );
+        // 2 h over 10 s: 720 times faster on 2 GPUs, past 8 times 2.
+        let e = refusal(&[entry("e", &hours, None), entry("e_gpus2", &ten, Some(&gpus))]);
+        assert!(e.contains("is 720.000, outside the 1/16 to 16"), "{e}");
+        // No one-GPU run: MPI against `--devices` alone, past 8 times 2.
+        let e = refusal(&[
+            entry("e_gpus2", &ten, Some(&gpus)),
+            entry("e_ranks2", &hours, Some(&ranks)),
+        ]);
+        assert!(
+            e.contains("MPI ÷ `--devices` (7200 s over 10 s) is 720.000, outside the 1/16 to 16"),
+            "{e}"
+        );
     }
 }

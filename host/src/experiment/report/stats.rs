@@ -150,7 +150,7 @@ fn parse_number(text: &str) -> Option<f64> {
 }
 
 /// The value of `field` in overrides like `a=1, b.c[0]=2`.
-fn scene_override<'a>(overrides: &'a str, field: &str) -> Option<&'a str> {
+pub(super) fn scene_override<'a>(overrides: &'a str, field: &str) -> Option<&'a str> {
     overrides
         .split([',', ';'])
         .filter_map(|pair| pair.split_once('='))

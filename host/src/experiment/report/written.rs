@@ -5,17 +5,22 @@
 //!
 //! - [`Written`]: a row of `runs.csv` or `kernels.csv` belongs to the
 //!   manifest's experiment, one of its studies and one of that study's back
-//!   ends; its times are finite; its settings are values the config's own
-//!   parsers take ([`crate::experiment::params::SETTINGS`]) on a back end
-//!   they concern, and those its configuration label names are the
-//!   label's; a split over GPUs has one share per GPU, and a row on
-//!   several GPUs a split; a kernel's registers and occupancy are ones a
-//!   GPU has, and only GPU rows have them.
+//!   ends; its times are ones a render takes ([`time_ms`]); its settings
+//!   are values the config's own parsers take
+//!   ([`crate::experiment::params::SETTINGS`]) on a back end they concern,
+//!   and those its configuration label names (`gpus` and `split_all`
+//!   among them) are the label's; a split over GPUs has one share per
+//!   GPU, and a row on several GPUs a split; a kernel's registers and
+//!   occupancy are ones a GPU has, and only GPU rows have them.
 //! - [`film_checks`]: rows that render the same image have the same film
 //!   where the manifest's film check says they did.
 //! - [`check_manifest`]: the manifest's studies (back ends, baseline,
 //!   sweeps, status, published figures) and the figures the report prints
-//!   (device memory, the runner's overhead, ranks) are in range.
+//!   (device memory, the runner's overhead, ranks) are in range, each GPU
+//!   is listed once, and its times, the experiment's and each session's,
+//!   are ones the runner writes, none ending before it starts.
+//! - [`check_manifest_rows`]: the manifest's count of each study's rows,
+//!   and its MPI ranks, are those of `runs.csv`.
 
 use crate::backend::BackendKind;
 use crate::experiment::config::PUBLISHED_UNITS;
@@ -24,12 +29,14 @@ use crate::experiment::manifest::INTERRUPTED;
 use crate::experiment::params::{self, Param, SettingDecl, Value, describe};
 use crate::experiment::records::{KernelRow, Manifest, ManifestStudy, RunRow};
 use crate::experiment::scaling::Scaling;
+use crate::experiment::spread::loads;
 use crate::settings::backend::{BackendArg, BackendChoice};
 use crate::settings::echo::shorten_for_error;
 use crate::settings::kernels::EARLIER_BUILDS;
 use clap::ValueEnum;
 use std::collections::HashMap;
 use std::path::Path;
+use std::time::SystemTime;
 use toml::de::{DeTable, DeValue};
 
 /// A value out of range: its column and what is wrong.
@@ -160,9 +167,62 @@ fn measure(value: f64, positive: bool, unmeasured: bool) -> Result<(), String> {
     }
 }
 
-/// `value` of `column` as a time ([`measure`]).
+/// `value` of `column` as a measure that is not a time ([`measure`], at
+/// least 0).
+fn measured(column: &'static str, value: f64, unmeasured: bool) -> Result<(), Refusal> {
+    measure(value, false, unmeasured).map_err(|problem| (column, problem))
+}
+
+/// The shortest render time a report takes, in milliseconds: a
+/// nanosecond, below what any timer the runner reads resolves. Render
+/// times divide one another in speedups and set the figures' axes, so a
+/// time closer to 0 would make a ratio of no meaning, or an infinite one.
+pub(super) const MIN_TIME_MS: f64 = 1e-6;
+
+/// The longest time a report takes, in milliseconds: 10⁹ ms, eleven and a
+/// half days, far beyond any render a study times or scales to; with
+/// [`MIN_TIME_MS`] it keeps every ratio of two times finite and above 0.
+pub(super) const MAX_TIME_MS: f64 = 1e9;
+
+/// `value` as a time in milliseconds: from [`MIN_TIME_MS`] to
+/// [`MAX_TIME_MS`] when `positive` (a render's time, which divides
+/// others), else from 0 to [`MAX_TIME_MS`]; NaN where `unmeasured` allows
+/// it. What is wrong otherwise.
+pub(super) fn time_ms(value: f64, positive: bool, unmeasured: bool) -> Result<(), String> {
+    let least = if positive { MIN_TIME_MS } else { 0.0 };
+    let ok = if value.is_nan() {
+        unmeasured
+    } else {
+        (least..=MAX_TIME_MS).contains(&value)
+    };
+    if ok {
+        return Ok(());
+    }
+    let least = if positive {
+        format!("{MIN_TIME_MS:e}")
+    } else {
+        "0".into()
+    };
+    let nan = if unmeasured { ", or NaN (not measured)" } else { "" };
+    Err(format!(
+        "{} is out of range (expected a time from {least} to {MAX_TIME_MS:e} ms{nan})",
+        number(value)
+    ))
+}
+
+/// `value` as a message shows it: plainly, or with an exponent where
+/// plainly it would take more than a few digits (`1e-310`, not 310 zeros).
+pub(super) fn number(value: f64) -> String {
+    if value == 0.0 || !value.is_finite() || (1e-4..1e15).contains(&value.abs()) {
+        value.to_string()
+    } else {
+        format!("{value:e}")
+    }
+}
+
+/// `value` of `column` as a time in milliseconds ([`time_ms`]).
 fn time(column: &'static str, value: f64, positive: bool, unmeasured: bool) -> Result<(), Refusal> {
-    measure(value, positive, unmeasured).map_err(|problem| (column, problem))
+    time_ms(value, positive, unmeasured).map_err(|problem| (column, problem))
 }
 
 /// The back end labelled `label`.
@@ -331,7 +391,7 @@ fn split(r: &RunRow) -> Result<(), Refusal> {
         }
     }
     match r.split_imbalance {
-        Some(v) => time("split_imbalance", v, false, false),
+        Some(v) => measured("split_imbalance", v, false),
         None => Err((
             "split_imbalance",
             format!("empty in a row split over {gpus} GPUs (expected the split's imbalance, at least 0)"),
@@ -339,17 +399,20 @@ fn split(r: &RunRow) -> Result<(), Refusal> {
     }
 }
 
-/// Checks `text`, the `column` of a row split over `gpus` GPUs: one finite
-/// time of at least 0 per GPU, space-separated.
+/// Checks `text`, the `column` of a row split over `gpus` GPUs: one time
+/// of 0 to [`MAX_TIME_MS`] per GPU, space-separated.
 fn per_gpu_times(column: &'static str, text: &str, gpus: usize) -> Result<(), Refusal> {
     let times: Option<Vec<f64>> = text
         .split_whitespace()
-        .map(|s| s.parse().ok().filter(|t: &f64| t.is_finite() && *t >= 0.0))
+        .map(|s| s.parse().ok().filter(|t: &f64| time_ms(*t, false, false).is_ok()))
         .collect();
     if times.is_none_or(|t| t.len() != gpus) {
         return Err((
             column,
-            format!("`{text}` is not a split over {gpus} GPUs (expected a finite time of at least 0 per GPU)"),
+            format!(
+                "`{}` is not a split over {gpus} GPUs (expected a time from 0 to {MAX_TIME_MS:e} ms per GPU)",
+                shorten_for_error(text)
+            ),
         ));
     }
     Ok(())
@@ -451,8 +514,9 @@ fn provenance(r: &RunRow) -> Result<(), Refusal> {
 }
 
 /// The settings a row's configuration label (`config`, e.g. `gpu-mega
-/// kernels=exact max_registers=80`) names, against the row's own cells
-/// of them: the runner writes the value the configuration set.
+/// kernels=exact max_registers=80 gpus=2`) names, against the row's own
+/// cells of them: the runner writes the value the configuration set (but
+/// `split_all`, which a row of one GPU leaves empty whatever its label).
 fn as_configured(r: &RunRow) -> Result<(), Refusal> {
     let named = |name: &str| {
         let prefix = format!("{name}=");
@@ -460,17 +524,23 @@ fn as_configured(r: &RunRow) -> Result<(), Refusal> {
             .split_whitespace()
             .find_map(|w| w.strip_prefix(&prefix).map(str::to_owned))
     };
+    let shown = |cell: Option<String>| cell.unwrap_or_default();
+    let split = r.gpus.is_some_and(|n| n > 1);
     let cells = [
-        ("kernels", r.kernels.clone().unwrap_or_default()),
-        ("arithmetic", r.arithmetic.clone().unwrap_or_default()),
+        ("kernels", Some(shown(r.kernels.clone()))),
+        ("arithmetic", Some(shown(r.arithmetic.clone()))),
         (
             "max_registers",
-            r.max_registers
-                .map_or_else(|| describe(&Value::RegisterCap(None)), |n| n.to_string()),
+            Some(
+                r.max_registers
+                    .map_or_else(|| describe(&Value::RegisterCap(None)), |n| n.to_string()),
+            ),
         ),
+        ("gpus", Some(shown(r.gpus.map(|n| n.to_string())))),
+        ("split_all", split.then(|| shown(r.split_all.map(|f| f.to_string())))),
     ];
     for (column, cell) in cells {
-        if let Some(set) = named(column)
+        if let (Some(set), Some(cell)) = (named(column), cell)
             && set != cell
         {
             let shown = if cell.is_empty() {
@@ -527,8 +597,8 @@ impl Written for RunRow {
         time("upload_ms", self.upload_ms, false, false)?;
         time("readback_ms", self.readback_ms, false, false)?;
         time("runner_ms", self.runner_ms, false, false)?;
-        time("rays_per_s", self.rays_per_s, false, false)?;
-        time("samples_per_s", self.samples_per_s, false, false)?;
+        measured("rays_per_s", self.rays_per_s, false)?;
+        measured("samples_per_s", self.samples_per_s, false)?;
         for (name, error) in [
             ("rmse", self.rmse),
             ("rel_mse", self.rel_mse),
@@ -536,7 +606,7 @@ impl Written for RunRow {
             ("flip", self.flip),
         ] {
             if let Some(e) = error {
-                time(name, e, false, false)?;
+                measured(name, e, false)?;
             }
         }
         Ok(())
@@ -587,7 +657,7 @@ impl Written for KernelRow {
         time("mean_ms", self.mean_ms, false, true)?;
         time("min_ms", self.min_ms, false, true)?;
         time("max_ms", self.max_ms, false, true)?;
-        time("items_per_s", self.items_per_s, false, true)
+        measured("items_per_s", self.items_per_s, true)
     }
 }
 
@@ -616,9 +686,48 @@ pub fn film_checks(rows: &[(u64, RunRow)], manifest: &Manifest) -> Result<(), (u
     Ok(())
 }
 
+/// A time as the runner writes one: UTC, RFC 3339, to the second.
+const TIMESTAMP_EXAMPLE: &str = "2026-11-29T02:22:06Z";
+
+/// `stamp` read as a time the runner writes ([`TIMESTAMP_EXAMPLE`]: of its
+/// length, and as it would write the time it reads as); what is wrong
+/// otherwise. A manifest's times are to the second.
+pub(super) fn timestamp(stamp: &str) -> Result<SystemTime, String> {
+    let time = (stamp.len() == TIMESTAMP_EXAMPLE.len())
+        .then(|| humantime::parse_rfc3339(stamp).ok())
+        .flatten()
+        .filter(|t| humantime::format_rfc3339_seconds(*t).to_string() == stamp);
+    time.ok_or_else(|| {
+        format!(
+            "`{}` is not a time as the runner writes one (UTC to the second, e.g. `{TIMESTAMP_EXAMPLE}`)",
+            shorten_for_error(stamp)
+        )
+    })
+}
+
+/// A span of the manifest, `started` to `finished`: both times the runner
+/// writes ([`timestamp`]), `finished` empty while running (or where the
+/// run was killed), and not before `started`. The first key at fault and
+/// what is wrong.
+fn span(started: &str, finished: &str) -> Result<(), (&'static str, String)> {
+    let from = timestamp(started).map_err(|problem| ("started", problem))?;
+    if finished.is_empty() {
+        return Ok(());
+    }
+    let to = timestamp(finished).map_err(|problem| ("finished", problem))?;
+    if to < from {
+        return Err(("finished", format!("`{finished}` is before the start, `{started}`")));
+    }
+    Ok(())
+}
+
 /// The statuses the runner gives a study, whole ([`STATUSES`]) or
 /// followed by the reason ([`STATUS_PREFIXES`]).
-const STATUSES: [&str; 3] = ["running", "complete", "complete, with skipped runs"];
+const STATUSES: [&str; 3] = [RUNNING, "complete", "complete, with skipped runs"];
+
+/// The status of a study in the manifest written before the first sample
+/// (which a killed run leaves): its rows are not counted yet.
+const RUNNING: &str = "running";
 
 /// The beginnings of the statuses the runner gives a study that did not
 /// complete; the reason follows.
@@ -645,16 +754,126 @@ struct Misfit {
 /// that a report prints or relies on against what the runner writes; the
 /// error names the file, the line and the field.
 pub fn check_manifest(path: &Path, text: &str, manifest: &Manifest) -> anyhow::Result<()> {
-    let Err(m) = manifest_fields(manifest) else {
-        return Ok(());
-    };
-    anyhow::bail!(
+    manifest_fields(manifest).map_err(|m| refusal(path, text, m))
+}
+
+/// Checks what `manifest` (read from `text`, the file at `path`) says of
+/// `rows`, the rows of the runs file at `runs`: each study's count of
+/// rows, and the MPI ranks that made them ([`ranks`]). The error names
+/// the file, the line and the field.
+pub fn check_manifest_rows(
+    path: &Path,
+    text: &str,
+    manifest: &Manifest,
+    runs: &Path,
+    rows: &[RunRow],
+) -> anyhow::Result<()> {
+    let runs = runs
+        .file_name()
+        .map_or(runs.display().to_string(), |n| n.to_string_lossy().into_owned());
+    study_rows(manifest, rows, &runs)
+        .and_then(|()| ranks(manifest, rows, &runs))
+        .map_err(|m| refusal(path, text, m))
+}
+
+/// The error for `m`, a field of the manifest `text` at `path`.
+fn refusal(path: &Path, text: &str, m: Misfit) -> anyhow::Error {
+    anyhow::anyhow!(
         "{}: line {}, {}: {}; this is not a manifest `wavepath experiment` wrote",
         path.display(),
         line_of(text, &m.path),
         m.field,
         m.problem
     )
+}
+
+/// Each study's `rows`: the study's rows in `rows` (of the file `runs`),
+/// or 0 while its status is `running` (the manifest written before the
+/// first sample, which a killed run leaves).
+fn study_rows(m: &Manifest, rows: &[RunRow], runs: &str) -> Result<(), Misfit> {
+    for (i, s) in m.study.iter().enumerate() {
+        let held = rows.iter().filter(|r| r.study == s.name).count();
+        let running = s.status == RUNNING;
+        if s.rows != if running { 0 } else { held } {
+            let why = if running {
+                format!("a study still `{RUNNING}` has counted none yet")
+            } else {
+                format!("{runs} holds {held} rows of the study")
+            };
+            return Err(Misfit {
+                path: vec![Step::Key("study"), Step::Index(i), Step::Key("rows")],
+                field: format!("study `{}`, field `rows`", s.name),
+                problem: format!("{}, but {why}", s.rows),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The `[[rank]]` entries: one per MPI rank that made rows of `rows` (of
+/// the file `runs`), each once, with its host and its count of rows,
+/// where two or more ranks made them; none otherwise.
+fn ranks(m: &Manifest, rows: &[RunRow], runs: &str) -> Result<(), Misfit> {
+    use Step::{Index, Key};
+    let made = loads(rows, |r| r.rank.map(|k| (k, r.host.as_str())));
+    let at = |path: Vec<Step>, field: String, problem: String| Err(Misfit { path, field, problem });
+    if made.len() < 2 {
+        if m.rank.is_empty() {
+            return Ok(());
+        }
+        let problem = format!(
+            "lists {} ranks, but {} made the rows of {runs} (the runner lists the ranks only where two or more did)",
+            m.rank.len(),
+            match made.as_slice() {
+                [one] => format!("rank {} alone", one.number),
+                _ => "no MPI rank".into(),
+            }
+        );
+        return at(vec![Key("rank")], "field `rank`".into(), problem);
+    }
+    for (i, r) in m.rank.iter().enumerate() {
+        let field = |key: &'static str| {
+            (
+                vec![Key("rank"), Index(i), Key(key)],
+                format!("field `rank[{i}].{key}`"),
+            )
+        };
+        if let Some(j) = m.rank[..i].iter().position(|e| e.rank == r.rank) {
+            let (path, name) = field("rank");
+            return at(
+                path,
+                name,
+                format!("rank {} is listed twice (also as rank[{j}])", r.rank),
+            );
+        }
+        let Some(load) = made.iter().find(|l| l.number == r.rank) else {
+            let (path, name) = field("rank");
+            return at(path, name, format!("rank {} made no row of {runs}", r.rank));
+        };
+        if r.rows != load.rows {
+            let (path, name) = field("rows");
+            let problem = format!("{}, but rank {} made {} rows of {runs}", r.rows, r.rank, load.rows);
+            return at(path, name, problem);
+        }
+        if r.host != load.name {
+            let (path, name) = field("host");
+            let problem = format!(
+                "`{}`, but the rows of rank {} in {runs} ran on `{}`",
+                shorten_for_error(&r.host),
+                r.rank,
+                shorten_for_error(&load.name)
+            );
+            return at(path, name, problem);
+        }
+    }
+    match made.iter().find(|l| !m.rank.iter().any(|r| r.rank == l.number)) {
+        Some(l) => at(
+            vec![Key("rank")],
+            "field `rank`".into(),
+            format!("lists no rank {}, which made {} rows of {runs}", l.number, l.rows),
+        ),
+        None => Ok(()),
+    }
 }
 
 /// The first field of `m` out of range.
@@ -678,6 +897,15 @@ fn manifest_fields(m: &Manifest) -> Result<(), Misfit> {
             vec![Key("devices"), Index(i), Key("memory_gib")],
             format!("devices[{i}].memory_gib"),
         ))?;
+        if let Some(j) = m.devices[..i].iter().position(|e| e.ordinal == d.ordinal) {
+            return Err(field(
+                vec![Key("devices"), Index(i), Key("ordinal")],
+                format!("devices[{i}].ordinal"),
+            )(format!(
+                "{} is also the ordinal of devices[{j}] (the runner lists each GPU once)",
+                d.ordinal
+            )));
+        }
     }
     if let Some(o) = &m.overhead {
         for (name, value) in [("median_fraction", o.median_fraction), ("max_fraction", o.max_fraction)] {
@@ -704,6 +932,7 @@ fn manifest_fields(m: &Manifest) -> Result<(), Misfit> {
             }
         })?;
     }
+    times(m)?;
     for (i, k) in m.skipped.iter().enumerate() {
         if !m.study.iter().any(|s| s.name == k.study) {
             return Err(field(
@@ -714,6 +943,31 @@ fn manifest_fields(m: &Manifest) -> Result<(), Misfit> {
                 k.study
             )));
         }
+    }
+    Ok(())
+}
+
+/// The first of the experiment's times and each session's that is not a
+/// [`span`] the runner writes.
+fn times(m: &Manifest) -> Result<(), Misfit> {
+    use Step::{Index, Key};
+    let e = &m.experiment;
+    let experiment = (
+        vec![Key("experiment")],
+        "experiment".to_string(),
+        &e.started,
+        &e.finished,
+    );
+    let sessions = m.session.iter().enumerate().map(|(i, s)| {
+        let path = vec![Key("session"), Index(i)];
+        (path, format!("session[{i}]"), &s.started, &s.finished)
+    });
+    for (path, name, started, finished) in std::iter::once(experiment).chain(sessions) {
+        span(started, finished).map_err(|(key, problem)| Misfit {
+            path: [path, vec![Key(key)]].concat(),
+            field: format!("field `{name}.{key}`"),
+            problem,
+        })?;
     }
     Ok(())
 }
