@@ -983,6 +983,14 @@ fn a_dry_run_refuses_every_plan_the_run_refuses() {
             study("scenes = [\"SCENES/cornell_diffuse.toml\"]\nfixed = { size = \"32768x32768\", spp = 1 }"),
             "host memory",
         ),
+        (
+            "split_all on one GPU",
+            format!(
+                "{SMALL}\n[[study]]\nname = \"late\"\nbackends = [\"gpu-mega\"]\n\
+                 scenes = [\"SCENES/cornell_diffuse.toml\"]\nsweep = {{ split_all = [false, true] }}\n"
+            ),
+            "sweep `split_all`: every run of the study renders on one GPU",
+        ),
     ] {
         let config = write_config(dir.path(), "refused", &text);
         let out = dir.path().join("out");
