@@ -713,6 +713,47 @@ fn gpus_and_weak_scaling_are_checked_when_the_config_loads() {
 }
 
 #[test]
+fn split_all_is_refused_where_every_run_has_one_gpu_and_left_out_of_runs_of_one() {
+    // No run of more than one GPU: fixed, swept or of one back end, it is
+    // refused at its line, naming the field (a sweep would make the same
+    // run twice).
+    for (extra, marker, field) in [
+        ("fixed = { split_all = true }", "fixed =", "fixed `split_all`"),
+        ("sweep = { split_all = [false, true] }", "sweep =", "sweep `split_all`"),
+        (
+            "per_backend.gpu-mega = { split_all = true }\nper_backend.gpu-wave = { gpus = 1 }",
+            "per_backend.gpu-mega",
+            "per_backend.gpu-mega `split_all`",
+        ),
+    ] {
+        assert_error(
+            &gpus_study(extra),
+            marker,
+            &["study `weak`", field, "renders on one GPU", "`gpus`"],
+        );
+    }
+    // Beside runs of several GPUs, the runs of one leave it at its default:
+    // made once, labelled without it.
+    let dir = tempfile::tempdir().unwrap();
+    let text = gpus_study("sweep = { gpus = [1, 2], split_all = [false, true] }");
+    let path = write_config(dir.path(), "scale", &text);
+    let config = config::parse(&path, &std::fs::read_to_string(&path).unwrap()).unwrap();
+    let labels: Vec<String> = config.studies[0].runs().into_iter().map(|r| r.label).collect();
+    assert_eq!(
+        labels,
+        [
+            "cpu",
+            "gpu-mega gpus=1",
+            "gpu-mega gpus=2 split_all=false",
+            "gpu-mega gpus=2 split_all=true",
+            "gpu-wave gpus=1",
+            "gpu-wave gpus=2 split_all=false",
+            "gpu-wave gpus=2 split_all=true",
+        ]
+    );
+}
+
+#[test]
 fn weak_scaling_grows_each_gpu_runs_height_with_its_gpus() {
     let dir = tempfile::tempdir().unwrap();
     let plan = |extra: &str| {

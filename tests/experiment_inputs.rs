@@ -5,11 +5,14 @@
 
 mod util;
 
+use device::film::FixedRgb;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 use util::{run_experiment as run, wavepath, without_measured, write_config};
-use wavepath::experiment::records::{RunRow, recover_rows};
+use wavepath::experiment::partial::{KeptRenders, Part, PartInfo, PartKey, PartOf};
+use wavepath::experiment::records::{Manifest, RunRow, recover_rows};
+use wavepath::render::compare::film_hash;
 
 /// A small CPU experiment: two configurations, two repetitions each.
 const SMALL: &str = r#"
@@ -148,6 +151,120 @@ fn a_record_cut_short_is_dropped_and_made_again_on_resume() {
     assert_eq!(keys(&out), want);
     let again = std::fs::read_to_string(&runs).unwrap();
     assert!(again.ends_with('\n') && again.lines().count() == 5, "{again}");
+}
+
+/// One CPU configuration of two samples per pixel.
+const TWO_SAMPLES: &str = r#"
+[experiment]
+name = "kept"
+
+[[study]]
+name = "s"
+scenes = ["SCENES/cornell_diffuse.toml"]
+backends = ["cpu"]
+warmup = 0
+repeat = 1
+fixed = { size = "8x6", spp = 2, depth = 2 }
+"#;
+
+/// The experiment of [`TWO_SAMPLES`] in `dir/out` with its one row taken
+/// out and, in `partial/`, a kept render of that row's first sample, as a
+/// stop would have left it: its config, the output folder and the kept
+/// render's description.
+fn with_a_kept_render(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    let config = write_config(dir, "kept", TWO_SAMPLES);
+    let out = dir.join("out");
+    let o = run(&config, &out, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let row = recover_rows::<RunRow>(&out.join("runs.csv")).unwrap().rows.remove(0);
+    drop_last_record(&out.join("runs.csv"));
+    let manifest = Manifest::read(&out.join("manifest.toml")).unwrap();
+    let film = vec![FixedRgb { r: 1, g: 2, b: 3 }; 48];
+    let info = PartInfo {
+        of: PartOf {
+            key: PartKey {
+                study: row.study,
+                run: row.run,
+                config: row.config,
+                repetition: row.repetition,
+            },
+            width: 8,
+            height: 6,
+            spp: 2,
+            source: manifest.build.source.unwrap(),
+        },
+        samples: 1,
+        parts: 1,
+        elapsed_ms: 5.0,
+        total_ms: 6.0,
+        rays: 96,
+        invalid_samples: 0,
+        film_hash: film_hash(&film),
+    };
+    let kept = KeptRenders::in_folder(&out).keep(&Part { info, film }).unwrap();
+    (config, out, kept)
+}
+
+/// The `parts` of the one row of the experiment in `out`.
+fn parts_of_the_row(out: &Path) -> u32 {
+    let rows = recover_rows::<RunRow>(&out.join("runs.csv")).unwrap().rows;
+    assert_eq!(rows.len(), 1);
+    rows[0].parts.0
+}
+
+#[test]
+fn a_kept_render_is_finished_by_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let (config, out, _) = with_a_kept_render(dir.path());
+    let o = run(&config, &out, &["--resume"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("discarded"), "{}", stderr(&o));
+    assert_eq!(parts_of_the_row(&out), 2, "the kept render is one of its parts");
+}
+
+#[test]
+fn a_kept_render_no_render_could_have_left_is_discarded_and_the_run_rendered_afresh() {
+    for (what, expected) in [
+        ("elapsed_ms = nan", "field `elapsed_ms` is NaN: expected a time from 0"),
+        ("elapsed_ms = 1e300", "field `elapsed_ms` is 1e300"),
+        ("elapsed_ms = -1.0", "field `elapsed_ms` is -1.0"),
+        ("total_ms = -6.0", "field `total_ms` is -6.0"),
+        ("rays = 18446744073709551615", "field `rays` is 18446744073709551615"),
+        ("a FIFO film", "s-run0-rep0.film: is a FIFO, not a regular file"),
+        ("/dev/zero as film", "s-run0-rep0.film: is a device, not a regular file"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let (config, out, kept) = with_a_kept_render(dir.path());
+        let film = kept.with_extension("film");
+        match what {
+            "a FIFO film" => {
+                std::fs::remove_file(&film).unwrap();
+                assert!(Command::new("mkfifo").arg(&film).status().unwrap().success());
+            }
+            "/dev/zero as film" => {
+                std::fs::remove_file(&film).unwrap();
+                std::os::unix::fs::symlink("/dev/zero", &film).unwrap();
+            }
+            field => {
+                let name = field.split(" = ").next().unwrap();
+                let text = std::fs::read_to_string(&kept).unwrap();
+                let line = text.lines().find(|l| l.starts_with(&format!("{name} = "))).unwrap();
+                std::fs::write(&kept, text.replace(line, field)).unwrap();
+            }
+        }
+        let o = util::output_within(
+            util::experiment_command(&config, &out).arg("--resume"),
+            Duration::from_secs(60),
+        );
+        let e = stderr(&o);
+        assert!(o.status.success(), "{what}: {e}");
+        assert!(
+            e.contains(expected) && e.contains("discarded, and the run is rendered afresh"),
+            "{what}: {e}"
+        );
+        assert_eq!(parts_of_the_row(&out), 1, "{what}: rendered afresh");
+        assert!(!out.join("partial").exists(), "{what}: the kept render is gone");
+    }
 }
 
 #[test]
@@ -865,6 +982,14 @@ fn a_dry_run_refuses_every_plan_the_run_refuses() {
             "a render that does not fit",
             study("scenes = [\"SCENES/cornell_diffuse.toml\"]\nfixed = { size = \"32768x32768\", spp = 1 }"),
             "host memory",
+        ),
+        (
+            "split_all on one GPU",
+            format!(
+                "{SMALL}\n[[study]]\nname = \"late\"\nbackends = [\"gpu-mega\"]\n\
+                 scenes = [\"SCENES/cornell_diffuse.toml\"]\nsweep = {{ split_all = [false, true] }}\n"
+            ),
+            "sweep `split_all`: every run of the study renders on one GPU",
         ),
     ] {
         let config = write_config(dir.path(), "refused", &text);

@@ -1,8 +1,8 @@
-//! Ctrl-C during a render: the first one finishes the samples in flight and
-//! writes the image of the whole samples per pixel done (the same bits as a
-//! render asked for that many), the second one stops at once; no temporary
-//! file outlives the process. `gen-mesh` stops within milliseconds and
-//! writes nothing.
+//! Ctrl-C (or SIGTERM) during a render: the first one finishes the samples
+//! in flight and writes the image of the whole samples per pixel done (the
+//! same bits as a render asked for that many), the second one stops at once
+//! with 128 + its number; no temporary file outlives the process.
+//! `gen-mesh` stops within milliseconds and writes nothing.
 
 mod util;
 
@@ -144,11 +144,13 @@ fn ctrl_c_keeps_the_finished_sample_rounds_of_the_wavefront() {
     keeps_the_finished_samples("cpu-wave", &["--capacity", "2^12"]);
 }
 
-#[test]
-fn a_second_ctrl_c_stops_at_once_and_leaves_nothing() {
+/// Signals a render whose one sample takes seconds twice with `flag`
+/// (`-INT`, `-TERM`): the first asks for a stop that waits for the sample,
+/// the second ends it at once with `status`, leaving nothing; its stderr.
+fn a_second_signal_stops_at_once_and_leaves_nothing(flag: &str, status: i32) -> String {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("big.png");
-    // One sample of this image takes seconds, so the first Ctrl-C waits.
+    // One sample of this image takes seconds, so the first signal waits.
     let child = wavepath()
         .arg("render")
         .arg(repo("scenes/rtiow_final.toml"))
@@ -167,21 +169,35 @@ fn a_second_ctrl_c_stops_at_once_and_leaves_nothing() {
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(700));
-    signal(&child);
+    send(&child, flag);
     std::thread::sleep(Duration::from_millis(200));
     let second = Instant::now();
-    signal(&child);
+    send(&child, flag);
     let output = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     assert!(
         second.elapsed() < Duration::from_secs(2),
-        "{:?} after the second Ctrl-C",
+        "{:?} after the second signal",
         second.elapsed()
     );
-    assert_eq!(output.status.code(), Some(130), "{stderr}");
-    assert!(stderr.contains("Ctrl-C again to stop at once"), "{stderr}");
+    assert_eq!(output.status.code(), Some(status), "{stderr}");
     assert!(!out.exists(), "no image of an unfinished sample");
     assert!(temporaries(dir.path()).is_empty());
+    stderr
+}
+
+#[test]
+fn a_second_ctrl_c_stops_at_once_and_leaves_nothing() {
+    let stderr = a_second_signal_stops_at_once_and_leaves_nothing("-INT", 130);
+    assert!(stderr.contains("Ctrl-C again to stop at once"), "{stderr}");
+    assert!(stderr.contains("stopped by Ctrl-C"), "{stderr}");
+}
+
+#[test]
+fn a_second_sigterm_stops_at_once_with_128_and_its_number() {
+    let stderr = a_second_signal_stops_at_once_and_leaves_nothing("-TERM", 143);
+    assert!(stderr.contains("SIGTERM again to stop at once"), "{stderr}");
+    assert!(stderr.contains("stopped by SIGTERM"), "{stderr}");
 }
 
 #[test]
@@ -230,7 +246,7 @@ fn gen_mesh_stopped_during_its_write_abandons_the_file() {
     send(&child, "-TERM");
     let output = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    assert_eq!(output.status.code(), Some(143), "128 + SIGTERM: {stderr}");
     assert!(stderr.contains("m.obj was not written"), "{stderr}");
     assert!(!out.exists(), "a write stopped half-way leaves no file");
     assert!(temporaries(dir.path()).is_empty());

@@ -55,7 +55,7 @@ pub fn run(args: &ExperimentArgs) -> anyhow::Result<ExitCode> {
     if let Some(cluster) = &cluster {
         return match crate::cluster::experiment::run(cluster, &config, &options, args.share_cores)? {
             Some(outcome) => finish(&outcome, &dir),
-            None if interrupt::requested() => Ok(ExitCode::from(interrupt::EXIT_STATUS)),
+            None if interrupt::requested() => Ok(ExitCode::from(interrupt::exit_status())),
             None => Ok(ExitCode::SUCCESS),
         };
     }
@@ -63,15 +63,19 @@ pub fn run(args: &ExperimentArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Prints the summary and chooses the exit status: failure when a study
-/// failed its film check, 130 when a stop request ended the runs.
+/// failed its film check, 128 + the signal's number (130 after Ctrl-C)
+/// when a stop request ended the runs.
 fn finish(outcome: &Outcome, dir: &Path) -> anyhow::Result<ExitCode> {
     print_summary(outcome, dir)?;
     if outcome.failed() {
         return Ok(ExitCode::FAILURE);
     }
     if outcome.interrupted() {
-        eprintln!("wavepath: stopped by Ctrl-C; every finished row is kept; --resume continues");
-        return Ok(ExitCode::from(interrupt::EXIT_STATUS));
+        eprintln!(
+            "wavepath: stopped by {}; every finished row is kept; --resume continues",
+            interrupt::stopped_by()
+        );
+        return Ok(ExitCode::from(interrupt::exit_status()));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -58,5 +58,5 @@ fn nothing_written(out: &Path) -> ExitCode {
         "wavepath: gen-mesh stopped by a signal; {} was not written",
         out.display()
     );
-    ExitCode::from(interrupt::EXIT_STATUS)
+    ExitCode::from(interrupt::exit_status())
 }

@@ -46,7 +46,8 @@ fn finish(summary: &RenderSummary, profiler: Option<(CpuProfiler, &Path)>) -> an
     }
     if interrupt::requested() {
         eprintln!(
-            "wavepath: stopped by Ctrl-C after {} of {} samples per pixel; {} holds them",
+            "wavepath: stopped by {} after {} of {} samples per pixel; {} holds them",
+            interrupt::stopped_by(),
             summary.output.spp,
             summary.spp,
             summary.image.display()
@@ -55,10 +56,11 @@ fn finish(summary: &RenderSummary, profiler: Option<(CpuProfiler, &Path)>) -> an
     Ok(exit_status())
 }
 
-/// 130 after Ctrl-C (the finished samples were kept), 0 otherwise.
+/// 128 + the signal's number after a stop (130 after Ctrl-C; the finished
+/// samples were kept), 0 otherwise.
 fn exit_status() -> ExitCode {
     if interrupt::requested() {
-        ExitCode::from(interrupt::EXIT_STATUS)
+        ExitCode::from(interrupt::exit_status())
     } else {
         ExitCode::SUCCESS
     }

@@ -39,12 +39,13 @@
 //!
 //! Every setting is one [`Param`] (see `params`), its values the types of
 //! [`crate::settings`]; a setting that does not apply to a back end (a block
-//! shape for the CPU) is left at its default there, and runs that end up
-//! identical are made once. Errors name the file, the line, the field and
+//! shape for the CPU) or to a run (`split_all` on one GPU) is left at its
+//! default there, and runs that end up identical are made once; one that
+//! no run of its study uses is refused. Errors name the file, the line, the field and
 //! what was expected, like scene errors. Reading a study is a series of
 //! named checks (`StudySource`), one per field.
 
-use super::params::{GPUS, Param, RunSpec, Setting, Sweep, describe, plain_names, scene_path};
+use super::params::{GPUS, Param, RunSpec, SPLIT_ALL, Setting, Sweep, describe, plain_names, scene_path};
 use super::scaling::Scaling;
 use crate::io::image::{self, OutputFormat};
 use crate::scene::line_col;
@@ -303,6 +304,7 @@ impl Study {
                     let settings = self.fixed.iter().chain(own.flat_map(|(_, s)| s)).chain(point);
                     settings.for_each(|s| spec.apply(s));
                     self.scaling.apply(&mut spec);
+                    spec.settle();
                     if !seen.insert(format!("{spec:?}")) {
                         continue;
                     }
@@ -311,7 +313,7 @@ impl Study {
                     if self.scenes.len() > 1 {
                         label = format!("{} {label}", scene_stem(scene));
                     }
-                    for s in point.iter().filter(|s| s.param.applies_to(backend)) {
+                    for s in point.iter().filter(|s| spec.uses(&s.param)) {
                         label.push_str(&format!(" {}={}", s.param.name(), describe(&s.value)));
                     }
                     runs.push(PlannedRun {
@@ -556,6 +558,7 @@ impl Source<'_> {
             scaling,
         };
         let runs = study.runs();
+        st.check_split_all(s, &runs)?;
         for run in &runs {
             run.spec
                 .validate()
@@ -701,6 +704,38 @@ impl StudySource<'_> {
             ));
         }
         Ok(scaling)
+    }
+
+    /// Refuses a `split_all` (fixed, of a back end or swept) that no run of
+    /// the study uses: where every run renders on one GPU (`gpus` 1, the
+    /// default), there is no split for it to change, and a sweep of it
+    /// would make the same run under two labels.
+    fn check_split_all(&self, s: &StudyDef, runs: &[PlannedRun]) -> Result<(), ConfigError> {
+        let split_all = Param::Plain(&SPLIT_ALL);
+        if runs.iter().any(|r| r.spec.uses(&split_all)) {
+            return Ok(());
+        }
+        let fixed = s.fixed.keys().map(|k| ("fixed".to_string(), k));
+        let own = (s.per_backend.iter())
+            .flat_map(|(b, table)| table.keys().map(move |k| (format!("per_backend.{}", b.get_ref()), k)));
+        let swept = s.sweep.keys().map(|k| ("sweep".to_string(), k));
+        let Some((table, key)) = fixed
+            .chain(own)
+            .chain(swept)
+            .find(|(_, k)| k.get_ref() == SPLIT_ALL.name)
+        else {
+            return Ok(());
+        };
+        Err(self.at(
+            key.span(),
+            &format!("{table} `{}`", SPLIT_ALL.name),
+            format!(
+                "every run of the study renders on one GPU (`{gpus}` is 1, the default), where there is no split \
+                 for `{split}` to change: sweep `{gpus}` above 1 (e.g. `sweep = {{ {gpus} = [1, 2] }}`) or leave `{split}` out",
+                gpus = GPUS.name,
+                split = SPLIT_ALL.name
+            ),
+        ))
     }
 
     /// Checks `repeat` and `warmup` against their limits.
@@ -885,6 +920,7 @@ impl StudySource<'_> {
             .filter(|r| {
                 let mut probe = r.spec.clone();
                 settings.iter().for_each(|s| probe.apply(s));
+                probe.settle();
                 r.spec.backend == p.backend
                     && p.scene.as_ref().is_none_or(|s| scene_stem(&r.spec.scene) == *s)
                     && probe == r.spec

@@ -418,7 +418,9 @@ impl Runs<'_> {
             }
             let want = self.part_of(job, repetition);
             let kept = match (self.kept_renders, &want) {
-                (Some(dir), Some(want)) => dir.take(want).map_err(|e| e.context(what(job.study, job.run)))?,
+                (Some(dir), Some(want)) => dir
+                    .take(want, |refusal| self.progress.println(format!("wavepath: {refusal}")))
+                    .map_err(|e| e.context(what(job.study, job.run)))?,
                 _ => None,
             };
             let begin = kept.as_ref().map_or(0, |p| p.info.samples);

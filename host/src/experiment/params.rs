@@ -272,6 +272,21 @@ impl RunSpec {
         }
     }
 
+    /// True where `param` changes what this run does: it concerns the run's
+    /// back end and, for `split_all`, the run renders on several GPUs.
+    pub(crate) fn uses(&self, param: &Param) -> bool {
+        param.applies_to(self.backend) && (*param != Param::Plain(&SPLIT_ALL) || self.gpus > 1)
+    }
+
+    /// Leaves at its default what this run does not use ([`RunSpec::uses`]):
+    /// the split rule of a render on one GPU, which has no split. Runs that
+    /// then become identical are made once.
+    pub(crate) fn settle(&mut self) {
+        if self.gpus <= 1 {
+            self.options.split = SplitRule::default();
+        }
+    }
+
     /// Replaces the scene file's field at `path` (e.g. `render.seed`) with
     /// `value` before the scene loads; the last setting of a path wins.
     pub(crate) fn set_scene_field(&mut self, path: &str, value: toml::Value) {

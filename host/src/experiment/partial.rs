@@ -12,14 +12,20 @@
 //! the parts' sums and its `parts` column counts them. A one-thread
 //! baseline of many minutes can so be measured in full across sessions.
 //!
-//! A kept render is refused, naming the file and field, when it is not the
-//! run it is resumed as: another configuration, size, spp or measured
-//! source, or a film whose length or hash does not match its description.
+//! A kept render is read as any input is (a regular file within its
+//! limit), and refused, naming the file and field, when it is not the run
+//! it is resumed as (another configuration, size, spp or measured source),
+//! when a count or time it records is one that no render of its size can
+//! have, or when its film's length or hash does not match its description.
+//! A refused render is discarded with a warning saying why, and the run
+//! renders afresh.
 
 use crate::backend::RenderOutput;
 use crate::io::atomic_file;
+use crate::io::input_file::{MAX_TEXT_FILE_BYTES, open_sized, read_text};
 use crate::render::compare::film_hash;
-use anyhow::{Context, bail};
+use crate::settings::size::MAX_DEPTH;
+use anyhow::Context;
 use device::film::FixedRgb;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -30,6 +36,14 @@ pub const FOLDER: &str = "partial";
 
 /// Bytes of one pixel in a kept film: three little-endian `u64` sums.
 const PIXEL_BYTES: usize = 24;
+
+/// The longest time a kept render may record, ms (a year): longer than any
+/// render is given, and a [`Duration`] holds it.
+const MAX_KEPT_MS: f64 = 365.0 * 24.0 * 3600.0 * 1e3;
+
+/// The most rays one path segment traces: its own and the shadow ray of
+/// its next-event estimate (`device::integrator::segment`).
+const RAYS_PER_SEGMENT: u128 = 2;
 
 /// Which repetition of which configuration a kept render belongs to.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -146,82 +160,46 @@ impl KeptRenders {
         Ok(info)
     }
 
-    /// The kept render of `want`'s run, if there is one, after checking
-    /// that it is part of `want`: same configuration, size, spp and
-    /// measured source, and a film of that size with the hash it was kept
-    /// with.
-    pub fn take(&self, want: &PartOf) -> anyhow::Result<Option<Part>> {
+    /// The kept render of `want`'s run, if there is one that finishes it
+    /// ([`KeptRenders::read`]). One that cannot (unreadable, damaged, or of
+    /// another run or build) is discarded: `warn` is told why, naming its
+    /// file and field, and the run renders afresh. An error only where the
+    /// discarded render cannot be removed.
+    pub fn take(&self, want: &PartOf, warn: impl FnOnce(String)) -> anyhow::Result<Option<Part>> {
+        match self.read(want) {
+            Ok(part) => Ok(part),
+            Err(refusal) => {
+                self.remove(&want.key)?;
+                warn(format!("{refusal}; discarded, and the run is rendered afresh"));
+                Ok(None)
+            }
+        }
+    }
+
+    /// The kept render of `want`'s run, if there is one, read as any input
+    /// is (a regular file within its limit) and checked: part of `want`
+    /// (same configuration, size, spp and measured source), counts that
+    /// such a render can have ([`check_counts`]), and a film of that size
+    /// with the hash it was kept with. The refusal names the file and what
+    /// was expected.
+    fn read(&self, want: &PartOf) -> Result<Option<Part>, String> {
         let (info_path, film_path) = self.files(&want.key);
-        let text = match std::fs::read_to_string(&info_path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(e).with_context(|| format!("{}: cannot read", info_path.display())),
-        };
-        let refuse = |what: String| -> anyhow::Error {
-            anyhow::anyhow!(
-                "{}: {what}; delete it and its .film to render the run afresh",
-                info_path.display()
-            )
-        };
-        let info: PartInfo = toml::from_str(&text).map_err(|e| refuse(format!("not a kept render: {e}")))?;
-        let kept = &info.of;
-        let texts = [
-            ("config", &kept.key.config, &want.key.config),
-            ("study", &kept.key.study, &want.key.study),
-            ("source", &kept.source, &want.source),
-        ];
-        if let Some((field, kept, now)) = texts.iter().find(|t| t.1 != t.2) {
-            return Err(refuse(format!(
-                "field `{field}` is `{kept}`, but the run resumed is `{now}`"
-            )));
+        if matches!(info_path.try_exists(), Ok(false)) {
+            return Ok(None);
         }
-        let numbers = [
-            ("run", kept.key.run, want.key.run),
-            ("repetition", kept.key.repetition, want.key.repetition),
-            ("width", kept.width, want.width),
-            ("height", kept.height, want.height),
-            ("spp", kept.spp, want.spp),
-        ];
-        if let Some((field, kept, now)) = numbers.iter().find(|n| n.1 != n.2) {
-            return Err(refuse(format!(
-                "field `{field}` is {kept}, but the run resumed has {now}"
-            )));
-        }
-        if info.samples == 0 || info.samples >= kept.spp || info.parts == 0 {
-            return Err(refuse(format!(
-                "field `samples` is {} and `parts` {}: expected 1 to {} samples in 1 or more parts",
-                info.samples,
-                info.parts,
-                kept.spp.saturating_sub(1)
-            )));
-        }
-        let bytes = std::fs::read(&film_path).with_context(|| format!("{}: cannot read", film_path.display()))?;
-        let pixels = kept.width as usize * kept.height as usize;
-        if bytes.len() != pixels * PIXEL_BYTES {
-            bail!(
-                "{}: {} bytes, expected {} ({}x{} pixels of {PIXEL_BYTES} bytes); delete it and its .toml to render the run afresh",
-                film_path.display(),
-                bytes.len(),
-                pixels * PIXEL_BYTES,
-                kept.width,
-                kept.height
-            );
-        }
-        let word = |b: &[u8]| u64::from_le_bytes(b.try_into().expect("8-byte chunks"));
-        let film: Vec<FixedRgb> = bytes
-            .chunks_exact(PIXEL_BYTES)
-            .map(|p| FixedRgb {
-                r: word(&p[0..8]),
-                g: word(&p[8..16]),
-                b: word(&p[16..24]),
-            })
-            .collect();
-        if film_hash(&film) != info.film_hash {
-            return Err(refuse(format!(
-                "field `film_hash` is {}, but {} hashes to {}",
+        let in_info = |problem: String| format!("{}: {problem}", info_path.display());
+        let text = read_text(&info_path, MAX_TEXT_FILE_BYTES).map_err(in_info)?;
+        let info: PartInfo = toml::from_str(&text).map_err(|e| in_info(format!("not a kept render: {e}")))?;
+        check_part_of(&info.of, want)
+            .and_then(|()| check_counts(&info))
+            .map_err(in_info)?;
+        let film = read_film(&film_path, &info.of).map_err(|problem| format!("{}: {problem}", film_path.display()))?;
+        let hash = film_hash(&film);
+        if hash != info.film_hash {
+            return Err(in_info(format!(
+                "field `film_hash` is {}, but {} hashes to {hash}",
                 info.film_hash,
-                film_path.display(),
-                film_hash(&film)
+                film_path.display()
             )));
         }
         Ok(Some(Part { info, film }))
@@ -243,6 +221,99 @@ impl KeptRenders {
         let _ = std::fs::remove_dir(&self.dir);
         Ok(())
     }
+}
+
+/// Checks that a kept render described as `kept` is part of `want`: the
+/// first field that differs, with both values.
+fn check_part_of(kept: &PartOf, want: &PartOf) -> Result<(), String> {
+    let texts = [
+        ("config", &kept.key.config, &want.key.config),
+        ("study", &kept.key.study, &want.key.study),
+        ("source", &kept.source, &want.source),
+    ];
+    if let Some((field, kept, now)) = texts.iter().find(|t| t.1 != t.2) {
+        return Err(format!("field `{field}` is `{kept}`, but the run resumed is `{now}`"));
+    }
+    let numbers = [
+        ("run", kept.key.run, want.key.run),
+        ("repetition", kept.key.repetition, want.key.repetition),
+        ("width", kept.width, want.width),
+        ("height", kept.height, want.height),
+        ("spp", kept.spp, want.spp),
+    ];
+    if let Some((field, kept, now)) = numbers.iter().find(|n| n.1 != n.2) {
+        return Err(format!("field `{field}` is {kept}, but the run resumed has {now}"));
+    }
+    Ok(())
+}
+
+/// Checks the counts of a kept render against what a render of its size
+/// can have: 1 to spp − 1 samples made in 1 to `samples` renders, times
+/// from 0 to [`MAX_KEPT_MS`], from one ray per sample to
+/// [`RAYS_PER_SEGMENT`] × [`MAX_DEPTH`] of them, and no more invalid
+/// samples than rays. The first field out of range, with what was
+/// expected.
+fn check_counts(info: &PartInfo) -> Result<(), String> {
+    let out_of_range =
+        |field: &str, value: String, expected: String| Err(format!("field `{field}` is {value}: expected {expected}"));
+    let spp = info.of.spp;
+    if !(1..spp).contains(&info.samples) {
+        let expected = format!("1 to {} samples (fewer than the run's {spp})", spp.saturating_sub(1));
+        return out_of_range("samples", info.samples.to_string(), expected);
+    }
+    if !(1..=info.samples).contains(&info.parts) {
+        let expected = format!("1 to {} renders (each renders a sample or more)", info.samples);
+        return out_of_range("parts", info.parts.to_string(), expected);
+    }
+    for (field, ms) in [("elapsed_ms", info.elapsed_ms), ("total_ms", info.total_ms)] {
+        if !(0.0..=MAX_KEPT_MS).contains(&ms) {
+            return out_of_range(field, format!("{ms:?}"), format!("a time from 0 to {MAX_KEPT_MS} ms"));
+        }
+    }
+    let paths = u128::from(info.of.width) * u128::from(info.of.height) * u128::from(info.samples);
+    let most = paths * u128::from(MAX_DEPTH) * RAYS_PER_SEGMENT;
+    if !(paths..=most).contains(&u128::from(info.rays)) {
+        let expected = format!(
+            "{paths} to {most} ray segments (1 to {} per sample of each pixel)",
+            u128::from(MAX_DEPTH) * RAYS_PER_SEGMENT
+        );
+        return out_of_range("rays", info.rays.to_string(), expected);
+    }
+    if info.invalid_samples > info.rays {
+        let expected = format!(
+            "at most its {} rays (each dropped sample is the contribution of a ray)",
+            info.rays
+        );
+        return out_of_range("invalid_samples", info.invalid_samples.to_string(), expected);
+    }
+    Ok(())
+}
+
+/// The film of a kept render of `of`: the regular file at `path`, of
+/// exactly its pixels' bytes.
+fn read_film(path: &Path, of: &PartOf) -> Result<Vec<FixedRgb>, String> {
+    use std::io::Read;
+    let pixels = of.width as usize * of.height as usize;
+    let expected = pixels * PIXEL_BYTES;
+    let (mut file, len) = open_sized(path)?;
+    if len != expected as u64 {
+        return Err(format!(
+            "{len} bytes, expected {expected} ({}x{} pixels of {PIXEL_BYTES} bytes)",
+            of.width, of.height
+        ));
+    }
+    let mut bytes = vec![0; expected];
+    file.read_exact(&mut bytes)
+        .map_err(|e| format!("cannot be read: {e}"))?;
+    let word = |b: &[u8]| u64::from_le_bytes(b.try_into().expect("8-byte chunks"));
+    Ok(bytes
+        .chunks_exact(PIXEL_BYTES)
+        .map(|p| FixedRgb {
+            r: word(&p[0..8]),
+            g: word(&p[8..16]),
+            b: word(&p[16..24]),
+        })
+        .collect())
 }
 
 #[cfg(test)]
@@ -296,11 +367,21 @@ mod tests {
         (parts, i)
     }
 
+    /// What the warning of a discarded render says, and that it is gone.
+    fn discarded(parts: &KeptRenders, want: &PartOf) -> String {
+        let warning = std::cell::RefCell::new(None);
+        let taken = parts.take(want, |w| *warning.borrow_mut() = Some(w)).unwrap();
+        assert!(taken.is_none(), "a refused render was taken");
+        let (info, film) = parts.files(&want.key);
+        assert!(!info.exists() && !film.exists(), "a refused render is removed");
+        warning.into_inner().expect("a warning")
+    }
+
     #[test]
     fn a_kept_render_reads_back_as_written_and_completes_the_rest() {
         let dir = tempfile::tempdir().unwrap();
         let (parts, i) = kept(dir.path());
-        let back = parts.take(&i.of).unwrap().expect("kept");
+        let back = parts.take(&i.of, |w| panic!("{w}")).unwrap().expect("kept");
         assert_eq!(back.info, i);
         assert_eq!(back.film, film(7));
         let rest = RenderOutput {
@@ -322,7 +403,7 @@ mod tests {
         assert_eq!(whole.film, sums);
 
         parts.remove(&i.of.key).unwrap();
-        assert!(parts.take(&i.of).unwrap().is_none());
+        assert!(parts.take(&i.of, |w| panic!("{w}")).unwrap().is_none());
         assert!(!dir.path().join(FOLDER).exists(), "the empty folder goes too");
     }
 
@@ -333,7 +414,7 @@ mod tests {
         let refused = |change: &dyn Fn(&mut PartOf)| {
             let mut want = i.of.clone();
             change(&mut want);
-            parts.take(&want).unwrap_err().to_string()
+            parts.read(&want).unwrap_err()
         };
         let e = refused(&|w| w.source = "def".into());
         assert!(
@@ -343,6 +424,13 @@ mod tests {
         assert!(refused(&|w| w.key.config = "cpu".into()).contains("field `config`"));
         assert!(refused(&|w| w.spp = 16).contains("field `spp` is 8, but the run resumed has 16"));
         assert!(refused(&|w| w.width = 4).contains("field `width`"));
+        let mut other = i.of.clone();
+        other.source = "def".into();
+        let warning = discarded(&parts, &other);
+        assert!(
+            warning.contains("field `source`") && warning.ends_with("discarded, and the run is rendered afresh"),
+            "{warning}"
+        );
     }
 
     #[test]
@@ -353,23 +441,99 @@ mod tests {
         let mut bytes = std::fs::read(&film_path).unwrap();
         bytes[5] ^= 1;
         std::fs::write(&film_path, &bytes).unwrap();
-        let e = parts.take(&i.of).unwrap_err().to_string();
+        let e = parts.read(&i.of).unwrap_err();
         assert!(
             e.contains("field `film_hash`") && e.contains("seed-run0-rep0.film"),
             "{e}"
         );
 
         std::fs::write(&film_path, &bytes[..bytes.len() - 1]).unwrap();
-        let e = parts.take(&i.of).unwrap_err().to_string();
+        let e = parts.read(&i.of).unwrap_err();
         assert!(e.contains("143 bytes, expected 144"), "{e}");
 
         let info_path = dir.path().join(FOLDER).join("seed-run0-rep0.toml");
         let text = std::fs::read_to_string(&info_path).unwrap();
         std::fs::write(&info_path, text.replace("samples = 3", "samples = 8")).unwrap();
-        let e = parts.take(&i.of).unwrap_err().to_string();
+        let e = parts.read(&i.of).unwrap_err();
         assert!(e.contains("field `samples` is 8"), "{e}");
         std::fs::write(&info_path, "width = \"wide\"").unwrap();
-        let e = parts.take(&i.of).unwrap_err().to_string();
+        let e = parts.read(&i.of).unwrap_err();
         assert!(e.contains("not a kept render"), "{e}");
+    }
+
+    #[test]
+    fn counts_and_times_no_render_can_have_are_refused_by_field() {
+        // 3x2 pixels, 3 of 8 samples in 1 part, 40 rays, 1500 and 1600 ms.
+        for (written, now, expected) in [
+            (
+                "elapsed_ms = 1500.0",
+                "elapsed_ms = nan",
+                "field `elapsed_ms` is NaN: expected a time from 0",
+            ),
+            ("elapsed_ms = 1500.0", "elapsed_ms = -1.0", "field `elapsed_ms` is -1"),
+            ("elapsed_ms = 1500.0", "elapsed_ms = inf", "field `elapsed_ms` is inf"),
+            (
+                "elapsed_ms = 1500.0",
+                "elapsed_ms = 1e300",
+                "field `elapsed_ms` is 1e300",
+            ),
+            ("total_ms = 1600.0", "total_ms = -1600.0", "field `total_ms` is -1600"),
+            ("parts = 1", "parts = 0", "field `parts` is 0: expected 1 to 3 renders"),
+            ("parts = 1", "parts = 4294967295", "field `parts` is 4294967295"),
+            (
+                "rays = 40",
+                "rays = 18446744073709551615",
+                "field `rays` is 18446744073709551615: expected 18 to",
+            ),
+            ("rays = 40", "rays = 17", "field `rays` is 17"),
+            (
+                "invalid_samples = 1",
+                "invalid_samples = 41",
+                "field `invalid_samples` is 41: expected at most its 40 rays",
+            ),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let (parts, i) = kept(dir.path());
+            let (info_path, _) = parts.files(&i.of.key);
+            let text = std::fs::read_to_string(&info_path).unwrap();
+            assert!(text.contains(written), "{text}");
+            std::fs::write(&info_path, text.replace(written, now)).unwrap();
+            let warning = discarded(&parts, &i.of);
+            assert!(
+                warning.starts_with(&info_path.display().to_string()) && warning.contains(expected),
+                "{now}: {warning}"
+            );
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn kept_files_that_are_not_regular_or_too_large_are_refused_unread() {
+        for (which, make, expected) in [
+            ("film", "fifo", "is a FIFO, not a regular file"),
+            ("film", "zero", "is a device, not a regular file"),
+            ("film", "huge", "3221225472 bytes, expected 144"),
+            ("toml", "fifo", "is a FIFO, not a regular file"),
+            ("toml", "huge", "the limit is"),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let (parts, i) = kept(dir.path());
+            let (info_path, film_path) = parts.files(&i.of.key);
+            let path = if which == "film" { film_path } else { info_path };
+            std::fs::remove_file(&path).unwrap();
+            match make {
+                "fifo" => {
+                    let made = std::process::Command::new("mkfifo").arg(&path).status().unwrap();
+                    assert!(made.success());
+                }
+                "zero" => std::os::unix::fs::symlink("/dev/zero", &path).unwrap(),
+                _ => std::fs::File::create(&path).unwrap().set_len(3 << 30).unwrap(),
+            }
+            let warning = discarded(&parts, &i.of);
+            assert!(
+                warning.starts_with(&path.display().to_string()) && warning.contains(expected),
+                "{which} as {make}: {warning}"
+            );
+        }
     }
 }

@@ -11,4 +11,5 @@ pub mod interrupt;
 pub mod memory;
 pub mod provenance;
 pub mod ptx;
+pub(crate) mod signal;
 pub mod unfinished;

@@ -75,28 +75,33 @@ pub fn with_features(
     Ok((ptx.replace(SENTINEL_TEXT, &format!("0x{word:08X}")), Some(features)))
 }
 
-/// The PTX module that `WAVEPATH_PTX` names, if it names one, and the
-/// architecture its `.target` line gives: the GPU back ends load it in
-/// place of the embedded one. It must come from the device crate of the
-/// same commit (the argument structs are the binary's). For measuring a
-/// variant of the kernels (a probe) without rebuilding the host; the
-/// binary's summary names the file, and `experiment` refuses it.
-pub fn outside_module() -> Result<Option<(PathBuf, u32, &'static str)>, String> {
-    let Some(path) = std::env::var_os("WAVEPATH_PTX")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-    else {
-        return Ok(None);
-    };
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("WAVEPATH_PTX={}: {e}", path.display()))?;
-    let arch = text
-        .lines()
+/// The largest file `WAVEPATH_PTX` may name: many times an embedded
+/// module (about 10 MB, more with line information), so that a wrong path
+/// (a log, a core dump) is refused rather than read whole.
+pub const MAX_PTX_FILE_BYTES: u64 = 256 << 20;
+
+/// The architecture that the `.target sm_NN` line of the PTX module
+/// `text` gives, after checking that it holds no NUL byte (the driver
+/// takes a module as a C string); what is wrong otherwise. For a module
+/// from outside the binary (`WAVEPATH_PTX`).
+pub fn module_arch(text: &str) -> Result<u32, String> {
+    if let Some(at) = text.find('\0') {
+        return Err(format!("holds a NUL byte (at offset {at}); a PTX module is text"));
+    }
+    text.lines()
         .find_map(|l| l.trim().strip_prefix(".target sm_"))
         .and_then(|rest| rest.split([',', ' ']).next())
         .and_then(|n| n.parse::<u32>().ok())
-        .ok_or_else(|| format!("WAVEPATH_PTX={}: no `.target sm_NN` line", path.display()))?;
-    // The module lives as long as the process, as an embedded one does.
-    Ok(Some((path, arch, Box::leak(text.into_boxed_str()))))
+        .ok_or_else(|| "no `.target sm_NN` line".into())
+}
+
+/// How messages name a PTX module of `sm_{arch}`: the file `WAVEPATH_PTX`
+/// named, where it came from one, or else the embedded module.
+pub fn module_name(arch: u32, file: Option<&Path>) -> String {
+    match file {
+        Some(file) => format!("the sm_{arch} PTX of WAVEPATH_PTX={}", file.display()),
+        None => format!("the embedded sm_{arch} PTX"),
+    }
 }
 
 /// The ptxas that `WAVEPATH_PTXAS` names, if it names one: the GPU back
@@ -282,6 +287,33 @@ mod tests {
         assert_eq!(
             text.matches(".entry ").count(),
             device::kernels::all_entry_points().count()
+        );
+    }
+
+    #[test]
+    fn an_outside_module_is_text_with_a_target_line() {
+        assert_eq!(module_arch(".version 8.7\n.target sm_90\n.entry k()\n{\n}\n"), Ok(90));
+        assert_eq!(module_arch(".target sm_86, debug\n"), Ok(86));
+        let nul = module_arch(".version 8.7\n.target sm_90\n.entry k()\0\n").unwrap_err();
+        assert!(nul.starts_with("holds a NUL byte (at offset 37)"), "{nul}");
+        assert_eq!(module_arch(".version 8.7\n").unwrap_err(), "no `.target sm_NN` line");
+        // Every embedded module is well within the limit on such a file.
+        for (arch, text) in PTX_MODULES {
+            assert!(
+                (text.len() as u64) < MAX_PTX_FILE_BYTES / 4,
+                "sm_{arch}: {} bytes",
+                text.len()
+            );
+            assert_eq!(module_arch(text), Ok(*arch));
+        }
+    }
+
+    #[test]
+    fn a_module_is_named_by_its_file_where_it_came_from_one() {
+        assert_eq!(module_name(90, None), "the embedded sm_90 PTX");
+        assert_eq!(
+            module_name(90, Some(Path::new("probe.ptx"))),
+            "the sm_90 PTX of WAVEPATH_PTX=probe.ptx"
         );
     }
 }

@@ -5,6 +5,7 @@
 use super::error::{GpuError, describe};
 use super::in_flight::InFlight;
 use super::launch_site::LaunchSite;
+use crate::io::input_file::read_text;
 use crate::system::ptx;
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute, cudaError_enum as Code};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DriverError};
@@ -13,17 +14,48 @@ use device::bound::Arithmetic;
 use device::features::Features;
 use device::kernel::EntryPoint;
 use device::kernels::fault::FaultTrap;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// What the driver loads for `text`: the PTX itself, for its JIT, or the
 /// machine code `assembler` makes of it for `sm_{arch}`.
-fn machine_code(assembler: Option<&std::path::Path>, text: String, arch: u32) -> Result<Ptx, GpuError> {
+fn machine_code(assembler: Option<&Path>, text: String, arch: u32) -> Result<Ptx, GpuError> {
     match assembler {
         None => Ok(Ptx::from_src(text)),
         Some(ptxas) => ptx::assemble(ptxas, &text, arch)
             .map(Ptx::from_binary)
             .map_err(|error| GpuError::Config { what: "PTX", error }),
     }
+}
+
+/// The PTX module that `WAVEPATH_PTX` names, if it names one
+/// ([`read_outside_module`]), and the architecture its `.target` line
+/// gives: the GPU back ends load it in place of the embedded one. It must
+/// come from the device crate of the same commit (the argument structs are
+/// the binary's). For measuring a variant of the kernels without
+/// rebuilding the host; the binary's summary names the file, and
+/// `experiment` refuses it.
+fn outside_module() -> Result<Option<(PathBuf, u32, &'static str)>, String> {
+    let Some(path) = std::env::var_os("WAVEPATH_PTX")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+    else {
+        return Ok(None);
+    };
+    let (arch, text) = read_outside_module(&path)?;
+    // The module lives as long as the process, as an embedded one does.
+    Ok(Some((path, arch, Box::leak(text.into_boxed_str()))))
+}
+
+/// The architecture and text of the PTX module in the file at `path`, read
+/// as an input is: a regular file of at most [`ptx::MAX_PTX_FILE_BYTES`],
+/// UTF-8 text that [`ptx::module_arch`] accepts. Errors name the file as
+/// `WAVEPATH_PTX` does.
+fn read_outside_module(path: &Path) -> Result<(u32, String), String> {
+    let named = |problem: String| format!("WAVEPATH_PTX={}: {problem}", path.display());
+    let text = read_text(path, ptx::MAX_PTX_FILE_BYTES).map_err(named)?;
+    let arch = ptx::module_arch(&text).map_err(named)?;
+    Ok((arch, text))
 }
 
 /// What the report says about the GPU.
@@ -43,11 +75,10 @@ pub struct GpuInfo {
     pub memory_bytes: usize,
     /// CUDA driver API version (major, minor), e.g. (13, 0).
     pub driver_version: (u32, u32),
-    /// The embedded PTX architecture that was loaded (e.g. 90 for sm_90).
+    /// The PTX architecture that was loaded (e.g. 90 for sm_90).
     pub ptx_arch: u32,
-    /// The file the PTX came from instead, where `WAVEPATH_PTX` named one
-    /// ([`ptx::outside_module`]).
-    pub ptx_file: Option<std::path::PathBuf>,
+    /// The file the PTX came from instead, where `WAVEPATH_PTX` named one.
+    pub ptx_file: Option<PathBuf>,
 }
 
 impl GpuInfo {
@@ -120,7 +151,7 @@ pub struct Gpu {
     launch_blocking: bool,
     /// The outside ptxas that assembles each module, if one is named
     /// ([`ptx::outside_assembler`]); otherwise the driver JIT-compiles it.
-    assembler: Option<std::path::PathBuf>,
+    assembler: Option<PathBuf>,
     info: GpuInfo,
 }
 
@@ -141,19 +172,20 @@ impl Gpu {
             .compute_capability()
             .map_err(open_error("reading the compute capability"))?;
         let (major, minor) = (major as u32, minor as u32);
-        let outside = ptx::outside_module().map_err(|error| GpuError::Config { what: "PTX", error })?;
+        let outside = outside_module().map_err(|error| GpuError::Config { what: "PTX", error })?;
         let (ptx_file, (ptx_arch, ptx_text)) = match outside {
             Some((file, arch, text)) => (Some(file), (arch, text)),
             None => (None, choose_ptx(&name, (major, minor), ptx::PTX_MODULES)?),
         };
+        let ptx_name = ptx::module_name(ptx_arch, ptx_file.as_deref());
         let probe = FaultTrap::NAME;
         let probe_text = ptx::entry_module(ptx_text, probe).ok_or_else(|| GpuError::Config {
             what: "PTX",
-            error: format!("the embedded sm_{ptx_arch} PTX has no kernel `{probe}`"),
+            error: format!("{ptx_name} has no kernel `{probe}`"),
         })?;
         let assembler = ptx::outside_assembler();
         let image = machine_code(assembler.as_deref(), probe_text, major * 10 + minor)?;
-        let module = context.load_module(image).map_err(|e| module_error(ptx_arch, e))?;
+        let module = context.load_module(image).map_err(|e| module_error(&ptx_name, e))?;
         let attribute = |a| {
             context
                 .attribute(a)
@@ -206,6 +238,11 @@ impl Gpu {
         self.context
             .bind_to_thread()
             .map_err(self.error("making the GPU's context current on a render thread"))
+    }
+
+    /// How messages name the PTX module its kernels come from.
+    fn ptx_name(&self) -> String {
+        ptx::module_name(self.info.ptx_arch, self.info.ptx_file.as_deref())
     }
 
     /// The device description.
@@ -343,8 +380,8 @@ impl Gpu {
     /// is cached under.
     fn load(&self, name: &'static str) -> Result<(ModuleKey, Arc<CudaModule>), GpuError> {
         let config = |error| GpuError::Config { what: "kernel", error };
-        let text =
-            ptx::entry_module(self.ptx, name).ok_or_else(|| config(format!("the PTX has no kernel `{name}`")))?;
+        let text = ptx::entry_module(self.ptx, name)
+            .ok_or_else(|| config(format!("{} has no kernel `{name}`", self.ptx_name())))?;
         let (text, bound) = ptx::with_features(&text, self.features, self.arithmetic)
             .map_err(|error| config(format!("kernel `{name}`: {error}")))?;
         let text = match self.cap {
@@ -433,10 +470,11 @@ pub fn choose_ptx<'a>(
         })
 }
 
-/// The error of loading the `sm_{arch}` module: a driver too old for the
-/// PTX's ISA version says so.
-fn module_error(arch: u32, e: DriverError) -> GpuError {
-    let action = format!("loading the sm_{arch} PTX module");
+/// The error of loading the module `ptx_name` names
+/// ([`ptx::module_name`]): a driver too old for the PTX's ISA version says
+/// so.
+fn module_error(ptx_name: &str, e: DriverError) -> GpuError {
+    let action = format!("loading {ptx_name}");
     if e.0 == Code::CUDA_ERROR_UNSUPPORTED_PTX_VERSION {
         let (major, minor) = driver_version().unwrap_or((0, 0));
         return open_error(format!(
@@ -535,6 +573,50 @@ mod tests {
         assert!(
             text.starts_with("no CUDA device is available (device 1 requested, 1 present); check `nvidia-smi`"),
             "{text}"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn an_outside_module_is_read_as_an_input_naming_its_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("probe.ptx");
+        let named = |e: String| {
+            let prefix = format!("WAVEPATH_PTX={}: ", file.display());
+            e.strip_prefix(&prefix).unwrap_or_else(|| panic!("{e}")).to_string()
+        };
+        std::fs::write(&file, ".version 8.7\n.target sm_90\n.entry k()\n{\n}\n").unwrap();
+        let (arch, text) = read_outside_module(&file).unwrap();
+        assert_eq!((arch, text.lines().count()), (90, 5));
+
+        std::fs::write(&file, ".target sm_90\n.entry k()\0\n").unwrap();
+        assert!(named(read_outside_module(&file).unwrap_err()).starts_with("holds a NUL byte"));
+        std::fs::write(&file, b".target sm_90\n\xff\n").unwrap();
+        assert!(named(read_outside_module(&file).unwrap_err()).starts_with("is not UTF-8"));
+        std::fs::write(&file, ".version 8.7\n").unwrap();
+        assert_eq!(
+            named(read_outside_module(&file).unwrap_err()),
+            "no `.target sm_NN` line"
+        );
+        let huge = std::fs::File::create(&file).unwrap();
+        huge.set_len(ptx::MAX_PTX_FILE_BYTES + 1).unwrap();
+        let e = named(read_outside_module(&file).unwrap_err());
+        assert!(
+            e.contains(&format!("the limit is {} bytes", ptx::MAX_PTX_FILE_BYTES)),
+            "{e}"
+        );
+        std::fs::remove_file(&file).unwrap();
+        let made = std::process::Command::new("mkfifo").arg(&file).status().unwrap();
+        assert!(made.success());
+        assert_eq!(
+            named(read_outside_module(&file).unwrap_err()),
+            "is a FIFO, not a regular file"
+        );
+        std::fs::remove_file(&file).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", &file).unwrap();
+        assert_eq!(
+            named(read_outside_module(&file).unwrap_err()),
+            "is a device, not a regular file"
         );
     }
 }

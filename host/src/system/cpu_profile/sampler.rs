@@ -13,6 +13,7 @@
 //! alone: unwinding from there could wait on a lock that the interrupted
 //! code holds.
 
+use crate::system::signal;
 use anyhow::{Context, anyhow, bail};
 use findshlibs::{Segment, SharedLibrary, TargetSharedLibrary};
 use std::collections::HashMap;
@@ -205,20 +206,12 @@ fn count_stacks(mut pipe: impl Read) -> std::io::Result<HashMap<Stack, u64>> {
     }
 }
 
-/// Installs [`on_sample`] as the SIGPROF handler.
+/// Installs [`on_sample`] (async-signal-safe) as the SIGPROF handler.
 fn install_handler() -> anyhow::Result<()> {
-    // SAFETY: a zeroed sigaction is valid; the handler is async-signal-safe.
-    unsafe {
-        let mut action: libc::sigaction = std::mem::zeroed();
-        action.sa_sigaction = on_sample as extern "C" fn(c_int, *mut libc::siginfo_t, *mut c_void) as usize;
-        // SA_RESTART: the system calls a sample interrupts carry on.
-        action.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
-        libc::sigemptyset(&mut action.sa_mask);
-        if libc::sigaction(libc::SIGPROF, &action, std::ptr::null_mut()) != 0 {
-            return Err(std::io::Error::last_os_error()).context("installing the CPU profile's signal handler");
-        }
-    }
-    Ok(())
+    let handler = on_sample as extern "C" fn(c_int, *mut libc::siginfo_t, *mut c_void) as usize;
+    // SA_RESTART: the system calls a sample interrupts carry on.
+    signal::set_handler(libc::SIGPROF, handler, libc::SA_SIGINFO | libc::SA_RESTART)
+        .context("installing the CPU profile's signal handler")
 }
 
 /// Sets the CPU-time timer to fire every `period` (zero stops it).
@@ -245,10 +238,7 @@ extern "C" fn on_sample(_signal: c_int, _info: *mut libc::siginfo_t, context: *m
     if fd >= 0
         && let Some(pc) = interrupted_address(context)
     {
-        // SAFETY: errno is this thread's; the interrupted code finds it as it left it.
-        let errno = unsafe { *errno_location() };
-        send(fd, &record_of(pc));
-        unsafe { *errno_location() = errno };
+        signal::keeping_errno(|| send(fd, &record_of(pc)));
     }
     IN_FLIGHT.fetch_sub(1, SeqCst);
 }
@@ -323,11 +313,6 @@ fn interrupted_address(context: *mut c_void) -> Option<usize> {
 fn interrupted_address(_context: *mut c_void) -> Option<usize> {
     None
 }
-
-#[cfg(target_os = "linux")]
-use libc::__errno_location as errno_location;
-#[cfg(not(target_os = "linux"))]
-use libc::__error as errno_location;
 
 /// The address ranges of the loaded [`NOT_UNWOUND`] libraries.
 fn not_unwound_ranges() -> Vec<Range<usize>> {
