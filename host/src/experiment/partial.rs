@@ -161,7 +161,7 @@ impl KeptRenders {
     }
 
     /// The kept render of `want`'s run, if there is one that finishes it
-    /// ([`KeptRenders::read`]). One that cannot (unreadable, damaged, or of
+    /// (`KeptRenders::read`). One that cannot (unreadable, damaged, or of
     /// another run or build) is discarded: `warn` is told why, naming its
     /// file and field, and the run renders afresh. An error only where the
     /// discarded render cannot be removed.

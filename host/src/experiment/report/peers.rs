@@ -70,7 +70,7 @@ fn roulette_alike(row: &RunRow, peer: &Peer) -> bool {
 }
 
 /// Reads [`FILE`] under `results`; no file means no peers. Every row must
-/// name its fields and give a render's time ([`written::time_ms`]) and a
+/// name its fields and give a render's time (`written::time_ms`) and a
 /// non-empty scene; errors name the file and the line.
 pub fn read(results: &Path) -> anyhow::Result<Vec<Peer>> {
     let path = results.join(FILE);
@@ -152,7 +152,7 @@ impl Standing {
 /// Each peer beside the fastest of `candidates` that renders its workload
 /// on the megakernel under the exact arithmetic (same scene, size and
 /// spp, and paths that end alike: the peer's depth, or the deepest of the
-/// workload's runs for a peer without a limit, and [`roulette_alike`]); a
+/// workload's runs for a peer without a limit, and `roulette_alike`); a
 /// peer with none is left out.
 pub fn standings(peers: &[Peer], candidates: &[Candidate]) -> Vec<Standing> {
     let mega = BackendKind::GpuMega.label();
