@@ -470,9 +470,9 @@ mod tests {
             lines,
             [
                 "| [`a / wins`](x/report.md) | box (2 variants), spheres | 0.50x–2.00x | 2.00x (spheres) \
-                 | a GPU | `abc` | yes |",
+                 | a GPU | `abc` | `0123456789abcdef` |",
                 "| [`b / cost`](x/report.md) | field (2 variants) | 0.90x–13.00x | \
-                 13.00x (field (materials=16, octaves=64)) | a GPU | `abc` | yes |",
+                 13.00x (field (materials=16, octaves=64)) | a GPU | `abc` | `0123456789abcdef` |",
             ]
         );
         assert!(text.starts_with(&format!("\n{HEADING}\n")));

@@ -471,7 +471,7 @@ mod tests {
         assert_eq!(lines.len(), 3, "{t}");
         assert_eq!(
             lines[0],
-            "| [`e`](e/report.md) | 4 GPUs (`--devices`) | [`e_gpus4`](e_gpus4/report.md) | 120 | 480 | 4.00x | – | 5.0% | yes | yes | `abc` |"
+            "| [`e`](e/report.md) | 4 GPUs (`--devices`) | [`e_gpus4`](e_gpus4/report.md) | 120 | 480 | 4.00x | – | 5.0% | yes | `abc` | `0123456789abcdef` |"
         );
         assert!(
             lines[1].starts_with("| [`e`](e/report.md) | 2 MPI ranks, a GPU each | [`e_ranks2`](e_ranks2/report.md) | 240 | 480 | 2.00x | – | 5.0% | another config; 1 of 2 ranks made rows |"),
