@@ -7,11 +7,11 @@ use device::accel::closest_hit;
 use device::geometry::{Aabb, Interval};
 use device::math::{Ray, Vec3};
 use device::rng::{Dim, PathRng, Sampler};
+use renderer::accel::{AccelChoice, AccelSettings, build};
+use renderer::prepared::PreparedScene;
+use renderer::scene::{self, Scene};
 use std::hint::black_box;
 use std::path::Path;
-use wavepath::accel::{AccelChoice, AccelSettings, build};
-use wavepath::prepared::PreparedScene;
-use wavepath::scene::{self, Scene};
 
 /// The seed scenes with enough primitives for a structure to matter.
 const SCENES: [&str; 3] = ["rtiow_final", "cs500", "displaced_sphere"];

@@ -65,7 +65,7 @@ NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*")
 # A run of a --reference binary: NAME_COMMIT (study.sh names it so).
 REFERENCE_RUN = re.compile(r"(.+)_([0-9a-f]{7,40})")
 # A run spread over N GPUs (--spread) or N MPI ranks (--ranks): NAME_gpusN,
-# NAME_ranksN, N from 2 (host/src/experiment/report/scale_out.rs reads the
+# NAME_ranksN, N from 2 (report/src/scale_out.rs reads the
 # same names).
 SPREAD_RUN = re.compile(r"(.+)_(gpus|ranks)([2-9]|[1-9][0-9]+)")
 # The files a study writes; what else its folder holds stays.

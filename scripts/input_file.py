@@ -1,6 +1,6 @@
 """The inputs of the study scripts (why_counters.py, profile-parts,
 compare_images.py, gpu_study_unpack.py, gpu_study_splits.py), read as the
-renderer reads its own (host/src/io/input_file.rs): regular files only, so
+renderer reads its own (renderer/src/io/input_file.rs): regular files only, so
 that a FIFO or a device is refused instead of blocking or being read
 without end, and of bounded size. Each refusal is a `BadInput` whose message names the file and says
 what was expected; the scripts print it on one line and exit non-zero.

@@ -12,11 +12,11 @@ use device::geometry::{Interval, Parallelepiped, Sphere, Triangle};
 use device::math::{Ray, Vec3};
 use device::scene::RenderView;
 use proptest::prelude::*;
-use wavepath::accel::{AccelChoice, AccelSettings, BuiltAccel, BvhSettings, build};
-use wavepath::backend::{BackendKind, BackendOptions};
-use wavepath::prepared::PreparedScene;
-use wavepath::render::{Overrides, load_scene, params_for, render_scene};
-use wavepath::scene::{self, Geometry};
+use renderer::accel::{AccelChoice, AccelSettings, BuiltAccel, BvhSettings, build};
+use renderer::backend::{BackendKind, BackendOptions};
+use renderer::prepared::PreparedScene;
+use renderer::render::{Overrides, load_scene, params_for, render_scene};
+use renderer::scene::{self, Geometry};
 
 /// A deterministic stream of numbers for building random content.
 struct Numbers(u32);
@@ -122,7 +122,7 @@ fn random_rays(g: &Geometry, seed: u32, count: usize) -> Vec<Ray> {
                 0 => r.point(14.0),
                 1 if !g.spheres.is_empty() => g.spheres[i % g.spheres.len()].center,
                 2 if !g.boxes.is_empty() => {
-                    let corners = wavepath::accel::bounds::box_corners(&g.boxes[i % g.boxes.len()]);
+                    let corners = renderer::accel::bounds::box_corners(&g.boxes[i % g.boxes.len()]);
                     corners.iter().fold(Vec3::ZERO, |s, &c| s + c) * 0.125
                 }
                 _ => r.point(14.0),

@@ -4,8 +4,8 @@
 
 mod util;
 
+use renderer::backend::BackendKind;
 use util::{SEED_SCENES, render, seed_scene};
-use wavepath::backend::BackendKind;
 
 #[test]
 fn serial_and_parallel_cpu_back_ends_agree_bit_for_bit_on_every_seed_scene() {
@@ -41,7 +41,7 @@ fn a_pixel_whose_paths_regenerate_sums_what_its_samples_sum_one_by_one() {
     use device::material::AnyMaterial;
     use device::observe::Unobserved;
     use device::warp::Unsynchronised;
-    use wavepath::render::{Overrides, load_scene, params_for};
+    use renderer::render::{Overrides, load_scene, params_for};
 
     // Russian roulette from the first bounce makes the paths of one pixel
     // end at very different depths: the case where the next sample starts
@@ -56,7 +56,7 @@ fn a_pixel_whose_paths_regenerate_sums_what_its_samples_sum_one_by_one() {
         let overrides = Overrides {
             size: Some((16, 12)),
             spp: Some(9),
-            nee: nee.then_some(wavepath::settings::nee::NeeMode::On),
+            nee: nee.then_some(renderer::settings::nee::NeeMode::On),
             ..Overrides::default()
         };
         let scene = load_scene(&util::repo(file), &overrides).unwrap_or_else(|e| panic!("{e}"));

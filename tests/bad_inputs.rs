@@ -463,7 +463,7 @@ const CASES: &[Case] = &[
 
 /// Whether a GPU opens here (cases about a missing GPU are skipped then).
 fn gpu_present() -> bool {
-    wavepath::backend::gpu::Gpu::open(0).is_ok()
+    renderer::backend::gpu::Gpu::open(0).is_ok()
 }
 
 /// The names in `dir`, recursively, sorted.

@@ -1,8 +1,8 @@
 //! The README and `docs/` against what they describe, so that neither can
 //! go stale unnoticed:
 //! - `docs/architecture.md`'s module index, between `<!-- modules:begin -->`
-//!   and `<!-- modules:end -->`, lists every `.rs` file of `device/src` and
-//!   `host/src`, each with the first sentence of its `//!` doc (the doc's
+//!   and `<!-- modules:end -->`, lists every `.rs` file of every crate's
+//!   `src` folder, each with the first sentence of its `//!` doc (the doc's
 //!   first paragraph up to the first full stop followed by a space or its
 //!   end): a module added, removed or renamed, or a first sentence
 //!   changed, fails the test, which names what to fix;
@@ -18,16 +18,19 @@
 //! `WAVEPATH_BLESS=1 cargo test --test docs` rewrites both generated blocks
 //! (after a module is renamed, or the summary regenerated).
 
+use report::answer::HEADING;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use wavepath::experiment::report::answer::HEADING;
 
 /// The folders whose modules the index lists.
-const MODULE_ROOTS: [&str; 2] = ["device/src", "host/src"];
+const MODULE_ROOTS: [&str; 5] = ["device/src", "renderer/src", "lab/src", "report/src", "src"];
 /// The folders of the repository whose paths a page's code spans name.
-const REPO_FOLDERS: [&str; 10] = [
+const REPO_FOLDERS: [&str; 13] = [
     "device/",
-    "host/",
+    "renderer/",
+    "lab/",
+    "report/",
+    "src/",
     "tests/",
     "scripts/",
     "experiments/",
@@ -365,16 +368,16 @@ fn named_paths(text: &str, folder: &Path) -> Vec<(usize, String)> {
 #[test]
 fn the_paths_named_are_links_images_and_one_word_code_spans() {
     let page = "See [a](../x/y.md#top), <img src=\"r/i.png\">, `tests/docs.rs`,\n\
-                `results/<study>/`, `scripts/run render` and `host/src/a\nb.rs`\n\
-                ```sh\n`host/src/gone.rs` [c](gone.md)\n```\n\
-                [w](https://e.org) [s](#t) `host/src/a.rs`.\n\
+                `results/<study>/`, `scripts/run render` and `renderer/src/a\nb.rs`\n\
+                ```sh\n`renderer/src/gone.rs` [c](gone.md)\n```\n\
+                [w](https://e.org) [s](#t) `renderer/src/a.rs`.\n\
                 <!-- index:begin -->\n[g](generated.md)\n<!-- index:end -->";
     let found: Vec<(usize, String)> = named_paths(page, Path::new("docs"));
     let expected = [
         (1, "docs/../x/y.md"),
         (1, "docs/r/i.png"),
         (1, "tests/docs.rs"),
-        (7, "host/src/a.rs"),
+        (7, "renderer/src/a.rs"),
     ];
     assert_eq!(found, expected.map(|(n, p)| (n, p.to_string())));
 }

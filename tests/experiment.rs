@@ -5,15 +5,15 @@
 
 mod util;
 
+use lab::config::{self, ConfigError};
+use lab::records::{KernelRow, Manifest, RunRow, recover_rows};
+use renderer::backend::{BackendKind, BackendOptions};
+use renderer::render::{Overrides, params_for, render_scene};
+use renderer::settings::cpu::CpuSchedule;
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
 use util::{experiment_command, repo, run_experiment, write_config};
-use wavepath::backend::{BackendKind, BackendOptions};
-use wavepath::experiment::config::{self, ConfigError};
-use wavepath::experiment::records::{KernelRow, Manifest, RunRow, recover_rows};
-use wavepath::render::{Overrides, params_for, render_scene};
-use wavepath::settings::cpu::CpuSchedule;
 
 /// A two-parameter sweep over tiny renders of two back ends.
 const TWO_PARAMS: &str = r#"

@@ -6,13 +6,13 @@
 mod util;
 
 use device::film::FixedRgb;
+use lab::partial::{KeptRenders, Part, PartInfo, PartKey, PartOf};
+use lab::records::{Manifest, RunRow, recover_rows};
+use renderer::render::compare::film_hash;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 use util::{run_experiment as run, wavepath, without_measured, write_config};
-use wavepath::experiment::partial::{KeptRenders, Part, PartInfo, PartKey, PartOf};
-use wavepath::experiment::records::{Manifest, RunRow, recover_rows};
-use wavepath::render::compare::film_hash;
 
 /// A small CPU experiment: two configurations, two repetitions each.
 const SMALL: &str = r#"
@@ -325,7 +325,7 @@ fn a_second_writer_is_refused_while_the_first_holds_the_folder() {
     let config = write_config(dir.path(), "small", SMALL);
     let out = dir.path().join("out");
     std::fs::create_dir(&out).unwrap();
-    let held = wavepath::experiment::output::FolderLock::take(&out).unwrap();
+    let held = lab::output::FolderLock::take(&out).unwrap();
     for extra in [&[][..], &["--resume"][..]] {
         let o = run(&config, &out, extra);
         assert!(!o.status.success());
@@ -499,7 +499,7 @@ fn a_large_sweep_within_the_limit_plans_in_linear_time() {
     let dir = tempfile::tempdir().unwrap();
     let path = write_config(dir.path(), "big", &text);
     let start = Instant::now();
-    let config = wavepath::experiment::config::load(&path).unwrap();
+    let config = lab::config::load(&path).unwrap();
     assert_eq!(config.studies[0].runs().len(), 9998);
     assert!(start.elapsed() < Duration::from_secs(10), "{:?}", start.elapsed());
 }
@@ -529,7 +529,7 @@ fn a_refill_threshold_under_a_schedule_that_never_refills_is_refused() {
     // Under the regenerate schedule it is a setting like any other.
     let dir = tempfile::tempdir().unwrap();
     let text = study("fixed = { size = \"8x6\", spp = 1 }\nsweep = { refill = [0.25, 1.0] }");
-    let config = wavepath::experiment::config::load(&write_config(dir.path(), "ok", &text)).unwrap();
+    let config = lab::config::load(&write_config(dir.path(), "ok", &text)).unwrap();
     assert_eq!(config.studies[0].runs().len(), 2);
 }
 
@@ -614,9 +614,9 @@ fn a_render_that_does_not_fit_is_found_before_the_first_run() {
 
 #[test]
 fn a_dirty_build_is_refused_unless_allowed() {
-    use wavepath::experiment::runner::check_clean;
-    use wavepath::system::provenance::Provenance;
-    let mut meta = Provenance::collect();
+    use lab::runner::check_clean;
+    use renderer::system::provenance::Provenance;
+    let mut meta = Provenance::collect(wavepath::BUILD);
     meta.commit = "0123456789ab-dirty".into();
     let e = check_clean(&meta, false).unwrap_err().to_string();
     assert!(
@@ -636,7 +636,7 @@ fn the_manifest_and_report_show_sessions_and_the_dirty_flag_and_refuse_mixed_com
     drop_last_record(&runs);
     let o = run(&config, &out, &["--resume"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let manifest = wavepath::experiment::records::Manifest::read(&out.join("manifest.toml")).unwrap();
+    let manifest = lab::records::Manifest::read(&out.join("manifest.toml")).unwrap();
     assert_eq!(manifest.session.len(), 2);
     assert!(manifest.build.allow_dirty);
     let o = wavepath().arg("report").arg(&out).output().unwrap();
@@ -692,7 +692,7 @@ fn every_configuration_not_the_cpus_own_is_checked_against_the_cpu_before_timing
     let out = dir.path().join("out");
     let o = run(&config, &out, &[]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let manifest = wavepath::experiment::records::Manifest::read(&out.join("manifest.toml")).unwrap();
+    let manifest = lab::records::Manifest::read(&out.join("manifest.toml")).unwrap();
     assert_eq!(
         manifest.study[0].parity,
         "2 configuration(s) rendered the CPU's film bit for bit at 2 spp before they were timed"
@@ -720,7 +720,7 @@ fn a_published_figure_states_the_seeds_time_and_may_be_a_gain_over_another_run()
         "match = { threads = 2 }\nover = { threads = 1 }",
     );
     let path = write_config(dir.path(), "gain", &gain);
-    let config = wavepath::experiment::config::load(&path).unwrap();
+    let config = lab::config::load(&path).unwrap();
     let p = &config.studies[0].published[0];
     assert_eq!(
         (p.run.as_deref(), p.over_run.as_deref()),
@@ -752,7 +752,7 @@ fn a_published_figure_names_exactly_one_measured_run() {
     // Exactly the study's one cpu run: it loads and keeps the run's label.
     let ok = small_published("", "match = { size = \"8x6\", spp = 1 }");
     let path = write_config(dir.path(), "ok", &ok);
-    let config = wavepath::experiment::config::load(&path).unwrap();
+    let config = lab::config::load(&path).unwrap();
     assert_eq!(config.studies[0].published[0].run.as_deref(), Some("cpu"));
     for (what, text, expect) in [
         (
@@ -815,7 +815,7 @@ fn the_sampler_is_a_setting_whose_runs_render_images_of_their_own() {
     let out = dir.path().join("out");
     let o = run(&config, &out, &[]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let manifest = wavepath::experiment::records::Manifest::read(&out.join("manifest.toml")).unwrap();
+    let manifest = lab::records::Manifest::read(&out.join("manifest.toml")).unwrap();
     assert_eq!(manifest.study[0].status, "complete");
     assert_eq!(
         manifest.study[0].film_check,
@@ -879,7 +879,7 @@ fn rows_measure_their_error_against_the_studys_reference_image() {
     assert_eq!(error(4), (0.0, 0.0, 0.0, 0.0));
     let (rmse, rel_mse, mae, flip) = error(1);
     assert!(rmse > 0.0 && rel_mse > 0.0 && mae > 0.0 && flip > 0.0, "{:?}", error(1));
-    let manifest = wavepath::experiment::records::Manifest::read(&out.join("manifest.toml")).unwrap();
+    let manifest = lab::records::Manifest::read(&out.join("manifest.toml")).unwrap();
     assert!(
         manifest.study[0]
             .reference

@@ -11,15 +11,15 @@ use device::observe::Unobserved;
 use device::rng::pcg_hash;
 use device::scene::{RenderParams, RenderView};
 use device::warp::Unsynchronised;
+use renderer::backend::{BackendKind, BackendOptions};
+use renderer::prepared::PreparedScene;
+use renderer::render::{Overrides, Renderer, load_scene, params_for};
+use renderer::settings::capacity::Capacity;
+use renderer::settings::kernels::KernelFeatures;
+use renderer::settings::nee::NeeMode;
+use renderer::settings::sampler::SamplerKind;
+use renderer::settings::wave_config::WavefrontConfig;
 use util::{render_features, repo};
-use wavepath::backend::{BackendKind, BackendOptions};
-use wavepath::prepared::PreparedScene;
-use wavepath::render::{Overrides, Renderer, load_scene, params_for};
-use wavepath::settings::capacity::Capacity;
-use wavepath::settings::kernels::KernelFeatures;
-use wavepath::settings::nee::NeeMode;
-use wavepath::settings::sampler::SamplerKind;
-use wavepath::settings::wave_config::WavefrontConfig;
 
 /// Every scene file of the repository but those of generated meshes: the
 /// seeds and the test scenes, and the studies' scenes.

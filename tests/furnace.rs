@@ -3,9 +3,9 @@
 mod util;
 
 use device::film::FIXED_POINT_SCALE;
+use renderer::backend::{BackendKind, RenderOutput};
+use renderer::prepared::PreparedScene;
 use util::{render, scene};
-use wavepath::backend::{BackendKind, RenderOutput};
-use wavepath::prepared::PreparedScene;
 
 /// A scene under a uniform background of radiance 1 with the given materials
 /// and objects, seen by a pinhole camera from +z.

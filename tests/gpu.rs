@@ -6,14 +6,14 @@
 
 mod util;
 
+use renderer::backend::gpu::buffers::alloc_zeros;
+use renderer::backend::gpu::{Gpu, GpuError};
+use renderer::backend::{BackendKind, BackendOptions, RenderOutput, SizedBy};
+use renderer::render::verify::verify;
+use renderer::render::{Overrides, Renderer, params_for};
+use renderer::settings::mega_config::MegakernelConfig;
 use std::sync::{Mutex, MutexGuard};
 use util::{SEED_SCENES, repo, seed_scene};
-use wavepath::backend::gpu::buffers::alloc_zeros;
-use wavepath::backend::gpu::{Gpu, GpuError};
-use wavepath::backend::{BackendKind, BackendOptions, RenderOutput, SizedBy};
-use wavepath::render::verify::verify;
-use wavepath::render::{Overrides, Renderer, params_for};
-use wavepath::settings::mega_config::MegakernelConfig;
 
 /// One GPU test at a time: they share the device (and one of them fills
 /// its memory on purpose).
@@ -46,7 +46,7 @@ fn gpu_or_skip(test: &str) -> Option<GpuTest> {
 
 #[test]
 fn megakernel_matches_the_cpu_bit_for_bit_on_every_seed_scene() {
-    use wavepath::accel::AccelChoice;
+    use renderer::accel::AccelChoice;
     let Some(_gpu) = gpu_or_skip("megakernel parity") else {
         return;
     };
@@ -109,8 +109,8 @@ fn textures_render_like_the_cpu_on_both_gpu_back_ends() {
 
 #[test]
 fn every_kernel_feature_set_renders_like_the_cpu_on_both_gpu_back_ends() {
-    use wavepath::settings::kernels::KernelFeatures;
-    use wavepath::settings::nee::NeeMode;
+    use renderer::settings::kernels::KernelFeatures;
+    use renderer::settings::nee::NeeMode;
     let Some(_gpu) = gpu_or_skip("kernel feature sets") else {
         return;
     };
@@ -237,7 +237,7 @@ fn a_pinned_readback_returns_the_bytes_of_the_copy_just_queued() {
     // read that did not wait for its copy would return the bytes an
     // earlier copy left (here: the previous round's), as cudarc's own
     // pinned slices do on a one-stream context.
-    use wavepath::backend::gpu::buffers::{DeviceBuffer, PinnedCopy};
+    use renderer::backend::gpu::buffers::{DeviceBuffer, PinnedCopy};
     let Some(gpu) = gpu_or_skip("pinned readback") else {
         return;
     };
@@ -301,8 +301,8 @@ fn an_impossible_allocation_is_an_out_of_memory_error() {
 
 #[test]
 fn renders_that_do_not_fit_say_what_to_shrink_and_the_gpu_still_renders() {
-    use wavepath::settings::capacity::Capacity;
-    use wavepath::settings::wave_config::WavefrontConfig;
+    use renderer::settings::capacity::Capacity;
+    use renderer::settings::wave_config::WavefrontConfig;
     let Some(gpu) = gpu_or_skip("renders out of memory") else {
         return;
     };
@@ -385,7 +385,7 @@ fn a_kernel_fault_names_the_kernel_and_leaves_the_cpu_back_ends_working() {
 #[test]
 #[ignore = "run in a child process by a_kernel_fault_names_the_kernel_and_leaves_the_cpu_back_ends_working"]
 fn kernel_fault_child() {
-    use wavepath::backend::gpu::fault::provoke_kernel_fault;
+    use renderer::backend::gpu::fault::provoke_kernel_fault;
     if std::env::var_os(FAULT_CHILD).is_none() {
         eprintln!("SKIPPED: only runs as the kernel-fault test's child process");
         return;
@@ -432,7 +432,7 @@ fn raycast_kernel_hits_equal_the_cpu_for_every_structure() {
     let Some(gpu) = gpu_or_skip("raycast") else {
         return;
     };
-    use wavepath::accel::AccelChoice;
+    use renderer::accel::AccelChoice;
     for accel in [
         AccelChoice::None,
         AccelChoice::Bvh,
@@ -444,19 +444,20 @@ fn raycast_kernel_hits_equal_the_cpu_for_every_structure() {
             accel: Some(accel),
             ..Overrides::default()
         };
-        let scene = wavepath::render::load_scene(&repo("scenes/cs500.toml"), &overrides).unwrap();
+        let scene = renderer::render::load_scene(&repo("scenes/cs500.toml"), &overrides).unwrap();
         let (params, _) = params_for(&scene.scene, &overrides, device::scene::RenderView::Radiance);
-        let rays = wavepath::render::ray_throughput::make_rays(
+        let rays = renderer::render::ray_throughput::make_rays(
             &scene,
             &params,
-            wavepath::render::ray_throughput::RayKind::Bounce,
+            renderer::render::ray_throughput::RayKind::Bounce,
             20_000,
         );
         // gpu_rows fails unless every GPU hit equals the CPU's.
-        let rows = wavepath::render::ray_throughput::gpu_rows(
+        let rows = renderer::render::ray_throughput::gpu_rows(
+            wavepath::BUILD,
             &gpu,
             &scene,
-            wavepath::render::ray_throughput::RayKind::Bounce,
+            renderer::render::ray_throughput::RayKind::Bounce,
             &rays,
             &[64],
             1,
@@ -469,8 +470,8 @@ fn raycast_kernel_hits_equal_the_cpu_for_every_structure() {
 #[test]
 fn wavefront_matches_the_cpu_bit_for_bit_in_every_schedule_and_compaction() {
     use device::launch::Compaction;
-    use wavepath::settings::capacity::Capacity;
-    use wavepath::settings::wave_config::{WaveSchedule, WavefrontConfig};
+    use renderer::settings::capacity::Capacity;
+    use renderer::settings::wave_config::{WaveSchedule, WavefrontConfig};
     let Some(_gpu) = gpu_or_skip("wavefront parity") else {
         return;
     };
@@ -524,7 +525,7 @@ fn wavefront_matches_the_cpu_bit_for_bit_in_every_schedule_and_compaction() {
             assert!(report.passed(), "{} [{}]", report.describe(), wavefront.label());
         }
         // The default wavefront with the other structures.
-        for accel in [wavepath::accel::AccelChoice::Bvh8, wavepath::accel::AccelChoice::Kdtree] {
+        for accel in [renderer::accel::AccelChoice::Bvh8, renderer::accel::AccelChoice::Kdtree] {
             let overrides = Overrides {
                 accel: Some(accel),
                 ..overrides
@@ -544,7 +545,7 @@ fn wavefront_matches_the_cpu_bit_for_bit_in_every_schedule_and_compaction() {
 
 #[test]
 fn wavefront_profile_accounts_for_every_ray_and_counts_full_warps() {
-    use wavepath::settings::wave_config::WavefrontConfig;
+    use renderer::settings::wave_config::WavefrontConfig;
     let Some(_gpu) = gpu_or_skip("wavefront profile") else {
         return;
     };
@@ -621,7 +622,7 @@ fn wavefront_profile_accounts_for_every_ray_and_counts_full_warps() {
 
 /// The scene of the stop tests: the diffuse Cornell box at 64x48, small
 /// enough that the first samples finish at once.
-fn stop_test_scene() -> (wavepath::prepared::PreparedScene, device::scene::RenderParams) {
+fn stop_test_scene() -> (renderer::prepared::PreparedScene, device::scene::RenderParams) {
     let scene = seed_scene("cornell_diffuse");
     let overrides = Overrides {
         size: Some((64, 48)),
@@ -645,7 +646,7 @@ fn a_stop_request_keeps_whole_samples_on_both_gpu_back_ends() {
     let spp = 4096;
     let mut options = BackendOptions::default();
     options.megakernel.samples_per_launch = 8;
-    options.wavefront.capacity = wavepath::settings::capacity::Capacity::Slots(1 << 12);
+    options.wavefront.capacity = renderer::settings::capacity::Capacity::Slots(1 << 12);
     for kind in [BackendKind::GpuMega, BackendKind::GpuWave] {
         STOP.store(false, Ordering::SeqCst);
         let renderer = Renderer::on(kind, options, Some(&gpu))
@@ -684,9 +685,9 @@ fn a_stop_request_keeps_whole_samples_on_both_gpu_back_ends() {
 /// thread), which runs the split's threads, uploads and merge on a GPU
 /// even where only one is present.
 fn split_renderers(kind: BackendKind, options: BackendOptions) -> (Vec<Renderer>, String) {
-    use wavepath::render::split;
-    use wavepath::settings::backend::BackendChoice;
-    use wavepath::settings::devices::Devices;
+    use renderer::render::split;
+    use renderer::settings::backend::BackendChoice;
+    use renderer::settings::devices::Devices;
     let present = Gpu::count().expect("a GPU opened, so the driver counts it");
     if present >= 2 {
         let every = split::open(BackendChoice::Exactly(kind), options, &Devices::All).expect("every GPU opens");
@@ -702,8 +703,8 @@ fn split_renderers(kind: BackendKind, options: BackendOptions) -> (Vec<Renderer>
 #[test]
 fn a_render_split_over_gpus_is_the_one_gpu_render_bit_for_bit() {
     use device::integrator::SampleRange;
-    use wavepath::backend::gpu::buffers::DeviceScene;
-    use wavepath::render::split;
+    use renderer::backend::gpu::buffers::DeviceScene;
+    use renderer::render::split;
     let Some(_gpu) = gpu_or_skip("split over GPUs") else {
         return;
     };
@@ -757,13 +758,13 @@ fn a_render_split_over_gpus_is_the_one_gpu_render_bit_for_bit() {
 /// every one has finished a chunk; under [`SplitRule::Paying`] it comes with
 /// the first finished samples, so a device still setting up then stays out
 /// (a split never starts a device on a render that is stopping).
-fn stop_split_and_check(kind: BackendKind, rule: wavepath::settings::devices::SplitRule, spp: u32) {
+fn stop_split_and_check(kind: BackendKind, rule: renderer::settings::devices::SplitRule, spp: u32) {
     use device::integrator::SampleRange;
+    use renderer::render::split;
+    use renderer::settings::devices::SplitRule;
     use std::collections::HashSet;
     use std::sync::atomic::Ordering;
     use std::sync::{Barrier, Mutex};
-    use wavepath::render::split;
-    use wavepath::settings::devices::SplitRule;
     let (scene, params) = stop_test_scene();
     let options = BackendOptions {
         split: rule,
@@ -828,7 +829,7 @@ fn stop_split_and_check(kind: BackendKind, rule: wavepath::settings::devices::Sp
 
 #[test]
 fn a_stopped_split_keeps_the_finished_samples_of_every_gpu() {
-    use wavepath::settings::devices::SplitRule;
+    use renderer::settings::devices::SplitRule;
     let Some(_gpu) = gpu_or_skip("stopped split") else {
         return;
     };
@@ -841,7 +842,7 @@ fn a_stopped_split_keeps_the_finished_samples_of_every_gpu() {
 
 #[test]
 fn an_experiment_spreads_its_gpu_runs_over_every_gpu() {
-    use wavepath::experiment::records::{RunRow, recover_rows};
+    use lab::records::{RunRow, recover_rows};
     let Some(_gpu) = gpu_or_skip("experiment over GPUs") else {
         return;
     };
@@ -887,13 +888,13 @@ sweep = { block = ["8x8", "16x8", "32x4"] }
         "one image on every GPU"
     );
     assert!(stdout.contains("load imbalance over the GPUs"), "{stdout}");
-    let manifest = wavepath::experiment::records::Manifest::read(&out.join("manifest.toml")).unwrap();
+    let manifest = lab::records::Manifest::read(&out.join("manifest.toml")).unwrap();
     assert_eq!(manifest.devices.len(), present, "the manifest lists every GPU");
 }
 
 #[test]
 fn an_experiment_run_on_two_gpus_renders_the_film_of_one() {
-    use wavepath::experiment::records::{Manifest, RunRow, recover_rows};
+    use lab::records::{Manifest, RunRow, recover_rows};
     let Some(_gpu) = gpu_or_skip("gpus = [1, 2]") else {
         return;
     };

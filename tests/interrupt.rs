@@ -62,7 +62,7 @@ fn writes_in_progress(dir: &Path) -> usize {
         .filter(|e| {
             e.file_name()
                 .to_string_lossy()
-                .starts_with(wavepath::io::atomic_file::TEMP_PREFIX)
+                .starts_with(renderer::io::atomic_file::TEMP_PREFIX)
         })
         .filter(|e| e.metadata().is_ok_and(|m| m.len() > 0))
         .count()
@@ -72,7 +72,7 @@ fn temporaries(dir: &Path) -> Vec<String> {
     std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with(wavepath::io::atomic_file::TEMP_PREFIX))
+        .filter(|n| n.starts_with(renderer::io::atomic_file::TEMP_PREFIX))
         .collect()
 }
 

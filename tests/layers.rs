@@ -1,5 +1,6 @@
-//! The code's layers, read from its own imports: no import circle on the
-//! host or on the device.
+//! The code's layers: the workspace's crates depend downwards only (read
+//! from their manifests), and no crate has an import circle (read from its
+//! own imports).
 //!
 //! Each source file is a module. A file imports another when it names a
 //! path into it: `use crate::a::b::Item`, `super::Item`, an inline
@@ -15,44 +16,101 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
+/// The workspace's crates by layer, bottom up, each with its source folder:
+/// a crate may depend on those before it, never on one after it.
+const CRATES: [(&str, &str); 5] = [
+    ("device", "device/src"),
+    ("renderer", "renderer/src"),
+    ("lab", "lab/src"),
+    ("report", "report/src"),
+    ("wavepath", "src"),
+];
+
 #[test]
-fn the_host_has_no_import_circle() {
-    let graph = Graph::read(&repo("host/src"));
+fn no_crate_has_an_import_circle() {
+    for (name, src) in CRATES {
+        let graph = Graph::read(&repo(src));
+        let circles = graph.circles();
+        assert!(
+            circles.is_empty(),
+            "import circles in the {name} crate (each line: the files of one circle, with the edges that tie them):\n{}",
+            graph.describe(&circles)
+        );
+    }
+}
+
+#[test]
+fn the_renderers_layers_import_downwards_only() {
+    let graph = Graph::read(&repo("renderer/src")).by_top_module();
     let circles = graph.circles();
     assert!(
         circles.is_empty(),
-        "import circles on the host (each line: the files of one circle, with the edges that tie them):\n{}",
+        "circles between the renderer's top-level modules:\n{}",
         graph.describe(&circles)
     );
 }
 
 #[test]
-fn the_host_layers_import_downwards_only() {
-    let graph = Graph::read(&repo("host/src")).by_top_module();
-    let circles = graph.circles();
-    assert!(
-        circles.is_empty(),
-        "circles between the host's top-level modules:\n{}",
-        graph.describe(&circles)
+fn the_crates_depend_downwards_only() {
+    let manifest = |dir: &str| -> toml::Table {
+        let path = repo(dir).join("Cargo.toml");
+        toml::from_str(&fs::read_to_string(&path).unwrap()).unwrap()
+    };
+    let root = manifest("");
+    let members: Vec<&str> = root["workspace"]["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m.as_str().unwrap())
+        .collect();
+    let layered: Vec<&str> = CRATES
+        .iter()
+        .map(|(name, _)| *name)
+        .filter(|n| *n != "wavepath")
+        .collect();
+    assert_eq!(
+        members, layered,
+        "the workspace's members, in layer order, are CRATES's"
     );
+    for (name, src) in CRATES {
+        let dir = src.strip_suffix("src").unwrap().trim_end_matches('/');
+        let manifest = manifest(dir);
+        assert_eq!(manifest["package"]["name"].as_str(), Some(name), "{dir}/Cargo.toml");
+        let upward = upward_dependencies(name, &manifest);
+        assert!(upward.is_empty(), "{name} depends on crates not below it: {upward:?}");
+    }
 }
 
 #[test]
-fn the_device_has_no_import_circle() {
-    let graph = Graph::read(&repo("device/src"));
-    let circles = graph.circles();
-    assert!(
-        circles.is_empty(),
-        "import circles on the device (each line: the files of one circle, with the edges that tie them):\n{}",
-        graph.describe(&circles)
-    );
+fn a_dependency_on_a_crate_above_is_found() {
+    let manifest: toml::Table = toml::from_str(
+        "[dependencies]\ndevice.workspace = true\nlab = { path = \"../lab\" }\nanyhow = \"1\"\n\
+         [build-dependencies]\nreport.workspace = true\n",
+    )
+    .unwrap();
+    assert_eq!(upward_dependencies("renderer", &manifest), ["lab", "report"]);
+    assert!(upward_dependencies("wavepath", &manifest).is_empty());
+}
+
+/// The workspace crates that `name`'s manifest depends on (normally or in
+/// its build script) and that are not below it in [`CRATES`].
+fn upward_dependencies(name: &str, manifest: &toml::Table) -> Vec<String> {
+    let layer = |crate_name: &str| CRATES.iter().position(|(n, _)| *n == crate_name);
+    let own = layer(name).unwrap();
+    ["dependencies", "build-dependencies"]
+        .iter()
+        .filter_map(|section| manifest.get(*section).and_then(|d| d.as_table()))
+        .flat_map(|deps| deps.keys())
+        .filter(|dep| layer(dep).is_some_and(|l| l >= own))
+        .cloned()
+        .collect()
 }
 
 /// Not a check: `scripts/imports` runs it to print the graphs.
 #[test]
 #[ignore = "prints the import graphs for scripts/imports"]
 fn print_the_import_graphs() {
-    for src in ["host/src", "device/src"] {
+    for (_, src) in CRATES {
         let graph = Graph::read(&repo(src));
         println!("# {src}: {} files", graph.edges.len());
         for (from, tos) in &graph.edges {

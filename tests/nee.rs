@@ -18,9 +18,9 @@ use device::features::Features;
 use device::film::FIXED_POINT_SCALE;
 use device::geometry::PrimKinds;
 use device::scene::{Nee, RenderParams, RenderView};
+use renderer::backend::{BackendKind, BackendOptions};
+use renderer::render::{Overrides, params_for, render_scene};
 use util::scene;
-use wavepath::backend::{BackendKind, BackendOptions};
-use wavepath::render::{Overrides, params_for, render_scene};
 
 const SCENE: &str = r#"
 [render]
@@ -159,7 +159,7 @@ material = "coat"
 "#;
 
 /// The test scene's render on `kind` with `options`.
-fn render(kind: BackendKind, options: &BackendOptions, nee: Nee, seed: u32) -> wavepath::backend::RenderOutput {
+fn render(kind: BackendKind, options: &BackendOptions, nee: Nee, seed: u32) -> renderer::backend::RenderOutput {
     let s = scene(SCENE);
     let (params, spp) = params_for(&s.scene, &Overrides::default(), RenderView::Radiance);
     let params = RenderParams { nee, seed, ..params };
@@ -205,8 +205,8 @@ fn next_event_estimation_converges_to_the_same_image() {
 
 #[test]
 fn the_emulated_wavefront_renders_every_light_and_the_coated_material_as_the_cpu_does() {
-    use wavepath::settings::capacity::Capacity;
-    use wavepath::settings::wave_config::WavefrontConfig;
+    use renderer::settings::capacity::Capacity;
+    use renderer::settings::wave_config::WavefrontConfig;
     let reference = render(BackendKind::Cpu, &BackendOptions::default(), Nee::On, 3);
     for drain_below in [0, 100] {
         let options = BackendOptions {

@@ -13,13 +13,13 @@ use device::kernel::EntryPoint;
 use device::kernels::fault::FaultTrap;
 use device::kernels::{AccelKernels, AccelVisitor, all_entry_points, visit_accel};
 use device::scene::RenderView;
+use renderer::render::{Overrides, load_scene, params_for};
+use renderer::settings::arithmetic::Arithmetic;
+use renderer::settings::nee::NeeMode;
+use renderer::system::ptx::{FAST_INSTRUCTIONS, PTX_MODULES, entry_module, with_features};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use util::{render_features, repo};
-use wavepath::render::{Overrides, load_scene, params_for};
-use wavepath::settings::arithmetic::Arithmetic;
-use wavepath::settings::nee::NeeMode;
-use wavepath::system::ptx::{FAST_INSTRUCTIONS, PTX_MODULES, entry_module, with_features};
 
 #[test]
 fn every_module_has_every_kernel_and_no_extern_functions() {

@@ -10,13 +10,13 @@
 
 mod util;
 
+use lab::records::MAX_RECORDS_BYTES;
+use report::summary::{SUMMARY_FILE, summary, write_summary};
+use report::{Png, write_report};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use util::{line_of, output_within, wavepath};
-use wavepath::experiment::records::MAX_RECORDS_BYTES;
-use wavepath::experiment::report::summary::{SUMMARY_FILE, summary, write_summary};
-use wavepath::experiment::report::write_report;
 
 /// A copy of `tests/data/report/` in a fresh temporary folder.
 fn fixture() -> tempfile::TempDir {
@@ -44,7 +44,7 @@ fn line<'a>(markdown: &'a str, prefix: &str) -> &'a str {
 }
 
 fn report(dir: &Path) -> String {
-    let out = write_report(dir, false).unwrap();
+    let out = write_report(dir, false, Png::No).unwrap();
     assert_eq!(out.markdown, dir.join("report.md"));
     fs::read_to_string(&out.markdown).unwrap()
 }
@@ -150,13 +150,33 @@ fn published_figures_sit_beside_ours_and_everything_is_captioned() {
     );
     assert!(md.contains("note: cpu-serial rows were run at 4 spp and scaled to 16"));
     assert!(md.contains("skipped `gpu-wave wave_block=256`: out of memory"));
-    assert!(md.contains("](figures/cpu_scaling_threads.png) ([SVG](figures/cpu_scaling_threads.svg))"));
+    assert!(md.contains("](figures/cpu_scaling_threads.svg)\n"));
+}
+
+#[test]
+fn a_png_is_drawn_and_linked_only_when_asked_for_and_a_stale_one_is_removed() {
+    let dir = fixture();
+    let png = dir.path().join("figures/cpu_scaling_threads.png");
+    write_report(dir.path(), false, Png::Yes).unwrap();
+    let md = fs::read_to_string(dir.path().join("report.md")).unwrap();
+    assert!(md.contains("](figures/cpu_scaling_threads.svg) ([PNG](figures/cpu_scaling_threads.png))\n"));
+    assert!(png.is_file());
+    // Without it, the earlier report's PNG goes: it would no longer match.
+    let out = write_report(dir.path(), false, Png::No).unwrap();
+    let md = fs::read_to_string(dir.path().join("report.md")).unwrap();
+    assert!(!md.contains("[PNG]"));
+    assert!(!png.exists());
+    assert!(
+        out.figures.iter().all(|f| f.extension().is_some_and(|e| e == "svg")),
+        "{:?}",
+        out.figures
+    );
 }
 
 #[test]
 fn thread_scaling_and_kernel_figures_are_real_svg_and_png() {
     let dir = fixture();
-    let out = write_report(dir.path(), false).unwrap();
+    let out = write_report(dir.path(), false, Png::Yes).unwrap();
     let figures = dir.path().join("figures");
     let expect = |name: &str| -> PathBuf {
         let path = figures.join(name);
@@ -213,7 +233,7 @@ fn spp_and_scene_sweeps_get_log_log_time_figures() {
         writer.write_record(&fields).unwrap();
     }
     writer.flush().unwrap();
-    write_report(dir.path(), false).unwrap();
+    write_report(dir.path(), false, Png::No).unwrap();
     for (stem, axis_label) in [
         ("cpu_scaling_spp", "samples per pixel"),
         ("cpu_scaling_primitives", "primitives"),
@@ -223,7 +243,10 @@ fn spp_and_scene_sweeps_get_log_log_time_figures() {
             svg.contains(axis_label) && svg.contains("median time (ms)"),
             "{stem}.svg"
         );
-        assert!(dir.path().join(format!("figures/{stem}.png")).is_file());
+        assert!(
+            !dir.path().join(format!("figures/{stem}.png")).exists(),
+            "a PNG only when asked for"
+        );
     }
 }
 
@@ -235,7 +258,7 @@ fn a_block_sweep_draws_the_speedup_per_block_with_registers_and_occupancy() {
         .unwrap()
         .replace(r#"swept = ["wave_block"]"#, r#"swept = ["block", "wave_block"]"#);
     fs::write(&path, text).unwrap();
-    write_report(dir.path(), false).unwrap();
+    write_report(dir.path(), false, Png::No).unwrap();
     // The fixture's one megakernel: block 8x8, 96 registers, occupancy 0.5,
     // the study's baseline itself (1.00x).
     let svg = fs::read_to_string(dir.path().join("figures/wavefront_blocks.svg")).unwrap();
@@ -245,7 +268,7 @@ fn a_block_sweep_draws_the_speedup_per_block_with_registers_and_occupancy() {
     );
     // Without a block sweep there is none.
     let dir = fixture();
-    write_report(dir.path(), false).unwrap();
+    write_report(dir.path(), false, Png::No).unwrap();
     assert!(!dir.path().join("figures/wavefront_blocks.svg").exists());
 }
 
@@ -267,7 +290,7 @@ fn runs_csv_without_a_needed_column_is_an_error_naming_file_and_column() {
     fs::write(&path, text).unwrap();
     let err = format!(
         "{:#}",
-        write_report(dir.path(), false)
+        write_report(dir.path(), false, Png::No)
             .err()
             .expect("a missing column must fail")
     );
@@ -280,7 +303,7 @@ fn missing_manifest_is_an_error_naming_it() {
     fs::remove_file(dir.path().join("manifest.toml")).unwrap();
     let err = format!(
         "{:#}",
-        write_report(dir.path(), false)
+        write_report(dir.path(), false, Png::No)
             .err()
             .expect("a missing manifest must fail")
     );
@@ -313,7 +336,7 @@ fn set_cell(path: &Path, line: usize, column: &str, value: &str) {
 
 /// The error of a report on `dir` that must fail.
 fn refusal(dir: &Path) -> String {
-    let err = write_report(dir, false).err().expect("the report must refuse");
+    let err = write_report(dir, false, Png::No).err().expect("the report must refuse");
     assert!(!dir.join("report.md").exists(), "wrote a report");
     format!("{err:#}")
 }
@@ -865,7 +888,7 @@ fn rows_of_several_builds_are_refused_or_each_build_is_named() {
         err.contains("rows from 2 builds (`abc1234` (dirty), `def5678`)") && err.contains("--allow-mixed"),
         "{err}"
     );
-    write_report(dir.path(), true).unwrap();
+    write_report(dir.path(), true, Png::No).unwrap();
     let md = fs::read_to_string(dir.path().join("report.md")).unwrap();
     assert_eq!(
         line(&md, "| build |"),
@@ -929,7 +952,7 @@ fn an_output_that_is_an_input_or_another_output_is_refused_before_anything_is_wr
     let dir = fixture();
     let runs = fs::read(dir.path().join("runs.csv")).unwrap();
     symlink("runs.csv", dir.path().join("report.md")).unwrap();
-    let err = format!("{:#}", write_report(dir.path(), false).err().expect("refused"));
+    let err = format!("{:#}", write_report(dir.path(), false, Png::No).err().expect("refused"));
     assert!(
         err.contains("report.md (a link to") && err.contains("also an input"),
         "{err}"
@@ -941,7 +964,7 @@ fn an_output_that_is_an_input_or_another_output_is_refused_before_anything_is_wr
     let dir = fixture();
     fs::create_dir(dir.path().join("figures")).unwrap();
     symlink("../report.md", dir.path().join("figures/cpu_scaling_threads.svg")).unwrap();
-    let err = format!("{:#}", write_report(dir.path(), false).err().expect("refused"));
+    let err = format!("{:#}", write_report(dir.path(), false, Png::No).err().expect("refused"));
     assert!(
         err.contains("cpu_scaling_threads.svg (a link to") && err.contains("report.md") && err.contains("both"),
         "{err}"

@@ -3,8 +3,8 @@
 
 mod util;
 
+use renderer::scene::{self, SceneError};
 use util::{line_of, repo, try_scene};
-use wavepath::scene::{self, SceneError};
 
 const HEADER: &str = r#"
 [render]

@@ -12,7 +12,7 @@ fn every_scene_file_loads() {
     for entry in std::fs::read_dir(repo("scenes")).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "toml") {
-            wavepath::scene::load(&path).unwrap_or_else(|e| panic!("{e}"));
+            renderer::scene::load(&path).unwrap_or_else(|e| panic!("{e}"));
             count += 1;
         }
     }
@@ -116,7 +116,7 @@ fn cs500_uses_every_primitive_and_material_type() {
 
 #[test]
 fn displaced_sphere_generator_and_its_obj_agree() {
-    use wavepath::scene::meshgen::DisplacedSphere;
+    use renderer::scene::meshgen::DisplacedSphere;
     let s = seed_scene("displaced_sphere").scene;
     assert_eq!(s.geometry.triangles.len(), 20 * 4usize.pow(7));
     // The same mesh written as OBJ and loaded through tobj: same triangles.
@@ -128,7 +128,7 @@ fn displaced_sphere_generator_and_its_obj_agree() {
     .mesh();
     std::fs::write(dir.path().join("m.obj"), mesh.to_obj("test")).unwrap();
     let scene_text = std::fs::read_to_string(repo("tests/data/mesh_only.toml")).unwrap();
-    let loaded = wavepath::scene::load_str(&dir.path().join("s.toml"), &scene_text).unwrap();
+    let loaded = renderer::scene::load_str(&dir.path().join("s.toml"), &scene_text).unwrap();
     assert_eq!(loaded.geometry.triangles.len(), mesh.faces.len());
     let t = &loaded.geometry.triangles[5];
     let [a, _, _] = mesh.faces[5];

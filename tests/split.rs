@@ -1,4 +1,4 @@
-//! A render split over several devices (`wavepath::render::split`), with
+//! A render split over several devices (`renderer::render::split`), with
 //! the devices emulated on the CPU: each a `cpu` or `cpu-wave` session on a
 //! thread of its own, taking chunks of samples from the shared cursor.
 //! However many devices, and however uneven their shares, the merged film
@@ -13,18 +13,18 @@ mod util;
 
 use device::integrator::SampleRange;
 use device::scene::{RenderParams, RenderView};
+use renderer::backend::{BackendKind, BackendOptions, Progress, RenderOutput};
+use renderer::prepared::PreparedScene;
+use renderer::render::session::Session;
+use renderer::render::split::{self, DeviceShare, DeviceSum, SplitOutput};
+use renderer::render::{Overrides, Renderer, params_for};
+use renderer::settings::capacity::Capacity;
+use renderer::settings::devices::SplitRule;
+use renderer::settings::nee::NeeMode;
+use renderer::settings::wave_config::WavefrontConfig;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use util::seed_scene;
-use wavepath::backend::{BackendKind, BackendOptions, Progress, RenderOutput};
-use wavepath::prepared::PreparedScene;
-use wavepath::render::session::Session;
-use wavepath::render::split::{self, DeviceShare, DeviceSum, SplitOutput};
-use wavepath::render::{Overrides, Renderer, params_for};
-use wavepath::settings::capacity::Capacity;
-use wavepath::settings::devices::SplitRule;
-use wavepath::settings::nee::NeeMode;
-use wavepath::settings::wave_config::WavefrontConfig;
 
 /// One emulated device of `kind`: one thread, and for the wavefront a pool
 /// small enough to be refilled many times.

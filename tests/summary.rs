@@ -10,13 +10,13 @@
 
 mod util;
 
+use renderer::system::fingerprint::{MEASURED_SOURCES, fingerprint_bytes};
+use renderer::system::provenance::Provenance;
+use report::answer;
+use report::summary::{SUMMARY_FILE, summary};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use util::{output_within, repo, run_experiment, wavepath, write_config};
-use wavepath::experiment::report::answer;
-use wavepath::experiment::report::summary::{SUMMARY_FILE, summary};
-use wavepath::system::fingerprint::{MEASURED_SOURCES, fingerprint_bytes};
-use wavepath::system::provenance::Provenance;
 
 #[test]
 fn the_committed_summary_is_what_the_committed_results_give() {
@@ -145,7 +145,7 @@ fn a_fresh_experiment_is_summarised_with_its_build_and_its_currency_told_on_dema
     assert!((ratio - ours / 1.5).abs() < 0.01, "{line}");
     assert_eq!(cells[8], "[`gain` / `threads`](gain/report.md)");
     // The build it was measured with: this binary's commit and source.
-    let build = Provenance::collect();
+    let build = Provenance::collect(wavepath::BUILD);
     assert!(cells[9].starts_with(&format!("`{}`", build.commit_hash())), "{line}");
     assert_eq!(
         cells[10].trim_end_matches(" |"),

@@ -8,16 +8,16 @@ mod util;
 
 use device::launch::{Compaction, MaterialSort};
 use device::scene::RenderParams;
+use renderer::backend::{BackendKind, BackendOptions, RenderOutput};
+use renderer::prepared::PreparedScene;
+use renderer::render::verify::verify;
+use renderer::render::{Overrides, Renderer};
+use renderer::settings::capacity::Capacity;
+use renderer::settings::kernels::KernelFeatures;
+use renderer::settings::nee::NeeMode;
+use renderer::settings::sampler::SamplerKind;
+use renderer::settings::wave_config::{WaveSchedule, WavefrontConfig};
 use util::{SEED_SCENES, repo, seed_scene};
-use wavepath::backend::{BackendKind, BackendOptions, RenderOutput};
-use wavepath::prepared::PreparedScene;
-use wavepath::render::verify::verify;
-use wavepath::render::{Overrides, Renderer};
-use wavepath::settings::capacity::Capacity;
-use wavepath::settings::kernels::KernelFeatures;
-use wavepath::settings::nee::NeeMode;
-use wavepath::settings::sampler::SamplerKind;
-use wavepath::settings::wave_config::{WaveSchedule, WavefrontConfig};
 
 /// Every schedule the wavefront has, with both compactions and with and
 /// without a drain.
@@ -97,7 +97,7 @@ fn the_emulated_wavefront_matches_the_cpu_bit_for_bit_in_every_schedule() {
         let params = RenderParams {
             width,
             height,
-            ..wavepath::render::params_for(&scene.scene, &Overrides::default(), device::scene::RenderView::Radiance).0
+            ..renderer::render::params_for(&scene.scene, &Overrides::default(), device::scene::RenderView::Radiance).0
         };
         let reference = render(BackendKind::Cpu, WavefrontConfig::default(), name, params, spp);
         assert!(
@@ -121,7 +121,7 @@ fn with_sobol_samples_the_emulated_wavefront_matches_the_cpu_in_every_schedule()
         let params = RenderParams {
             width: 40,
             height: 20,
-            ..wavepath::render::params_for(&scene.scene, &overrides, device::scene::RenderView::Radiance).0
+            ..renderer::render::params_for(&scene.scene, &overrides, device::scene::RenderView::Radiance).0
         };
         assert_eq!(params.sampler, device::rng::Sampler::Sobol);
         let reference = render(BackendKind::Cpu, WavefrontConfig::default(), name, params, 2);
@@ -161,7 +161,7 @@ fn with_next_event_estimation_the_emulated_wavefront_matches_the_cpu_in_every_sc
         let params = RenderParams {
             width,
             height,
-            ..wavepath::render::params_for(&scene.scene, &overrides, device::scene::RenderView::Radiance).0
+            ..renderer::render::params_for(&scene.scene, &overrides, device::scene::RenderView::Radiance).0
         };
         let reference = render(BackendKind::Cpu, WavefrontConfig::default(), name, params, 3);
         let without = RenderParams {
@@ -184,7 +184,7 @@ fn sorted_by_variant_or_not_the_emulated_wavefront_matches_the_cpu_in_every_sche
     // regroups the coated queue every iteration, and a path it lost or
     // placed twice would change the film.
     let scene =
-        wavepath::render::load_scene(&repo("experiments/scenes/material_cost.toml"), &Overrides::default()).unwrap();
+        renderer::render::load_scene(&repo("experiments/scenes/material_cost.toml"), &Overrides::default()).unwrap();
     let variants: std::collections::BTreeSet<u32> = scene.scene.materials.iter().map(|m| m.variant()).collect();
     assert_eq!(variants.len(), 16, "the scene's materials are sixteen programs");
     for nee in [NeeMode::Off, NeeMode::On] {
@@ -195,7 +195,7 @@ fn sorted_by_variant_or_not_the_emulated_wavefront_matches_the_cpu_in_every_sche
         let params = RenderParams {
             width: 40,
             height: 24,
-            ..wavepath::render::params_for(&scene.scene, &overrides, device::scene::RenderView::Radiance).0
+            ..renderer::render::params_for(&scene.scene, &overrides, device::scene::RenderView::Radiance).0
         };
         let reference = render_scene(BackendKind::Cpu, WavefrontConfig::default(), &scene, params, 2);
         for config in configurations() {
@@ -243,7 +243,7 @@ fn verify_checks_the_emulated_wavefront_against_the_cpu() {
 #[test]
 fn the_wavefront_refuses_debug_views_and_auto_capacity_without_a_gpu() {
     let scene = seed_scene("cornell_diffuse");
-    let (params, spp) = wavepath::render::params_for(
+    let (params, spp) = renderer::render::params_for(
         &scene.scene,
         &Overrides {
             size: Some((8, 8)),
@@ -288,7 +288,7 @@ fn with_textures_the_emulated_wavefront_matches_the_cpu_in_every_schedule() {
     let params = RenderParams {
         width: 40,
         height: 24,
-        ..wavepath::render::params_for(&scene.scene, &overrides, device::scene::RenderView::Radiance).0
+        ..renderer::render::params_for(&scene.scene, &overrides, device::scene::RenderView::Radiance).0
     };
     assert_eq!(params.nee, device::scene::Nee::On);
     let reference = render(BackendKind::Cpu, WavefrontConfig::default(), name, params, 2);

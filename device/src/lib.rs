@@ -6,7 +6,7 @@
 //! (generate, extend, shade). It is built twice from the same source:
 //!
 //! * for the host, as an ordinary rlib that the CPU back ends call, and
-//! * for `nvptx64-nvidia-cuda` by the root `build.rs`, where the kernels in
+//! * for `nvptx64-nvidia-cuda` by the renderer's `build.rs`, where the kernels in
 //!   [`kernels`] become PTX entry points ([`kernel`] says how a kernel is
 //!   declared; the host's emulation runs the same kernels serially).
 //!

@@ -7,10 +7,10 @@
 //! here is a finding, like any other). Errors are formatted, since users
 //! read them.
 
+use lab::config::{self, Config, ConfigError, MAX_STUDY_RUNS};
+use renderer::prepared::PreparedScene;
+use renderer::scene::{self, LoadedMesh, Scene, SceneError};
 use std::path::Path;
-use wavepath::experiment::config::{self, Config, ConfigError, MAX_STUDY_RUNS};
-use wavepath::prepared::PreparedScene;
-use wavepath::scene::{self, LoadedMesh, Scene, SceneError};
 
 /// The most primitives that the generators of one fuzzed scene may ask for;
 /// larger scenes are skipped. Generators turn a few bytes into many

@@ -5,11 +5,11 @@
 use device::features::Features;
 use device::integrator::SampleRange;
 use device::scene::RenderParams;
+use renderer::backend::{BackendKind, BackendOptions, RenderJob, RenderOutput};
+use renderer::prepared::PreparedScene;
+use renderer::render::{Overrides, load_scene, params_for, render_scene};
+use renderer::scene::{self, Scene, SceneError};
 use std::path::{Path, PathBuf};
-use wavepath::backend::{BackendKind, BackendOptions, RenderJob, RenderOutput};
-use wavepath::prepared::PreparedScene;
-use wavepath::render::{Overrides, load_scene, params_for, render_scene};
-use wavepath::scene::{self, Scene, SceneError};
 
 /// A path inside the repository. A test binary run from another copy of the
 /// repository (the GPU machine has no Rust: tests are built here, run there)

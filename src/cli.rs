@@ -1,0 +1,915 @@
+//! The `wavepath` command line (clap): each argument declared here and
+//! mapped onto the value types of [`renderer::settings`], which hold the
+//! parsers, the limits and every default; converted once into validated
+//! requests. A flag that only some back ends use is `None` (or false)
+//! unless given, and each command's `given()` lists those given with the
+//! back ends they concern ([`BackendFlag`], the scope of the setting they
+//! set): the command refuses them where the back ends it runs would ignore
+//! them (`settings::scope::check_flags`).
+
+use clap::{Parser, Subcommand, ValueEnum};
+use device::scene::RenderView;
+use lab::bench::BenchPlan;
+use lab::params::{
+    ARITHMETIC, BLOCK, CAPACITY, COMPACTION, COUNT_DIVERGENCE, CPU_SCHEDULE, DRAIN_BELOW, KERNELS, MATERIAL_SORT,
+    MAX_REGISTERS, REFILL, SAMPLES_PER_LAUNCH, SCHEDULE, SPLIT_ALL, SettingDecl, THREADS, TILE, TIME_LAUNCHES,
+    WAVE_BLOCK,
+};
+use renderer::accel::AccelChoice;
+use renderer::backend::BackendOptions;
+use renderer::io::image::{self, OutputFormat};
+use renderer::render::ray_throughput::RayKind;
+use renderer::render::{Overrides, RenderRequest};
+use renderer::settings::arithmetic::{Arithmetic, parse_arithmetic};
+use renderer::settings::backend::{BackendArg, BackendKind};
+use renderer::settings::capacity::{Capacity, parse_capacity};
+use renderer::settings::cpu::{CpuSchedule, DEFAULT_THREADS, parse_threads};
+use renderer::settings::devices::{Devices, SplitRule, parse_devices};
+use renderer::settings::echo::shorten_for_error;
+use renderer::settings::kernels::KernelFeatures;
+use renderer::settings::mega_config::MegakernelConfig;
+use renderer::settings::mega_config::{DEFAULT_BLOCK, DEFAULT_SAMPLES_PER_LAUNCH};
+use renderer::settings::nee::NeeMode;
+use renderer::settings::repetitions::{BENCH_REPEAT, BENCH_WARMUP, MAX_REPEAT, MAX_WARMUP};
+use renderer::settings::sampler::SamplerKind;
+use renderer::settings::scope::{BackendFlag, Scope};
+use renderer::settings::size::{MAX_DEPTH, MAX_SPP, parse_size, size_label};
+use renderer::settings::wave_config::{
+    CompactionArg, DEFAULT_CAPACITY, DEFAULT_COMPACTION, DEFAULT_DRAIN_BELOW, DEFAULT_MATERIAL_SORT, DEFAULT_REFILL,
+    DEFAULT_SCHEDULE, DEFAULT_WAVE_BLOCK, MaterialSortArg, WaveSchedule, WavefrontConfig, compaction_label,
+    material_sort_label, parse_fraction,
+};
+use std::path::PathBuf;
+
+/// wavepath: megakernel versus wavefront path tracing, measured.
+#[derive(Debug, Parser)]
+#[command(name = "wavepath", version = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("WAVEPATH_COMMIT"), ")"), about)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+impl Cli {
+    /// The process's command line, parsed; on an error clap prints it, each
+    /// value it quotes cut to a readable length ([`shorten_for_error`]),
+    /// and exits.
+    pub fn parse_args() -> Cli {
+        Cli::try_parse().unwrap_or_else(|e| shortened(e).exit())
+    }
+}
+
+/// Clap's error `e` with every value it quotes (the value refused, an
+/// unknown argument) cut to a readable length.
+fn shortened(mut e: clap::Error) -> clap::Error {
+    use clap::error::ContextValue;
+    let long: Vec<_> = e
+        .context()
+        .filter_map(|(kind, value)| match value {
+            ContextValue::String(s) => match shorten_for_error(s) {
+                std::borrow::Cow::Owned(short) => Some((kind, short)),
+                std::borrow::Cow::Borrowed(_) => None,
+            },
+            _ => None,
+        })
+        .collect();
+    for (kind, short) in long {
+        e.insert(kind, ContextValue::String(short));
+    }
+    e
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Render a scene file to an image.
+    Render(RenderArgs),
+    /// Check that a GPU back end renders the same bits as the CPU reference.
+    Verify(VerifyArgs),
+    /// Time a back end over launch configurations and repetitions.
+    Bench(BenchArgs),
+    /// Run an experiment config: studies of sweeps, with CSV records and a manifest.
+    Experiment(ExperimentArgs),
+    /// Write report.md and its figures (SVG; PNG too with --png) from an experiment's folder.
+    Report(ReportArgs),
+    /// Error metrics (RMSE, relative MSE, MAE, FLIP) of an image against a reference.
+    Compare(CompareArgs),
+    /// Describe the GPU and the embedded PTX modules.
+    GpuInfo,
+    /// Write a generated mesh (a subdivided, displaced icosphere) as OBJ.
+    GenMesh(GenMeshArgs),
+    /// Time traversal alone: closest hits for a buffer of camera or bounce rays.
+    Raycast(RaycastArgs),
+}
+
+/// `wavepath raycast`.
+#[derive(Debug, clap::Args)]
+pub struct RaycastArgs {
+    /// Scene and overrides (size, seed, depth, sampler and accel shape the
+    /// rays; --spp and --nee do not, and are refused).
+    #[command(flatten)]
+    pub scene: SceneArgs,
+    /// Which rays.
+    #[arg(long, value_enum, default_value_t = RayKind::Bounce)]
+    pub rays: RayKind,
+    /// How many rays (at most 2^26).
+    #[arg(long, default_value_t = 4_000_000, value_parser = clap::value_parser!(u64).range(1..=renderer::render::ray_throughput::MAX_RAYS))]
+    pub count: u64,
+    /// Threads per block to try, comma-separated (32 to 1024).
+    #[arg(long, value_delimiter = ',', default_value = "64,128,256", value_parser = clap::value_parser!(u32).range(32..=1024))]
+    pub blocks: Vec<u32>,
+    /// Timed repetitions per block size (at most 1000).
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=MAX_REPEAT as i64))]
+    pub repeat: u32,
+    /// Write one row per repetition to this CSV file.
+    #[arg(long)]
+    pub csv: Option<PathBuf>,
+}
+
+/// `wavepath experiment`.
+#[derive(Debug, clap::Args)]
+pub struct ExperimentArgs {
+    /// The experiment config (TOML), e.g. experiments/smallptcuda.toml.
+    pub config: PathBuf,
+    /// The folder for runs.csv, kernels.csv and manifest.toml (default:
+    /// out/NAME, NAME the config's file stem).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Run only this study.
+    #[arg(long)]
+    pub only: Option<String>,
+    /// Make every check a run makes before its first render (scenes, films,
+    /// the output folder), print the plan (runs per study, a rough time)
+    /// and run nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Continue an interrupted run in --out, skipping the rows it finished.
+    #[arg(long)]
+    pub resume: bool,
+    /// With --resume: accept rows from another config or commit.
+    #[arg(long, requires = "resume")]
+    pub allow_mixed: bool,
+    /// Run with a binary built from uncommitted changes (refused otherwise:
+    /// results must name the commit behind them); the manifest and report
+    /// say so.
+    #[arg(long)]
+    pub allow_dirty: bool,
+    /// Hide the progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+    /// Spread the GPU runs over these GPUs, one run per GPU at a time:
+    /// `all`, or ordinals such as 0,1 (default: GPU 0).
+    #[arg(long, value_parser = parse_devices)]
+    pub devices: Option<Devices>,
+    /// Under mpirun: let every rank make CPU runs, also ranks that share a
+    /// host's cores (their timings then disturb each other; by default the
+    /// first rank of each host makes its CPU runs, one at a time).
+    #[cfg(feature = "mpi")]
+    #[arg(long)]
+    pub share_cores: bool,
+}
+
+impl ExperimentArgs {
+    /// The flags given that concern only some back ends, with those back
+    /// ends.
+    pub fn given(&self) -> Vec<BackendFlag> {
+        flags_given([(self.devices.is_some(), DEVICES)])
+    }
+
+    /// The output folder.
+    pub fn out_dir(&self) -> PathBuf {
+        self.out.clone().unwrap_or_else(|| {
+            let stem = self.config.file_stem().unwrap_or_default();
+            PathBuf::from("out").join(stem)
+        })
+    }
+}
+
+/// `wavepath report`.
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// An experiment's output folder (holding runs.csv and manifest.toml);
+    /// with --summary, the folder of experiment folders (results/).
+    pub dir: PathBuf,
+    /// Report rows from several commits together (refused otherwise).
+    #[arg(long, conflicts_with_all = ["summary", "currency"])]
+    pub allow_mixed: bool,
+    /// Draw each figure as a PNG too, beside the SVG that report.md
+    /// embeds (for slides and viewers without SVG).
+    #[arg(long, conflicts_with_all = ["summary", "currency"])]
+    pub png: bool,
+    /// Write DIR/SUMMARY.md, the headline figures of every experiment
+    /// folder in DIR, instead of one folder's report.
+    #[arg(long, conflicts_with = "currency")]
+    pub summary: bool,
+    /// Write nothing; list each experiment folder in DIR as current or
+    /// not for the checkout around DIR (DIR/..), and why not: its config,
+    /// an input or the renderer's measured source changed since it ran.
+    #[arg(long)]
+    pub currency: bool,
+}
+
+/// `wavepath compare`.
+#[derive(Debug, clap::Args)]
+pub struct CompareArgs {
+    /// The image under test (its formats: [`image::OUTPUT_FORMATS`]).
+    #[arg(help = format!(
+        "The image under test ({} for linear radiance; {})",
+        image::extension_list(OutputFormat::is_linear),
+        image::extension_list(OutputFormat::is_display)
+    ))]
+    pub test: PathBuf,
+    /// The reference image, of the same size and kind.
+    pub reference: PathBuf,
+    /// Write FLIP's per-pixel error as a heat map (an 8-bit format).
+    #[arg(long, help = format!(
+        "Write FLIP's per-pixel error as a heat map ({})",
+        image::extension_list(OutputFormat::is_display)
+    ))]
+    pub heatmap: Option<PathBuf>,
+}
+
+/// `wavepath gen-mesh`.
+#[derive(Debug, clap::Args)]
+pub struct GenMeshArgs {
+    /// Icosahedron subdivisions: 20·4ⁿ triangles (7: 327 680; 8: 1 310 720).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=10))]
+    pub subdivisions: u32,
+    /// Relative bump height, in [0, 0.5).
+    #[arg(long, default_value_t = 0.12)]
+    pub amplitude: f32,
+    /// Output OBJ file.
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+/// The image a render produces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ViewArg {
+    /// Path-traced radiance.
+    Radiance,
+    /// First-hit normals.
+    Normals,
+    /// First-hit albedo.
+    Albedo,
+    /// First-hit distance.
+    Depth,
+}
+
+/// A scene and the settings that may replace its own.
+#[derive(Debug, clap::Args)]
+pub struct SceneArgs {
+    /// The scene file (TOML).
+    pub scene: PathBuf,
+    /// Samples per pixel (default: the scene's; at most 2^28 - 1, the most
+    /// the film sums exactly).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=MAX_SPP as i64))]
+    pub spp: Option<u32>,
+    /// Maximum ray segments per path (default: the scene's; at most 65536).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=MAX_DEPTH as i64))]
+    pub depth: Option<u32>,
+    /// Image size as WIDTHxHEIGHT (default: the scene's).
+    #[arg(long, value_parser = parse_size)]
+    pub size: Option<(u32, u32)>,
+    /// RNG seed (default: the scene's).
+    #[arg(long)]
+    pub seed: Option<u32>,
+    /// Acceleration structure (default: the scene's `[accel]`, else auto).
+    #[arg(long, value_enum)]
+    pub accel: Option<AccelChoice>,
+    /// Random-number sampler (default: the scene's `render.sampler`, else hash).
+    #[arg(long, value_enum)]
+    pub sampler: Option<SamplerKind>,
+    /// Next-event estimation: shadow rays to the lights, weighted against
+    /// scattering by MIS (default: the scene's `render.nee`, else off).
+    #[arg(long, value_enum)]
+    pub nee: Option<NeeMode>,
+}
+
+impl SceneArgs {
+    /// The overrides these arguments set.
+    pub fn overrides(&self) -> Overrides {
+        Overrides {
+            spp: self.spp,
+            max_depth: self.depth,
+            size: self.size,
+            seed: self.seed,
+            accel: self.accel,
+            sampler: self.sampler,
+            nee: self.nee,
+        }
+    }
+}
+
+/// Launch configuration of the back ends. Each flag is `None` (or false)
+/// unless given: the back ends' own defaults apply then, and a flag given
+/// to a back end that would ignore it is refused ([`LaunchArgs::given`]).
+#[derive(Debug, clap::Args)]
+pub struct LaunchArgs {
+    /// Megakernel block shape ([`DEFAULT_BLOCK`] unless given).
+    #[arg(long, value_parser = parse_size, help = with_default(
+        "Megakernel block shape as XxY threads (at most 1024; best a multiple of 32)",
+        size_label(DEFAULT_BLOCK)
+    ))]
+    pub block: Option<(u32, u32)>,
+    /// Megakernel tile size in pixels (default: the whole image per launch).
+    #[arg(long, value_parser = parse_size)]
+    pub tile: Option<(u32, u32)>,
+    /// Samples per pixel per megakernel launch ([`DEFAULT_SAMPLES_PER_LAUNCH`]
+    /// unless given).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..), help = with_default(
+        "Samples per pixel per megakernel launch",
+        DEFAULT_SAMPLES_PER_LAUNCH
+    ))]
+    pub samples_per_launch: Option<u32>,
+    /// CPU threads for the `cpu` back end ([`DEFAULT_THREADS`] unless given).
+    #[arg(long, value_parser = parse_threads, help = with_default(
+        "CPU threads for the `cpu` back end (0: one per core; at most 1024)",
+        DEFAULT_THREADS
+    ))]
+    pub threads: Option<usize>,
+    /// How the `cpu` back end divides the image (its default unless given).
+    #[arg(long, value_enum, help = with_default(
+        "How the `cpu` back end divides the image between its threads",
+        CpuSchedule::default().label()
+    ))]
+    pub cpu_schedule: Option<CpuSchedule>,
+    /// Count active lanes per warp at the material branch (a diagnosis run:
+    /// the counting atomics cost time).
+    #[arg(long)]
+    pub count_divergence: bool,
+    /// Cap every GPU kernel at this many registers per thread (16 to 255;
+    /// the driver's JIT spills what does not fit to local memory). Without
+    /// it the megakernel keeps its tuned default cap and the wavefront is
+    /// not capped.
+    #[arg(long)]
+    pub max_registers: Option<u32>,
+    /// Which features the kernels are bound to (exact unless given).
+    #[arg(long, help = with_default(
+        "Megakernel and wavefronts: the features the kernels hold: `exact` (what the render uses), `all`, or `exact+FEATURE+…`",
+        "exact"
+    ))]
+    pub kernels: Option<KernelFeatures>,
+    /// The GPU kernels' float arithmetic (exact unless given).
+    #[arg(long, value_parser = parse_arithmetic, help = with_default(
+        "GPU back ends: the kernels' float arithmetic: `exact` (IEEE-strict, the CPU's image bit for bit) or \
+         `fast` (the hardware's approximate division, square root and transcendental functions: the GPU back \
+         ends agree with each other bit for bit, and with the CPU within half the Monte Carlo noise)",
+        Arithmetic::Exact.name()
+    ))]
+    pub arithmetic: Option<Arithmetic>,
+    /// Wavefront: when new camera paths enter the pool ([`DEFAULT_SCHEDULE`]
+    /// unless given).
+    #[arg(long, value_enum, help = with_default(
+        "Wavefront: when new camera paths enter the pool",
+        DEFAULT_SCHEDULE.label()
+    ))]
+    pub schedule: Option<WaveSchedule>,
+    /// Wavefront, regenerate: the refill threshold ([`DEFAULT_REFILL`]
+    /// unless given).
+    #[arg(long, value_parser = parse_fraction, help = with_default(
+        "Wavefront, regenerate: refill the pool once at most this fraction of its slots hold paths (1: every iteration)",
+        DEFAULT_REFILL
+    ))]
+    pub refill: Option<f32>,
+    /// Wavefront: how survivors are gathered ([`DEFAULT_COMPACTION`] unless
+    /// given).
+    #[arg(long, value_enum, help = with_default(
+        "Wavefront: how survivors are gathered into the next ray queue",
+        compaction_label(DEFAULT_COMPACTION.mode())
+    ))]
+    pub compaction: Option<CompactionArg>,
+    /// Wavefront: whether the coated materials' queue is sorted by variant
+    /// ([`DEFAULT_MATERIAL_SORT`] unless given).
+    #[arg(long, value_enum, help = with_default(
+        "Wavefront: sort the coated materials' shading queue by noise basis before shading it (`variant`), \
+         so that each warp runs one program, or shade in queue order (`off`)",
+        material_sort_label(DEFAULT_MATERIAL_SORT.mode())
+    ))]
+    pub material_sort: Option<MaterialSortArg>,
+    /// Wavefront: paths in flight ([`DEFAULT_CAPACITY`] unless given).
+    #[arg(long, value_parser = parse_capacity, help = with_default(
+        "Wavefront: paths in flight: a power of two (e.g. 2097152 or 2^21), a memory budget for path state \
+         and queues (e.g. 512MiB, 2GiB), or `auto` (every path of the render at once, as far as memory allows)",
+        DEFAULT_CAPACITY.label()
+    ))]
+    pub capacity: Option<Capacity>,
+    /// Wavefront: do not time each launch with CUDA events (the events
+    /// cost GPU time between the many small launches; only the wall time
+    /// and no per-kernel profile are then measured).
+    #[arg(long)]
+    pub untimed_launches: bool,
+    /// Wavefront: threads per block of the per-path kernels
+    /// ([`DEFAULT_WAVE_BLOCK`] unless given).
+    #[arg(long, help = with_default(
+        "Wavefront: threads per block of the per-path kernels",
+        DEFAULT_WAVE_BLOCK
+    ))]
+    pub wave_block: Option<u32>,
+    /// Wavefront: the tail-drain threshold ([`DEFAULT_DRAIN_BELOW`] unless
+    /// given).
+    #[arg(long, help = with_default(
+        "Wavefront: when no new path joins (all samples issued, or a bounce-synchronous wave running down) \
+         and at most this many paths remain, finish them in one drain launch (0: never)",
+        DEFAULT_DRAIN_BELOW
+    ))]
+    pub drain_below: Option<u32>,
+    /// With `--devices`: every GPU renders a share, even where joining
+    /// would not pay for its film (by default a GPU ready after the first
+    /// joins only when it saves more time than its film costs).
+    #[arg(long)]
+    pub split_all: bool,
+}
+
+/// A help text ending in the default of its flag, as clap shows one: the
+/// default written from its constant, for the flags that are `None` unless
+/// given.
+fn with_default(help: &str, default: impl std::fmt::Display) -> String {
+    format!("{help} [default: {default}]")
+}
+
+/// The flag `flag` of `setting`: it concerns the back ends the setting does.
+fn flag_of(flag: &'static str, setting: &SettingDecl) -> BackendFlag {
+    BackendFlag {
+        flag,
+        scope: setting.scope,
+    }
+}
+
+/// `--devices`: the GPUs of the GPU back ends.
+pub const DEVICES: BackendFlag = BackendFlag {
+    flag: "--devices",
+    scope: Scope::Gpu,
+};
+
+/// `--launch-log`: the kernel launches of the GPU back ends.
+pub const LAUNCH_LOG: BackendFlag = BackendFlag {
+    flag: "--launch-log",
+    scope: Scope::Gpu,
+};
+
+/// `--profile`: samples of the back ends that render on the host.
+pub const PROFILE: BackendFlag = BackendFlag {
+    flag: "--profile",
+    scope: Scope::Host,
+};
+
+/// The flags of `flags` whose `given` is true.
+fn flags_given(flags: impl IntoIterator<Item = (bool, BackendFlag)>) -> Vec<BackendFlag> {
+    flags.into_iter().filter(|(given, _)| *given).map(|(_, f)| f).collect()
+}
+
+impl LaunchArgs {
+    /// The flags given, each with the back ends it concerns (the setting
+    /// it sets declares them).
+    pub fn given(&self) -> Vec<BackendFlag> {
+        // Every field by name: a flag added here must be declared below.
+        let LaunchArgs {
+            block,
+            tile,
+            samples_per_launch,
+            threads,
+            cpu_schedule,
+            count_divergence,
+            max_registers,
+            kernels,
+            arithmetic,
+            schedule,
+            refill,
+            compaction,
+            material_sort,
+            capacity,
+            untimed_launches,
+            wave_block,
+            drain_below,
+            split_all,
+        } = self;
+        flags_given([
+            (block.is_some(), flag_of("--block", &BLOCK)),
+            (tile.is_some(), flag_of("--tile", &TILE)),
+            (
+                samples_per_launch.is_some(),
+                flag_of("--samples-per-launch", &SAMPLES_PER_LAUNCH),
+            ),
+            (threads.is_some(), flag_of("--threads", &THREADS)),
+            (cpu_schedule.is_some(), flag_of("--cpu-schedule", &CPU_SCHEDULE)),
+            (*count_divergence, flag_of("--count-divergence", &COUNT_DIVERGENCE)),
+            (max_registers.is_some(), flag_of("--max-registers", &MAX_REGISTERS)),
+            (kernels.is_some(), flag_of("--kernels", &KERNELS)),
+            (arithmetic.is_some(), flag_of("--arithmetic", &ARITHMETIC)),
+            (schedule.is_some(), flag_of("--schedule", &SCHEDULE)),
+            (refill.is_some(), flag_of("--refill", &REFILL)),
+            (compaction.is_some(), flag_of("--compaction", &COMPACTION)),
+            (material_sort.is_some(), flag_of("--material-sort", &MATERIAL_SORT)),
+            (capacity.is_some(), flag_of("--capacity", &CAPACITY)),
+            (*untimed_launches, flag_of("--untimed-launches", &TIME_LAUNCHES)),
+            (wave_block.is_some(), flag_of("--wave-block", &WAVE_BLOCK)),
+            (drain_below.is_some(), flag_of("--drain-below", &DRAIN_BELOW)),
+            (*split_all, flag_of("--split-all", &SPLIT_ALL)),
+        ])
+    }
+
+    /// The back-end options these arguments set, over the back ends'
+    /// defaults.
+    pub fn options(&self) -> Result<BackendOptions, String> {
+        let defaults = BackendOptions::default();
+        let (mega, wave) = (defaults.megakernel, defaults.wavefront);
+        let megakernel = MegakernelConfig {
+            block: self.block.unwrap_or(mega.block),
+            tile: self.tile,
+            samples_per_launch: self.samples_per_launch.unwrap_or(mega.samples_per_launch),
+            count_divergence: self.count_divergence,
+            max_registers: self.max_registers.or(mega.max_registers),
+            kernels: self.kernels.unwrap_or(mega.kernels),
+            arithmetic: self.arithmetic.unwrap_or(mega.arithmetic),
+        };
+        megakernel.validate()?;
+        let wavefront = WavefrontConfig {
+            capacity: self.capacity.unwrap_or(wave.capacity),
+            schedule: self.schedule.unwrap_or(wave.schedule),
+            refill: self.refill.or(wave.refill),
+            compaction: self.compaction.map_or(wave.compaction, CompactionArg::mode),
+            material_sort: self.material_sort.map_or(wave.material_sort, MaterialSortArg::mode),
+            block: self.wave_block.unwrap_or(wave.block),
+            count_divergence: self.count_divergence,
+            time_launches: !self.untimed_launches,
+            max_registers: self.max_registers,
+            kernels: self.kernels.unwrap_or(wave.kernels),
+            arithmetic: self.arithmetic.unwrap_or(wave.arithmetic),
+            drain_below: self.drain_below.unwrap_or(wave.drain_below),
+        };
+        wavefront.validate()?;
+        Ok(BackendOptions {
+            threads: self.threads.unwrap_or(defaults.threads),
+            cpu_schedule: self.cpu_schedule.unwrap_or(defaults.cpu_schedule),
+            megakernel,
+            wavefront,
+            split: if self.split_all {
+                SplitRule::Every
+            } else {
+                SplitRule::Paying
+            },
+        })
+    }
+}
+
+/// `wavepath render`.
+#[derive(Debug, clap::Args)]
+pub struct RenderArgs {
+    /// Scene and overrides.
+    #[command(flatten)]
+    pub scene: SceneArgs,
+    /// Back end.
+    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+    pub backend: BackendArg,
+    /// Launch configuration.
+    #[command(flatten)]
+    pub launch: LaunchArgs,
+    /// Output image (its formats: [`image::OUTPUT_FORMATS`]); default
+    /// `<scene name>.png`.
+    #[arg(long, help = format!(
+        "Output image ({}; {} for linear radiance as floats); default `<scene name>.png`",
+        image::extension_list(OutputFormat::is_display),
+        image::extension_list(OutputFormat::is_linear)
+    ))]
+    pub out: Option<PathBuf>,
+    /// Render a debug view instead of radiance.
+    #[arg(long, value_enum, default_value_t = ViewArg::Radiance)]
+    pub view: ViewArg,
+    /// Write one CSV row per GPU kernel launch to this file.
+    #[arg(long)]
+    pub launch_log: Option<PathBuf>,
+    /// Render on these GPUs: `all`, or ordinals such as 0,1 (the samples
+    /// split between them, the films merged exactly; default: GPU 0).
+    #[arg(long, value_parser = parse_devices)]
+    pub devices: Option<Devices>,
+    /// Sample the CPU back ends while they render: print the functions that
+    /// took the time and write a flame graph (SVG) to this file.
+    #[arg(long)]
+    pub profile: Option<PathBuf>,
+    /// Hide the progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// `wavepath verify`.
+#[derive(Debug, clap::Args)]
+pub struct VerifyArgs {
+    /// Scene and overrides.
+    #[command(flatten)]
+    pub scene: SceneArgs,
+    /// The back end to check against the `cpu` reference.
+    #[arg(long, value_enum, default_value_t = BackendKind::GpuMega)]
+    pub backend: BackendKind,
+    /// Launch configuration.
+    #[command(flatten)]
+    pub launch: LaunchArgs,
+    /// Render the checked back end on these GPUs: `all`, or ordinals such
+    /// as 0,1 (the samples split between them; default: GPU 0).
+    #[arg(long, value_parser = parse_devices)]
+    pub devices: Option<Devices>,
+}
+
+/// `wavepath bench`. Each sweep and setting is `None` unless given: the
+/// back ends' default then, and one given that none of `--backends` uses
+/// is refused ([`BenchArgs::given`]).
+#[derive(Debug, clap::Args)]
+pub struct BenchArgs {
+    /// Scene and overrides.
+    #[command(flatten)]
+    pub scene: SceneArgs,
+    /// Back ends to measure in one run, comma-separated (every one must
+    /// render the same image).
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "gpu-mega")]
+    pub backends: Vec<BackendKind>,
+    /// Megakernel block shapes to try ([`DEFAULT_BLOCK`] unless given).
+    #[arg(long, value_delimiter = ',', value_parser = parse_size, help = with_default(
+        "Megakernel block shapes to try, comma-separated",
+        size_label(DEFAULT_BLOCK)
+    ))]
+    pub blocks: Option<Vec<(u32, u32)>>,
+    /// Megakernel samples per launch to try ([`DEFAULT_SAMPLES_PER_LAUNCH`]
+    /// unless given).
+    #[arg(long, value_delimiter = ',', help = with_default(
+        "Megakernel samples per launch to try, comma-separated",
+        DEFAULT_SAMPLES_PER_LAUNCH
+    ))]
+    pub samples_per_launch: Option<Vec<u32>>,
+    /// Megakernel tile size (default: whole image).
+    #[arg(long, value_parser = parse_size)]
+    pub tile: Option<(u32, u32)>,
+    /// Wavefront schedules to try ([`DEFAULT_SCHEDULE`] unless given).
+    #[arg(long, value_enum, value_delimiter = ',', help = with_default(
+        "Wavefront schedules to try (regenerate at the default refill)",
+        DEFAULT_SCHEDULE.label()
+    ))]
+    pub schedules: Option<Vec<WaveSchedule>>,
+    /// Wavefront compaction modes to try ([`DEFAULT_COMPACTION`] unless
+    /// given).
+    #[arg(long, value_enum, value_delimiter = ',', help = with_default(
+        "Wavefront compaction modes to try",
+        compaction_label(DEFAULT_COMPACTION.mode())
+    ))]
+    pub compactions: Option<Vec<CompactionArg>>,
+    /// Wavefront pool capacities to try ([`DEFAULT_CAPACITY`] unless given).
+    #[arg(long, value_delimiter = ',', value_parser = parse_capacity, help = with_default(
+        "Wavefront pool capacities to try (powers of two, budgets such as 512MiB, or auto)",
+        DEFAULT_CAPACITY.label()
+    ))]
+    pub capacities: Option<Vec<Capacity>>,
+    /// Wavefront threads per block to try ([`DEFAULT_WAVE_BLOCK`] unless
+    /// given).
+    #[arg(long, value_delimiter = ',', help = with_default(
+        "Wavefront threads per block to try",
+        DEFAULT_WAVE_BLOCK
+    ))]
+    pub wave_blocks: Option<Vec<u32>>,
+    /// Wavefront tail-drain thresholds to try ([`DEFAULT_DRAIN_BELOW`]
+    /// unless given).
+    #[arg(long, value_delimiter = ',', help = with_default(
+        "Wavefront tail-drain thresholds to try (0: never drain)",
+        DEFAULT_DRAIN_BELOW
+    ))]
+    pub drains: Option<Vec<u32>>,
+    /// Timed repetitions per configuration (at most 1000).
+    #[arg(long, default_value_t = BENCH_REPEAT, value_parser = clap::value_parser!(u32).range(1..=MAX_REPEAT as i64))]
+    pub repeat: u32,
+    /// Untimed warm-up renders per configuration (at most 100).
+    #[arg(long, default_value_t = BENCH_WARMUP, value_parser = clap::value_parser!(u32).range(0..=MAX_WARMUP as i64))]
+    pub warmup: u32,
+    /// CPU threads for the `cpu` back end ([`DEFAULT_THREADS`] unless given).
+    #[arg(long, value_parser = parse_threads, help = with_default(
+        "CPU threads for the `cpu` back end (0: one per core; at most 1024)",
+        DEFAULT_THREADS
+    ))]
+    pub threads: Option<usize>,
+    /// Write one row per repetition to this CSV file.
+    #[arg(long)]
+    pub csv: Option<PathBuf>,
+    /// Write the launch records of each back end's best configuration to
+    /// this CSV file (one row per kernel launch, with the back end).
+    #[arg(long)]
+    pub launch_log: Option<PathBuf>,
+    /// Spread the GPU configurations over these GPUs, one at a time on
+    /// each: `all`, or ordinals such as 0,1 (default: GPU 0).
+    #[arg(long, value_parser = parse_devices)]
+    pub devices: Option<Devices>,
+}
+
+/// The values of a list flag, or `default` alone where it was not given.
+fn values_or<T: Clone>(given: &Option<Vec<T>>, default: T) -> Vec<T> {
+    given.clone().unwrap_or_else(|| vec![default])
+}
+
+impl BenchArgs {
+    /// The flags given that concern only some back ends, each with those
+    /// back ends (the setting it sweeps declares them).
+    pub fn given(&self) -> Vec<BackendFlag> {
+        flags_given([
+            (self.blocks.is_some(), flag_of("--blocks", &BLOCK)),
+            (
+                self.samples_per_launch.is_some(),
+                flag_of("--samples-per-launch", &SAMPLES_PER_LAUNCH),
+            ),
+            (self.tile.is_some(), flag_of("--tile", &TILE)),
+            (self.schedules.is_some(), flag_of("--schedules", &SCHEDULE)),
+            (self.compactions.is_some(), flag_of("--compactions", &COMPACTION)),
+            (self.capacities.is_some(), flag_of("--capacities", &CAPACITY)),
+            (self.wave_blocks.is_some(), flag_of("--wave-blocks", &WAVE_BLOCK)),
+            (self.drains.is_some(), flag_of("--drains", &DRAIN_BELOW)),
+            (self.threads.is_some(), flag_of("--threads", &THREADS)),
+            (self.launch_log.is_some(), LAUNCH_LOG),
+            (self.devices.is_some(), DEVICES),
+        ])
+    }
+
+    /// The plan, over the back ends' defaults.
+    pub fn plan(&self) -> BenchPlan {
+        let defaults = BackendOptions::default();
+        let (mega, wave) = (defaults.megakernel, defaults.wavefront);
+        BenchPlan {
+            scene: self.scene.scene.clone(),
+            overrides: self.scene.overrides(),
+            backends: self.backends.clone(),
+            blocks: values_or(&self.blocks, mega.block),
+            samples_per_launch: values_or(&self.samples_per_launch, mega.samples_per_launch),
+            tile: self.tile,
+            schedules: values_or(&self.schedules, wave.schedule),
+            compactions: match &self.compactions {
+                Some(given) => given.iter().map(|c| c.mode()).collect(),
+                None => vec![wave.compaction],
+            },
+            capacities: values_or(&self.capacities, wave.capacity),
+            wave_blocks: values_or(&self.wave_blocks, wave.block),
+            drains: values_or(&self.drains, wave.drain_below),
+            repeat: self.repeat,
+            warmup: self.warmup,
+            threads: self.threads.unwrap_or(defaults.threads),
+        }
+    }
+}
+
+/// Refuses `--split-all` without `--devices`: a render on one GPU has no
+/// split for it to change.
+fn check_split_all(launch: &LaunchArgs, devices: Option<&Devices>) -> Result<(), String> {
+    if launch.split_all && devices.is_none() {
+        return Err("--split-all applies to a render split over --devices; add --devices or leave it out".into());
+    }
+    Ok(())
+}
+
+impl RenderArgs {
+    /// The validated request.
+    pub fn to_request(&self) -> Result<RenderRequest, String> {
+        check_split_all(&self.launch, self.devices.as_ref())?;
+        Ok(RenderRequest {
+            scene: self.scene.scene.clone(),
+            backend: self.backend.choice(),
+            overrides: self.scene.overrides(),
+            view: match self.view {
+                ViewArg::Radiance => RenderView::Radiance,
+                ViewArg::Normals => RenderView::Normals,
+                ViewArg::Albedo => RenderView::Albedo,
+                ViewArg::Depth => RenderView::Depth,
+            },
+            options: self.launch.options()?,
+            flags: self.given(),
+            out: self.out.clone(),
+            progress: !self.quiet,
+            launch_log: self.launch_log.clone(),
+            profile: self.profile.clone(),
+            devices: self.devices.clone(),
+            stop: None,
+        })
+    }
+
+    /// The flags given that concern only some back ends, with those back
+    /// ends.
+    pub fn given(&self) -> Vec<BackendFlag> {
+        let mut flags = self.launch.given();
+        flags.extend(flags_given([
+            (self.devices.is_some(), DEVICES),
+            (self.launch_log.is_some(), LAUNCH_LOG),
+            (self.profile.is_some(), PROFILE),
+        ]));
+        flags
+    }
+}
+
+impl VerifyArgs {
+    /// The back-end options, checked (`--split-all` needs `--devices`).
+    pub fn options(&self) -> Result<BackendOptions, String> {
+        check_split_all(&self.launch, self.devices.as_ref())?;
+        self.launch.options()
+    }
+
+    /// The flags given that concern only some back ends, with those back
+    /// ends.
+    pub fn given(&self) -> Vec<BackendFlag> {
+        let mut flags = self.launch.given();
+        flags.extend(flags_given([(self.devices.is_some(), DEVICES)]));
+        flags
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::{Args as _, CommandFactory as _};
+
+    #[test]
+    fn launch_arguments_are_validated() {
+        let cli = Cli::try_parse_from(["wavepath", "render", "s.toml", "--block", "64x32"]).unwrap();
+        let Command::Render(args) = cli.command else { panic!() };
+        assert!(
+            args.to_request()
+                .unwrap_err()
+                .contains("a block needs 1 to 1024 threads")
+        );
+        let cli = Cli::try_parse_from(["wavepath", "bench", "s.toml", "--blocks", "8x8,32x4,256x1"]).unwrap();
+        let Command::Bench(args) = cli.command else { panic!() };
+        assert_eq!(args.blocks, Some(vec![(8, 8), (32, 4), (256, 1)]));
+    }
+
+    /// The long names of `args`' arguments, as typed.
+    fn flags_of(args: &clap::Command) -> Vec<String> {
+        args.get_arguments()
+            .filter_map(|a| a.get_long())
+            .map(|l| format!("--{l}"))
+            .collect()
+    }
+
+    #[test]
+    fn every_launch_flag_is_declared_with_the_back_ends_it_concerns() {
+        let line = concat!(
+            "wavepath render s.toml --block 8x8 --tile 8x8 --samples-per-launch 2 --threads 2 ",
+            "--cpu-schedule static-rows --count-divergence --max-registers 64 --kernels all --arithmetic fast --schedule ",
+            "bounce-sync --refill 0.5 --compaction prefix-sum --material-sort off --capacity 2^20 ",
+            "--untimed-launches --wave-block 64 --drain-below 0 --split-all --devices 0 --launch-log l.csv ",
+            "--profile p.svg",
+        );
+        let cli = Cli::try_parse_from(line.split_whitespace()).unwrap();
+        let Command::Render(args) = cli.command else { panic!() };
+        // Every launch flag, by its own name, in the order it is declared.
+        let launch = flags_of(&LaunchArgs::augment_args(clap::Command::new("launch")));
+        let given: Vec<&str> = args.launch.given().iter().map(|f| f.flag).collect();
+        assert_eq!(given, launch);
+        assert!(args.given().iter().all(|f| f.scope != Scope::Every));
+        assert_eq!(args.given().len(), launch.len() + 3);
+        let render = flags_of(Cli::command().find_subcommand("render").unwrap());
+        assert!(args.given().iter().all(|f| render.iter().any(|r| r == f.flag)));
+        // Nothing given, nothing to refuse.
+        let cli = Cli::try_parse_from(["wavepath", "render", "s.toml", "--backend", "cpu"]).unwrap();
+        let Command::Render(args) = cli.command else { panic!() };
+        assert_eq!(args.given(), []);
+    }
+
+    #[test]
+    fn every_bench_flag_of_some_back_ends_is_declared_with_them() {
+        let line = concat!(
+            "wavepath bench s.toml --blocks 8x8 --samples-per-launch 2 --tile 8x8 --schedules ",
+            "regenerate --compactions prefix-sum --capacities auto --wave-blocks 64 --drains 0 ",
+            "--threads 2 --launch-log l.csv --devices 0",
+        );
+        let cli = Cli::try_parse_from(line.split_whitespace()).unwrap();
+        let Command::Bench(args) = cli.command else { panic!() };
+        let bench = flags_of(Cli::command().find_subcommand("bench").unwrap());
+        let given = args.given();
+        assert_eq!(given.len(), 11);
+        assert!(given.iter().all(|f| bench.iter().any(|b| b == f.flag)), "{given:?}");
+        let cli = Cli::try_parse_from(["wavepath", "bench", "s.toml", "--backends", "cpu"]).unwrap();
+        let Command::Bench(args) = cli.command else { panic!() };
+        assert_eq!(args.given(), []);
+    }
+
+    #[test]
+    fn an_error_quotes_a_long_value_cut_short() {
+        let long = format!("exact+{}", "x".repeat(100_000));
+        let e = Cli::try_parse_from(["wavepath", "render", "s.toml", "--kernels", &long]).unwrap_err();
+        assert!(e.to_string().len() > 100_000, "clap quotes it whole");
+        let shown = shortened(e).to_string();
+        assert!(shown.len() < 1000, "{} bytes", shown.len());
+        assert!(
+            shown.contains("(100006 bytes)") && shown.contains("is no feature"),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn the_command_line_defaults_are_the_back_ends_defaults() {
+        let cli = Cli::try_parse_from(["wavepath", "render", "s.toml"]).unwrap();
+        let Command::Render(args) = cli.command else { panic!() };
+        assert_eq!(args.launch.options(), Ok(BackendOptions::default()));
+        let cli = Cli::try_parse_from(["wavepath", "bench", "s.toml"]).unwrap();
+        let Command::Bench(args) = cli.command else { panic!() };
+        let (mega, wave) = (MegakernelConfig::default(), WavefrontConfig::default());
+        let plan = args.plan();
+        assert_eq!(plan.blocks, [mega.block]);
+        assert_eq!(plan.samples_per_launch, [mega.samples_per_launch]);
+        assert_eq!(plan.schedules, [wave.schedule]);
+        assert_eq!(plan.compactions, [wave.compaction]);
+        assert_eq!(plan.capacities, [wave.capacity]);
+        assert_eq!(plan.wave_blocks, [wave.block]);
+        assert_eq!(plan.drains, [wave.drain_below]);
+    }
+}
