@@ -37,6 +37,7 @@ pub mod launch;
 pub mod light;
 pub mod material;
 pub mod math;
+pub mod noise;
 pub mod observe;
 pub mod queue;
 pub mod rng;

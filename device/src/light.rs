@@ -360,7 +360,7 @@ mod tests {
             transmittance: Rgb::WHITE,
             pattern: Colour::BLACK,
             octaves: 0,
-            basis: crate::material::noise::Basis(0),
+            basis: crate::noise::Basis(0),
             _pad: 0,
             frequency: 1.0,
         }

@@ -32,7 +32,7 @@ pub const SORTED_CLASS: ShadeClass = ShadeClass::Coated;
 
 /// Variants a material of [`SORTED_CLASS`] can take
 /// ([`crate::material::Material::variant`]).
-pub const VARIANTS: usize = crate::material::noise::BASES as usize;
+pub const VARIANTS: usize = crate::noise::BASES as usize;
 
 /// A set of material kinds: those a kernel holds the code of (the
 /// material bits of its [`Features`](crate::features::Features)).

@@ -4,7 +4,7 @@
 //!
 //! * a **checker** of two colours, in cells of `1 / frequency`;
 //! * **fBm noise** of `octaves` octaves (the value noise of
-//!   [`crate::material::noise`]), blending its two colours;
+//!   [`crate::noise`]), blending its two colours;
 //! * an **image**, filtered bilinearly and repeated `frequency` times
 //!   over the unit square of texture coordinates.
 //!
@@ -17,8 +17,8 @@
 //! crate's own [`scalar`] functions, so all back ends read the same bits.
 
 use crate::geometry::{Hit, PrimKind, PrimRef, Primitives};
-use crate::material::noise::{Basis, fbm};
 use crate::math::{Rgb, Vec3, scalar};
+use crate::noise::{Basis, fbm};
 use crate::slice::DeviceSlice;
 
 /// A point in texture space: `u` across, `v` up, the unit square holding
@@ -85,7 +85,7 @@ pub struct Texture {
     /// Checker cells or noise lattice cells per unit of its space; an
     /// image's repeats over the unit square.
     pub frequency: f32,
-    /// Noise: octaves (at most [`crate::material::noise::MAX_OCTAVES`]).
+    /// Noise: octaves (at most [`crate::noise::MAX_OCTAVES`]).
     pub octaves: u32,
     /// Image: its first texel in [`Textures::texels`] (rows bottom to top).
     pub first_texel: u32,

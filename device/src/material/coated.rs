@@ -8,10 +8,10 @@
 //! the cosine. Next-event estimation weighs the base's lobe only.
 
 use super::fresnel::schlick;
-use super::noise::fbm;
 use super::{Evaluated, Material, Scatter, ScatterInput, offset_origin};
 use crate::geometry::sampling::cosine_hemisphere;
 use crate::math::{Ray, Rgb, Vec3, scalar};
+use crate::noise::fbm;
 use crate::rng::Dim;
 
 /// The coat's reflectance for the arriving ray (its probability of

@@ -13,10 +13,10 @@ pub mod diffuse;
 pub mod dispatch;
 pub mod fresnel;
 pub mod metal;
-pub mod noise;
 
 use crate::geometry::{Hit, Primitives};
 use crate::math::{Ray, Rgb, Vec3};
+use crate::noise;
 use crate::rng::PathRng;
 use crate::shading::MaterialKinds;
 use crate::texture::{Colour, SurfacePoint, Textures};

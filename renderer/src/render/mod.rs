@@ -148,7 +148,12 @@ impl RenderSummary {
         let secs = self.output.elapsed.as_secs_f64().max(1e-9);
         let samples = self.params.width as f64 * self.params.height as f64 * self.output.spp as f64;
         let spp = if self.interrupted() {
-            format!("{} of {} spp (stopped by Ctrl-C)", self.output.spp, self.spp)
+            format!(
+                "{} of {} spp (stopped by {})",
+                self.output.spp,
+                self.spp,
+                crate::system::interrupt::stopped_by()
+            )
         } else {
             format!("{} spp", self.spp)
         };

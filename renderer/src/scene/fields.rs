@@ -2,8 +2,8 @@
 //! the error they give before `Locator` places it in the file.
 
 use super::schema::Triple;
-use device::material::noise::MAX_OCTAVES;
 use device::math::{Rgb, Vec3};
+use device::noise::MAX_OCTAVES;
 
 /// The largest coordinate accepted anywhere in a scene, after transforms.
 /// Beyond it `f32` keeps fewer than 64 steps per unit, and the squared

@@ -3,9 +3,9 @@
 
 use super::builder::SceneBuilder;
 use super::sections::blank_material;
-use device::material::noise::Basis;
 use device::material::{FresnelModel, Material, MaterialKind};
 use device::math::{Rgb, Vec3};
+use device::noise::Basis;
 use device::rng::pcg_hash;
 use device::texture::Colour;
 

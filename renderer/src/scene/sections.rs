@@ -9,9 +9,9 @@ use super::{SceneSettings, ToneMapping};
 use crate::accel::AccelSettings;
 use crate::settings::size::{MAX_DEPTH, MAX_IMAGE_SIDE, MAX_SPP};
 use device::camera::CameraSpec;
-use device::material::noise::{BASES, Basis};
 use device::material::{FresnelModel, Material, MaterialKind};
 use device::math::Rgb;
+use device::noise::{BASES, Basis};
 use device::scene::Background;
 use device::texture::Colour;
 

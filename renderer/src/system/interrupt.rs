@@ -79,7 +79,8 @@ pub fn exit_status() -> u8 {
     status_of(FIRST.load(SeqCst))
 }
 
-/// How messages name the first signal: `Ctrl-C` for SIGINT.
+/// How messages name the first signal: `Ctrl-C` for SIGINT, `a stop
+/// request` where no signal came (a stop asked for by the program).
 pub fn stopped_by() -> &'static str {
     name_of(FIRST.load(SeqCst))
 }
@@ -93,6 +94,7 @@ fn status_of(signal: c_int) -> u8 {
 /// How messages name `signal`.
 fn name_of(signal: c_int) -> &'static str {
     match signal {
+        0 => "a stop request",
         libc::SIGINT => "Ctrl-C",
         libc::SIGTERM => "SIGTERM",
         libc::SIGHUP => "SIGHUP",

@@ -15,7 +15,7 @@ use device::features::Features;
 use device::kernel::EntryPoint;
 use device::kernels::fault::FaultTrap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 /// What the driver loads for `text`: the PTX itself, for its JIT, or the
 /// machine code `assembler` makes of it for `sm_{arch}`.
@@ -34,17 +34,26 @@ fn machine_code(assembler: Option<&Path>, text: String, arch: u32) -> Result<Ptx
 /// come from the device crate of the same commit (the argument structs are
 /// the binary's). For measuring a variant of the kernels without
 /// rebuilding the host; the binary's summary names the file, and
-/// `experiment` refuses it.
-fn outside_module() -> Result<Option<(PathBuf, u32, &'static str)>, String> {
-    let Some(path) = std::env::var_os("WAVEPATH_PTX")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-    else {
-        return Ok(None);
-    };
-    let (arch, text) = read_outside_module(&path)?;
-    // The module lives as long as the process, as an embedded one does.
-    Ok(Some((path, arch, Box::leak(text.into_boxed_str()))))
+/// `experiment` refuses it. The file is read once per process, at the first
+/// GPU's opening, and lives as long as the process, as an embedded module
+/// does: every GPU a render opens loads the same text.
+fn outside_module() -> Result<Option<(&'static Path, u32, &'static str)>, String> {
+    static MODULE: OnceLock<Result<Option<(PathBuf, u32, String)>, String>> = OnceLock::new();
+    let module = MODULE.get_or_init(|| {
+        let Some(path) = std::env::var_os("WAVEPATH_PTX")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+        else {
+            return Ok(None);
+        };
+        let (arch, text) = read_outside_module(&path)?;
+        Ok(Some((path, arch, text)))
+    });
+    match module {
+        Ok(Some((path, arch, text))) => Ok(Some((path.as_path(), *arch, text.as_str()))),
+        Ok(None) => Ok(None),
+        Err(error) => Err(error.clone()),
+    }
 }
 
 /// The architecture and text of the PTX module in the file at `path`, read
@@ -174,7 +183,7 @@ impl Gpu {
         let (major, minor) = (major as u32, minor as u32);
         let outside = outside_module().map_err(|error| GpuError::Config { what: "PTX", error })?;
         let (ptx_file, (ptx_arch, ptx_text)) = match outside {
-            Some((file, arch, text)) => (Some(file), (arch, text)),
+            Some((file, arch, text)) => (Some(file.to_path_buf()), (arch, text)),
             None => (None, choose_ptx(&name, (major, minor), ptx::PTX_MODULES)?),
         };
         let ptx_name = ptx::module_name(ptx_arch, ptx_file.as_deref());

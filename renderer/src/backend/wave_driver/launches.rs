@@ -524,7 +524,7 @@ mod tests {
     use super::*;
     use crate::scene::blank_material;
     use device::material::MaterialKind;
-    use device::material::noise::Basis;
+    use device::noise::Basis;
 
     #[test]
     fn only_coated_materials_of_two_or_more_bases_are_sorted() {
