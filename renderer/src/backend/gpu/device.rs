@@ -37,8 +37,8 @@ fn machine_code(assembler: Option<&Path>, text: String, arch: u32) -> Result<Ptx
 /// `experiment` refuses it. The file is read once per process, at the first
 /// GPU's opening, and lives as long as the process, as an embedded module
 /// does: every GPU a render opens loads the same text.
-fn outside_module() -> Result<Option<(&'static Path, u32, &'static str)>, String> {
-    static MODULE: OnceLock<Result<Option<(PathBuf, u32, String)>, String>> = OnceLock::new();
+fn outside_module() -> Result<Option<&'static OutsideModule>, String> {
+    static MODULE: OnceLock<Result<Option<OutsideModule>, String>> = OnceLock::new();
     let module = MODULE.get_or_init(|| {
         let Some(path) = std::env::var_os("WAVEPATH_PTX")
             .filter(|v| !v.is_empty())
@@ -47,13 +47,19 @@ fn outside_module() -> Result<Option<(&'static Path, u32, &'static str)>, String
             return Ok(None);
         };
         let (arch, text) = read_outside_module(&path)?;
-        Ok(Some((path, arch, text)))
+        Ok(Some(OutsideModule { path, arch, text }))
     });
-    match module {
-        Ok(Some((path, arch, text))) => Ok(Some((path.as_path(), *arch, text.as_str()))),
-        Ok(None) => Ok(None),
-        Err(error) => Err(error.clone()),
-    }
+    module.as_ref().map(Option::as_ref).map_err(Clone::clone)
+}
+
+/// A PTX module that `WAVEPATH_PTX` names, as read.
+struct OutsideModule {
+    /// The file.
+    path: PathBuf,
+    /// The architecture its `.target` line gives.
+    arch: u32,
+    /// Its text.
+    text: String,
 }
 
 /// The architecture and text of the PTX module in the file at `path`, read
@@ -183,7 +189,7 @@ impl Gpu {
         let (major, minor) = (major as u32, minor as u32);
         let outside = outside_module().map_err(|error| GpuError::Config { what: "PTX", error })?;
         let (ptx_file, (ptx_arch, ptx_text)) = match outside {
-            Some((file, arch, text)) => (Some(file.to_path_buf()), (arch, text)),
+            Some(module) => (Some(module.path.clone()), (module.arch, module.text.as_str())),
             None => (None, choose_ptx(&name, (major, minor), ptx::PTX_MODULES)?),
         };
         let ptx_name = ptx::module_name(ptx_arch, ptx_file.as_deref());
