@@ -27,6 +27,7 @@ use renderer::settings::nee::NeeMode;
 use renderer::settings::sampler::SamplerKind;
 use renderer::settings::scope::Scope;
 use renderer::settings::size::{MAX_DEPTH, MAX_SPP, parse_size, size_label};
+use renderer::io::document_path::PathStep;
 use renderer::settings::wave_config::{
     CompactionArg, MaterialSortArg, WaveSchedule, compaction_label, material_sort_label,
 };
@@ -161,15 +162,6 @@ fn type_of(v: &toml::Value) -> String {
         toml::Value::Array(_) => "an array".into(),
         toml::Value::Table(_) => "a table".into(),
     }
-}
-
-/// One step of a scene-field path: a key, or an index into an array.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum PathStep {
-    /// A table key.
-    Key(String),
-    /// An array index.
-    Index(usize),
 }
 
 /// Splits a scene-field path such as `generators[0].grid` into steps.

@@ -6,7 +6,8 @@
 //! keeps the file's layout, so a scene error still points at the file's
 //! own lines.
 
-use super::params::{PathStep, scene_path};
+use super::params::scene_path;
+use renderer::io::document_path::PathStep;
 use anyhow::Context;
 use renderer::accel::AccelChoice;
 use renderer::backend::gpu::Gpu;

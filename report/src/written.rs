@@ -33,6 +33,7 @@ use lab::spread::loads;
 use renderer::backend::BackendKind;
 use renderer::settings::backend::{BackendArg, BackendChoice};
 use renderer::settings::echo::shorten_for_error;
+use renderer::io::document_path::{PathStep, key};
 use renderer::settings::kernels::EARLIER_BUILDS;
 use std::collections::HashMap;
 use std::path::Path;
@@ -733,17 +734,10 @@ const RUNNING: &str = "running";
 /// complete; the reason follows.
 const STATUS_PREFIXES: [&str; 4] = ["failed: ", "not finished: ", "skipped: ", INTERRUPTED];
 
-/// One step of a path into the manifest: a key, or an index into an array.
-#[derive(Clone, Copy, Debug)]
-enum Step {
-    Key(&'static str),
-    Index(usize),
-}
-
 /// A manifest field out of range.
 struct Misfit {
     /// Its path in the manifest.
-    path: Vec<Step>,
+    path: Vec<PathStep>,
     /// Its name in messages.
     field: String,
     /// What is wrong.
@@ -801,7 +795,7 @@ fn study_rows(m: &Manifest, rows: &[RunRow], runs: &str) -> Result<(), Misfit> {
                 format!("{runs} holds {held} rows of the study")
             };
             return Err(Misfit {
-                path: vec![Step::Key("study"), Step::Index(i), Step::Key("rows")],
+                path: vec![key("study"), PathStep::Index(i), key("rows")],
                 field: format!("study `{}`, field `rows`", s.name),
                 problem: format!("{}, but {why}", s.rows),
             });
@@ -814,9 +808,9 @@ fn study_rows(m: &Manifest, rows: &[RunRow], runs: &str) -> Result<(), Misfit> {
 /// the file `runs`), each once, with its host and its count of rows,
 /// where two or more ranks made them; none otherwise.
 fn ranks(m: &Manifest, rows: &[RunRow], runs: &str) -> Result<(), Misfit> {
-    use Step::{Index, Key};
+    use PathStep::Index;
     let made = loads(rows, |r| r.rank.map(|k| (k, r.host.as_str())));
-    let at = |path: Vec<Step>, field: String, problem: String| Err(Misfit { path, field, problem });
+    let at = |path: Vec<PathStep>, field: String, problem: String| Err(Misfit { path, field, problem });
     if made.len() < 2 {
         if m.rank.is_empty() {
             return Ok(());
@@ -829,13 +823,13 @@ fn ranks(m: &Manifest, rows: &[RunRow], runs: &str) -> Result<(), Misfit> {
                 _ => "no MPI rank".into(),
             }
         );
-        return at(vec![Key("rank")], "field `rank`".into(), problem);
+        return at(vec![key("rank")], "field `rank`".into(), problem);
     }
     for (i, r) in m.rank.iter().enumerate() {
-        let field = |key: &'static str| {
+        let field = |name: &'static str| {
             (
-                vec![Key("rank"), Index(i), Key(key)],
-                format!("field `rank[{i}].{key}`"),
+                vec![key("rank"), Index(i), key(name)],
+                format!("field `rank[{i}].{name}`"),
             )
         };
         if let Some(j) = m.rank[..i].iter().position(|e| e.rank == r.rank) {
@@ -868,7 +862,7 @@ fn ranks(m: &Manifest, rows: &[RunRow], runs: &str) -> Result<(), Misfit> {
     }
     match made.iter().find(|l| !m.rank.iter().any(|r| r.rank == l.number)) {
         Some(l) => at(
-            vec![Key("rank")],
+            vec![key("rank")],
             "field `rank`".into(),
             format!("lists no rank {}, which made {} rows of {runs}", l.number, l.rows),
         ),
@@ -878,8 +872,8 @@ fn ranks(m: &Manifest, rows: &[RunRow], runs: &str) -> Result<(), Misfit> {
 
 /// The first field of `m` out of range.
 fn manifest_fields(m: &Manifest) -> Result<(), Misfit> {
-    use Step::{Index, Key};
-    let field = |path: Vec<Step>, name: String| {
+    use PathStep::Index;
+    let field = |path: Vec<PathStep>, name: String| {
         move |problem: String| Misfit {
             path,
             field: format!("field `{name}`"),
@@ -888,18 +882,18 @@ fn manifest_fields(m: &Manifest) -> Result<(), Misfit> {
     };
     if let Some(d) = &m.device {
         measure(d.memory_gib, false, false).map_err(field(
-            vec![Key("device"), Key("memory_gib")],
+            vec![key("device"), key("memory_gib")],
             "device.memory_gib".into(),
         ))?;
     }
     for (i, d) in m.devices.iter().enumerate() {
         measure(d.memory_gib, false, false).map_err(field(
-            vec![Key("devices"), Index(i), Key("memory_gib")],
+            vec![key("devices"), Index(i), key("memory_gib")],
             format!("devices[{i}].memory_gib"),
         ))?;
         if let Some(j) = m.devices[..i].iter().position(|e| e.ordinal == d.ordinal) {
             return Err(field(
-                vec![Key("devices"), Index(i), Key("ordinal")],
+                vec![key("devices"), Index(i), key("ordinal")],
                 format!("devices[{i}].ordinal"),
             )(format!(
                 "{} is also the ordinal of devices[{j}] (the runner lists each GPU once)",
@@ -910,21 +904,21 @@ fn manifest_fields(m: &Manifest) -> Result<(), Misfit> {
     if let Some(o) = &m.overhead {
         for (name, value) in [("median_fraction", o.median_fraction), ("max_fraction", o.max_fraction)] {
             measure(value, false, false)
-                .map_err(field(vec![Key("overhead"), Key(name)], format!("overhead.{name}")))?;
+                .map_err(field(vec![key("overhead"), key(name)], format!("overhead.{name}")))?;
         }
     }
     if let Some(v) = m.rank_imbalance {
-        measure(v, false, false).map_err(field(vec![Key("rank_imbalance")], "rank_imbalance".into()))?;
+        measure(v, false, false).map_err(field(vec![key("rank_imbalance")], "rank_imbalance".into()))?;
     }
     for (i, r) in m.rank.iter().enumerate() {
         measure(r.render_s, false, false).map_err(field(
-            vec![Key("rank"), Index(i), Key("render_s")],
+            vec![key("rank"), Index(i), key("render_s")],
             format!("rank[{i}].render_s"),
         ))?;
     }
     for (i, s) in m.study.iter().enumerate() {
         study_fields(s, &m.study[..i]).map_err(|(mut path, name, problem)| {
-            path.splice(0..0, [Key("study"), Index(i)]);
+            path.splice(0..0, [key("study"), Index(i)]);
             Misfit {
                 path,
                 field: format!("study `{}`, field `{name}`", s.name),
@@ -936,7 +930,7 @@ fn manifest_fields(m: &Manifest) -> Result<(), Misfit> {
     for (i, k) in m.skipped.iter().enumerate() {
         if !m.study.iter().any(|s| s.name == k.study) {
             return Err(field(
-                vec![Key("skipped"), Index(i), Key("study")],
+                vec![key("skipped"), Index(i), key("study")],
                 format!("skipped[{i}].study"),
             )(format!(
                 "`{}` is not one of the manifest's studies",
@@ -950,22 +944,22 @@ fn manifest_fields(m: &Manifest) -> Result<(), Misfit> {
 /// The first of the experiment's times and each session's that is not a
 /// [`span`] the runner writes.
 fn times(m: &Manifest) -> Result<(), Misfit> {
-    use Step::{Index, Key};
+    use PathStep::Index;
     let e = &m.experiment;
     let experiment = (
-        vec![Key("experiment")],
+        vec![key("experiment")],
         "experiment".to_string(),
         &e.started,
         &e.finished,
     );
     let sessions = m.session.iter().enumerate().map(|(i, s)| {
-        let path = vec![Key("session"), Index(i)];
+        let path = vec![key("session"), Index(i)];
         (path, format!("session[{i}]"), &s.started, &s.finished)
     });
     for (path, name, started, finished) in std::iter::once(experiment).chain(sessions) {
-        span(started, finished).map_err(|(key, problem)| Misfit {
-            path: [path, vec![Key(key)]].concat(),
-            field: format!("field `{name}.{key}`"),
+        span(started, finished).map_err(|(field, problem)| Misfit {
+            path: [path, vec![key(field)]].concat(),
+            field: format!("field `{name}.{field}`"),
             problem,
         })?;
     }
@@ -974,38 +968,38 @@ fn times(m: &Manifest) -> Result<(), Misfit> {
 
 /// The first field of study `s` out of range (`earlier` are the studies
 /// before it): its path within the study, its name and what is wrong.
-fn study_fields(s: &ManifestStudy, earlier: &[ManifestStudy]) -> Result<(), (Vec<Step>, String, String)> {
-    use Step::{Index, Key};
-    let at = |path: Vec<Step>, name: String, problem: String| Err((path, name, problem));
+fn study_fields(s: &ManifestStudy, earlier: &[ManifestStudy]) -> Result<(), (Vec<PathStep>, String, String)> {
+    use PathStep::Index;
+    let at = |path: Vec<PathStep>, name: String, problem: String| Err((path, name, problem));
     if earlier.iter().any(|e| e.name == s.name) {
         return at(
-            vec![Key("name")],
+            vec![key("name")],
             "name".into(),
             "an earlier study has this name".into(),
         );
     }
     if s.backends.is_empty() {
         return at(
-            vec![Key("backends")],
+            vec![key("backends")],
             "backends".into(),
             "empty (expected the study's back ends)".into(),
         );
     }
     for (j, b) in s.backends.iter().enumerate() {
         if let Err(problem) = backend(b) {
-            return at(vec![Key("backends"), Index(j)], "backends".into(), problem);
+            return at(vec![key("backends"), Index(j)], "backends".into(), problem);
         }
     }
     if let Some(b) = &s.baseline
         && !s.backends.contains(b)
     {
         let problem = format!("`{b}` is not one of the study's back ends ({})", s.backends.join(", "));
-        return at(vec![Key("baseline")], "baseline".into(), problem);
+        return at(vec![key("baseline")], "baseline".into(), problem);
     }
     for (j, name) in s.swept.iter().enumerate() {
         if Param::named(name).is_none() {
             let problem = format!("`{name}` is not a setting a study can sweep");
-            return at(vec![Key("swept"), Index(j)], "swept".into(), problem);
+            return at(vec![key("swept"), Index(j)], "swept".into(), problem);
         }
     }
     let status = s.status.as_str();
@@ -1015,7 +1009,7 @@ fn study_fields(s: &ManifestStudy, earlier: &[ManifestStudy]) -> Result<(), (Vec
             STATUSES.map(|s| format!("`{s}`")).join(", "),
             STATUS_PREFIXES.map(|s| format!("`{s}`")).join(", ")
         );
-        return at(vec![Key("status")], "status".into(), problem);
+        return at(vec![key("status")], "status".into(), problem);
     }
     if let Some(scaling) = &s.scaling
         && scaling != Scaling::Weak.name()
@@ -1024,13 +1018,13 @@ fn study_fields(s: &ManifestStudy, earlier: &[ManifestStudy]) -> Result<(), (Vec
             "`{scaling}` is out of range (expected `{}`, or no field for strong scaling)",
             Scaling::Weak.name()
         );
-        return at(vec![Key("scaling")], "scaling".into(), problem);
+        return at(vec![key("scaling")], "scaling".into(), problem);
     }
     for (j, p) in s.published.iter().enumerate() {
-        let field = |key: &'static str| {
+        let field = |name: &'static str| {
             (
-                vec![Key("published"), Index(j), Key(key)],
-                format!("published[{j}].{key}"),
+                vec![key("published"), Index(j), key(name)],
+                format!("published[{j}].{name}"),
             )
         };
         if let Err(problem) = measure(p.value, true, false) {
@@ -1057,15 +1051,15 @@ fn study_fields(s: &ManifestStudy, earlier: &[ManifestStudy]) -> Result<(), (Vec
 
 /// The line in TOML `text` of the field at `path`, or of as much of the
 /// path as `text` holds (1 where none of it).
-fn line_of(text: &str, path: &[Step]) -> usize {
+fn line_of(text: &str, path: &[PathStep]) -> usize {
     let mut start = 0;
     if let Ok(root) = DeTable::parse(text) {
         let root = DeValue::Table(root.into_inner());
         let mut at = &root;
         for step in path {
-            let next = match *step {
-                Step::Key(key) => at.get(key),
-                Step::Index(i) => at.get(i),
+            let next = match step {
+                PathStep::Key(name) => at.get(name.as_str()),
+                PathStep::Index(i) => at.get(*i),
             };
             let Some(next) = next else { break };
             start = next.span().start;
@@ -1083,13 +1077,13 @@ mod tests {
     fn a_field_is_found_on_its_line() {
         let text =
             "a = 1\n\n[[study]]\nname = \"x\"\n\n[[study]]\nname = \"y\"\nswept = [\n  \"spp\",\n  \"warp\",\n]\n";
-        use Step::{Index, Key};
-        assert_eq!(line_of(text, &[Key("a")]), 1);
-        assert_eq!(line_of(text, &[Key("study"), Index(1), Key("name")]), 7);
-        assert_eq!(line_of(text, &[Key("study"), Index(1), Key("swept"), Index(1)]), 10);
+        use PathStep::Index;
+        assert_eq!(line_of(text, &[key("a")]), 1);
+        assert_eq!(line_of(text, &[key("study"), Index(1), key("name")]), 7);
+        assert_eq!(line_of(text, &[key("study"), Index(1), key("swept"), Index(1)]), 10);
         // As much of the path as is there.
-        assert_eq!(line_of(text, &[Key("study"), Index(1), Key("status")]), 6);
-        assert_eq!(line_of(text, &[Key("none")]), 1);
+        assert_eq!(line_of(text, &[key("study"), Index(1), key("status")]), 6);
+        assert_eq!(line_of(text, &[key("none")]), 1);
     }
 
     #[test]

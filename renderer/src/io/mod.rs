@@ -2,6 +2,7 @@
 //! checked before the work and written whole or not at all, images and CSV.
 //!
 //! - [`input_file`]: scene, mesh and config files, regular and bounded;
+//! - [`document_path`]: paths into TOML documents (`generators[0].grid`);
 //! - [`atomic_file`]: output checks and atomic writes, shared by every
 //!   command that writes;
 //! - [`image`]: film → tone map → PNG, PPM or BMP;
@@ -9,5 +10,6 @@
 
 pub mod atomic_file;
 pub mod csv;
+pub mod document_path;
 pub mod image;
 pub mod input_file;

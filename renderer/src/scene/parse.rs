@@ -17,6 +17,7 @@
 use super::error::{SceneError, line_col, quoting_shortened};
 use super::locate::{listed_entry, named_entry, table_entry};
 use super::schema::SceneFile;
+use crate::io::document_path::{self, PathStep};
 use serde::Deserialize;
 use serde_spanned::Spanned;
 use std::borrow::Cow;
@@ -145,13 +146,6 @@ fn untag(table: &mut Spanned<DeValue<'_>>) {
     );
 }
 
-/// One step of a path into the document: a key, or an index into an array.
-#[derive(Clone, Debug, PartialEq)]
-enum Step {
-    Key(String),
-    Index(usize),
-}
-
 /// The error `e` of reading the document `written` (the text of `path`),
 /// placed at its span: with its entry and field where the span lies in
 /// an entry, else at its position alone.
@@ -214,7 +208,7 @@ fn unknown_keys(message: &str) -> Option<String> {
 
 /// The path to the narrowest key or value of `doc` whose text holds
 /// `span` (empty when none does).
-fn locate(doc: &DeTable, span: &Range<usize>) -> Vec<Step> {
+fn locate(doc: &DeTable, span: &Range<usize>) -> Vec<PathStep> {
     let mut best = None;
     visit_table(doc, span, &mut Vec::new(), &mut best);
     best.map(|(_, path)| path).unwrap_or_default()
@@ -222,7 +216,7 @@ fn locate(doc: &DeTable, span: &Range<usize>) -> Vec<Step> {
 
 /// Records `path` in `best` if `text` holds `span` and is no wider than
 /// the best so far (of equal widths, the later, deeper one wins).
-fn consider(text: Range<usize>, span: &Range<usize>, path: &[Step], best: &mut Option<(usize, Vec<Step>)>) {
+fn consider(text: Range<usize>, span: &Range<usize>, path: &[PathStep], best: &mut Option<(usize, Vec<PathStep>)>) {
     let holds = text.start <= span.start && span.end <= text.end;
     if holds && best.as_ref().is_none_or(|(width, _)| text.len() <= *width) {
         *best = Some((text.len(), path.to_vec()));
@@ -230,9 +224,9 @@ fn consider(text: Range<usize>, span: &Range<usize>, path: &[Step], best: &mut O
 }
 
 /// [`consider`]s every key and value of `table`, at `path`.
-fn visit_table(table: &DeTable, span: &Range<usize>, path: &mut Vec<Step>, best: &mut Option<(usize, Vec<Step>)>) {
+fn visit_table(table: &DeTable, span: &Range<usize>, path: &mut Vec<PathStep>, best: &mut Option<(usize, Vec<PathStep>)>) {
     for (key, value) in table.iter() {
-        path.push(Step::Key(key.get_ref().to_string()));
+        path.push(document_path::key(key.get_ref().to_string()));
         consider(key.span(), span, path, best);
         visit_value(value, span, path, best);
         path.pop();
@@ -243,15 +237,15 @@ fn visit_table(table: &DeTable, span: &Range<usize>, path: &mut Vec<Step>, best:
 fn visit_value(
     value: &Spanned<DeValue<'_>>,
     span: &Range<usize>,
-    path: &mut Vec<Step>,
-    best: &mut Option<(usize, Vec<Step>)>,
+    path: &mut Vec<PathStep>,
+    best: &mut Option<(usize, Vec<PathStep>)>,
 ) {
     consider(value.span(), span, path, best);
     match value.get_ref() {
         DeValue::Table(table) => visit_table(table, span, path, best),
         DeValue::Array(items) => {
             for (i, item) in items.iter().enumerate() {
-                path.push(Step::Index(i));
+                path.push(PathStep::Index(i));
                 visit_value(item, span, path, best);
                 path.pop();
             }
@@ -264,12 +258,12 @@ fn visit_value(
 /// errors name it (`[render]`, `[materials.white]`, `objects[2] (sphere)`),
 /// and the field within it, or the field `message` names (a missing or
 /// unknown one) where the path ends at the entry. `None` outside entries.
-fn item(doc: &DeTable, path: &[Step], message: &str) -> Option<String> {
+fn item(doc: &DeTable, path: &[PathStep], message: &str) -> Option<String> {
     let (entry, field) = match path {
-        [Step::Key(section), Step::Key(name), field @ ..] if NAMED_TABLES.contains(&section.as_str()) => {
+        [PathStep::Key(section), PathStep::Key(name), field @ ..] if NAMED_TABLES.contains(&section.as_str()) => {
             (named_entry(section, name), field)
         }
-        [Step::Key(section), Step::Index(i), field @ ..] if TABLE_ARRAYS.contains(&section.as_str()) => {
+        [PathStep::Key(section), PathStep::Index(i), field @ ..] if TABLE_ARRAYS.contains(&section.as_str()) => {
             let kind = doc
                 .get(section.as_str())
                 .and_then(|s| s.get_ref().as_array())
@@ -279,21 +273,14 @@ fn item(doc: &DeTable, path: &[Step], message: &str) -> Option<String> {
                 .unwrap_or("no kind");
             (listed_entry(section, *i, kind), field)
         }
-        [Step::Key(section), field @ ..] if doc.get(section.as_str()).is_some_and(|s| s.get_ref().is_table()) => {
+        [PathStep::Key(section), field @ ..] if doc.get(section.as_str()).is_some_and(|s| s.get_ref().is_table()) => {
             (table_entry(section), field)
         }
         _ => return None,
     };
     let field = match field {
         [] => quoted_field(message),
-        steps => Some(steps.iter().fold(String::new(), |mut text, step| {
-            match step {
-                Step::Key(k) if text.is_empty() => text.push_str(k),
-                Step::Key(k) => text.push_str(&format!(".{k}")),
-                Step::Index(i) => text.push_str(&format!("[{i}]")),
-            }
-            text
-        })),
+        steps => Some(document_path::display(steps)),
     };
     Some(match field {
         Some(field) => format!("{entry}, field `{field}`"),
@@ -341,11 +328,11 @@ mod tests {
         assert_eq!(
             path,
             [
-                Step::Key("objects".into()),
-                Step::Index(0),
-                Step::Key("edges".into()),
-                Step::Index(1),
-                Step::Index(1)
+                PathStep::Key("objects".into()),
+                PathStep::Index(0),
+                PathStep::Key("edges".into()),
+                PathStep::Index(1),
+                PathStep::Index(1)
             ]
         );
         assert_eq!(
