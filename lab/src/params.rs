@@ -14,6 +14,7 @@ use clap::ValueEnum;
 use device::launch::{Compaction, MaterialSort};
 use renderer::accel::AccelChoice;
 use renderer::backend::{BackendKind, BackendOptions};
+use renderer::io::document_path::PathStep;
 use renderer::render::Overrides;
 use renderer::settings::arithmetic::{Arithmetic, parse_arithmetic};
 use renderer::settings::capacity::{Capacity, parse_capacity};
@@ -27,7 +28,6 @@ use renderer::settings::nee::NeeMode;
 use renderer::settings::sampler::SamplerKind;
 use renderer::settings::scope::Scope;
 use renderer::settings::size::{MAX_DEPTH, MAX_SPP, parse_size, size_label};
-use renderer::io::document_path::PathStep;
 use renderer::settings::wave_config::{
     CompactionArg, MaterialSortArg, WaveSchedule, compaction_label, material_sort_label,
 };

@@ -7,11 +7,11 @@
 //! own lines.
 
 use super::params::scene_path;
-use renderer::io::document_path::PathStep;
 use anyhow::Context;
 use renderer::accel::AccelChoice;
 use renderer::backend::gpu::Gpu;
 use renderer::backend::gpu::buffers::DeviceScene;
+use renderer::io::document_path::PathStep;
 use renderer::prepared::PreparedScene;
 use renderer::scene::{self, Scene};
 use renderer::settings::echo::shorten_for_error;

@@ -40,7 +40,10 @@ mod tests {
     #[test]
     fn a_path_reads_as_toml_names_it() {
         use PathStep::Index;
-        assert_eq!(display(&[key("objects"), Index(2), key("edges"), Index(1)]), "objects[2].edges[1]");
+        assert_eq!(
+            display(&[key("objects"), Index(2), key("edges"), Index(1)]),
+            "objects[2].edges[1]"
+        );
         assert_eq!(display(&[key(String::from("a")), Index(0), Index(1)]), "a[0][1]");
         assert_eq!(display(&[]), "");
     }

@@ -224,7 +224,12 @@ fn consider(text: Range<usize>, span: &Range<usize>, path: &[PathStep], best: &m
 }
 
 /// [`consider`]s every key and value of `table`, at `path`.
-fn visit_table(table: &DeTable, span: &Range<usize>, path: &mut Vec<PathStep>, best: &mut Option<(usize, Vec<PathStep>)>) {
+fn visit_table(
+    table: &DeTable,
+    span: &Range<usize>,
+    path: &mut Vec<PathStep>,
+    best: &mut Option<(usize, Vec<PathStep>)>,
+) {
     for (key, value) in table.iter() {
         path.push(document_path::key(key.get_ref().to_string()));
         consider(key.span(), span, path, best);
