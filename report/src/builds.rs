@@ -9,7 +9,7 @@ use std::path::Path;
 
 /// One build that made rows.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Build {
+pub struct RowBuild {
     /// The commit it was built from.
     pub commit: String,
     /// Whether it had uncommitted changes.
@@ -17,18 +17,18 @@ pub struct Build {
 }
 
 /// `` `commit` ``, with ` (dirty)` after a dirty build's.
-impl std::fmt::Display for Build {
+impl std::fmt::Display for RowBuild {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}{}", code(&self.commit), if self.dirty { " (dirty)" } else { "" })
     }
 }
 
 /// The distinct builds of `runs`, in the order of their first rows.
-pub fn of_rows(runs: &[RunRow]) -> Vec<Build> {
-    let mut builds: Vec<Build> = Vec::new();
+pub fn of_rows(runs: &[RunRow]) -> Vec<RowBuild> {
+    let mut builds: Vec<RowBuild> = Vec::new();
     for r in runs {
         if !builds.iter().any(|b| b.commit == r.commit && b.dirty == r.dirty) {
-            builds.push(Build {
+            builds.push(RowBuild {
                 commit: r.commit.clone(),
                 dirty: r.dirty,
             });
@@ -38,13 +38,13 @@ pub fn of_rows(runs: &[RunRow]) -> Vec<Build> {
 }
 
 /// `builds` as a list: `` `a`, `b` (dirty) ``.
-pub fn list(builds: &[Build]) -> String {
-    builds.iter().map(Build::to_string).collect::<Vec<_>>().join(", ")
+pub fn list(builds: &[RowBuild]) -> String {
+    builds.iter().map(RowBuild::to_string).collect::<Vec<_>>().join(", ")
 }
 
 /// Refuses rows (of the file at `path`) from more than one build: a report
 /// states the one build behind its figures unless told to mix them.
-pub fn check_one(path: &Path, builds: &[Build]) -> anyhow::Result<()> {
+pub fn check_one(path: &Path, builds: &[RowBuild]) -> anyhow::Result<()> {
     if builds.len() > 1 {
         bail!(
             "{}: rows from {} builds ({}); re-run on one commit, or pass --allow-mixed to report them together",

@@ -6,7 +6,7 @@
 //! Every figure carries a footer naming config, study and command.
 
 use super::scaling;
-use super::stats::{Config, StudyData, median};
+use super::stats::{ConfigRows, StudyData, median};
 use super::written::number;
 use anyhow::{Context, anyhow};
 use indexmap::IndexMap;
@@ -162,10 +162,10 @@ enum Keep {
 /// time scaled from fewer spp; at equal x the `keep` value stays. Lines and
 /// points are in order of first appearance and of x.
 fn lines<'c>(
-    configs: impl Iterator<Item = &'c Config>,
-    line: impl Fn(&Config) -> Option<String>,
-    point: impl Fn(&Config) -> Option<(f64, f64)>,
-    scaled: impl Fn(&Config) -> bool,
+    configs: impl Iterator<Item = &'c ConfigRows>,
+    line: impl Fn(&ConfigRows) -> Option<String>,
+    point: impl Fn(&ConfigRows) -> Option<(f64, f64)>,
+    scaled: impl Fn(&ConfigRows) -> bool,
     keep: Keep,
 ) -> Vec<Series> {
     let mut map: IndexMap<String, Vec<(f64, f64, bool)>> = IndexMap::new();
@@ -386,7 +386,7 @@ fn kernel_plots(study: &StudyData) -> Vec<(String, Plot)> {
 /// Per-kernel time, one stacked bar per GPU configuration (of `scene`, if
 /// given) with a kernel profile, when there are wavefront profiles.
 fn kernel_plot(study: &StudyData, scene: Option<&str>) -> Option<Plot> {
-    let profiled: Vec<&Config> = study
+    let profiled: Vec<&ConfigRows> = study
         .configs
         .iter()
         .filter(|c| scene.is_none_or(|s| c.row.scene_name == s))
@@ -497,7 +497,7 @@ fn heat_maps(study: &StudyData) -> Vec<(String, Plot)> {
     let [x_param, y_param, ..] = numeric[..] else {
         return Vec::new();
     };
-    let mut groups: IndexMap<String, Vec<&Config>> = IndexMap::new();
+    let mut groups: IndexMap<String, Vec<&ConfigRows>> = IndexMap::new();
     for c in study.configs.iter().filter(|c| c.row.backend != baseline) {
         let sort = c.row.material_sort.as_deref().map(|s| format!(", material sort {s}"));
         let key = format!("{}{}", c.row.backend, sort.unwrap_or_default());
@@ -1277,7 +1277,7 @@ mod tests {
             measured(2, 50.0),
         ];
         let configs = group_configs(&rows);
-        let x = |c: &Config| if c.row.run == 2 { 2.0 } else { 1.0 };
+        let x = |c: &ConfigRows| if c.row.run == 2 { 2.0 } else { 1.0 };
         let series = lines(
             configs.iter(),
             |c| Some(c.row.backend.clone()),

@@ -15,7 +15,7 @@
 //! standing is a function of the results folder alone, as the summary is.
 
 use super::markdown::{code, text};
-use super::stats::{Config, scene_override};
+use super::stats::{ConfigRows, scene_override};
 use super::tables::{table_head, table_row};
 use super::written;
 use anyhow::{Context, bail};
@@ -107,7 +107,7 @@ pub fn read(results: &Path) -> anyhow::Result<Vec<Peer>> {
 /// A configuration a peer may stand beside, with how the summary cites it.
 pub struct Candidate<'c> {
     /// The configuration (its median time and its first row's settings).
-    pub config: &'c Config,
+    pub config: &'c ConfigRows,
     /// The study, as the summary cites it.
     pub study: String,
     /// The folder's commit cell.
@@ -303,7 +303,7 @@ mod tests {
     }
 
     /// Every configuration of `configs` as a candidate.
-    fn candidates(configs: &[Config]) -> Vec<Candidate<'_>> {
+    fn candidates(configs: &[ConfigRows]) -> Vec<Candidate<'_>> {
         configs
             .iter()
             .map(|config| Candidate {

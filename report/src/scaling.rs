@@ -5,7 +5,7 @@
 //! scaling (`scaling = "weak"`: the image N times as tall) the efficiency,
 //! ideally 1. [`super::figures`] draws it and [`super::tables`] tabulates it.
 
-use super::stats::{Config, StudyData};
+use super::stats::{ConfigRows, StudyData};
 
 /// Whether the study's images grow with their GPU count.
 pub fn is_weak(study: &StudyData) -> bool {
@@ -28,7 +28,7 @@ pub fn one_gpu_label(label: &str, gpus: u32) -> Option<String> {
 
 /// T1/TN of configuration `c`: the median time of its one-GPU twin over
 /// its own. `None` without a `gpus` or a measured twin.
-pub fn ratio(study: &StudyData, c: &Config) -> Option<f64> {
+pub fn ratio(study: &StudyData, c: &ConfigRows) -> Option<f64> {
     let gpus = c.row.gpus?;
     let twin = one_gpu_label(&c.row.config, gpus)?;
     let one = study

@@ -8,7 +8,7 @@ pub use lab::statistics::{Spread, median, spread};
 
 /// One configuration: the rows of one (study, run), i.e. its repetitions.
 #[derive(Debug, Clone)]
-pub struct Config {
+pub struct ConfigRows {
     /// The first row, for the settings the repetitions share.
     pub row: RunRow,
     /// How many timed rows it has.
@@ -16,7 +16,7 @@ pub struct Config {
     /// Median of `scaled_wall_ms`.
     pub median_ms: f64,
     /// Median of `total_ms`, the whole render call (never scaled: see
-    /// [`Config::time`]).
+    /// [`ConfigRows::time`]).
     pub median_total_ms: f64,
     /// Spread of `scaled_wall_ms`.
     pub spread: Spread,
@@ -25,7 +25,7 @@ pub struct Config {
 /// What must agree for two configurations' times to be compared.
 type ComparisonKey<'a> = (&'a str, &'a str, u32, u32, u32, u32, &'a str, bool, &'a str, u32);
 
-impl Config {
+impl ConfigRows {
     /// Millions of rays per second at the median time (rays scaled to
     /// `report_spp` like the time).
     pub fn mrays_per_s(&self) -> f64 {
@@ -74,7 +74,7 @@ impl Config {
     }
 
     /// Whether `self` and `other` render the same work.
-    pub fn comparable(&self, other: &Config) -> bool {
+    pub fn comparable(&self, other: &ConfigRows) -> bool {
         self.comparison_key() == other.comparison_key()
     }
 
@@ -126,7 +126,7 @@ pub(super) fn scene_override<'a>(overrides: &'a str, field: &str) -> Option<&'a 
 }
 
 /// Groups rows by (study, run) into configurations, in order of appearance.
-pub fn group_configs(rows: &[RunRow]) -> Vec<Config> {
+pub fn group_configs(rows: &[RunRow]) -> Vec<ConfigRows> {
     let mut groups: IndexMap<(&str, u32), Vec<&RunRow>> = IndexMap::new();
     for row in rows {
         groups.entry((&row.study, row.run)).or_default().push(row);
@@ -136,7 +136,7 @@ pub fn group_configs(rows: &[RunRow]) -> Vec<Config> {
         .filter_map(|rows| {
             let times: Vec<f64> = rows.iter().map(|r| r.scaled_wall_ms).collect();
             let totals: Vec<f64> = rows.iter().map(|r| r.total_ms).collect();
-            Some(Config {
+            Some(ConfigRows {
                 row: rows[0].clone(),
                 runs: rows.len(),
                 median_ms: median(&times)?,
@@ -152,14 +152,14 @@ pub struct StudyData<'a> {
     /// The manifest's entry.
     pub info: &'a ManifestStudy,
     /// Its configurations, in order of appearance.
-    pub configs: Vec<Config>,
+    pub configs: Vec<ConfigRows>,
     /// Its kernel profile rows.
     pub kernels: Vec<&'a KernelRow>,
 }
 
 impl<'a> StudyData<'a> {
     /// The study `info` with its configurations and kernel rows.
-    pub fn new(info: &'a ManifestStudy, configs: &[Config], kernels: &'a [KernelRow]) -> Self {
+    pub fn new(info: &'a ManifestStudy, configs: &[ConfigRows], kernels: &'a [KernelRow]) -> Self {
         Self {
             info,
             configs: configs.iter().filter(|c| c.row.study == info.name).cloned().collect(),
@@ -168,7 +168,7 @@ impl<'a> StudyData<'a> {
     }
 
     /// The median of the fastest baseline configuration comparable to `c`.
-    pub fn baseline_ms(&self, c: &Config) -> Option<f64> {
+    pub fn baseline_ms(&self, c: &ConfigRows) -> Option<f64> {
         let baseline = self.info.baseline.as_deref()?;
         fastest(
             self.configs
@@ -178,19 +178,19 @@ impl<'a> StudyData<'a> {
     }
 
     /// Speedup of `c` over its baseline.
-    pub fn speedup(&self, c: &Config) -> Option<f64> {
+    pub fn speedup(&self, c: &ConfigRows) -> Option<f64> {
         self.baseline_ms(c).map(|b| b / c.median_ms)
     }
 
     /// Speedup of `c` over its baseline in whole render calls (`None`
     /// where either is scaled from fewer spp).
-    pub fn total_speedup(&self, c: &Config) -> Option<f64> {
+    pub fn total_speedup(&self, c: &ConfigRows) -> Option<f64> {
         self.measured_speedup(c, SeedTime::Total)
     }
 
     /// Speedup of a measured `c` over a measured baseline in `time`:
     /// neither scaled from fewer spp. `None` where either is scaled.
-    pub fn measured_speedup(&self, c: &Config, time: SeedTime) -> Option<f64> {
+    pub fn measured_speedup(&self, c: &ConfigRows, time: SeedTime) -> Option<f64> {
         let baseline = self.info.baseline.as_deref()?;
         let base = self
             .configs
@@ -205,13 +205,13 @@ impl<'a> StudyData<'a> {
     }
 
     /// The measured configuration of run label `run`.
-    pub fn config_of_run(&self, run: &str) -> Option<&Config> {
+    pub fn config_of_run(&self, run: &str) -> Option<&ConfigRows> {
         self.configs.iter().find(|c| c.row.config == run && c.is_measured())
     }
 
     /// Speedup of a CPU configuration over the study baseline or, without
     /// one, over the 1-thread run of the same CPU schedule.
-    pub fn thread_speedup(&self, c: &Config) -> Option<f64> {
+    pub fn thread_speedup(&self, c: &ConfigRows) -> Option<f64> {
         let reference = self.baseline_ms(c).or_else(|| {
             fastest(self.configs.iter().filter(|o| {
                 o.row.backend == c.row.backend
@@ -257,7 +257,7 @@ impl<'a> StudyData<'a> {
 }
 
 /// The smallest median among `configs`.
-fn fastest<'c>(configs: impl Iterator<Item = &'c Config>) -> Option<f64> {
+fn fastest<'c>(configs: impl Iterator<Item = &'c ConfigRows>) -> Option<f64> {
     configs.map(|c| c.median_ms).min_by(f64::total_cmp)
 }
 

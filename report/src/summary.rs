@@ -33,12 +33,12 @@
 //! folder's files are read as its report reads them (`report::input`).
 
 use super::answer::{self, Comparison};
-use super::builds::{self, Build};
+use super::builds::{self, RowBuild};
 use super::input;
 use super::markdown::{code, folder_link, report_link, text};
 use super::peers::{self, Candidate, Peer, Standing};
 use super::scale_out::{self, Entry, Spread};
-use super::stats::{self, Config, StudyData};
+use super::stats::{self, ConfigRows, StudyData};
 use super::tables::{fmt_speedup, fmt_value, host_cpu, our_hardware, published_value, table_head, table_row};
 use anyhow::Context;
 use lab::config::SeedTime;
@@ -56,9 +56,9 @@ struct Folder {
     /// Its name under the results folder.
     name: String,
     manifest: Manifest,
-    configs: Vec<Config>,
+    configs: Vec<ConfigRows>,
     /// The builds its rows came from.
-    builds: Vec<Build>,
+    builds: Vec<RowBuild>,
     /// For a folder named for a spread over GPUs or ranks, that spread
     /// (such a folder stands in the section "Over several GPUs" alone).
     spread: Option<Spread>,
@@ -362,8 +362,8 @@ struct Pair<'f> {
     scene: String,
     /// The scene fields the study set for it (empty where none).
     overrides: String,
-    mega: Config,
-    wave: Config,
+    mega: ConfigRows,
+    wave: ConfigRows,
 }
 
 impl Pair<'_> {
@@ -530,7 +530,7 @@ fn nee_table(folders: &[&Folder]) -> String {
             keys.sort();
             keys.dedup();
             for (scene, backend, sampler) in keys {
-                let runs = |nee: &str| -> Vec<&Config> {
+                let runs = |nee: &str| -> Vec<&ConfigRows> {
                     study
                         .configs
                         .iter()
@@ -554,7 +554,7 @@ fn nee_table(folders: &[&Folder]) -> String {
                 else {
                     continue;
                 };
-                let at = |runs: &[&Config]| -> Option<(f64, f64)> {
+                let at = |runs: &[&ConfigRows]| -> Option<(f64, f64)> {
                     let c = runs.iter().find(|c| c.row.spp == spp)?;
                     Some((c.row.rel_mse?, c.median_ms))
                 };

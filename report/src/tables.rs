@@ -2,11 +2,11 @@
 //! status, configuration table, published figures beside ours and figure
 //! links, each with a caption naming config, study and command.
 
-use super::builds::{self, Build};
+use super::builds::{self, RowBuild};
 use super::figures::Figure;
 use super::markdown::{code, link, text};
 use super::scaling;
-use super::stats::{Config, StudyData};
+use super::stats::{ConfigRows, StudyData};
 use lab::config::{Published, SeedTime};
 use lab::records::{Manifest, RunRow};
 use renderer::backend::BackendKind;
@@ -16,7 +16,7 @@ use std::path::Path;
 /// The header: experiment, config, command, host, device, build and dates.
 /// The build is the manifest's where the rows (of `builds`) are all of it,
 /// else every build of the rows.
-pub fn header(m: &Manifest, builds: &[Build]) -> String {
+pub fn header(m: &Manifest, builds: &[RowBuild]) -> String {
     let e = &m.experiment;
     let mut out = format!("# Experiment {}\n\n", code(&e.name));
     if !e.description.is_empty() {
@@ -244,7 +244,7 @@ fn config_table(study: &StudyData, m: &Manifest) -> String {
 }
 
 /// The cells of a configuration's line, without the speedup.
-fn config_cells(c: &Config) -> Vec<String> {
+fn config_cells(c: &ConfigRows) -> Vec<String> {
     let r = &c.row;
     let scene = match r.scene_overrides.as_str() {
         "" => text(&r.scene_name),
@@ -416,7 +416,7 @@ pub fn published_value(study: &StudyData, p: &Published, time: SeedTime) -> Opti
 
 /// Configuration `c`'s measured value in `unit`: its speedup over a
 /// measured baseline (`x`), Mrays/s, or its median time, in `time`.
-fn value_of(study: &StudyData, c: &Config, unit: &str, time: SeedTime) -> Option<f64> {
+fn value_of(study: &StudyData, c: &ConfigRows, unit: &str, time: SeedTime) -> Option<f64> {
     if !c.is_measured() {
         return None;
     }
