@@ -11,7 +11,7 @@ use super::records::{
 use super::rows::{driver, overhead};
 use super::scaling::Scaling;
 use super::spread::loads;
-use super::writer::Written;
+use super::writer::WriterOutcome;
 use renderer::backend::gpu::Gpu;
 use renderer::render::split::imbalance;
 use renderer::system::provenance::{Provenance, now};
@@ -113,7 +113,7 @@ pub fn finish(
     config: &Config,
     ending: &Ending,
     tally: &Tally,
-    written: &Written,
+    written: &WriterOutcome,
     resumed: &[RunRow],
 ) {
     let checks = written.checks();

@@ -107,7 +107,7 @@ pub struct RowWriter {
 }
 
 /// What the writer did once every row sent to it was handled.
-pub struct Written {
+pub struct WriterOutcome {
     /// Every row, the resumed ones first.
     pub rows: Vec<RunRow>,
     /// The kernel rows of the rows made, when they were kept in memory
@@ -119,13 +119,13 @@ pub struct Written {
     checks: Arc<Mutex<FilmChecks>>,
 }
 
-impl Written {
+impl WriterOutcome {
     /// Rows written elsewhere (gathered from the ranks of an MPI job),
     /// with the film checks over them.
     pub fn of(rows: Vec<RunRow>) -> Self {
         let mut checks = FilmChecks::default();
         rows.iter().for_each(|r| checks.check(r));
-        Written {
+        WriterOutcome {
             rows,
             kernels: Vec::new(),
             result: Ok(()),
@@ -176,12 +176,12 @@ impl RowWriter {
     }
 
     /// Waits until every row sent is written.
-    pub fn finish(self) -> anyhow::Result<Written> {
+    pub fn finish(self) -> anyhow::Result<WriterOutcome> {
         let RowWriter { send, thread, checks } = self;
         // The thread ends when the channel closes.
         drop(send);
         let (rows, kernels, result) = thread.join().map_err(|_| anyhow::anyhow!("the row writer panicked"))?;
-        Ok(Written {
+        Ok(WriterOutcome {
             rows,
             kernels,
             result,

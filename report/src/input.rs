@@ -6,7 +6,7 @@
 //! every value one the runner writes ([`super::written`]); errors name the
 //! file and what was expected.
 
-use super::written::{self, SettingCells, Written, setting_columns};
+use super::written::{self, SettingCells, WrittenRow, setting_columns};
 use anyhow::{Context, bail};
 use lab::records::{ADDED_LATER, KernelRow, MAX_RECORDS_BYTES, Manifest, RunRow, header, unreadable};
 use serde::Serialize;
@@ -81,7 +81,7 @@ pub(super) fn read_manifest(path: &Path) -> anyhow::Result<(Manifest, String)> {
 /// by header name, after checking that every column of `T` is present
 /// (but [`ADDED_LATER`]), and checks each row against what the runner
 /// writes for `manifest`.
-fn parse_csv<T: DeserializeOwned + Serialize + Default + Written>(
+fn parse_csv<T: DeserializeOwned + Serialize + Default + WrittenRow>(
     path: &Path,
     text: &str,
     manifest: &Manifest,

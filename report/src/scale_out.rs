@@ -85,7 +85,7 @@ impl Over {
 /// A spread folder as read: its one-GPU run's folder, the spread, and the
 /// load of the GPUs or ranks that made its rows.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Spread {
+pub struct SpreadFolder {
     /// The one-GPU run's folder name.
     pub base: String,
     /// How the runs were spread.
@@ -97,17 +97,17 @@ pub struct Spread {
     pub imbalance: Option<f64>,
 }
 
-impl Spread {
+impl SpreadFolder {
     /// The spread of the folder `name` with `rows`; `None` for a folder
     /// whose name names none ([`Over::of_name`]).
-    pub fn of_folder(name: &str, rows: &[RunRow]) -> Option<Spread> {
+    pub fn of_folder(name: &str, rows: &[RunRow]) -> Option<SpreadFolder> {
         let (base, over) = Over::of_name(name)?;
         let load = match over {
             Over::Gpus(_) => loads(rows, |r| r.gpu_ordinal.map(|o| (o, r.gpu.as_str()))),
             Over::Ranks(_) => loads(rows, |r| r.rank.map(|k| (k, r.host.as_str()))),
         };
         let busy: Vec<f64> = load.iter().map(|l| l.seconds).collect();
-        Some(Spread {
+        Some(SpreadFolder {
             base: base.to_string(),
             over,
             workers: load.len(),
@@ -125,7 +125,7 @@ pub struct Entry<'a> {
     /// The manifest's file, as refusals name it.
     pub path: &'a Path,
     /// Its spread, for a folder named for one.
-    pub spread: Option<&'a Spread>,
+    pub spread: Option<&'a SpreadFolder>,
     /// Its measured-source cell.
     pub measured: String,
     /// Its commit cell.
@@ -203,7 +203,7 @@ fn sane(e: &Entry, ratio: f64, within: f64, what: &str) -> anyhow::Result<f64> {
 
 /// What makes the spread `s` of folder `e` unlike its one-GPU run `base`,
 /// joined; "yes" where nothing does.
-fn like_for_like(e: &Entry, s: &Spread, base: &Manifest) -> String {
+fn like_for_like(e: &Entry, s: &SpreadFolder, base: &Manifest) -> String {
     let m = e.manifest;
     let mut unlike = Vec::new();
     if m.experiment.config_hash != base.experiment.config_hash {
@@ -248,7 +248,7 @@ fn like_for_like(e: &Entry, s: &Spread, base: &Manifest) -> String {
 /// one GPU (or MPI's over `--devices`) too far from its ideal
 /// ([`MAX_OFF_IDEAL`]), is refused.
 pub fn section(entries: &[Entry]) -> anyhow::Result<String> {
-    let mut spreads: Vec<(&Entry, &Spread)> = entries.iter().filter_map(|e| Some((e, e.spread?))).collect();
+    let mut spreads: Vec<(&Entry, &SpreadFolder)> = entries.iter().filter_map(|e| Some((e, e.spread?))).collect();
     if spreads.is_empty() {
         return Ok(String::new());
     }
@@ -385,13 +385,13 @@ mod tests {
             row(Some(1), None, 1000.0),
             row(None, None, 50.0),
         ];
-        let s = Spread::of_folder("e_gpus2", &rows).unwrap();
+        let s = SpreadFolder::of_folder("e_gpus2", &rows).unwrap();
         assert_eq!((s.base.as_str(), s.over, s.workers), ("e", Over::Gpus(2), 2));
         // Busiest 3 s over a mean of 2 s.
         assert!((s.imbalance.unwrap() - 0.5).abs() < 1e-12);
-        let s = Spread::of_folder("e_ranks2", &rows).unwrap();
+        let s = SpreadFolder::of_folder("e_ranks2", &rows).unwrap();
         assert_eq!((s.workers, s.imbalance), (0, None));
-        assert_eq!(Spread::of_folder("e", &rows), None);
+        assert_eq!(SpreadFolder::of_folder("e", &rows), None);
     }
 
     fn manifest(sessions: &[(&str, &str)], gpus: usize) -> Manifest {
@@ -445,10 +445,10 @@ mod tests {
         let ranks = manifest(&[("2026-11-29T07:00:00Z", "2026-11-29T07:02:06Z")], 1);
         let mut other = manifest(&[("2026-11-29T08:00:00Z", "2026-11-29T08:04:00Z")], 1);
         other.experiment.config_hash = "edited".into();
-        let spread = |name: &str, workers: usize| Spread {
+        let spread = |name: &str, workers: usize| SpreadFolder {
             workers,
             imbalance: Some(0.05),
-            ..Spread::of_folder(name, &[]).unwrap()
+            ..SpreadFolder::of_folder(name, &[]).unwrap()
         };
         let (s_gpus, s_ranks, s_two) = (spread("e_gpus4", 4), spread("e_ranks4", 4), spread("e_ranks2", 1));
         let entry = |name, manifest, spread| Entry {
@@ -494,7 +494,7 @@ mod tests {
         let second = at("2026-11-29T06:00:00Z", "2026-11-29T06:00:01Z");
         let hours = at("2026-11-29T06:00:00Z", "2026-11-29T08:00:00Z");
         let ten = at("2026-11-29T06:00:00Z", "2026-11-29T06:00:10Z");
-        let spread = |name: &str| Spread::of_folder(name, &[]).unwrap();
+        let spread = |name: &str| SpreadFolder::of_folder(name, &[]).unwrap();
         let (gpus, ranks) = (spread("e_gpus2"), spread("e_ranks2"));
         let entry = |name, manifest, spread| Entry {
             name,

@@ -37,7 +37,7 @@ use super::builds::{self, RowBuild};
 use super::input;
 use super::markdown::{code, folder_link, report_link, text};
 use super::peers::{self, Candidate, Peer, Standing};
-use super::scale_out::{self, Entry, Spread};
+use super::scale_out::{self, Entry, SpreadFolder};
 use super::stats::{self, ConfigRows, StudyData};
 use super::tables::{fmt_speedup, fmt_value, host_cpu, our_hardware, published_value, table_head, table_row};
 use anyhow::Context;
@@ -61,7 +61,7 @@ struct Folder {
     builds: Vec<RowBuild>,
     /// For a folder named for a spread over GPUs or ranks, that spread
     /// (such a folder stands in the section "Over several GPUs" alone).
-    spread: Option<Spread>,
+    spread: Option<SpreadFolder>,
     /// Its manifest's file.
     manifest_path: PathBuf,
 }
@@ -196,7 +196,7 @@ fn read_folders(results: &Path) -> anyhow::Result<(Vec<Folder>, Vec<PathBuf>)> {
             let (manifest, runs) = input::read_experiment(&manifest_path, &dir.join("runs.csv"))?;
             inputs.extend([dir.join("manifest.toml"), dir.join("runs.csv")]);
             Ok(Folder {
-                spread: Spread::of_folder(&name, &runs),
+                spread: SpreadFolder::of_folder(&name, &runs),
                 name,
                 manifest_path,
                 configs: stats::group_configs(&runs),

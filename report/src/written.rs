@@ -3,7 +3,7 @@
 //! another experiment, an unknown status) rather than table it, naming the
 //! file, the line and the column or field.
 //!
-//! - [`Written`]: a row of `runs.csv` or `kernels.csv` belongs to the
+//! - [`WrittenRow`]: a row of `runs.csv` or `kernels.csv` belongs to the
 //!   manifest's experiment, one of its studies and one of that study's back
 //!   ends; its times are ones a render takes ([`time_ms`]); its settings
 //!   are values the config's own parsers take
@@ -44,7 +44,7 @@ use toml::de::{DeTable, DeValue};
 pub type Refusal = (&'static str, String);
 
 /// A row of `runs.csv` or `kernels.csv`, as the runner writes it.
-pub trait Written {
+pub trait WrittenRow {
     /// The first value the runner could not have written: its column and
     /// what is wrong. `manifest` is the experiment's; `settings`, the
     /// row's cells that hold settings.
@@ -561,7 +561,7 @@ fn as_configured(r: &RunRow) -> Result<(), Refusal> {
     Ok(())
 }
 
-impl Written for RunRow {
+impl WrittenRow for RunRow {
     fn check(&self, manifest: &Manifest, settings: &SettingCells) -> Result<(), Refusal> {
         let study = study_of(&self.experiment, &self.study, manifest)?;
         let backend = backend_of(&self.backend, study)?;
@@ -617,7 +617,7 @@ impl Written for RunRow {
 /// Lanes in a warp of the GPUs whose kernels are profiled.
 const WARP_LANES: f64 = 32.0;
 
-impl Written for KernelRow {
+impl WrittenRow for KernelRow {
     fn check(&self, manifest: &Manifest, _: &SettingCells) -> Result<(), Refusal> {
         let study = study_of(&self.experiment, &self.study, manifest)?;
         if self.launches == 0 {

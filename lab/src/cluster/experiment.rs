@@ -37,7 +37,7 @@ use crate::rows::Origin;
 use crate::runner::{self, Outcome, RunOptions};
 use crate::scenes::SceneCache;
 use crate::team;
-use crate::writer::{RowFiles, RowWriter, Written};
+use crate::writer::{RowFiles, RowWriter, WriterOutcome};
 use anyhow::{anyhow, bail};
 use mpi::Tag;
 use renderer::backend::gpu::Gpu;
@@ -101,7 +101,7 @@ pub fn run(
         ),
         (Ok(()), Ok(tally)) => (Ending::Complete, tally),
     };
-    let written = Written::of(known);
+    let written = WriterOutcome::of(known);
     manifest::finish(&mut manifest, config, &ending, &tally, &written, &ready.resumed.rows);
     let out = opts.out.as_deref().map(OutFiles::in_folder);
     runner::write_manifest(&manifest, out.as_ref())?;
