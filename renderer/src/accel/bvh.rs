@@ -50,33 +50,36 @@ struct Item {
 }
 
 /// A node of the binary tree before flattening.
-pub(super) enum Node {
+pub(super) enum BvhBuildNode {
     /// `count` primitives from `first` in the tree's primitive order.
     Leaf { bounds: Aabb, first: usize, count: usize },
     /// Two subtrees.
-    Interior { bounds: Aabb, children: Box<(Node, Node)> },
+    Interior {
+        bounds: Aabb,
+        children: Box<(BvhBuildNode, BvhBuildNode)>,
+    },
 }
 
-impl Node {
+impl BvhBuildNode {
     /// Bounds of everything below.
     pub(super) fn bounds(&self) -> Aabb {
         match self {
-            Node::Leaf { bounds, .. } | Node::Interior { bounds, .. } => *bounds,
+            BvhBuildNode::Leaf { bounds, .. } | BvhBuildNode::Interior { bounds, .. } => *bounds,
         }
     }
 
     /// The two subtrees of an interior node.
-    pub(super) fn children(&self) -> Option<(&Node, &Node)> {
+    pub(super) fn children(&self) -> Option<(&BvhBuildNode, &BvhBuildNode)> {
         match self {
-            Node::Leaf { .. } => None,
-            Node::Interior { children, .. } => Some((&children.0, &children.1)),
+            BvhBuildNode::Leaf { .. } => None,
+            BvhBuildNode::Interior { children, .. } => Some((&children.0, &children.1)),
         }
     }
 }
 
 /// The binary tree over `prims` and the primitive order its leaves index
 /// into, or `None` when there are no primitives.
-pub(super) fn tree(prims: &[(PrimRef, Aabb)], settings: &BvhSettings) -> Option<(Node, Vec<PrimRef>)> {
+pub(super) fn tree(prims: &[(PrimRef, Aabb)], settings: &BvhSettings) -> Option<(BvhBuildNode, Vec<PrimRef>)> {
     let mut items: Vec<Item> = prims
         .iter()
         .map(|&(prim, bounds)| Item {
@@ -111,10 +114,10 @@ fn bounds_of(items: &[Item]) -> (Aabb, Aabb) {
 }
 
 /// Builds the subtree over `items`, which start at `offset` in the final order.
-fn split(items: &mut [Item], offset: usize, depth: usize, s: &BvhSettings) -> Node {
+fn split(items: &mut [Item], offset: usize, depth: usize, s: &BvhSettings) -> BvhBuildNode {
     let (bounds, centroids) = bounds_of(items);
     let n = items.len();
-    let leaf = Node::Leaf {
+    let leaf = BvhBuildNode::Leaf {
         bounds,
         first: offset,
         count: n,
@@ -161,7 +164,7 @@ fn split(items: &mut [Item], offset: usize, depth: usize, s: &BvhSettings) -> No
             split(right, offset + mid, depth + 1, s),
         )
     };
-    Node::Interior {
+    BvhBuildNode::Interior {
         bounds,
         children: Box::new((a, b)),
     }
@@ -233,7 +236,7 @@ fn partition(items: &mut [Item], left: impl Fn(&Item) -> bool) -> usize {
 
 /// Appends the interior nodes of the tree under `node` depth-first (a
 /// leaf root becomes a root with one used child); returns `node`'s index.
-fn flatten(node: &Node, depth: usize, out: &mut Vec<BvhNode>, stats: &mut AccelStats) -> u32 {
+fn flatten(node: &BvhBuildNode, depth: usize, out: &mut Vec<BvhNode>, stats: &mut AccelStats) -> u32 {
     let at = out.len();
     out.push(BvhNode {
         bounds: [Aabb::EMPTY; 2],
@@ -247,12 +250,12 @@ fn flatten(node: &Node, depth: usize, out: &mut Vec<BvhNode>, stats: &mut AccelS
     for (k, child) in children.into_iter().enumerate() {
         let Some(child) = child else { continue };
         let (index, count) = match child {
-            Node::Leaf { first, count, .. } => {
+            BvhBuildNode::Leaf { first, count, .. } => {
                 stats.leaves += 1;
                 stats.max_depth = stats.max_depth.max(depth + usize::from(node.children().is_some()));
                 (*first as u32, *count as u32)
             }
-            Node::Interior { .. } => (flatten(child, depth + 1, out, stats), 0),
+            BvhBuildNode::Interior { .. } => (flatten(child, depth + 1, out, stats), 0),
         };
         out[at].bounds[k] = child.bounds();
         out[at].child[k] = index;

@@ -5,7 +5,7 @@
 //! octant's diagonal, and their boxes are quantised to 8 bits per plane,
 //! rounded outwards until the device's own decoding holds them.
 
-use super::bvh::{self, BvhSettings, Node};
+use super::bvh::{self, BvhBuildNode, BvhSettings};
 use super::{AccelStats, BuiltAccel};
 use device::accel::AccelKind;
 use device::accel::bvh8::{self, Bvh8Node, MAX_LEAF_OFFSET, MAX_LEAF_PRIMS, WIDTH, dequantise, leaf_word, scale};
@@ -61,10 +61,10 @@ struct Writer<'a> {
 impl Writer<'_> {
     /// Writes `node` (binary) as wide node `index` at `depth`, then its
     /// interior children.
-    fn write(&mut self, index: usize, node: &Node, depth: usize) {
+    fn write(&mut self, index: usize, node: &BvhBuildNode, depth: usize) {
         let slots = assign_slots(node.bounds(), &collapse(node));
         let child_base = self.nodes.len();
-        let interior: Vec<&Node> = slots
+        let interior: Vec<&BvhBuildNode> = slots
             .iter()
             .flatten()
             .filter(|c| c.children().is_some())
@@ -81,8 +81,8 @@ impl Writer<'_> {
             let Some(child) = child else { continue };
             out.child_mask |= 1 << slot;
             match child {
-                Node::Interior { .. } => out.interior_mask |= 1 << slot,
-                Node::Leaf { first, count, .. } => {
+                BvhBuildNode::Interior { .. } => out.interior_mask |= 1 << slot,
+                BvhBuildNode::Leaf { first, count, .. } => {
                     out.leaves[slot] = leaf_word(self.prims.len() - prim_base, *count);
                     self.prims.extend_from_slice(&self.order[*first..first + count]);
                     self.stats.leaves += 1;
@@ -101,7 +101,7 @@ impl Writer<'_> {
 /// Up to [`WIDTH`] descendants of `node` that together cover its
 /// primitives: the interior child of largest surface area is opened until
 /// there are eight or only leaves. A leaf root stays one leaf child.
-fn collapse(node: &Node) -> Vec<&Node> {
+fn collapse(node: &BvhBuildNode) -> Vec<&BvhBuildNode> {
     let mut children = match node.children() {
         Some((a, b)) => vec![a, b],
         None => return vec![node],
@@ -123,7 +123,7 @@ fn collapse(node: &Node) -> Vec<&Node> {
 
 /// Places children in slots: slot `s` takes the child met first by rays
 /// travelling along octant `s`'s diagonal (greedily, cheapest pair first).
-fn assign_slots<'a>(parent: Aabb, children: &[&'a Node]) -> [Option<&'a Node>; WIDTH] {
+fn assign_slots<'a>(parent: Aabb, children: &[&'a BvhBuildNode]) -> [Option<&'a BvhBuildNode>; WIDTH] {
     let centre = parent.center();
     let mut pairs = Vec::with_capacity(children.len() * WIDTH);
     for (i, child) in children.iter().enumerate() {
@@ -153,7 +153,7 @@ fn sign(octant: usize, axis: usize) -> f32 {
 /// Sets `out`'s frame and quantised child boxes. Per axis the scale is the
 /// smallest power of two at which every child's planes, rounded outwards,
 /// fit in 8 bits as the device decodes them.
-fn quantise(out: &mut Bvh8Node, bounds: Aabb, slots: &[Option<&Node>; WIDTH]) {
+fn quantise(out: &mut Bvh8Node, bounds: Aabb, slots: &[Option<&BvhBuildNode>; WIDTH]) {
     out.origin = bounds.min;
     for axis in 0..3 {
         let origin = bounds.min[axis];
@@ -185,7 +185,7 @@ fn quantised_planes(
     origin: f32,
     exponent: u8,
     axis: usize,
-    slots: &[Option<&Node>; WIDTH],
+    slots: &[Option<&BvhBuildNode>; WIDTH],
 ) -> Option<[(u8, u8); WIDTH]> {
     let s = scale(exponent);
     let decode = |q: u32| dequantise(origin, q, s);

@@ -40,12 +40,12 @@ impl Default for KdSettings {
 /// Cells with more primitives than this build their children in parallel.
 const PARALLEL_THRESHOLD: usize = 2048;
 
-enum Node {
+enum KdBuildNode {
     Leaf(Vec<u32>),
     Interior {
         axis: u32,
         position: f32,
-        children: Box<(Node, Node)>,
+        children: Box<(KdBuildNode, KdBuildNode)>,
     },
 }
 
@@ -108,18 +108,25 @@ fn best_plane(prims: &[(PrimRef, Aabb)], ids: &[u32], cell: Aabb, s: &KdSettings
     best
 }
 
-fn split(prims: &[(PrimRef, Aabb)], ids: Vec<u32>, cell: Aabb, depth_left: usize, bad: u32, s: &KdSettings) -> Node {
+fn split(
+    prims: &[(PrimRef, Aabb)],
+    ids: Vec<u32>,
+    cell: Aabb,
+    depth_left: usize,
+    bad: u32,
+    s: &KdSettings,
+) -> KdBuildNode {
     let n = ids.len();
     if n <= s.max_leaf || depth_left == 0 {
-        return Node::Leaf(ids);
+        return KdBuildNode::Leaf(ids);
     }
     let Some((axis, position, cost)) = best_plane(prims, &ids, cell, s) else {
-        return Node::Leaf(ids);
+        return KdBuildNode::Leaf(ids);
     };
     let leaf_cost = s.intersection_cost * n as f32;
     let bad = if cost > leaf_cost { bad + 1 } else { bad };
     if (cost > 4.0 * leaf_cost && n < 16) || bad == 3 {
-        return Node::Leaf(ids);
+        return KdBuildNode::Leaf(ids);
     }
     let below: Vec<u32> = ids
         .iter()
@@ -149,7 +156,7 @@ fn split(prims: &[(PrimRef, Aabb)], ids: Vec<u32>, cell: Aabb, depth_left: usize
             split(prims, above, cell_above, d, bad, s),
         )
     };
-    Node::Interior {
+    KdBuildNode::Interior {
         axis: axis as u32,
         position,
         children: Box::new((b, a)),
@@ -157,16 +164,16 @@ fn split(prims: &[(PrimRef, Aabb)], ids: Vec<u32>, cell: Aabb, depth_left: usize
 }
 
 /// Appends `node` depth-first (the below child right after its parent).
-fn flatten(prims: &[(PrimRef, Aabb)], node: &Node, depth: usize, out: &mut BuiltAccel) {
+fn flatten(prims: &[(PrimRef, Aabb)], node: &KdBuildNode, depth: usize, out: &mut BuiltAccel) {
     out.stats.max_depth = out.stats.max_depth.max(depth);
     match node {
-        Node::Leaf(ids) => {
+        KdBuildNode::Leaf(ids) => {
             out.stats.leaves += 1;
             out.kd_nodes
                 .push(KdNode::leaf(out.prims.len() as u32, ids.len() as u32));
             out.prims.extend(ids.iter().map(|&i| prims[i as usize].0));
         }
-        Node::Interior {
+        KdBuildNode::Interior {
             axis,
             position,
             children,

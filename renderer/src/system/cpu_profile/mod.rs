@@ -17,7 +17,7 @@ mod symbols;
 
 use anyhow::{Context, bail};
 pub use sampler::FREQUENCY;
-use sampler::{Sampler, Samples};
+use sampler::{ProfileSampler, Samples};
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 use symbols::{Function, Symbols};
@@ -27,7 +27,7 @@ use symbols::{Function, Symbols};
 pub const MIN_SAMPLES: u64 = 100;
 
 /// A running profiler; [`CpuProfiler::finish`] ends it.
-pub struct CpuProfiler(Sampler);
+pub struct CpuProfiler(ProfileSampler);
 
 /// One function's share of the samples.
 #[derive(Clone, Debug, PartialEq)]
@@ -60,7 +60,9 @@ pub struct CpuProfile {
 impl CpuProfiler {
     /// Starts sampling every thread of the process.
     pub fn start() -> anyhow::Result<Self> {
-        Ok(CpuProfiler(Sampler::start().context("starting the CPU profiler")?))
+        Ok(CpuProfiler(
+            ProfileSampler::start().context("starting the CPU profiler")?,
+        ))
     }
 
     /// Stops sampling, resolves the sampled addresses and counts, per

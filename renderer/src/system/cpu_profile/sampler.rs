@@ -70,8 +70,8 @@ static RUNNING: AtomicBool = AtomicBool::new(false);
 /// The address ranges of the [`NOT_UNWOUND`] libraries.
 static NOT_UNWOUND_RANGES: OnceLock<Vec<Range<usize>>> = OnceLock::new();
 
-/// A running sampler; [`Sampler::finish`] ends it (as does dropping it).
-pub struct Sampler {
+/// A running sampler; [`ProfileSampler::finish`] ends it (as does dropping it).
+pub struct ProfileSampler {
     /// The pipe's write end while the timer runs.
     armed: Armed,
     /// The thread that counts the stacks.
@@ -115,7 +115,7 @@ pub struct Samples {
     pub elapsed: Duration,
 }
 
-impl Sampler {
+impl ProfileSampler {
     /// Starts sampling every thread of the process.
     pub fn start() -> anyhow::Result<Self> {
         if !SUPPORTED {
@@ -143,7 +143,7 @@ impl Sampler {
         let armed = Armed::new(writer);
         install_handler()?;
         set_timer(Duration::from_secs(1) / FREQUENCY)?;
-        Ok(Sampler {
+        Ok(ProfileSampler {
             armed,
             counter,
             started: Instant::now(),
@@ -152,7 +152,7 @@ impl Sampler {
 
     /// Stops sampling and returns every stack with its count.
     pub fn finish(self) -> anyhow::Result<Samples> {
-        let Sampler {
+        let ProfileSampler {
             armed,
             counter,
             started,
