@@ -14,7 +14,7 @@ use clap::ValueEnum;
 use device::launch::{Compaction, MaterialSort};
 use renderer::accel::AccelChoice;
 use renderer::backend::{BackendKind, BackendOptions};
-use renderer::io::document_path::PathStep;
+use renderer::io::document_path::{self, PathStep};
 use renderer::render::Overrides;
 use renderer::settings::arithmetic::{Arithmetic, parse_arithmetic};
 use renderer::settings::capacity::{Capacity, parse_capacity};
@@ -178,7 +178,7 @@ pub fn scene_path(path: &str) -> Result<Vec<PathStep>, String> {
         if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
             return Err(bad());
         }
-        steps.push(PathStep::Key(key.to_string()));
+        steps.push(document_path::key(key));
         while !rest.is_empty() {
             let (index, after) = rest.split_once(']').ok_or_else(bad)?;
             steps.push(PathStep::Index(index.parse().map_err(|_| bad())?));
@@ -546,14 +546,14 @@ mod tests {
         assert_eq!(
             scene_path("generators[0].grid"),
             Ok(vec![
-                PathStep::Key("generators".into()),
+                document_path::key("generators"),
                 PathStep::Index(0),
-                PathStep::Key("grid".into())
+                document_path::key("grid")
             ])
         );
         assert_eq!(
             scene_path("a[1][2]"),
-            Ok(vec![PathStep::Key("a".into()), PathStep::Index(1), PathStep::Index(2)])
+            Ok(vec![document_path::key("a"), PathStep::Index(1), PathStep::Index(2)])
         );
         for bad in ["", "a..b", "a[x]", "a[1", "a[1]b", "a b"] {
             assert!(scene_path(bad).is_err(), "{bad}");

@@ -333,9 +333,9 @@ mod tests {
         assert_eq!(
             path,
             [
-                PathStep::Key("objects".into()),
+                document_path::key("objects"),
                 PathStep::Index(0),
-                PathStep::Key("edges".into()),
+                document_path::key("edges"),
                 PathStep::Index(1),
                 PathStep::Index(1)
             ]
