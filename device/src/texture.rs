@@ -373,7 +373,7 @@ mod tests {
         (a - b).abs() < 1e-5
     }
 
-    struct Scene {
+    struct TestShapes {
         spheres: Vec<Sphere>,
         boxes: Vec<Parallelepiped>,
         polygons: Vec<Polygon>,
@@ -381,7 +381,7 @@ mod tests {
         triangles: Vec<Triangle>,
     }
 
-    impl Scene {
+    impl TestShapes {
         fn new() -> Self {
             let vertices = vec![
                 Vec3::new(1.0, 0.0, 0.0),
@@ -389,7 +389,7 @@ mod tests {
                 Vec3::new(5.0, 2.0, 0.0),
                 Vec3::new(1.0, 2.0, 0.0),
             ];
-            Scene {
+            TestShapes {
                 spheres: vec![Sphere::new(Vec3::new(0.0, 0.0, 0.0), 2.0, 0)],
                 boxes: vec![Parallelepiped::new(
                     Vec3::new(0.0, 0.0, 0.0),
@@ -430,14 +430,14 @@ mod tests {
         }
     }
 
-    fn uv(scene: &Scene, uvs: &[TriangleUvs], p: SurfacePoint) -> (f32, f32) {
+    fn uv(scene: &TestShapes, uvs: &[TriangleUvs], p: SurfacePoint) -> (f32, f32) {
         let uv = surface_uv(&scene.view(), slice(uvs), &p);
         (uv.u, uv.v)
     }
 
     #[test]
     fn sphere_uv_is_longitude_and_latitude() {
-        let s = Scene::new();
+        let s = TestShapes::new();
         let cases = [
             // +x: φ = 0, on the equator.
             (Vec3::new(1.0, 0.0, 0.0), (0.5, 0.5)),
@@ -459,7 +459,7 @@ mod tests {
 
     #[test]
     fn triangle_uv_blends_its_corners_or_is_barycentric() {
-        let s = Scene::new();
+        let s = TestShapes::new();
         // (1, 1) = v0 + ½ e1 + ¼ e2.
         let p = at(PrimKind::Triangle, Vec3::new(1.0, 1.0, 0.0), Vec3::new(0.0, 0.0, 1.0));
         let got = uv(&s, &[], p);
@@ -475,7 +475,7 @@ mod tests {
 
     #[test]
     fn polygon_and_box_faces_map_to_the_unit_square() {
-        let s = Scene::new();
+        let s = TestShapes::new();
         // The 4 × 2 rectangle from (1, 0): (4, 1.5) is ¾ across, ¾ up.
         let got = uv(
             &s,
@@ -521,7 +521,7 @@ mod tests {
     }
 
     fn look(textures: &[Texture], texels: &[Rgb], p: SurfacePoint) -> Rgb {
-        let s = Scene::new();
+        let s = TestShapes::new();
         let view = Textures {
             textures: slice(textures),
             texels: slice(texels),
@@ -610,7 +610,7 @@ mod tests {
 
     #[test]
     fn an_untextured_colour_is_its_constant() {
-        let s = Scene::new();
+        let s = TestShapes::new();
         let view = Textures::none();
         let c = Colour::constant(Rgb::new(0.25, 0.5, 0.75));
         assert_eq!(view.colour(&c, &s.view(), &world(Vec3::ZERO)), c.rgb);

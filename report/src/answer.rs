@@ -23,7 +23,7 @@ pub const HEADING: &str = "## The answer";
 
 /// One scene of one study: the wavefront's speedup over the megakernel,
 /// each at its fastest measured configuration.
-pub struct Comparison {
+pub struct SceneSpeedup {
     /// The study as the summary cites it (`folder` / `study`, linked).
     pub study: String,
     /// The study as the figure labels it, `folder / study`, as written.
@@ -43,7 +43,7 @@ pub struct Comparison {
     pub measured: String,
 }
 
-impl Comparison {
+impl SceneSpeedup {
     /// The scene with its fields shortened to their last path segment
     /// (`material_cost (materials=16, octaves=64)`).
     fn scene_label(&self) -> String {
@@ -63,11 +63,11 @@ impl Comparison {
 }
 
 /// The comparisons of one study.
-struct Study<'c> {
-    rows: Vec<&'c Comparison>,
+struct StudySpeedups<'c> {
+    rows: Vec<&'c SceneSpeedup>,
 }
 
-impl Study<'_> {
+impl StudySpeedups<'_> {
     /// The smallest and largest speedup.
     fn range(&self) -> (f64, f64) {
         self.rows
@@ -78,7 +78,7 @@ impl Study<'_> {
     }
 
     /// The scene where the wavefront does best (the first of equals).
-    fn best(&self) -> &Comparison {
+    fn best(&self) -> &SceneSpeedup {
         self.rows
             .iter()
             .copied()
@@ -101,7 +101,7 @@ impl Study<'_> {
 }
 
 /// The scene names of `rows`, each once, in order of appearance.
-fn scene_names<'c>(rows: impl IntoIterator<Item = &'c Comparison>) -> Vec<&'c str> {
+fn scene_names<'c>(rows: impl IntoIterator<Item = &'c SceneSpeedup>) -> Vec<&'c str> {
     let mut names: Vec<&str> = Vec::new();
     for c in rows {
         if !names.contains(&c.scene.as_str()) {
@@ -113,22 +113,22 @@ fn scene_names<'c>(rows: impl IntoIterator<Item = &'c Comparison>) -> Vec<&'c st
 
 /// The comparisons grouped by study, ordered by their best case, the
 /// least favourable to the wavefront first (ties in order of appearance).
-fn studies(comparisons: &[Comparison]) -> Vec<Study<'_>> {
-    let mut studies: Vec<(&str, Study)> = Vec::new();
+fn studies(comparisons: &[SceneSpeedup]) -> Vec<StudySpeedups<'_>> {
+    let mut studies: Vec<(&str, StudySpeedups)> = Vec::new();
     for c in comparisons {
         match studies.iter_mut().find(|(s, _)| *s == c.study) {
             Some((_, study)) => study.rows.push(c),
-            None => studies.push((&c.study, Study { rows: vec![c] })),
+            None => studies.push((&c.study, StudySpeedups { rows: vec![c] })),
         }
     }
-    let mut studies: Vec<Study> = studies.into_iter().map(|(_, s)| s).collect();
+    let mut studies: Vec<StudySpeedups> = studies.into_iter().map(|(_, s)| s).collect();
     studies.sort_by(|a, b| a.best().speedup.total_cmp(&b.best().speedup));
     studies
 }
 
 /// The section's Markdown, ending with the figure's link (a path relative
 /// to the results folder) where there is one.
-pub fn section(comparisons: &[Comparison], standings: &[Standing]) -> String {
+pub fn section(comparisons: &[SceneSpeedup], standings: &[Standing]) -> String {
     let mut out = format!(
         "\n{HEADING}\n\n\
          How much faster the wavefront renders than the megakernel (above 1: the wavefront \
@@ -180,7 +180,7 @@ pub fn section(comparisons: &[Comparison], standings: &[Standing]) -> String {
 /// line at 1; under it, where there are `standings`, a panel of the
 /// peers' times over the megakernel's, a row each. `None` where no study
 /// compares the back ends.
-pub fn figure(comparisons: &[Comparison], standings: &[Standing], footer: &str) -> anyhow::Result<Option<String>> {
+pub fn figure(comparisons: &[SceneSpeedup], standings: &[Standing], footer: &str) -> anyhow::Result<Option<String>> {
     let studies = studies(comparisons);
     if studies.is_empty() {
         return Ok(None);
@@ -201,7 +201,7 @@ pub fn figure(comparisons: &[Comparison], standings: &[Standing], footer: &str) 
 /// the peers' panel under them where there are `standings`, the footer.
 fn paint<DB: DrawingBackend>(
     root: DrawingArea<DB, plotters::coord::Shift>,
-    studies: &[Study],
+    studies: &[StudySpeedups],
     standings: &[Standing],
     footer: &str,
 ) -> anyhow::Result<()>
@@ -382,7 +382,7 @@ const FOOTER_HEIGHT: u32 = 22;
 fn draw<DB: DrawingBackend>(
     chart_area: DrawingArea<DB, plotters::coord::Shift>,
     legend_area: DrawingArea<DB, plotters::coord::Shift>,
-    studies: &[Study],
+    studies: &[StudySpeedups],
 ) -> anyhow::Result<()>
 where
     DB::ErrorType: 'static,
@@ -391,7 +391,7 @@ where
     let scenes = scene_names(studies.iter().flat_map(|s| s.rows.iter().copied()));
     let (lo, hi) = studies
         .iter()
-        .map(Study::range)
+        .map(StudySpeedups::range)
         .fold((1.0f64, 1.0f64), |(lo, hi), (l, h)| (lo.min(l), hi.max(h)));
     let rows = studies.len();
     let mut chart = STUDIES_CHART.draw(&chart_area, &labels, (lo, hi))?;
@@ -432,8 +432,8 @@ fn color(i: usize) -> RGBAColor {
 mod tests {
     use super::*;
 
-    fn comparison(study: &str, scene: &str, overrides: &str, speedup: f64) -> Comparison {
-        Comparison {
+    fn comparison(study: &str, scene: &str, overrides: &str, speedup: f64) -> SceneSpeedup {
+        SceneSpeedup {
             study: format!("[`{study}`](x/report.md)"),
             label: study.into(),
             scene: scene.into(),

@@ -32,7 +32,7 @@
 //! `wavepath report --currency RESULTS` (`report::currency`). Every
 //! folder's files are read as its report reads them (`report::input`).
 
-use super::answer::{self, Comparison};
+use super::answer::{self, SceneSpeedup};
 use super::builds::{self, RowBuild};
 use super::input;
 use super::markdown::{code, folder_link, report_link, text};
@@ -118,7 +118,7 @@ fn read_results(results: &Path) -> anyhow::Result<(Vec<Folder>, Vec<Peer>, Vec<P
 fn of_folders(folders: &[Folder], peers: &[Peer]) -> anyhow::Result<Summary> {
     let one_gpu: Vec<&Folder> = folders.iter().filter(|f| f.spread.is_none()).collect();
     let pairs = mega_wave_pairs(&one_gpu);
-    let comparisons: Vec<Comparison> = pairs.iter().map(Pair::comparison).collect();
+    let comparisons: Vec<SceneSpeedup> = pairs.iter().map(Pair::comparison).collect();
     let standings = peers::standings(peers, &candidates(&one_gpu));
     let footer = "results/SUMMARY.md, \"The answer\" · wavepath report --summary results";
     Ok(Summary {
@@ -148,7 +148,7 @@ fn markdown(
     folders: &[Folder],
     one_gpu: &[&Folder],
     pairs: &[Pair],
-    comparisons: &[Comparison],
+    comparisons: &[SceneSpeedup],
     standings: &[Standing],
 ) -> anyhow::Result<String> {
     let mut out = String::from(
@@ -381,8 +381,8 @@ impl Pair<'_> {
     }
 
     /// As the answer takes it.
-    fn comparison(&self) -> Comparison {
-        Comparison {
+    fn comparison(&self) -> SceneSpeedup {
+        SceneSpeedup {
             study: self.folder.source(self.study),
             label: format!("{} / {}", self.folder.name, self.study),
             scene: self.scene.clone(),

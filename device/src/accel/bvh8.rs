@@ -24,7 +24,7 @@ pub const MAX_DEPTH: usize = 64;
 
 /// Bytes of the traversal stack: on the GPU, the local memory a kernel
 /// that traces through this structure holds (and nothing else should).
-pub const STACK_BYTES: usize = MAX_DEPTH * core::mem::size_of::<Group>();
+pub const STACK_BYTES: usize = MAX_DEPTH * core::mem::size_of::<ChildrenToVisit>();
 
 /// Children per node.
 pub const WIDTH: usize = 8;
@@ -276,7 +276,7 @@ fn by_rank(mut mask: u32, octant: u32) -> u32 {
 
 /// A node's children still to visit, in rank order.
 #[derive(Clone, Copy)]
-struct Group {
+struct ChildrenToVisit {
     node: u32,
     ranks: u32,
 }
@@ -300,9 +300,9 @@ pub fn search(
     let boxes = RayBoxTest::new(ray);
     let octant = octant(ray.dir);
     let mut c = Closest::new(range, query, TestOrder::Unordered, kinds);
-    let mut storage = StackStorage::<Group, MAX_DEPTH>::new();
+    let mut storage = StackStorage::<ChildrenToVisit, MAX_DEPTH>::new();
     let mut stack = Stack::new(&mut storage);
-    let mut group = Group {
+    let mut group = ChildrenToVisit {
         node: 0,
         ranks: accel.bvh8_nodes.fetch(0).hits(&boxes, c.range, octant),
     };
@@ -320,7 +320,7 @@ pub fn search(
                 if group.ranks != 0 {
                     stack.push(group);
                 }
-                group = Group {
+                group = ChildrenToVisit {
                     node: index,
                     // The node is read whole to test its children (on the GPU
                     // in 16-byte loads through the read-only cache).

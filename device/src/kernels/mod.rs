@@ -32,7 +32,7 @@ pub mod wave_kernels;
 use crate::accel::{AccelKind, BruteForce, Bvh, Bvh8, KdTree, Traversal};
 use crate::kernel::EntryPoint;
 use megakernel::{Megakernel, MegakernelArgs};
-use raycast_kernel::{Raycast, RaycastArgs};
+use raycast_kernel::{Raycast, RaycastKernelArgs};
 use wave_kernels::{Drain, Extend, QueueKernel, Shadow, WavefrontArgs};
 
 /// The kernels compiled for one acceleration structure. Each is one entry
@@ -44,7 +44,7 @@ pub trait AccelKernels: Traversal {
     /// The megakernel that counts divergence at the material branch.
     type CountingMegakernel: EntryPoint<Args = MegakernelArgs>;
     /// The ray-casting kernel.
-    type Raycast: EntryPoint<Args = RaycastArgs>;
+    type Raycast: EntryPoint<Args = RaycastKernelArgs>;
     /// The wavefront's extend kernel.
     type Extend: EntryPoint<Args = WavefrontArgs> + QueueKernel;
     /// The wavefront's tail drain.

@@ -13,7 +13,7 @@ use core::marker::PhantomData;
 /// The ray-casting kernel's argument.
 #[repr(C)]
 #[derive(Clone, Copy)]
-pub struct RaycastArgs {
+pub struct RaycastKernelArgs {
     /// The scene (device pointers).
     pub scene: SceneView<'static>,
     /// `count` rays.
@@ -31,10 +31,10 @@ pub struct RaycastArgs {
 pub struct Raycast<T>(PhantomData<T>);
 
 impl<T: Traversal> Kernel for Raycast<T> {
-    type Args = RaycastArgs;
+    type Args = RaycastKernelArgs;
 
     #[inline(always)]
-    unsafe fn run(thread: Thread, _phase: u32, a: &RaycastArgs) {
+    unsafe fn run(thread: Thread, _phase: u32, a: &RaycastKernelArgs) {
         let i = thread.global_x();
         if i >= a.count {
             return;

@@ -110,7 +110,7 @@ pub fn parse_obj(path: &Path, bytes: &[u8], transform: &Transform) -> Result<Loa
     // A UTF-8 byte-order mark (as some editors write) would glue itself to
     // the first statement and turn its first vertex into an unknown one.
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    let mut reader = Checked::new(path, bytes);
+    let mut reader = CheckedObjText::new(path, bytes);
     let options = tobj::LoadOptions {
         triangulate: true,
         single_index: false,
@@ -183,7 +183,7 @@ pub fn parse_obj(path: &Path, bytes: &[u8], transform: &Transform) -> Result<Loa
 /// The OBJ text as tobj gets it: each line checked by a [`Checker`] and
 /// replaced by what it writes. The first error stops the text (tobj sees a
 /// read error) and is kept in `error`.
-struct Checked<'a> {
+struct CheckedObjText<'a> {
     inner: &'a [u8],
     checker: Checker<'a>,
     /// The current line as read.
@@ -194,9 +194,9 @@ struct Checked<'a> {
     error: Option<String>,
 }
 
-impl<'a> Checked<'a> {
+impl<'a> CheckedObjText<'a> {
     fn new(path: &'a Path, inner: &'a [u8]) -> Self {
-        Checked {
+        CheckedObjText {
             inner,
             checker: Checker {
                 path,
@@ -212,7 +212,7 @@ impl<'a> Checked<'a> {
     }
 }
 
-impl Read for Checked<'_> {
+impl Read for CheckedObjText<'_> {
     fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
         let n = self.fill_buf()?.read(out)?;
         self.consume(n);
@@ -220,7 +220,7 @@ impl Read for Checked<'_> {
     }
 }
 
-impl BufRead for Checked<'_> {
+impl BufRead for CheckedObjText<'_> {
     fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
         while self.at == self.line.len() && self.error.is_none() {
             self.line.clear();
@@ -674,7 +674,7 @@ mod tests {
     #[test]
     fn tobj_gets_absolute_texture_indices_and_no_normals() {
         let text = "v 0 0 0\r\n vt 0 0.5\nv 1 0 0\nvn 0 0 1\nvtx\nv 0 1 0\nf 1/1/1 2/-1/1 3/1\r\nl 1/1/1 2/-1\n";
-        let mut reader = Checked::new(Path::new("t.obj"), text.as_bytes());
+        let mut reader = CheckedObjText::new(Path::new("t.obj"), text.as_bytes());
         let mut out = String::new();
         reader.read_to_string(&mut out).unwrap();
         assert_eq!(

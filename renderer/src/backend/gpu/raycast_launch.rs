@@ -10,7 +10,7 @@ use crate::backend::SizedBy;
 use crate::prepared::PreparedScene;
 use device::features::Features;
 use device::kernel::EntryPoint;
-use device::kernels::raycast_kernel::RaycastArgs;
+use device::kernels::raycast_kernel::RaycastKernelArgs;
 use device::kernels::{AccelKernels, AccelVisitor, visit_accel};
 use device::launch::RayHit;
 use device::math::Ray;
@@ -73,7 +73,7 @@ impl AccelVisitor for Cast<'_> {
         let function = timeline.function::<A::Raycast>()?.clone();
         let kernel = gpu.kernel_info(A::Raycast::NAME, &function, block)?;
         let count = rays.len() as u32;
-        let args = RaycastArgs {
+        let args = RaycastKernelArgs {
             // SAFETY: the scene stays uploaded until the launches are done.
             scene: unsafe {
                 device_scene
