@@ -13,11 +13,11 @@ use crate::math::Ray;
 pub const MAX_DEPTH: usize = 32;
 
 /// A stack entry: a node to visit and its box's entry distance.
-type Entry = (u32, f32);
+type NodeToVisit = (u32, f32);
 
 /// Bytes of the traversal stack: on the GPU, the local memory a kernel
 /// that traces through this structure holds (and nothing else should).
-pub const STACK_BYTES: usize = MAX_DEPTH * core::mem::size_of::<Entry>();
+pub const STACK_BYTES: usize = MAX_DEPTH * core::mem::size_of::<NodeToVisit>();
 
 /// One interior node of the binary tree: its two children's boxes and
 /// what each child is. Node 0 is the root; a tree of one leaf is a root
@@ -60,7 +60,7 @@ pub fn search(
     if nodes.is_empty() || enter(&accel.bounds, &c).is_none() {
         return None;
     }
-    let mut storage = StackStorage::<Entry, MAX_DEPTH>::new();
+    let mut storage = StackStorage::<NodeToVisit, MAX_DEPTH>::new();
     let mut stack = Stack::new(&mut storage);
     let mut node = 0usize;
     loop {

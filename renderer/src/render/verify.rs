@@ -40,7 +40,7 @@ use std::time::Duration;
 
 /// One segment of a path, as the CPU traced it.
 #[derive(Clone, Debug, PartialEq)]
-pub struct PathStep {
+pub struct TracedSegment {
     /// Segment index.
     pub bounce: u32,
     /// The ray traced.
@@ -61,7 +61,7 @@ pub struct SampleMismatch {
     /// GPU value (fixed point).
     pub gpu: FixedRgb,
     /// The CPU's path for this sample.
-    pub path: Vec<PathStep>,
+    pub path: Vec<TracedSegment>,
 }
 
 /// Where the films first differ.
@@ -192,12 +192,12 @@ impl VerifyReport {
 }
 
 /// The CPU's path for one radiance sample, segment by segment, through the same stages.
-pub fn trace_steps(scene: &PreparedScene, params: &RenderParams, pixel: u32, sample: u32) -> Vec<PathStep> {
+pub fn trace_steps(scene: &PreparedScene, params: &RenderParams, pixel: u32, sample: u32) -> Vec<TracedSegment> {
     let view = scene.view(scene.scene.camera_for(params.width, params.height), Features::ALL);
     let mut path = generate(&view, params, pixel, sample);
     let mut steps = Vec::new();
     let segment = |p: &PathState, hit: Option<&Hit>| {
-        steps.push(PathStep {
+        steps.push(TracedSegment {
             bounce: p.bounce,
             ray: p.ray,
             hit: hit.map(|h| (h.prim, h.material, h.t)),

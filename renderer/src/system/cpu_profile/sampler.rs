@@ -53,7 +53,7 @@ const NOT_UNWOUND: [&str; 1] = ["libgcc"];
 /// A sample's call stack: the address of the instruction each frame was
 /// on, the interrupted one first, then each caller's call instruction
 /// (the return address less one byte, which lies inside the call).
-pub type Stack = Vec<usize>;
+pub type CallStack = Vec<usize>;
 
 /// The write end of the pipe while sampling, -1 otherwise.
 static PIPE: AtomicI32 = AtomicI32::new(-1);
@@ -75,7 +75,7 @@ pub struct ProfileSampler {
     /// The pipe's write end while the timer runs.
     armed: Armed,
     /// The thread that counts the stacks.
-    counter: JoinHandle<std::io::Result<HashMap<Stack, u64>>>,
+    counter: JoinHandle<std::io::Result<HashMap<CallStack, u64>>>,
     /// When sampling began.
     started: Instant,
 }
@@ -108,7 +108,7 @@ impl Drop for Armed {
 /// What a sampler collected.
 pub struct Samples {
     /// Every distinct stack and the samples that had it.
-    pub stacks: HashMap<Stack, u64>,
+    pub stacks: HashMap<CallStack, u64>,
     /// Samples lost because the pipe was full.
     pub dropped: u64,
     /// How long the sampler ran (wall-clock time).
@@ -188,8 +188,8 @@ fn set_nonblocking(pipe: &PipeWriter) -> anyhow::Result<()> {
 }
 
 /// Reads the samples' records until the pipe closes, counting each stack.
-fn count_stacks(mut pipe: impl Read) -> std::io::Result<HashMap<Stack, u64>> {
-    let mut stacks: HashMap<Stack, u64> = HashMap::new();
+fn count_stacks(mut pipe: impl Read) -> std::io::Result<HashMap<CallStack, u64>> {
+    let mut stacks: HashMap<CallStack, u64> = HashMap::new();
     let mut word = [0u8; size_of::<usize>()];
     loop {
         match pipe.read_exact(&mut word) {
@@ -243,7 +243,7 @@ extern "C" fn on_sample(_signal: c_int, _info: *mut libc::siginfo_t, context: *m
     IN_FLIGHT.fetch_sub(1, SeqCst);
 }
 
-/// A sample as the pipe carries it: the depth, then the [`Stack`]'s
+/// A sample as the pipe carries it: the depth, then the [`CallStack`]'s
 /// addresses (a fixed array: nothing is allocated in the handler).
 type Record = [usize; 1 + MAX_DEPTH];
 
