@@ -3,7 +3,7 @@
 
 use super::outln;
 use crate::cli::{StudyCommand, StudyInstallArgs, StudyRunArgs};
-use lab::study::folder::{FolderRun, SpreadOver, StudyFolderName};
+use lab::study::folder::{FolderRun, StudyFolderName};
 use lab::study::install::{InstallPlaces, install};
 use lab::study::run::{StudyRunOptions, plan, run as run_studies};
 use std::path::{Path, PathBuf};
@@ -42,13 +42,10 @@ fn run_command(args: &StudyRunArgs) -> anyhow::Result<ExitCode> {
     };
     if args.dry_run {
         for study in plan(&opts)? {
-            let mut folders = vec![StudyFolderName::own(&study.name)];
-            if !study.splits_images {
-                let gpus = opts.spread.iter().map(|&n| SpreadOver::Gpus(n));
-                let spreads = gpus.chain(opts.ranks.iter().map(|&n| SpreadOver::Ranks(n)));
-                folders.extend(spreads.map(|s| StudyFolderName::of(&study.name, FolderRun::Spread(s))));
-            }
-            let names: Vec<String> = folders.iter().map(ToString::to_string).collect();
+            let spreads = study.spreads(&opts).into_iter();
+            let folders = std::iter::once(StudyFolderName::own(&study.name))
+                .chain(spreads.map(|s| StudyFolderName::of(&study.name, FolderRun::Spread(s))));
+            let names: Vec<String> = folders.map(|f| f.to_string()).collect();
             let references = if opts.references.is_empty() {
                 ""
             } else {

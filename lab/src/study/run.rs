@@ -88,6 +88,19 @@ pub struct PlannedStudy {
     pub splits_images: bool,
 }
 
+impl PlannedStudy {
+    /// The spreads the study runs in besides its own run: each of
+    /// `--spread` and `--ranks`, or none where its runs split images
+    /// themselves.
+    pub fn spreads(&self, opts: &StudyRunOptions) -> Vec<SpreadOver> {
+        if self.splits_images {
+            return Vec::new();
+        }
+        let gpus = opts.spread.iter().map(|&n| SpreadOver::Gpus(n));
+        gpus.chain(opts.ranks.iter().map(|&n| SpreadOver::Ranks(n))).collect()
+    }
+}
+
 /// Checks every option and reads every config (with the lab's config
 /// reader) before anything runs; the error names the option or the file.
 pub fn plan(opts: &StudyRunOptions) -> anyhow::Result<Vec<PlannedStudy>> {
@@ -352,20 +365,13 @@ impl SlotRuns<'_> {
     fn study(&mut self, study: &PlannedStudy) -> anyhow::Result<()> {
         let opts = self.opts;
         let name = &study.name;
-        let mut spread = spreads(opts);
-        if spread && study.splits_images {
+        if spreads(opts) && study.splits_images {
             self.note(&format!(
                 "== {name}: not spread: its runs split images over GPUs themselves (gpus)"
             ))?;
-            spread = false;
         }
-        let spreads: Vec<SpreadOver> = if spread {
-            let gpus = opts.spread.iter().map(|&n| SpreadOver::Gpus(n));
-            gpus.chain(opts.ranks.iter().map(|&n| SpreadOver::Ranks(n))).collect()
-        } else {
-            Vec::new()
-        };
-        if spread
+        let spreads = study.spreads(opts);
+        if !spreads.is_empty()
             && !std::iter::once(StudyFolderName::own(name))
                 .chain(spreads.iter().map(|&s| StudyFolderName::of(name, FolderRun::Spread(s))))
                 .all(|f| self.finished(&f))
