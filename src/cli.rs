@@ -100,6 +100,9 @@ pub enum Command {
     GenMesh(GenMeshArgs),
     /// Time traversal alone: closest hits for a buffer of camera or bounce rays.
     Raycast(RaycastArgs),
+    /// Run studies on a GPU machine (verified, within a budget, spread), or install their results.
+    #[command(subcommand)]
+    Study(StudyCommand),
 }
 
 /// `wavepath raycast`.
@@ -912,4 +915,79 @@ mod tests {
         assert_eq!(plan.wave_blocks, [wave.block]);
         assert_eq!(plan.drains, [wave.drain_below]);
     }
+}
+
+// ---- `wavepath study` ----
+
+use lab::study::run::{DEFAULT_BUDGET_S, MAX_BUDGET_S, MAX_GPUS, MIN_BUDGET_S};
+
+/// `wavepath study`: the studies behind results/, run on a GPU machine and
+/// installed here.
+#[derive(Debug, Subcommand)]
+pub enum StudyCommand {
+    /// On a GPU machine: verify every scene, then run each study (experiments/NAME.toml) within a budget.
+    Run(StudyRunArgs),
+    /// Here: install the complete studies of a returned studies.tgz into results/, checked first.
+    Install(StudyInstallArgs),
+}
+
+/// `wavepath study run`.
+#[derive(Debug, clap::Args)]
+pub struct StudyRunArgs {
+    /// The studies, in order: NAME of each experiments/NAME.toml.
+    #[arg(required = true)]
+    pub studies: Vec<String>,
+    /// Seconds every run together may take; a run cut short is stopped as
+    /// Ctrl-C stops it, and running again resumes it.
+    #[arg(long, default_value_t = DEFAULT_BUDGET_S, value_parser = clap::value_parser!(u64).range(MIN_BUDGET_S..=MAX_BUDGET_S))]
+    pub budget: u64,
+    /// Run the studies N at a time on a host of N GPUs or more, slot i on
+    /// GPU i alone and the i-th of N equal shares of the host's CPUs.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_GPUS)))]
+    pub slots: u32,
+    /// Run each study again over the first N GPUs (`experiment --devices`),
+    /// into NAME_gpusN, for each N (2 to 16).
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(2..=i64::from(MAX_GPUS)))]
+    pub spread: Vec<u32>,
+    /// Run each study again over N MPI ranks of one GPU each, into
+    /// NAME_ranksN, for each N (2 to 16), after the image of the most ranks
+    /// is checked against one process's.
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(2..=i64::from(MAX_GPUS)))]
+    pub ranks: Vec<u32>,
+    /// A binary of another commit that runs each study too, into
+    /// NAME_COMMIT (repeatable).
+    #[arg(long = "reference")]
+    pub references: Vec<PathBuf>,
+    /// The binary that verifies, runs and reports the studies (default:
+    /// this one).
+    #[arg(long)]
+    pub binary: Option<PathBuf>,
+    /// The MPI launcher, run as `LAUNCHER -n N MPI_BINARY ...` (--ranks).
+    #[arg(long, default_value = "gpu-run/mpi/run")]
+    pub mpi_launcher: PathBuf,
+    /// The binary built with MPI (--ranks).
+    #[arg(long, default_value = "gpu-run/wavepath-mpi")]
+    pub mpi_binary: PathBuf,
+    /// The folder the study folders are written in (and resumed from).
+    #[arg(long, default_value = "gpu-run/results")]
+    pub results: PathBuf,
+    /// The folder of what comes back: studies.tgz, device.txt, verify.txt,
+    /// studies.log (in slotI/ for each slot with several).
+    #[arg(long, default_value = "gpu-run/out")]
+    pub out: PathBuf,
+    /// Check the options and the configs, name each folder the run would
+    /// make, and run nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// `wavepath study install`.
+#[derive(Debug, clap::Args)]
+pub struct StudyInstallArgs {
+    /// The studies.tgz a `study run` wrote.
+    pub tarball: PathBuf,
+    /// The results folder the studies go into; its SUMMARY.md is written
+    /// afresh.
+    #[arg(long, default_value = "results")]
+    pub results: PathBuf,
 }

@@ -1,5 +1,5 @@
 //! `docs/cli.md` is the command line as clap declares it: this test renders
-//! the reference from `wavepath::cli::Cli` and fails where the committed
+//! the reference (each command, and each command of a command of commands) from `wavepath::cli::Cli` and fails where the committed
 //! page differs, so the page cannot go stale. After changing a flag or its
 //! help, `WAVEPATH_BLESS=1 cargo test --test cli_doc` rewrites the page.
 
@@ -24,6 +24,15 @@ fn render() -> String {
         }
         let sub = cli.find_subcommand_mut(&name).unwrap();
         page += &format!("\n## wavepath {name}\n\n```text\n{}```\n", sub.render_long_help());
+        // A command of commands (`study run`, `study install`): each of its own.
+        let inner: Vec<String> = sub.get_subcommands().map(|c| c.get_name().to_string()).collect();
+        for inner in inner.iter().filter(|n| *n != "help") {
+            let sub = sub.find_subcommand_mut(inner).unwrap();
+            page += &format!(
+                "\n## wavepath {name} {inner}\n\n```text\n{}```\n",
+                sub.render_long_help()
+            );
+        }
     }
     page
 }

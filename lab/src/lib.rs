@@ -24,6 +24,7 @@
 //! - `scenes`: scene fields replaced by path, scenes loaded once;
 //! - `records`: `runs.csv`, `kernels.csv` and `manifest.toml`;
 //! - `statistics`: medians and spreads of repeated measurements;
+//! - `study`: studies run on a GPU machine, and installed into results/;
 //! - `cluster` (with `--features mpi`): `render` and `experiment` over the
 //!   ranks of an MPI launch.
 
@@ -49,5 +50,6 @@ pub mod scaling;
 pub mod scenes;
 pub mod spread;
 pub mod statistics;
+pub mod study;
 pub mod team;
 pub(crate) mod writer;

@@ -3,9 +3,9 @@
 //! (`mpiexec -n N wavepath experiment`), each beside the same experiment
 //! on one GPU: the wall time of the whole experiment against one GPU's.
 //!
-//! `scripts/gpu-study pack --spread N --ranks N` runs them into folders
+//! `wavepath study run --spread N --ranks N` runs them into folders
 //! `NAME_gpusN` and `NAME_ranksN` beside `NAME`, the one-GPU run, and a
-//! folder pairs with it by that name. Every timed row of a spread ran
+//! folder pairs with it by that name (`lab::study::folder`). Every timed row of a spread ran
 //! alone on its GPU, so its figures repeat the one-GPU run's: such a
 //! folder stands in this section (and among the sources), never in the
 //! answer or the other tables.
@@ -16,6 +16,7 @@ use super::written::timestamp;
 use anyhow::bail;
 use lab::records::{Manifest, RunRow};
 use lab::spread::loads;
+use lab::study::folder::{SpreadOver, StudyFolderName};
 use renderer::render::split::imbalance;
 use std::path::Path;
 
@@ -32,53 +33,11 @@ const MIN_WALL_S: f64 = 1.0;
 /// the same work, whatever their names say, and the section refuses them.
 const MAX_OFF_IDEAL: f64 = 8.0;
 
-/// How an experiment folder's runs were spread, as its name says.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Over {
-    /// Over this many GPUs of one process (`--devices`).
-    Gpus(u32),
-    /// Over this many MPI ranks, one GPU each.
-    Ranks(u32),
-}
-
-impl Over {
-    /// The one-GPU run's folder and the spread, from a folder named
-    /// `NAME_gpusN` or `NAME_ranksN` (N from 2, in decimal without a
-    /// leading zero); `None` for any other name.
-    pub fn of_name(name: &str) -> Option<(&str, Over)> {
-        let (base, tail) = name.rsplit_once('_')?;
-        let (over, digits): (fn(u32) -> Over, &str) = match tail.strip_prefix("gpus") {
-            Some(digits) => (Over::Gpus, digits),
-            None => (Over::Ranks, tail.strip_prefix("ranks")?),
-        };
-        if base.is_empty() || digits.starts_with('0') || !digits.bytes().all(|b| b.is_ascii_digit()) {
-            return None;
-        }
-        let n: u32 = digits.parse().ok().filter(|&n| n >= 2)?;
-        Some((base, over(n)))
-    }
-
-    /// How many GPUs or ranks.
-    fn count(self) -> u32 {
-        match self {
-            Over::Gpus(n) | Over::Ranks(n) => n,
-        }
-    }
-
-    /// What a worker is called.
-    fn noun(self) -> &'static str {
-        match self {
-            Over::Gpus(_) => "GPUs",
-            Over::Ranks(_) => "ranks",
-        }
-    }
-
-    /// The table cell.
-    fn cell(self) -> String {
-        match self {
-            Over::Gpus(n) => format!("{n} GPUs (`--devices`)"),
-            Over::Ranks(n) => format!("{n} MPI ranks, a GPU each"),
-        }
+/// The table cell of a spread.
+fn cell(over: SpreadOver) -> String {
+    match over {
+        SpreadOver::Gpus(n) => format!("{n} GPUs (`--devices`)"),
+        SpreadOver::Ranks(n) => format!("{n} MPI ranks, a GPU each"),
     }
 }
 
@@ -89,7 +48,7 @@ pub struct SpreadFolder {
     /// The one-GPU run's folder name.
     pub base: String,
     /// How the runs were spread.
-    pub over: Over,
+    pub over: SpreadOver,
     /// How many GPUs (by ordinal) or ranks made rows.
     pub workers: usize,
     /// The busiest worker's render time over the mean, less one (with two
@@ -99,12 +58,13 @@ pub struct SpreadFolder {
 
 impl SpreadFolder {
     /// The spread of the folder `name` with `rows`; `None` for a folder
-    /// whose name names none ([`Over::of_name`]).
+    /// whose name names none ([`StudyFolderName::parse`]).
     pub fn of_folder(name: &str, rows: &[RunRow]) -> Option<SpreadFolder> {
-        let (base, over) = Over::of_name(name)?;
+        let folder = StudyFolderName::parse(name)?;
+        let (base, over) = (folder.study.as_str(), folder.spread()?);
         let load = match over {
-            Over::Gpus(_) => loads(rows, |r| r.gpu_ordinal.map(|o| (o, r.gpu.as_str()))),
-            Over::Ranks(_) => loads(rows, |r| r.rank.map(|k| (k, r.host.as_str()))),
+            SpreadOver::Gpus(_) => loads(rows, |r| r.gpu_ordinal.map(|o| (o, r.gpu.as_str()))),
+            SpreadOver::Ranks(_) => loads(rows, |r| r.rank.map(|k| (k, r.host.as_str()))),
         };
         let busy: Vec<f64> = load.iter().map(|l| l.seconds).collect();
         Some(SpreadFolder {
@@ -221,7 +181,7 @@ fn like_for_like(e: &Entry, s: &SpreadFolder, base: &Manifest) -> String {
     if m.host.cpu != base.host.cpu || m.host.cpu_threads != base.host.cpu_threads {
         unlike.push("another host CPU".to_string());
     }
-    if let Over::Gpus(n) = s.over
+    if let SpreadOver::Gpus(n) = s.over
         && m.devices.len() != n as usize
     {
         unlike.push(format!("{} GPUs opened", m.devices.len().max(1)));
@@ -295,8 +255,10 @@ pub fn section(entries: &[Entry]) -> anyhow::Result<String> {
             _ => "–".into(),
         };
         let mpi = match s.over {
-            Over::Ranks(n) => match (
-                find_spread(entries, &s.base, Over::Gpus(n)).map(wall).transpose()?,
+            SpreadOver::Ranks(n) => match (
+                find_spread(entries, &s.base, SpreadOver::Gpus(n))
+                    .map(wall)
+                    .transpose()?,
                 &this,
             ) {
                 (Some(Ok(gpus)), Ok(t)) => {
@@ -305,14 +267,14 @@ pub fn section(entries: &[Entry]) -> anyhow::Result<String> {
                 }
                 _ => "–".into(),
             },
-            Over::Gpus(_) => "–".into(),
+            SpreadOver::Gpus(_) => "–".into(),
         };
         out += &table_row(&[
             match base {
                 Some(_) => folder_link(&s.base),
                 None => code(&s.base),
             },
-            s.over.cell(),
+            cell(s.over),
             folder_link(e.name),
             seconds(this),
             one_gpu.map_or_else(|| format!("– (no folder {})", code(&s.base)), seconds),
@@ -333,7 +295,7 @@ fn seconds(wall: Result<f64, String>) -> String {
 }
 
 /// The spread folder of the experiment `base` over `over`.
-fn find_spread<'e, 'a>(entries: &'e [Entry<'a>], base: &str, over: Over) -> Option<&'e Entry<'a>> {
+fn find_spread<'e, 'a>(entries: &'e [Entry<'a>], base: &str, over: SpreadOver) -> Option<&'e Entry<'a>> {
     entries
         .iter()
         .find(|e| e.spread.is_some_and(|s| s.base == base && s.over == over))
@@ -343,28 +305,6 @@ fn find_spread<'e, 'a>(entries: &'e [Entry<'a>], base: &str, over: Over) -> Opti
 mod tests {
     use super::*;
     use lab::records::{ManifestDevice, ManifestSession};
-
-    #[test]
-    fn folder_names_say_the_spread_and_the_one_gpu_run() {
-        assert_eq!(
-            Over::of_name("mega_vs_wave_gpus4"),
-            Some(("mega_vs_wave", Over::Gpus(4)))
-        );
-        assert_eq!(Over::of_name("a_b_ranks16"), Some(("a_b", Over::Ranks(16))));
-        for not in [
-            "mega_vs_wave",
-            "regression_check_30955b3",
-            "x_gpus1",
-            "x_gpus02",
-            "x_gpus",
-            "_gpus2",
-            "x_ranks2a",
-            "x_gpus+2",
-            "x_cpus2",
-        ] {
-            assert_eq!(Over::of_name(not), None, "{not}");
-        }
-    }
 
     fn row(gpu: Option<usize>, rank: Option<usize>, total_ms: f64) -> RunRow {
         RunRow {
@@ -386,7 +326,7 @@ mod tests {
             row(None, None, 50.0),
         ];
         let s = SpreadFolder::of_folder("e_gpus2", &rows).unwrap();
-        assert_eq!((s.base.as_str(), s.over, s.workers), ("e", Over::Gpus(2), 2));
+        assert_eq!((s.base.as_str(), s.over, s.workers), ("e", SpreadOver::Gpus(2), 2));
         // Busiest 3 s over a mean of 2 s.
         assert!((s.imbalance.unwrap() - 0.5).abs() < 1e-12);
         let s = SpreadFolder::of_folder("e_ranks2", &rows).unwrap();

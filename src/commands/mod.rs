@@ -12,6 +12,7 @@ mod gpu_info;
 mod raycast;
 mod render;
 mod report;
+mod study;
 mod verify;
 
 use crate::cli::{Cli, Command};
@@ -59,6 +60,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::GpuInfo => gpu_info::run(),
         Command::Raycast(args) => raycast::run(&args),
         Command::GenMesh(args) => gen_mesh::run(&args),
+        Command::Study(command) => study::run(&command),
     };
     #[cfg(feature = "mpi")]
     let result = lab::cluster::failure::quiet(result);

@@ -1,9 +1,11 @@
-//! `scripts/gpu-study` under hostile input: `unpack` installs only the
-//! folders and regular files of whole, checked studies, by a swap that a
-//! refusal never starts, and `pack` checks every argument before it clears
-//! gpu-run/ or builds. Each test runs a copy of the script in a copy of the
-//! checkout's layout (scripts/, experiments/, results/, gpu-run/), with a
-//! stand-in for scripts/gpu-pack: no GPU, network or release build.
+//! `wavepath study` under hostile input: `install` puts only the folders
+//! and regular files of whole, checked studies into results/, by a swap
+//! that a refusal never starts, and `run` checks every option before it
+//! writes anything, verifies before it times, stops at its budget, resumes,
+//! and spreads over GPUs and MPI ranks. Each test runs the binary in a copy
+//! of the checkout's layout (experiments/, scenes/, results/, gpu-run/),
+//! `run` with stand-ins for the GPU machine's binary, `nvidia-smi` and the
+//! MPI launcher: no GPU, network or release build.
 
 mod util;
 
@@ -14,14 +16,17 @@ use std::process::{Command, Output};
 use tar::{EntryType, Header};
 use util::{repo, wavepath_bin};
 
-/// The study whose committed results the tests pack and unpack, and its
-/// run with a --reference binary (`NAME_COMMIT`).
+/// The study whose committed results the tests pack and install, and its
+/// run with a reference binary (`NAME_COMMIT`).
 const STUDY: &str = "regression_check_nee";
 const REFERENCE_RUN: &str = "regression_check_nee_30955b3";
 
-/// A checkout's layout in a temporary folder: the script, the configs of
-/// [`STUDY`] and `nee`, a scene, and results/STUDY as an earlier unpack left
-/// it (with a reference file of its own, and an old report).
+/// The scenes [`STUDY`] renders.
+const SCENES: [&str; 3] = ["cornell_smallpt", "cornell_diffuse", "cs500"];
+
+/// A checkout's layout in a temporary folder: the configs of [`STUDY`] and
+/// `nee`, the scenes it renders, and results/STUDY as an earlier install
+/// left it (with a reference file of its own, and an old report).
 struct Tree {
     dir: tempfile::TempDir,
 }
@@ -30,27 +35,17 @@ impl Tree {
     fn new() -> Tree {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("checkout");
-        for sub in ["scripts", "experiments", "scenes", "results", "gpu-run"] {
+        for sub in ["experiments", "scenes", "results", "gpu-run", "scripts"] {
             fs::create_dir_all(root.join(sub)).unwrap();
         }
-        for file in [
-            "scripts/gpu-study",
-            "scripts/gpu_study_unpack.py",
-            "scripts/input_file.py",
-            "scripts/gpu_study_splits.py",
-            "scenes/cornell_diffuse.toml",
-        ] {
-            fs::copy(repo(file), root.join(file)).unwrap();
+        for scene in SCENES {
+            let file = format!("scenes/{scene}.toml");
+            fs::copy(repo(&file), root.join(file)).unwrap();
         }
         for config in [STUDY, "nee"] {
             let file = format!("experiments/{config}.toml");
             fs::copy(repo(&file), root.join(file)).unwrap();
         }
-        // scripts/gpu-pack's stand-in: notes that it ran, and packs a binary
-        // (with --mpi, the MPI build and an MPI runtime: FAKE_MPI_RUN).
-        let pack = root.join("scripts/gpu-pack");
-        fs::write(&pack, FAKE_GPU_PACK).unwrap();
-        make_executable(&pack);
         let mpi_run = root.join("scripts/fake-mpi-run");
         fs::write(&mpi_run, FAKE_MPI_RUN).unwrap();
         make_executable(&mpi_run);
@@ -72,22 +67,21 @@ impl Tree {
         self.dir.path().join("outside")
     }
 
-    /// Runs the copy of `scripts/gpu-study` from the checkout's root,
-    /// stopped after two minutes, so that a read that waits fails the test
-    /// instead of hanging it.
-    fn gpu_study(&self, args: &[&str]) -> Output {
+    /// Runs `wavepath ARGS` from the checkout's root, stopped after three
+    /// minutes, so that a read that waits fails the test instead of
+    /// hanging it.
+    fn wavepath(&self, args: &[&str]) -> Output {
         Command::new("timeout")
-            .arg("120")
-            .arg(self.root().join("scripts/gpu-study"))
+            .arg("180")
+            .arg(wavepath_bin())
             .args(args)
             .current_dir(self.root())
-            .env("WAVEPATH_BIN", wavepath_bin())
             .output()
             .unwrap()
     }
 
-    /// Unpacks the tarball `members` make.
-    fn unpack(&self, members: impl FnOnce(&mut Tarball)) -> Output {
+    /// Installs the tarball `members` make.
+    fn install(&self, members: impl FnOnce(&mut Tarball)) -> Output {
         let path = self.dir.path().join("studies.tgz");
         let mut tarball = Tarball(tar::Builder::new(flate2::write::GzEncoder::new(
             fs::File::create(&path).unwrap(),
@@ -95,30 +89,54 @@ impl Tree {
         )));
         members(&mut tarball);
         tarball.0.into_inner().unwrap().finish().unwrap();
-        self.gpu_study(&["unpack", path.to_str().unwrap()])
+        self.wavepath(&["study", "install", path.to_str().unwrap()])
+    }
+
+    /// Writes experiments/NAME.toml: a study of [`STUDY`]'s first scene on
+    /// the megakernel, with `settings` (lines of the `[[study]]` table).
+    fn config(&self, name: &str, settings: &str) {
+        let text = format!(
+            "[experiment]\nname = \"{name}\"\n\n[[study]]\nname = \"s\"\nscenes = [\"../scenes/{}.toml\"]\n\
+             backends = [\"gpu-mega\"]\n{settings}",
+            SCENES[0]
+        );
+        fs::write(self.root().join(format!("experiments/{name}.toml")), text).unwrap();
+    }
+
+    /// Runs `wavepath study run ARGS` with `binary` standing in for the
+    /// GPU machine's binary and its MPI build, the stand-in `nvidia-smi`
+    /// of a host of two GPUs and MPI launcher, its output in `out`.
+    fn run_studies(&self, binary: &str, out: &Path, args: &[&str]) -> Output {
+        let bin = self.dir.path().join("bin");
+        fs::create_dir_all(&bin).unwrap();
+        fs::write(bin.join("nvidia-smi"), FAKE_NVIDIA_SMI).unwrap();
+        make_executable(&bin.join("nvidia-smi"));
+        let manifest = repo(&format!("results/{STUDY}/manifest.toml"));
+        for name in ["wavepath", "wavepath-mpi"] {
+            let path = self.root().join("gpu-run").join(name);
+            fs::write(&path, binary.replace("MANIFEST", manifest.to_str().unwrap())).unwrap();
+            make_executable(&path);
+        }
+        Command::new("timeout")
+            .arg("180")
+            .arg(wavepath_bin())
+            .args([
+                "study",
+                "run",
+                "--binary",
+                "gpu-run/wavepath",
+                "--mpi-launcher",
+                "scripts/fake-mpi-run",
+            ])
+            .arg("--out")
+            .arg(out)
+            .args(args)
+            .current_dir(self.root())
+            .env("PATH", format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()))
+            .output()
+            .unwrap()
     }
 }
-
-/// A stand-in for `scripts/gpu-pack`: `gpu-run/built` and a packed
-/// binary; with `--mpi`, `gpu-run/built-mpi`, the MPI build and
-/// `gpu-run/mpi.tar.xz` holding [`FAKE_MPI_RUN`] as `mpi/run`.
-const FAKE_GPU_PACK: &str = r#"#!/usr/bin/env bash
-set -e
-cd "$(dirname "$0")/.."
-mkdir -p gpu-run
-if [[ ${1:-} == --mpi ]]; then
-  touch gpu-run/built-mpi
-  echo binary | xz >gpu-run/wavepath-mpi.xz
-  stage=$(mktemp -d)
-  mkdir "$stage/mpi"
-  cp scripts/fake-mpi-run "$stage/mpi/run"
-  tar -C "$stage" -cJf gpu-run/mpi.tar.xz mpi
-  rm -rf "$stage"
-else
-  touch gpu-run/built
-  echo binary | xz >gpu-run/wavepath.xz
-fi
-"#;
 
 /// A stand-in for MPICH's `mpiexec -n N`: runs the command once, with
 /// `FAKE_RANKS=N` in its environment.
@@ -145,7 +163,7 @@ fn copy_study(name: &str, to: &Path) {
 /// What a test case writes into its tarball.
 type Members<'a> = Box<dyn Fn(&mut Tarball) + 'a>;
 
-/// A study tarball being written, as study.sh packs one (`./STUDY/FILE`).
+/// A study tarball being written, as `study run` packs one (`./STUDY/FILE`).
 struct Tarball(tar::Builder<flate2::write::GzEncoder<fs::File>>);
 
 impl Tarball {
@@ -291,7 +309,7 @@ fn unchanged(before: &BTreeMap<PathBuf, String>, after: &BTreeMap<PathBuf, Strin
 }
 
 #[test]
-fn unpack_refuses_links_fifos_and_devices_before_writing_anything() {
+fn install_refuses_links_fifos_and_devices_before_writing_anything() {
     let tree = Tree::new();
     let victim = tree.outside().join("victim.txt");
     let victim_path = victim.to_str().unwrap().to_string();
@@ -350,7 +368,7 @@ fn unpack_refuses_links_fifos_and_devices_before_writing_anything() {
     ];
     for (what, named, members) in cases {
         let before = everything(&tree);
-        let o = tree.unpack(|t| members(t));
+        let o = tree.install(|t| members(t));
         refused(&o, what, &[named, "only folders and regular files"]);
         unchanged(&before, &everything(&tree), what);
         assert_eq!(fs::read_to_string(&victim).unwrap(), "outside the checkout", "{what}");
@@ -358,11 +376,11 @@ fn unpack_refuses_links_fifos_and_devices_before_writing_anything() {
 }
 
 #[test]
-fn unpack_installs_a_whole_study_with_its_report_written_afresh() {
+fn install_installs_a_whole_study_with_its_report_written_afresh() {
     let tree = Tree::new();
     // The tarball has no report.md: the old one must not stay beside the
     // new rows.
-    let o = tree.unpack(|t| {
+    let o = tree.install(|t| {
         t.study_as(STUDY, STUDY, &["report.md"], None).study(REFERENCE_RUN);
     });
     assert!(o.status.success(), "{}", stderr(&o));
@@ -420,7 +438,7 @@ fn runs_of_two_ranks() -> (Vec<u8>, String) {
 }
 
 #[test]
-fn unpack_installs_spreads_whose_manifests_agree_with_their_names() {
+fn install_installs_spreads_whose_manifests_agree_with_their_names() {
     let tree = Tree::new();
     let manifest = fs::read_to_string(repo(&format!("results/{STUDY}/manifest.toml"))).unwrap();
     let device = &manifest[manifest.find("[device]").unwrap()..manifest.find("[build]").unwrap()];
@@ -435,7 +453,7 @@ fn unpack_installs_spreads_whose_manifests_agree_with_their_names() {
     let (runs, rank_entries) = runs_of_two_ranks();
     let ranks = manifest.clone() + &rank_entries;
     let (over_gpus, over_ranks) = (format!("{STUDY}_gpus2"), format!("{STUDY}_ranks2"));
-    let o = tree.unpack(|t| {
+    let o = tree.install(|t| {
         t.study_as(STUDY, &over_gpus, &[], Some(("manifest.toml", &gpus)))
             .study_as(STUDY, &over_ranks, &["runs.csv"], Some(("manifest.toml", &ranks)))
             .file(&format!("./{over_ranks}/runs.csv"), &runs);
@@ -458,7 +476,7 @@ fn unpack_installs_spreads_whose_manifests_agree_with_their_names() {
 }
 
 #[test]
-fn unpack_leaves_out_a_study_its_manifest_says_was_cut_short() {
+fn install_leaves_out_a_study_its_manifest_says_was_cut_short() {
     let manifest = fs::read_to_string(repo(&format!("results/{STUDY}/manifest.toml"))).unwrap();
     assert!(manifest.contains("\nstatus = \"complete\"\n"));
     let interrupted = "status = \"interrupted by a stop request; --resume continues it\"";
@@ -474,7 +492,7 @@ fn unpack_leaves_out_a_study_its_manifest_says_was_cut_short() {
     ] {
         let tree = Tree::new();
         let before = snapshot(&tree.root().join(format!("results/{STUDY}")));
-        let o = tree.unpack(|t| {
+        let o = tree.install(|t| {
             t.study_as(STUDY, STUDY, &[], Some(("manifest.toml", &text)));
         });
         assert!(o.status.success(), "{what}: {}", stderr(&o));
@@ -491,7 +509,7 @@ fn a_refused_tarball_leaves_results_as_it_was() {
     let cases: Vec<(&str, &[&str], Members<'_>)> = vec![
         (
             "a manifest without a status",
-            &["regression_check_nee/manifest.toml", "has no status"],
+            &["regression_check_nee/manifest.toml", "missing field `status`"],
             Box::new(|t| {
                 let text = manifest.replace("status = \"complete\"\n", "");
                 t.study(REFERENCE_RUN)
@@ -623,9 +641,9 @@ fn a_refused_tarball_leaves_results_as_it_was() {
         let before = everything(&tree);
         let o = if what == "not a tarball" {
             fs::write(tree.dir.path().join("junk.tgz"), "not gzip").unwrap();
-            tree.gpu_study(&["unpack", "../junk.tgz"])
+            tree.wavepath(&["study", "install", "../junk.tgz"])
         } else {
-            tree.unpack(|t| members(t))
+            tree.install(|t| members(t))
         };
         refused(&o, what, expected);
         assert!(stderr(&o).contains("results/ is as it was"), "{what}: {}", stderr(&o));
@@ -636,7 +654,7 @@ fn a_refused_tarball_leaves_results_as_it_was() {
 /// A tarball that is not a regular file is refused before it is read:
 /// a FIFO would wait for a writer, a folder cannot be read.
 #[test]
-fn unpack_refuses_a_tarball_that_is_not_a_regular_file() {
+fn install_refuses_a_tarball_that_is_not_a_regular_file() {
     let tree = Tree::new();
     let fifo = tree.dir.path().join("studies.fifo");
     let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
@@ -644,112 +662,49 @@ fn unpack_refuses_a_tarball_that_is_not_a_regular_file() {
     for (what, path) in [("a FIFO", fifo), ("a folder", tree.outside())] {
         let before = everything(&tree);
         let path = path.to_str().unwrap();
-        let o = tree.gpu_study(&["unpack", path]);
+        let o = tree.wavepath(&["study", "install", path]);
         refused(&o, what, &[path, "not a regular file"]);
         assert!(stderr(&o).contains("results/ is as it was"), "{what}: {}", stderr(&o));
         unchanged(&before, &everything(&tree), what);
     }
 }
 
-/// gpu-run/ as an earlier pack left it: a reference, results and output.
-fn earlier_pack(tree: &Tree) {
-    let run = tree.root().join("gpu-run");
-    for (file, text) in [
-        ("results/x/runs.csv", "earlier results"),
-        ("out/studies.tgz", "earlier output"),
-        ("study.sh", "earlier study.sh"),
-    ] {
-        fs::create_dir_all(run.join(file).parent().unwrap()).unwrap();
-        fs::write(run.join(file), text).unwrap();
-    }
-    fs::create_dir_all(run.join("reference")).unwrap();
-    let xz = Command::new("xz")
-        .args(["-c"])
-        .stdin(fs::File::open(repo("scripts/gpu-study")).unwrap())
-        .output()
-        .unwrap();
-    assert!(xz.status.success());
-    fs::write(run.join("reference/old.xz"), xz.stdout).unwrap();
-}
-
 #[test]
-fn pack_checks_every_argument_before_it_clears_or_builds() {
+fn run_checks_every_option_and_config_before_it_writes_anything() {
     let tree = Tree::new();
-    earlier_pack(&tree);
-    fs::write(tree.root().join("not-packed.txt"), "text").unwrap();
+    tree.config("broken", "sweep = {\n");
+    tree.config("other", "");
     for (what, args, expected) in [
         (
-            "a missing reference",
-            &["--reference", "missing.xz", STUDY][..],
-            "--reference: no file",
+            "an octal-looking budget read as decimal, too short",
+            &["--budget", "059", STUDY][..],
+            "059",
         ),
-        (
-            "a reference not packed",
-            &["--reference", "not-packed.txt", STUDY],
-            "not a packed binary",
-        ),
-        ("an octal-looking budget", &["--budget", "0600", STUDY], "`0600`"),
-        ("a budget that is not octal either", &["--budget", "08", STUDY], "`08`"),
-        ("no budget at all", &["--budget", "0", STUDY], "`0`"),
-        (
-            "a budget too short to run a study",
-            &["--budget", "20", STUDY],
-            "from 60 to 86400",
-        ),
-        ("a budget past a day", &["--budget", "9999999", STUDY], "`9999999`"),
-        ("a negative budget", &["--budget", "-5", STUDY], "`-5`"),
-        ("a budget in another notation", &["--budget", "1e3", STUDY], "`1e3`"),
-        ("a budget without its value", &["--budget"], "--budget takes seconds"),
-        ("no study", &["--budget", "600"], "name at least one study"),
-        (
-            "no slot",
-            &["--slots", "0", STUDY],
-            "`0` is not a number of GPUs from 1 to 16",
-        ),
-        ("more slots than a host has GPUs", &["--slots", "17", STUDY], "`17`"),
-        ("an octal-looking slot count", &["--slots", "04", STUDY], "`04`"),
-        (
-            "slots without their count",
-            &["--slots"],
-            "--slots takes a number of GPUs",
-        ),
-        (
-            "a spread of one GPU",
-            &["--spread", "1", STUDY],
-            "`1` is not a count of GPUs from 2 to 16",
-        ),
-        ("a spread past 16 GPUs", &["--spread", "2,17", STUDY], "`17`"),
-        ("an octal-looking spread", &["--spread", "04", STUDY], "`04`"),
+        ("no budget at all", &["--budget", "0", STUDY], "60..=86400"),
+        ("a budget past a day", &["--budget", "86401", STUDY], "60..=86400"),
+        ("a negative budget", &["--budget", "-5", STUDY], "-5"),
+        ("a budget in another notation", &["--budget", "1e3", STUDY], "1e3"),
+        ("no study", &["--budget", "600"], "STUDIES"),
+        ("no slot", &["--slots", "0", STUDY], "1..=16"),
+        ("more slots than a host may have", &["--slots", "17", STUDY], "1..=16"),
+        ("a spread of one GPU", &["--spread", "1", STUDY], "2..=16"),
+        ("a spread past 16 GPUs", &["--spread", "2,17", STUDY], "17"),
         (
             "a spread twice",
             &["--spread", "2,4,2", STUDY],
             "--spread: 2 is named twice",
         ),
-        (
-            "a spread with an empty entry",
-            &["--spread", "2,,4", STUDY],
-            "`2,,4` is not a comma-separated list",
-        ),
-        ("an empty spread", &["--spread", "", STUDY], "--spread: `` is not"),
-        (
-            "a glob for ranks",
-            &["--ranks", "*", STUDY],
-            "--ranks: `*` is not a count",
-        ),
-        (
-            "ranks without their counts",
-            &["--ranks"],
-            "--ranks takes MPI rank counts",
-        ),
+        ("a spread with an empty entry", &["--spread", "2,,4", STUDY], "--spread"),
+        ("a glob for ranks", &["--ranks", "*", STUDY], "*"),
         (
             "ranks in slots",
             &["--slots", "2", "--ranks", "2", STUDY],
             "they need --slots 1",
         ),
         (
-            "a command in a name",
-            &["x$(touch INJECTED)"],
-            "`x$(touch INJECTED)` is not a study's name",
+            "a missing reference",
+            &["--reference", "missing", STUDY],
+            "--reference: no file missing",
         ),
         ("a name with a space", &["a b"], "`a b` is not a study's name"),
         (
@@ -757,65 +712,36 @@ fn pack_checks_every_argument_before_it_clears_or_builds() {
             &["../scenes/cornell_diffuse"],
             "`../scenes/cornell_diffuse` is not a study's name",
         ),
-        ("an option-like name", &[STUDY, "-x"], "`-x` is not a study's name"),
         ("no such config", &["nosuch"], "no experiments/nosuch.toml"),
         (
             "a study twice",
-            &[STUDY, "nee", STUDY],
+            &[STUDY, "other", STUDY],
             "regression_check_nee is named twice",
+        ),
+        (
+            "a config that is not TOML",
+            &[STUDY, "broken"],
+            "experiments/broken.toml:",
         ),
     ] {
         let before = everything(&tree);
-        let mut all = vec!["pack"];
-        all.extend_from_slice(args);
-        let o = tree.gpu_study(&all);
+        let out = tree.dir.path().join("out");
+        let o = tree.run_studies(FAKE_BINARY, &out, args);
         refused(&o, what, &[expected]);
-        assert_eq!(o.status.code(), Some(2), "{what}");
-        unchanged(&before, &everything(&tree), what);
-        assert!(!tree.root().join("INJECTED").exists(), "{what}");
+        assert!(!out.exists(), "{what}: wrote {}", out.display());
+        // The stand-ins are written afresh for each run; nothing else.
+        let stand_ins = |p: &PathBuf| p.starts_with("bin") || p.starts_with("checkout/gpu-run");
+        let (mut before, mut after) = (before, everything(&tree));
+        before.retain(|p, _| !stand_ins(p));
+        after.retain(|p, _| !stand_ins(p));
+        unchanged(&before, &after, what);
+        assert!(!tree.root().join("gpu-run/results").exists(), "{what}");
     }
 }
 
-#[test]
-fn pack_writes_the_studies_quoted_and_the_budget_in_decimal() {
-    let tree = Tree::new();
-    earlier_pack(&tree);
-    let run = tree.root().join("gpu-run");
-    let reference = fs::read(run.join("reference/old.xz")).unwrap();
-    // The earlier pack's reference, reused: kept across the clearing.
-    let o = tree.gpu_study(&[
-        "pack",
-        "--budget",
-        "600",
-        "--reference",
-        "gpu-run/reference/old.xz",
-        STUDY,
-        "nee",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert!(run.join("built").exists());
-    assert_eq!(fs::read(run.join("reference/old.xz")).unwrap(), reference);
-    assert!(
-        !run.join("results").exists() && !run.join("out").exists(),
-        "the earlier pack's results stay"
-    );
-    let read = Command::new("bash")
-        .arg("-c")
-        .arg("eval \"$(grep -E '^(budget|studies)=' gpu-run/study.sh)\"; printf '%s\\n' \"$budget\" \"${studies[@]}\"")
-        .current_dir(tree.root())
-        .output()
-        .unwrap();
-    assert_eq!(String::from_utf8_lossy(&read.stdout), format!("600\n{STUDY}\nnee\n"));
-    let check = Command::new("bash")
-        .args(["-n", "gpu-run/study.sh"])
-        .current_dir(tree.root())
-        .output()
-        .unwrap();
-    assert!(check.status.success(), "{}", stderr(&check));
-}
-
-/// A stand-in for the packed binary: every scene verifies identical, and an
-/// experiment notes the GPU and CPUs it was given in its folder.
+/// A stand-in for the GPU machine's binary: every scene verifies
+/// identical, and an experiment notes the GPU and CPUs it was given in its
+/// folder.
 const FAKE_BINARY: &str = r#"#!/usr/bin/env bash
 case $1 in
   --version) echo "wavepath 0.1.0 (commit 1234567abcde)" ;;
@@ -832,41 +758,22 @@ const FAKE_NVIDIA_SMI: &str = r#"#!/usr/bin/env bash
 if [[ $1 == -L ]]; then printf 'GPU 0: Fake\nGPU 1: Fake\n'; else echo "Fake GPU, 1.0"; fi
 "#;
 
-/// Runs the packed study.sh of `tree` with the stand-ins, its output in
-/// `out`.
-fn run_study_sh(tree: &Tree, out: &Path) -> Output {
-    run_study_sh_with(tree, out, FAKE_BINARY)
-}
-
-/// Runs the packed study.sh of `tree` with `binary` as the packed binary
-/// (and its MPI build) and the stand-in `nvidia-smi`, its output in `out`.
-fn run_study_sh_with(tree: &Tree, out: &Path, binary: &str) -> Output {
-    let bin = tree.dir.path().join("bin");
-    fs::create_dir_all(&bin).unwrap();
-    fs::write(bin.join("nvidia-smi"), FAKE_NVIDIA_SMI).unwrap();
-    make_executable(&bin.join("nvidia-smi"));
-    for name in ["wavepath", "wavepath-mpi"] {
-        let path = tree.root().join("gpu-run").join(name);
-        fs::write(&path, binary).unwrap();
-        make_executable(&path);
-    }
-    Command::new("bash")
-        .arg("gpu-run/study.sh")
-        .current_dir(tree.root())
-        .env("OUT", out)
-        .env("PATH", format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()))
-        .output()
-        .unwrap()
-}
-
 /// The study folders of the tarball at `path`, in the order it holds
 /// them.
 fn tarball_folders(path: &Path) -> Vec<String> {
-    let list = Command::new("tar").arg("tzf").arg(path).output().unwrap();
-    assert!(list.status.success(), "{}", stderr(&list));
-    let mut folders: Vec<String> = String::from_utf8_lossy(&list.stdout)
-        .lines()
-        .filter_map(|l| l.split('/').next().map(String::from))
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(fs::File::open(path).unwrap()));
+    let mut folders: Vec<String> = archive
+        .entries()
+        .unwrap()
+        .map(|e| {
+            let path = e.unwrap().path().unwrap().into_owned();
+            path.components()
+                .next()
+                .unwrap()
+                .as_os_str()
+                .to_string_lossy()
+                .into_owned()
+        })
         .collect();
     folders.dedup();
     folders
@@ -882,12 +789,10 @@ fn slots_run_each_study_once_on_their_own_gpu_and_cpus_and_pack_their_own() {
     let tree = Tree::new();
     let studies = ["s1", "s2", "s3"];
     for s in studies {
-        fs::write(tree.root().join(format!("experiments/{s}.toml")), "").unwrap();
+        tree.config(s, "");
     }
-    let o = tree.gpu_study(&["pack", "--slots", "2", "s1", "s2", "s3"]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let out = tree.dir.path().join("out");
-    let o = run_study_sh(&tree, &out);
+    let o = tree.run_studies(FAKE_BINARY, &out, &["--slots", "2", "s1", "s2", "s3"]);
     assert!(o.status.success(), "{}", stderr(&o));
 
     let mut used = BTreeMap::new();
@@ -936,16 +841,11 @@ fn slots_run_each_study_once_on_their_own_gpu_and_cpus_and_pack_their_own() {
 #[test]
 fn one_slot_on_a_host_of_several_gpus_verifies_the_split_too() {
     let tree = Tree::new();
-    let o = tree.gpu_study(&["pack", STUDY]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let out = tree.dir.path().join("out");
-    let o = run_study_sh(&tree, &out);
+    let o = tree.run_studies(FAKE_BINARY, &out, &[STUDY]);
     assert!(o.status.success(), "{}", stderr(&o));
     let verified = fs::read_to_string(out.join("verify.txt")).unwrap();
-    let scenes = fs::read_dir(tree.root().join("scenes"))
-        .unwrap()
-        .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "toml"))
-        .count();
+    let scenes = SCENES.len();
     let split = verified
         .lines()
         .filter(|l| l.contains("--devices all --split-all"))
@@ -957,11 +857,31 @@ fn one_slot_on_a_host_of_several_gpus_verifies_the_split_too() {
     );
     assert_eq!(verified.lines().count(), 4 * scenes, "{verified}");
     assert!(verified.lines().all(|l| l.ends_with("IDENTICAL")), "{verified}");
+    assert_eq!(tarball_folders(&out.join("studies.tgz")), [STUDY]);
 }
 
-/// A stand-in for the packed binary whose experiment runs until stopped,
-/// with a helper process of its own (as a render has threads): it notes in
-/// its folder each SIGINT the runner and the helper receive.
+#[test]
+fn a_scene_unlike_the_cpus_image_runs_nothing() {
+    let tree = Tree::new();
+    let out = tree.dir.path().join("out");
+    let differs = FAKE_BINARY.replace(
+        "verify) echo \"$*: IDENTICAL\" ;;",
+        "verify) [[ $2 == *cs500* && $4 == gpu-wave ]] && echo 'MISMATCH: 3 pixels' || echo IDENTICAL ;;",
+    );
+    let o = tree.run_studies(&differs, &out, &[STUDY]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no study run"), "{}", stderr(&o));
+    let verified = fs::read_to_string(out.join("verify.txt")).unwrap();
+    assert!(
+        verified.contains("scenes/cs500.toml gpu-wave: MISMATCH: 3 pixels"),
+        "{verified}"
+    );
+    assert!(!tree.root().join(format!("gpu-run/results/{STUDY}")).exists());
+}
+
+/// A stand-in for the GPU machine's binary whose experiment runs until
+/// stopped, with a helper process of its own (as a render has threads): it
+/// notes in its folder each SIGINT the runner and the helper receive.
 const FAKE_LONG_RUNNER: &str = r#"#!/usr/bin/env python3
 import os, signal, sys, time
 if sys.argv[1] == "--version":
@@ -979,11 +899,11 @@ elif sys.argv[1] == "experiment":
     helper = os.fork()
     if helper == 0:
         signal.signal(signal.SIGINT, noting("helper"))
-        time.sleep(60)
+        time.sleep(90)
         os._exit(0)
     stopped = []
     signal.signal(signal.SIGINT, lambda *a: (noting("runner")(), stopped.append(1)))
-    for _ in range(600):
+    for _ in range(900):
         if stopped:
             break
         time.sleep(0.1)
@@ -994,21 +914,13 @@ elif sys.argv[1] == "experiment":
 /// The runner's stop on a study cut short is one Ctrl-C: a second is an
 /// immediate exit, which loses a CPU render the first would have kept for
 /// --resume. So the signal goes to the runner alone, not to its process
-/// group as well (which `timeout` does unless --foreground).
+/// group as well.
 #[test]
-fn a_study_cut_short_is_stopped_by_one_sigint_to_the_runner_alone() {
+fn a_study_cut_short_by_the_budget_is_stopped_by_one_sigint_to_the_runner_alone() {
     let tree = Tree::new();
-    let o = tree.gpu_study(&["pack", STUDY]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    // A budget that the study starts within (a study starts with 30 s of
-    // it left) after up to 4 s of verifying the scenes, which a loaded
-    // machine can take, so that the stop comes soon.
-    let script = tree.root().join("gpu-run/study.sh");
-    let text = fs::read_to_string(&script).unwrap();
-    let budget = text.lines().find(|l| l.starts_with("budget=")).unwrap();
-    fs::write(&script, text.replace(budget, "budget=35")).unwrap();
+    tree.config("other", "");
     let out = tree.dir.path().join("out");
-    let o = run_study_sh_with(&tree, &out, FAKE_LONG_RUNNER);
+    let o = tree.run_studies(FAKE_LONG_RUNNER, &out, &["--budget", "60", STUDY, "other"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let folder = tree.root().join("gpu-run/results").join(STUDY);
     let runner = fs::read_to_string(folder.join("runner")).unwrap_or_default();
@@ -1017,15 +929,23 @@ fn a_study_cut_short_is_stopped_by_one_sigint_to_the_runner_alone() {
         !folder.join("helper").exists(),
         "the stop reaches the runner alone, not its process group"
     );
+    let log = fs::read_to_string(out.join("studies.log")).unwrap();
+    assert!(
+        log.contains("== other: skipped, "),
+        "the budget spent, the next study is skipped:\n{log}"
+    );
+    assert_eq!(
+        tarball_folders(&out.join("studies.tgz")),
+        [STUDY],
+        "the study cut short is packed"
+    );
 }
 
 #[test]
 fn more_slots_than_gpus_runs_nothing_and_says_so() {
     let tree = Tree::new();
-    let o = tree.gpu_study(&["pack", "--slots", "3", STUDY]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let out = tree.dir.path().join("out");
-    let o = run_study_sh(&tree, &out);
+    let o = tree.run_studies(FAKE_BINARY, &out, &["--slots", "3", STUDY]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
         stderr(&o).contains("3 slots need 3 GPUs; this host has 2"),
@@ -1035,11 +955,11 @@ fn more_slots_than_gpus_runs_nothing_and_says_so() {
     assert!(!tree.root().join(format!("gpu-run/results/{STUDY}")).exists());
 }
 
-/// A stand-in for the packed binary and its MPI build: every scene
+/// A stand-in for the GPU machine's binary and its MPI build: every scene
 /// verifies identical, a render writes one image however many ranks
 /// render it (unless `FAKE_IMAGE_BY_RANKS` names the variable that holds
-/// them), and an experiment notes in its folder the ranks it ran over
-/// and its arguments.
+/// them), and an experiment notes in its folder the ranks it ran over and
+/// its arguments, and writes a manifest of a complete study.
 const FAKE_SPREAD_BINARY: &str = r#"#!/usr/bin/env bash
 case $1 in
   --version) echo "wavepath 0.1.0 (commit 1234567abcde)" ;;
@@ -1050,7 +970,7 @@ case $1 in
   experiment)
     mkdir -p "$4"
     echo "ranks ${FAKE_RANKS:-none} args ${*:2}" >"$4/ran.txt"
-    printf '[[study]]\nstatus = "complete"\n' >"$4/manifest.toml" ;;
+    cp MANIFEST "$4/manifest.toml" ;;
 esac
 "#;
 
@@ -1058,21 +978,15 @@ esac
 fn spreads_run_each_study_again_over_gpus_and_mpi_ranks_after_checking_the_ranks_image() {
     let tree = Tree::new();
     // A study whose runs split images over GPUs themselves.
-    fs::write(
-        tree.root().join("experiments/splits.toml"),
-        "[[study]]\nname = \"s\"\nsweep = { gpus = [1, 2] }\n",
-    )
-    .unwrap();
-    let o = tree.gpu_study(&["pack", "--spread", "2", "--ranks", "2", STUDY, "splits"]);
+    tree.config("splits", "sweep = { gpus = [1, 2] }\n");
+    let out = tree.dir.path().join("out");
+    let o = tree.run_studies(
+        FAKE_SPREAD_BINARY,
+        &out,
+        &["--spread", "2", "--ranks", "2", STUDY, "splits"],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let run = tree.root().join("gpu-run");
-    assert!(
-        run.join("built-mpi").exists() && run.join("mpi.tar.xz").exists(),
-        "--ranks packs the MPI build"
-    );
-    let out = tree.dir.path().join("out");
-    let o = run_study_sh_with(&tree, &out, FAKE_SPREAD_BINARY);
-    assert!(o.status.success(), "{}", stderr(&o));
 
     let ran = |folder: &str| fs::read_to_string(run.join("results").join(folder).join("ran.txt")).unwrap();
     let args = |folder: &str| format!("experiments/{STUDY}.toml --out gpu-run/results/{folder} --quiet");
@@ -1107,17 +1021,21 @@ fn spreads_run_each_study_again_over_gpus_and_mpi_ranks_after_checking_the_ranks
     // Every scene rendered the one-process image over the ranks, on both
     // GPU back ends, before any study ran.
     let verified = fs::read_to_string(out.join("verify.txt")).unwrap();
-    let scenes = fs::read_dir(tree.root().join("scenes")).unwrap().count();
     let over_ranks: Vec<&str> = verified.lines().filter(|l| l.contains("over 2 MPI ranks")).collect();
-    assert_eq!(over_ranks.len(), 2 * scenes, "{verified}");
+    assert_eq!(over_ranks.len(), 2 * SCENES.len(), "{verified}");
     assert!(over_ranks.iter().all(|l| l.ends_with(": IDENTICAL")), "{verified}");
 
     let mut folders = tarball_folders(&out.join("studies.tgz"));
     folders.sort();
-    assert_eq!(folders, [STUDY.to_string(), gpus, ranks, "splits".into()]);
+    assert_eq!(folders, [STUDY.to_string(), gpus, ranks.clone(), "splits".into()]);
 
-    // Run again, every run finished: resumed, none warms the cache again.
-    let o = run_study_sh_with(&tree, &out, FAKE_SPREAD_BINARY);
+    // Run again, every run finished: each resumed, none warms the cache
+    // again.
+    let o = tree.run_studies(
+        FAKE_SPREAD_BINARY,
+        &out,
+        &["--spread", "2", "--ranks", "2", STUDY, "splits"],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let log = fs::read_to_string(out.join("studies.log")).unwrap();
     assert_eq!(log.matches("warming").count(), 1, "{log}");
@@ -1126,34 +1044,29 @@ fn spreads_run_each_study_again_over_gpus_and_mpi_ranks_after_checking_the_ranks
         2,
         "{log}"
     );
+    assert_eq!(ran(&ranks), format!("ranks 2 args {} --resume\n", args(&ranks)));
 }
 
 /// Whether a study's runs split images over GPUs themselves is read from
-/// its config as TOML, not searched for in its text: a quoted key is
-/// still `gpus`, a description that names it sets nothing, a sweep of
-/// one GPU splits nothing, and a config that is not TOML is refused
-/// before anything is built.
+/// its config by the lab's config reader: a quoted key is still `gpus`, a
+/// description that names it sets nothing, and a sweep of one GPU splits
+/// nothing.
 #[test]
-fn a_study_is_spread_unless_its_config_read_as_toml_sets_gpus_above_one() {
+fn a_study_is_spread_unless_its_config_sets_gpus_above_one() {
     let tree = Tree::new();
-    for (name, config) in [
-        ("quoted", "[[study]]\nname = \"s\"\nsweep = { \"gpus\" = [1, 2] }\n"),
-        (
-            "fixed",
-            "[[study]]\nname = \"s\"\nper_backend.gpu-wave = { gpus = 4 }\n",
-        ),
-        (
-            "described",
-            "[experiment]\ndescription = \"\"\"one GPU each;\ngpus = 2 is scale_out's\"\"\"\n",
-        ),
-        ("one", "[[study]]\nname = \"s\"\nsweep = { gpus = [1] }\n"),
-    ] {
-        fs::write(tree.root().join(format!("experiments/{name}.toml")), config).unwrap();
-    }
-    let o = tree.gpu_study(&["pack", "--spread", "2", "quoted", "fixed", "described", "one"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    tree.config("quoted", "sweep = { \"gpus\" = [1, 2] }\n");
+    tree.config("fixed", "per_backend.gpu-mega = { gpus = 4 }\n");
+    tree.config(
+        "described",
+        "description = \"\"\"one GPU each;\ngpus = 2 is scale_out's\"\"\"\n",
+    );
+    tree.config("one", "sweep = { gpus = [1] }\n");
     let out = tree.dir.path().join("out");
-    let o = run_study_sh_with(&tree, &out, FAKE_SPREAD_BINARY);
+    let o = tree.run_studies(
+        FAKE_SPREAD_BINARY,
+        &out,
+        &["--spread", "2", "quoted", "fixed", "described", "one"],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let log = fs::read_to_string(out.join("studies.log")).unwrap();
     for name in ["quoted", "fixed"] {
@@ -1167,30 +1080,13 @@ fn a_study_is_spread_unless_its_config_read_as_toml_sets_gpus_above_one() {
         ["described", "described_gpus2", "fixed", "one", "one_gpus2", "quoted"],
         "{log}"
     );
-
-    fs::write(
-        tree.root().join("experiments/broken.toml"),
-        "[[study]]\nname = \"s\"\nsweep = {\n",
-    )
-    .unwrap();
-    let before = everything(&tree);
-    let o = tree.gpu_study(&["pack", "--spread", "2", "one", "broken"]);
-    refused(
-        &o,
-        "a config that is not TOML",
-        &["experiments/broken.toml: not TOML", "line 3"],
-    );
-    assert_eq!(o.status.code(), Some(2));
-    unchanged(&before, &everything(&tree), "a config that is not TOML");
 }
 
 #[test]
 fn a_spread_the_host_cannot_give_or_an_mpi_image_unlike_one_process_runs_nothing() {
     let tree = Tree::new();
-    let o = tree.gpu_study(&["pack", "--spread", "2", "--ranks", "4", STUDY]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let out = tree.dir.path().join("out");
-    let o = run_study_sh_with(&tree, &out, FAKE_SPREAD_BINARY);
+    let o = tree.run_studies(FAKE_SPREAD_BINARY, &out, &["--spread", "2", "--ranks", "4", STUDY]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
         stderr(&o).contains("spreading a study over 4 GPUs (--spread, --ranks) needs 4; this host has 2"),
@@ -1199,10 +1095,8 @@ fn a_spread_the_host_cannot_give_or_an_mpi_image_unlike_one_process_runs_nothing
     );
     assert!(!tree.root().join(format!("gpu-run/results/{STUDY}")).exists());
 
-    let o = tree.gpu_study(&["pack", "--ranks", "2", STUDY]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let differs = FAKE_SPREAD_BINARY.replace("FAKE_IMAGE_BY_RANKS", "FAKE_RANKS");
-    let o = run_study_sh_with(&tree, &out, &differs);
+    let o = tree.run_studies(&differs, &out, &["--ranks", "2", STUDY]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("no study run"), "{}", stderr(&o));
     let verified = fs::read_to_string(out.join("verify.txt")).unwrap();
@@ -1216,16 +1110,14 @@ fn a_spread_the_host_cannot_give_or_an_mpi_image_unlike_one_process_runs_nothing
 #[test]
 fn a_run_that_never_starts_leaves_the_other_studies_packed() {
     let tree = Tree::new();
-    fs::write(tree.root().join("experiments/first.toml"), "").unwrap();
-    let o = tree.gpu_study(&["pack", "--spread", "2", "first", STUDY]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    tree.config("first", "");
     // Every run spread over GPUs is refused before it writes anything.
     let refusing = FAKE_SPREAD_BINARY.replace(
         "  experiment)\n",
         "  experiment)\n    [[ $* == *--devices* ]] && { echo 'no device 1' >&2; exit 1; }\n",
     );
     let out = tree.dir.path().join("out");
-    let o = run_study_sh_with(&tree, &out, &refusing);
+    let o = tree.run_studies(&refusing, &out, &["--spread", "2", "first", STUDY]);
     assert!(o.status.success(), "{}", stderr(&o));
     let log = fs::read_to_string(out.join("studies.log")).unwrap();
     for line in [
@@ -1237,4 +1129,90 @@ fn a_run_that_never_starts_leaves_the_other_studies_packed() {
     let mut folders = tarball_folders(&out.join("studies.tgz"));
     folders.sort();
     assert_eq!(folders, ["first", STUDY], "the studies that ran, both packed");
+}
+
+/// What `study run` packs, `study install` takes in: the tarball of a run
+/// of the committed study's files installs them.
+#[test]
+fn what_a_run_packs_installs() {
+    let tree = Tree::new();
+    let noting = FAKE_BINARY.lines().find(|l| l.contains("ran.txt")).unwrap();
+    let copying = FAKE_BINARY.replace(
+        noting,
+        &format!(
+            "    for f in runs.csv kernels.csv manifest.toml; do cp {}/$f \"$4/\"; done",
+            repo(&format!("results/{STUDY}")).display()
+        ),
+    );
+    let out = tree.dir.path().join("out");
+    let o = tree.run_studies(&copying, &out, &[STUDY]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let tarball = out.join("studies.tgz");
+    let o = tree.wavepath(&["study", "install", tarball.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let results = tree.root().join("results").join(STUDY);
+    assert_eq!(
+        fs::read(results.join("runs.csv")).unwrap(),
+        fs::read(repo(&format!("results/{STUDY}/runs.csv"))).unwrap()
+    );
+}
+
+/// A stand-in for `scripts/gpu-pack`: `gpu-run/built` and a packed binary.
+const FAKE_GPU_PACK: &str = r#"#!/usr/bin/env bash
+set -e
+cd "$(dirname "$0")/.."
+mkdir -p gpu-run
+touch gpu-run/built
+echo binary | xz >gpu-run/wavepath.xz
+"#;
+
+/// `scripts/gpu-study pack` has the binary it built check the options and
+/// configs before it clears what an earlier pack left in gpu-run/, and
+/// writes a study.sh that runs `wavepath study run` with them.
+#[test]
+fn the_pack_wrapper_checks_the_options_before_it_clears_gpu_run() {
+    let tree = Tree::new();
+    let root = tree.root();
+    fs::copy(repo("scripts/gpu-study"), root.join("scripts/gpu-study")).unwrap();
+    fs::write(root.join("scripts/gpu-pack"), FAKE_GPU_PACK).unwrap();
+    make_executable(&root.join("scripts/gpu-pack"));
+    let target = tree.dir.path().join("target");
+    fs::create_dir_all(target.join("release")).unwrap();
+    std::os::unix::fs::symlink(wavepath_bin(), target.join("release/wavepath")).unwrap();
+    let earlier = root.join("gpu-run/results/x/runs.csv");
+    fs::create_dir_all(earlier.parent().unwrap()).unwrap();
+    fs::write(&earlier, "earlier results").unwrap();
+    let pack = |args: &[&str]| {
+        Command::new(root.join("scripts/gpu-study"))
+            .arg("pack")
+            .args(args)
+            .env("CARGO_TARGET_DIR", &target)
+            .output()
+            .unwrap()
+    };
+
+    let o = pack(&["--budget", "5", STUDY]);
+    refused(&o, "a budget too short", &["--budget"]);
+    assert!(earlier.exists(), "the earlier pack's results stay");
+    assert!(!root.join("gpu-run/study.sh").exists());
+
+    let o = pack(&["--budget", "600", STUDY]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(root.join("gpu-run/built").exists());
+    assert!(!earlier.exists(), "the earlier pack's results are cleared");
+    let script = fs::read_to_string(root.join("gpu-run/study.sh")).unwrap();
+    let exec = script.lines().last().unwrap();
+    assert_eq!(
+        exec,
+        format!(
+            "exec gpu-run/wavepath study run --binary gpu-run/wavepath --out \"${{OUT:-gpu-run/out}}\" \
+             --budget 600 {STUDY}"
+        )
+    );
+    let check = Command::new("bash")
+        .arg("-n")
+        .arg(root.join("gpu-run/study.sh"))
+        .output()
+        .unwrap();
+    assert!(check.status.success(), "{}", stderr(&check));
 }
