@@ -34,7 +34,6 @@ use renderer::backend::BackendKind;
 use renderer::io::document_path::{PathStep, key};
 use renderer::settings::backend::{BackendArg, BackendChoice};
 use renderer::settings::echo::shorten_for_error;
-use renderer::settings::kernels::EARLIER_BUILDS;
 use std::collections::HashMap;
 use std::path::Path;
 use std::time::SystemTime;
@@ -115,10 +114,7 @@ impl SettingCells<'_> {
             let Some(cell) = self.record.get(c.at).filter(|cell| !cell.is_empty()) else {
                 continue;
             };
-            let earlier = c.setting.name == params::KERNELS.name && EARLIER_BUILDS.contains(&cell);
-            if !earlier {
-                (c.setting.parse)(&toml_value(cell)).map_err(|problem| (c.name, problem))?;
-            }
+            (c.setting.parse)(&toml_value(cell)).map_err(|problem| (c.name, problem))?;
             if !c.setting.scope.contains(backend) {
                 return Err((
                     c.name,
