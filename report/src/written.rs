@@ -60,38 +60,13 @@ pub struct SettingColumn {
     setting: &'static SettingDecl,
 }
 
-/// The columns of `runs.csv` that hold a setting's value, with the setting
-/// (`report_spp` is the `spp` asked for, `spp` the spp rendered, at most
-/// `spp_cap`; both are values of `spp`).
-static SETTING_COLUMNS: [(&str, &SettingDecl); 21] = [
-    ("spp", &params::SPP),
-    ("report_spp", &params::SPP),
-    ("max_depth", &params::DEPTH),
-    ("sampler", &params::SAMPLER),
-    ("nee", &params::NEE),
-    ("block", &params::BLOCK),
-    ("samples_per_launch", &params::SAMPLES_PER_LAUNCH),
-    ("tile", &params::TILE),
-    ("schedule", &params::SCHEDULE),
-    ("refill", &params::REFILL),
-    ("compaction", &params::COMPACTION),
-    ("material_sort", &params::MATERIAL_SORT),
-    ("capacity", &params::CAPACITY),
-    ("wave_block", &params::WAVE_BLOCK),
-    ("drain_below", &params::DRAIN_BELOW),
-    ("cpu_schedule", &params::CPU_SCHEDULE),
-    ("time_launches", &params::TIME_LAUNCHES),
-    ("kernels", &params::KERNELS),
-    ("arithmetic", &params::ARITHMETIC),
-    ("max_registers", &params::MAX_REGISTERS),
-    ("gpus", &params::GPUS),
-];
-
-/// The setting columns among `headers` (a file's header line).
+/// The setting columns among `headers` (a file's header line): the columns
+/// each setting of [`params::SETTINGS`] declares ([`SettingDecl::columns`]).
 pub fn setting_columns(headers: &csv::StringRecord) -> Vec<SettingColumn> {
-    SETTING_COLUMNS
+    params::SETTINGS
         .iter()
-        .filter_map(|&(name, setting)| {
+        .flat_map(|&setting| setting.columns.iter().map(move |&name| (name, setting)))
+        .filter_map(|(name, setting)| {
             let at = headers.iter().position(|h| h == name)?;
             Some(SettingColumn { at, name, setting })
         })
