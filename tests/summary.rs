@@ -258,7 +258,8 @@ fn spread_copy(
     let mut writer = csv::Writer::from_path(to.join("runs.csv")).unwrap();
     let headers = reader.headers().unwrap().clone();
     let backend = headers.iter().position(|h| h == "backend").unwrap();
-    writer.write_record(headers.iter().chain([column])).unwrap();
+    let at = headers.iter().position(|h| h == column).unwrap();
+    writer.write_record(&headers).unwrap();
     for (i, record) in reader.records().enumerate() {
         let record = record.unwrap();
         let worker = if record[backend].starts_with("gpu") {
@@ -266,7 +267,10 @@ fn spread_copy(
         } else {
             String::new()
         };
-        writer.write_record(record.iter().chain([worker.as_str()])).unwrap();
+        let cells = record.iter().enumerate();
+        writer
+            .write_record(cells.map(|(k, cell)| if k == at { worker.as_str() } else { cell }))
+            .unwrap();
     }
     writer.flush().unwrap();
 }

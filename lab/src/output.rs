@@ -251,13 +251,6 @@ fn inputs<'a>(config: &'a Config, checked: &'a Checked) -> Vec<&'a Path> {
 fn repair_records(files: &OutFiles) -> anyhow::Result<Vec<RunRow>> {
     let runs = recover_rows::<RunRow>(&files.runs)?;
     cut_incomplete(&files.runs, &runs)?;
-    if runs.older {
-        eprintln!(
-            "wavepath: {}: written by an older version; rewritten with this version's columns (the new ones empty)",
-            files.runs.display()
-        );
-        rewrite(&files.runs, &runs.rows)?;
-    }
     let done: HashSet<_> = runs
         .rows
         .iter()

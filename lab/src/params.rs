@@ -1,11 +1,12 @@
 //! The settings a run can fix or sweep, each declared once, as one entry of
 //! the table at the end of this file ([`SETTINGS`]). An entry carries the
-//! setting's name in configs and reports, the kind of [`Value`] it takes and
-//! the parser of that value, the back ends it concerns and the field of a
-//! run ([`RunSpec`]) it sets. Its default is the value `RunSpec::new`
-//! starts from, which comes from the constants in [`renderer::settings`]; how
-//! it prints is its kind's ([`describe`]). Adding a sweepable setting is one
-//! entry (and the field it sets).
+//! setting's name in configs and reports, the columns of `runs.csv` that
+//! hold its value (which a report checks with its parser), the kind of
+//! [`Value`] it takes and the parser of that value, the back ends it
+//! concerns and the field of a run ([`RunSpec`]) it sets. Its default is
+//! the value `RunSpec::new` starts from, which comes from the constants in
+//! [`renderer::settings`]; how it prints is its kind's ([`describe`]).
+//! docs/architecture.md, "Adding a setting", walks through a new one.
 //!
 //! Scene fields (`scene.PATH`) are the one open-ended kind of setting: any
 //! path into the scene file, checked when the scene loads.
@@ -37,6 +38,11 @@ use std::path::PathBuf;
 pub struct SettingDecl {
     /// The name in configs and reports.
     pub name: &'static str,
+    /// The columns of `runs.csv` whose cells are values of the setting as
+    /// a config gives them: its name, unless the entry names others (none
+    /// where the row records something else, e.g. `threads`, the threads
+    /// that ran).
+    pub columns: &'static [&'static str],
     /// The back ends where the setting changes what they do (elsewhere it
     /// is left at its default, and it does not label the run).
     pub scope: Scope,
@@ -424,17 +430,22 @@ fn flag(v: &toml::Value) -> Result<bool, String> {
 /// Declares the settings, each once: `ID = "name", Kind(parser), for
 /// Scope, |run, value| where it goes;` makes a [`SettingDecl`] `ID`
 /// whose parser gives `Value::Kind` and whose `apply` takes the same kind,
-/// and lists every one in [`SETTINGS`] in table order.
+/// and lists every one in [`SETTINGS`] in table order. Its value's column
+/// in `runs.csv` is its name; `ID = "name" ["column", …], …` names the
+/// columns instead (`[]`: none).
 macro_rules! settings {
+    (@columns $name:literal) => { &[$name] };
+    (@columns $name:literal [$($column:literal),*]) => { &[$($column),*] };
     ($(
         $(#[$doc:meta])*
-        $id:ident = $name:literal, $kind:ident($parse:expr), for $scope:ident,
+        $id:ident = $name:literal $([$($column:literal),*])?, $kind:ident($parse:expr), for $scope:ident,
             |$run:ident, $v:ident| $apply:expr;
     )*) => {
         $(
             $(#[$doc])*
             pub static $id: SettingDecl = SettingDecl {
                 name: $name,
+                columns: settings!(@columns $name $([$($column),*])?),
                 scope: Scope::$scope,
                 parse: |t| $parse(t).map(Value::$kind),
                 // `parse` gives only `Value::$kind`, so the pattern matches
@@ -454,15 +465,17 @@ macro_rules! settings {
 
 settings! {
     /// Image size, `"WxH"`.
-    SIZE = "size", Size(size), for Every, |r, v| r.overrides.size = Some(v);
-    /// Samples per pixel.
-    SPP = "spp", Count(count::<1, MAX_SPP>), for Every, |r, n| r.overrides.spp = Some(n);
+    SIZE = "size" [], Size(size), for Every, |r, v| r.overrides.size = Some(v);
+    /// Samples per pixel (`report_spp` is the spp asked for, `spp` the
+    /// spp rendered, at most `spp_cap`: both are values of it).
+    SPP = "spp" ["spp", "report_spp"], Count(count::<1, MAX_SPP>), for Every, |r, n| r.overrides.spp = Some(n);
     /// Maximum ray segments per path.
-    DEPTH = "depth", Count(count::<1, MAX_DEPTH>), for Every, |r, n| r.overrides.max_depth = Some(n);
+    DEPTH = "depth" ["max_depth"], Count(count::<1, MAX_DEPTH>), for Every, |r, n| r.overrides.max_depth = Some(n);
     /// RNG seed.
     SEED = "seed", Count(count::<0, { u32::MAX }>), for Every, |r, n| r.overrides.seed = Some(n);
-    /// Acceleration structure: none, bvh or kdtree.
-    ACCEL = "accel", Accel(named), for Every, |r, a| r.overrides.accel = Some(a);
+    /// Acceleration structure: none, bvh or kdtree (its column names the
+    /// structure `auto` chose too).
+    ACCEL = "accel" [], Accel(named), for Every, |r, a| r.overrides.accel = Some(a);
     /// Random-number sampler: hash or sobol.
     SAMPLER = "sampler", Sampler(named), for Every, |r, s| r.overrides.sampler = Some(s);
     /// Next-event estimation: on or off (or a boolean).
@@ -492,13 +505,15 @@ settings! {
     /// Wavefront tail-drain threshold (0: never).
     DRAIN_BELOW = "drain_below", Count(count::<0, { u32::MAX }>), for Wavefront,
         |r, n| r.options.wavefront.drain_below = n;
-    /// CPU threads of the `cpu` back end (0: one per core).
-    THREADS = "threads", Count(count::<0, { MAX_THREADS as u32 }>), for Cpu,
+    /// CPU threads of the `cpu` back end (0: one per core; its column holds
+    /// the threads that ran).
+    THREADS = "threads" [], Count(count::<0, { MAX_THREADS as u32 }>), for Cpu,
         |r, n| r.options.threads = n as usize;
     /// How `cpu` divides the image.
     CPU_SCHEDULE = "cpu_schedule", CpuSchedule(named), for Cpu, |r, s| r.options.cpu_schedule = s;
-    /// Count active lanes per warp (GPU back ends; a diagnosis setting).
-    COUNT_DIVERGENCE = "count_divergence", Flag(flag), for Gpu, |r, f| {
+    /// Count active lanes per warp (GPU back ends; a diagnosis setting; its
+    /// column holds false for the other back ends).
+    COUNT_DIVERGENCE = "count_divergence" [], Flag(flag), for Gpu, |r, f| {
         r.options.megakernel.count_divergence = f;
         r.options.wavefront.count_divergence = f;
     };
@@ -522,7 +537,7 @@ settings! {
     };
     /// First bounce at which Russian roulette may end a path (0: never): the
     /// scene's `render.roulette_start`, so film groups and `scene_overrides` show it.
-    ROULETTE = "roulette", Count(count::<0, { u32::MAX }>), for Every,
+    ROULETTE = "roulette" [], Count(count::<0, { u32::MAX }>), for Every,
         |r, n| r.set_scene_field("render.roulette_start", toml::Value::Integer(n.into()));
     /// GPUs that render one image together, splitting its samples (GPU
     /// back ends; 1: the run's own GPU).
@@ -534,7 +549,7 @@ settings! {
         |r, f| r.options.split = if f { SplitRule::Every } else { SplitRule::Paying };
     /// Render at most this many spp and scale the time linearly to the spp
     /// asked for (for serial runs that would take too long at full settings).
-    SPP_CAP = "spp_cap", Count(count::<1, MAX_SPP>), for Every, |r, n| r.spp_cap = Some(n);
+    SPP_CAP = "spp_cap" [], Count(count::<1, MAX_SPP>), for Every, |r, n| r.spp_cap = Some(n);
 }
 
 #[cfg(test)]
@@ -570,6 +585,24 @@ mod tests {
             Some(Param::SceneField("render.spp".into()))
         );
         assert_eq!(Param::named("blocks"), None);
+    }
+
+    #[test]
+    fn every_column_a_setting_names_is_a_column_of_the_runs_file() {
+        let header = crate::records::header::<crate::records::RunRow>().unwrap();
+        let mut named: Vec<&str> = Vec::new();
+        for decl in SETTINGS {
+            for column in decl.columns {
+                assert!(header.iter().any(|c| c == column), "{}: `{column}`", decl.name);
+                assert!(!named.contains(column), "`{column}` named twice");
+                named.push(column);
+            }
+        }
+        // A setting whose name is a column holds its values there, unless
+        // the entry says otherwise.
+        assert_eq!(DRAIN_BELOW.columns, ["drain_below"]);
+        assert_eq!(SPP.columns, ["spp", "report_spp"]);
+        assert!(THREADS.columns.is_empty());
     }
 
     #[test]

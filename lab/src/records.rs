@@ -23,8 +23,7 @@ pub struct RunRow {
     pub config: String,
     /// A fingerprint of the configuration's every setting (the planned
     /// run's `key`): `--resume` matches rows to the runs a config plans by
-    /// it (empty in rows from before it, which match none).
-    #[serde(default)]
+    /// it (empty where it was not recorded: such a row matches none).
     pub config_key: String,
     /// Repetition from 0.
     pub repetition: u32,
@@ -48,13 +47,9 @@ pub struct RunRow {
     pub max_depth: u32,
     /// RNG seed.
     pub seed: u32,
-    /// Random-number sampler, `hash` or `sobol` (empty in rows from before
-    /// samplers: hash).
-    #[serde(default)]
+    /// Random-number sampler, `hash` or `sobol`.
     pub sampler: String,
-    /// Next-event estimation, `on` or `off` (empty in rows from before
-    /// next-event estimation: off).
-    #[serde(default)]
+    /// Next-event estimation, `on` or `off`.
     pub nee: String,
     /// The spp the time is reported at (`spp` unless scaled).
     pub report_spp: u32,
@@ -77,13 +72,11 @@ pub struct RunRow {
     /// Wavefront schedule.
     pub schedule: Option<String>,
     /// Wavefront refill threshold (regenerate), a fraction of the slots.
-    #[serde(default)]
     pub refill: Option<f32>,
     /// Wavefront compaction.
     pub compaction: Option<String>,
     /// Wavefront: whether the coated queue was sorted by variant (`off`,
     /// `variant`), as asked for (only scenes with two or more variants sort).
-    #[serde(default)]
     pub material_sort: Option<String>,
     /// Wavefront pool capacity as asked for (`auto` or `2^K`).
     pub capacity: Option<String>,
@@ -96,22 +89,17 @@ pub struct RunRow {
     /// CPU work distribution.
     pub cpu_schedule: Option<String>,
     /// Registers per thread the GPU kernels were capped at (empty: none).
-    #[serde(default)]
     pub max_registers: Option<u32>,
-    /// GPU megakernel and wavefront drains: the build of the kernels asked
-    /// for, `auto` or one named (empty in rows from before builds: auto).
-    #[serde(default)]
+    /// GPU megakernel and wavefronts: the features the kernels were bound
+    /// to, as asked for (`exact`, `all` or `exact+FEATURE+…`).
     pub kernels: Option<String>,
-    /// GPU back ends: the kernels' float arithmetic, `exact` or `fast`
-    /// (empty in rows from before the setting: exact).
-    #[serde(default)]
+    /// GPU back ends: the kernels' float arithmetic, `exact` or `fast`.
     pub arithmetic: Option<String>,
     /// Whether divergence was counted (timings then include the counting).
     pub count_divergence: bool,
     /// GPU wavefront: whether each launch was timed with CUDA events (the
     /// events cost time between small launches; off, only the wall time is
     /// measured and the kernel times are NaN). Empty for other back ends.
-    #[serde(default)]
     pub time_launches: Option<bool>,
     /// Render wall time (the launch loop for GPUs), ms.
     pub wall_ms: f64,
@@ -132,7 +120,6 @@ pub struct RunRow {
     /// The processes whose renders make up this one: 1, or more for a CPU
     /// render a stop request cut short and `--resume` finished
     /// ([`super::partial`]); its times and counts are then the parts' sums.
-    #[serde(default)]
     pub parts: RenderParts,
     /// Kernel launches.
     pub launches: usize,
@@ -171,55 +158,40 @@ pub struct RunRow {
     /// (`--devices`), the one that rendered a GPU run.
     pub gpu: String,
     /// The ordinal of the GPU that rendered a GPU run (empty for the CPU
-    /// back ends, for runs over several GPUs, whose `device` names them,
-    /// and in rows from before `--devices`).
-    #[serde(default)]
+    /// back ends, and for runs over several GPUs, whose `device` names
+    /// them).
     pub gpu_ordinal: Option<usize>,
     /// GPUs that rendered the image together (GPU back ends; empty for the
-    /// CPU's and in rows from before `gpus`).
-    #[serde(default)]
+    /// CPU's).
     pub gpus: Option<u32>,
     /// With `gpus` above 1: whether every GPU rendered a share (`split_all`)
-    /// or only those whose share paid for their film (empty otherwise, and
-    /// in rows from before the column).
-    #[serde(default)]
+    /// or only those whose share paid for their film (empty otherwise).
     pub split_all: Option<bool>,
     /// For an image split over several GPUs: the busiest GPU's time over
     /// the mean, less one (0: perfectly balanced).
-    #[serde(default)]
     pub split_imbalance: Option<f64>,
     /// For an image split over several GPUs: each GPU's samples per pixel,
     /// in the order of the split's GPUs, space-separated (empty otherwise).
-    #[serde(default)]
     pub split_spp: String,
     /// Each such GPU's busy time in its renders, ms, in the same order.
-    #[serde(default)]
     pub split_busy_ms: String,
     /// Each such GPU's setup before it could render (binding its context,
     /// the scene's upload when it was not made before, allocating its film
-    /// and path state), ms, in the same order (empty in rows from before
-    /// the column, and for MPI ranks).
-    #[serde(default)]
+    /// and path state), ms, in the same order (empty for MPI ranks).
     pub split_setup_ms: String,
     /// Each such GPU's first chunk, ms (part of its busy time; 0 for a GPU
     /// that stayed out).
-    #[serde(default)]
     pub split_first_ms: String,
     /// Each such GPU's readback of its film, once after its last chunk, ms.
-    #[serde(default)]
     pub split_readback_ms: String,
     /// Each such GPU's idle time at the end, while the others finished, ms.
-    #[serde(default)]
     pub split_idle_ms: String,
     /// The merge of the GPUs' films after the last finished, ms.
-    #[serde(default)]
     pub split_merge_ms: Option<f64>,
     /// The MPI rank that made the row (`mpirun … experiment`; empty for
-    /// one process, and in rows from before MPI).
-    #[serde(default)]
+    /// one process).
     pub rank: Option<usize>,
     /// The host of that rank, as MPI names it (empty for one process).
-    #[serde(default)]
     pub host: String,
     /// Its CUDA driver version.
     pub driver: String,
@@ -239,9 +211,8 @@ pub struct RunRow {
     pub date: String,
 }
 
-/// The renders one row's render was made in: 1 (the default, and what a
-/// row from before the column read), or more for a CPU render a stop cut
-/// short and `--resume` finished.
+/// The renders one row's render was made in: 1 (the default), or more for
+/// a CPU render a stop cut short and `--resume` finished.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct RenderParts(pub u32);
@@ -330,38 +301,6 @@ impl CsvAppender {
     }
 }
 
-/// Columns added after results were first committed: older files may lack
-/// them (the rows then read them as empty), in a report and on `--resume`.
-pub const ADDED_LATER: [&str; 27] = [
-    "config_key",
-    "arithmetic",
-    "refill",
-    "max_registers",
-    "kernels",
-    "time_launches",
-    "sampler",
-    "nee",
-    "material_sort",
-    "rmse",
-    "rel_mse",
-    "mae",
-    "flip",
-    "gpu_ordinal",
-    "gpus",
-    "split_all",
-    "split_imbalance",
-    "split_spp",
-    "split_busy_ms",
-    "split_setup_ms",
-    "split_first_ms",
-    "split_readback_ms",
-    "split_idle_ms",
-    "split_merge_ms",
-    "rank",
-    "host",
-    "parts",
-];
-
 /// The column names of rows of `T`, in file order.
 pub fn header<T: Serialize + Default>() -> anyhow::Result<Vec<String>> {
     let mut header = csv::Writer::from_writer(Vec::new());
@@ -397,17 +336,10 @@ pub struct Recovered<T> {
     /// A record cut short at the end (a crash mid-write, a full disk): its
     /// line number, and the bytes it took.
     pub incomplete: Option<(u64, u64)>,
-    /// The file is an older version's: its header lacks columns added
-    /// since ([`ADDED_LATER`]), and it must be rewritten with this
-    /// version's header before a row is appended.
-    pub older: bool,
 }
 
 /// Reads a CSV file that [`CsvAppender`] wrote to, for resuming: its header
-/// must be `T`'s, or `T`'s without some columns [`ADDED_LATER`] (an older
-/// version's file, [`Recovered::older`]), and every record whole and
-/// well-formed, except
-/// that a last record without its closing newline (cut short by a crash or
+/// must be `T`'s, and every record whole and well-formed, except that a last record without its closing newline (cut short by a crash or
 /// a full disk; the appender ends every record with one and flushes it) is
 /// set aside as [`Recovered::incomplete`], whatever it parses to. Anything
 /// else wrong is an error naming the file and the line.
@@ -428,11 +360,7 @@ pub fn recover_rows<T: Serialize + Default + for<'de> Deserialize<'de>>(path: &P
         Ok(h) if !whole.is_empty() => h.iter().map(String::from).collect(),
         _ => Vec::new(),
     };
-    let older: Vec<&String> = expected
-        .iter()
-        .filter(|c| found.contains(*c) || !ADDED_LATER.contains(&c.as_str()))
-        .collect();
-    if found != expected && !older.iter().copied().eq(found.iter()) {
+    if found != expected {
         anyhow::bail!(
             "{}: line 1: the header is not this version's ({} columns, starting `{}`); \
              these records cannot be resumed: choose another --out",
@@ -467,7 +395,6 @@ pub fn recover_rows<T: Serialize + Default + for<'de> Deserialize<'de>>(path: &P
         rows,
         whole_bytes: whole_bytes as u64,
         incomplete,
-        older: found != expected,
     })
 }
 

@@ -8,7 +8,7 @@
 
 use super::written::{self, SettingCells, WrittenRow, setting_columns};
 use anyhow::{Context, bail};
-use lab::records::{ADDED_LATER, KernelRow, MAX_RECORDS_BYTES, Manifest, RunRow, header, unreadable};
+use lab::records::{KernelRow, MAX_RECORDS_BYTES, Manifest, RunRow, header, unreadable};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use std::path::Path;
@@ -78,8 +78,8 @@ pub(super) fn read_manifest(path: &Path) -> anyhow::Result<(Manifest, String)> {
 }
 
 /// Parses CSV `text` (from `path`) into rows of `T`, each with its line,
-/// by header name, after checking that every column of `T` is present
-/// (but [`ADDED_LATER`]), and checks each row against what the runner
+/// by header name, after checking that every column of `T` is present,
+/// and checks each row against what the runner
 /// writes for `manifest`.
 fn parse_csv<T: DeserializeOwned + Serialize + Default + WrittenRow>(
     path: &Path,
@@ -96,7 +96,7 @@ fn parse_csv<T: DeserializeOwned + Serialize + Default + WrittenRow>(
     let needed = header::<T>()?;
     let missing: Vec<String> = needed
         .iter()
-        .filter(|c| !headers.iter().any(|h| h == c.as_str()) && !ADDED_LATER.contains(&c.as_str()))
+        .filter(|c| !headers.iter().any(|h| h == c.as_str()))
         .map(|c| format!("`{c}`"))
         .collect();
     if !missing.is_empty() {

@@ -34,7 +34,6 @@ use renderer::backend::BackendKind;
 use renderer::io::document_path::{PathStep, key};
 use renderer::settings::backend::{BackendArg, BackendChoice};
 use renderer::settings::echo::shorten_for_error;
-use renderer::settings::kernels::EARLIER_BUILDS;
 use std::collections::HashMap;
 use std::path::Path;
 use std::time::SystemTime;
@@ -61,38 +60,13 @@ pub struct SettingColumn {
     setting: &'static SettingDecl,
 }
 
-/// The columns of `runs.csv` that hold a setting's value, with the setting
-/// (`report_spp` is the `spp` asked for, `spp` the spp rendered, at most
-/// `spp_cap`; both are values of `spp`).
-static SETTING_COLUMNS: [(&str, &SettingDecl); 21] = [
-    ("spp", &params::SPP),
-    ("report_spp", &params::SPP),
-    ("max_depth", &params::DEPTH),
-    ("sampler", &params::SAMPLER),
-    ("nee", &params::NEE),
-    ("block", &params::BLOCK),
-    ("samples_per_launch", &params::SAMPLES_PER_LAUNCH),
-    ("tile", &params::TILE),
-    ("schedule", &params::SCHEDULE),
-    ("refill", &params::REFILL),
-    ("compaction", &params::COMPACTION),
-    ("material_sort", &params::MATERIAL_SORT),
-    ("capacity", &params::CAPACITY),
-    ("wave_block", &params::WAVE_BLOCK),
-    ("drain_below", &params::DRAIN_BELOW),
-    ("cpu_schedule", &params::CPU_SCHEDULE),
-    ("time_launches", &params::TIME_LAUNCHES),
-    ("kernels", &params::KERNELS),
-    ("arithmetic", &params::ARITHMETIC),
-    ("max_registers", &params::MAX_REGISTERS),
-    ("gpus", &params::GPUS),
-];
-
-/// The setting columns among `headers` (a file's header line).
+/// The setting columns among `headers` (a file's header line): the columns
+/// each setting of [`params::SETTINGS`] declares ([`SettingDecl::columns`]).
 pub fn setting_columns(headers: &csv::StringRecord) -> Vec<SettingColumn> {
-    SETTING_COLUMNS
+    params::SETTINGS
         .iter()
-        .filter_map(|&(name, setting)| {
+        .flat_map(|&setting| setting.columns.iter().map(move |&name| (name, setting)))
+        .filter_map(|(name, setting)| {
             let at = headers.iter().position(|h| h == name)?;
             Some(SettingColumn { at, name, setting })
         })
@@ -115,10 +89,7 @@ impl SettingCells<'_> {
             let Some(cell) = self.record.get(c.at).filter(|cell| !cell.is_empty()) else {
                 continue;
             };
-            let earlier = c.setting.name == params::KERNELS.name && EARLIER_BUILDS.contains(&cell);
-            if !earlier {
-                (c.setting.parse)(&toml_value(cell)).map_err(|problem| (c.name, problem))?;
-            }
+            (c.setting.parse)(&toml_value(cell)).map_err(|problem| (c.name, problem))?;
             if !c.setting.scope.contains(backend) {
                 return Err((
                     c.name,

@@ -13,11 +13,6 @@ use device::features::{Feature, Features};
 use std::fmt;
 use std::str::FromStr;
 
-/// The names the setting took when the kernels came in three fixed builds
-/// rather than bound to a feature set: records that an earlier source wrote
-/// carry them, and reports still read them (commands do not take them).
-pub const EARLIER_BUILDS: [&str; 4] = ["auto", "plain", "lean", "full"];
-
 /// The features bound beyond those a render uses.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct KernelFeatures {
