@@ -238,7 +238,7 @@ impl PathParts {
         }
         out += "| part of a path | warp instructions (M) | share | active lanes |\n|---|---|---|---|\n";
         let mut rows: Vec<(&String, &(u64, u64))> = self.parts.iter().collect();
-        rows.sort_by(|a, b| b.1.0.cmp(&a.1.0));
+        rows.sort_by_key(|(_, (warp, _))| std::cmp::Reverse(*warp));
         for (name, (w, t)) in rows {
             out += &format!(
                 "| {name} | {:.1} | {:.1} % | {:.1} |\n",

@@ -1,6 +1,8 @@
 //! `wavepath compare-seeds`: two renderers' linear images of one scene,
-//! each rendered with two seeds (A0 A1 B0 B1), compared against the noise
-//! the seeds show: for the whole image and for regions of smallpt's
+//! each rendered with two seeds, compared against the noise the seeds
+//! show.
+//!
+//! For the whole image and for regions of smallpt's
 //! Cornell box (fractions of the image, top-left origin), both means (the
 //! channels' average), B's difference from A in percent and in standard
 //! errors of that difference, and the noise-normalised RMS error: the RMS
