@@ -262,7 +262,7 @@ pub fn failed_renders(profiles: &[Profile], outdir: &Path) -> (Vec<String>, usiz
         for backend in BACKENDS {
             renders += 1;
             let stem = profile.stem(outdir, backend);
-            let counted = read_text(&stem.with_extension("csv"), "")
+            let counted = read_text(&stem.with_extension("csv"), "Nsight Compute's rows")
                 .is_ok_and(|log| log.lines().any(|l| l.starts_with("\"ID\"")));
             if !counted || !stem.with_extension("json").is_file() {
                 failed.push(format!("{}/{}_{backend}", profile.experiment, profile.label()));

@@ -4,8 +4,8 @@
 //! (`counters sum`), or their study columns set afresh from a re-run
 //! study (`counters restudy`); and docs/results.md's table of them.
 
-use super::cells::{Cell, csv_rows, csv_text, number, read_text, whole};
-use super::ncu_log::{Average, Sum, Totals, read_ncu_log};
+use super::cells::{Cell, CsvRow, csv_rows, csv_text, number, read_text, whole};
+use super::ncu_log::{Average, Launch, Sum, Totals, read_ncu_log};
 use super::profiles::{BACKENDS, Profile};
 use super::study::{StudyKey, study_columns, study_runs};
 use anyhow::bail;
@@ -144,7 +144,7 @@ fn profile_rows(
     profile: &Profile,
     backend: &str,
     stem: &Path,
-    runs: &[super::cells::CsvRow],
+    runs: &[CsvRow],
 ) -> anyhow::Result<(WhyRow, Vec<WhyRow>, String)> {
     let log_path = stem.with_extension("csv");
     let log = read_ncu_log(&log_path)?;
@@ -198,7 +198,7 @@ fn profile_rows(
         fields: &profile.fields,
     };
     row.extend(study_columns(runs, &key)?);
-    let mut per_kernel: IndexMap<&str, Vec<&super::ncu_log::Launch>> = IndexMap::new();
+    let mut per_kernel: IndexMap<&str, Vec<&Launch>> = IndexMap::new();
     for launch in log.launches.values() {
         per_kernel.entry(&launch.kernel).or_default().push(launch);
     }
