@@ -103,6 +103,13 @@ pub enum Command {
     /// Run studies on a GPU machine (verified, within a budget, spread), or install their results.
     #[command(subcommand)]
     Study(StudyCommand),
+    /// Nsight Compute's counters of profiled renders, per back end and per kernel, beside the studies.
+    #[command(subcommand)]
+    Counters(CountersCommand),
+    /// Where a kernel's instructions go, by part of a path (module of the device crate).
+    ProfileParts(ProfilePartsArgs),
+    /// Two renderers' images of two seeds each, compared against their noise.
+    CompareSeeds(CompareSeedsArgs),
 }
 
 /// `wavepath raycast`.
@@ -230,6 +237,96 @@ pub struct CompareArgs {
         image::extension_list(OutputFormat::is_display)
     ))]
     pub heatmap: Option<PathBuf>,
+}
+
+// The profiling commands: counters, profile-parts, compare-seeds.
+
+/// `wavepath counters`: the figures behind docs/results.md "Why, counted".
+#[derive(Debug, Subcommand)]
+pub enum CountersCommand {
+    /// List the renders to profile (Nsight Compute's log file, then the
+    /// `wavepath` arguments), writing the scenes whose fields a profile sets.
+    Plan(CountersOutArgs),
+    /// Print the metrics Nsight Compute collects of every launch (for `ncu --metrics`).
+    Metrics,
+    /// Check that every profiled render left its rows and summary; exit 1 listing those that did not.
+    Check(CountersOutArgs),
+    /// Sum the profiled renders into RESULTS/<experiment>/counters/ and print the table.
+    Sum(CountersSumArgs),
+    /// Set why.csv's study columns afresh from re-run studies' runs.csv and print the table.
+    Restudy(CountersRestudyArgs),
+}
+
+/// The profiles of `wavepath counters`.
+#[derive(Debug, clap::Args)]
+pub struct CountersProfilesArgs {
+    /// A file of profiles, one a line: EXPERIMENT STUDY SCENE WxH SPP
+    /// [FLAGS...] (default: the built-in profiles of docs/results.md).
+    #[arg(long)]
+    pub profiles: Option<PathBuf>,
+}
+
+/// `wavepath counters plan|check`.
+#[derive(Debug, clap::Args)]
+pub struct CountersOutArgs {
+    /// The folder of the profiled renders' files.
+    pub outdir: PathBuf,
+    /// The profiles.
+    #[command(flatten)]
+    pub profiles: CountersProfilesArgs,
+}
+
+/// `wavepath counters sum`.
+#[derive(Debug, clap::Args)]
+pub struct CountersSumArgs {
+    /// The folder of the profiled renders' files.
+    pub outdir: PathBuf,
+    /// The profiles.
+    #[command(flatten)]
+    pub profiles: CountersProfilesArgs,
+    /// The results folder, with each study's <experiment>/runs.csv.
+    #[arg(long, default_value = "results")]
+    pub results: PathBuf,
+}
+
+/// `wavepath counters restudy`.
+#[derive(Debug, clap::Args)]
+pub struct CountersRestudyArgs {
+    /// The profiles.
+    #[command(flatten)]
+    pub profiles: CountersProfilesArgs,
+    /// The results folder, with each study's <experiment>/runs.csv and counters/why.csv.
+    #[arg(long, default_value = "results")]
+    pub results: PathBuf,
+}
+
+/// `wavepath profile-parts`.
+#[derive(Debug, clap::Args)]
+pub struct ProfilePartsArgs {
+    /// Nsight Compute's per-instruction counters of one kernel (the CSV of
+    /// `ncu -i REPORT --page source --csv --print-source sass`).
+    pub source_page: PathBuf,
+    /// The line table of the same machine code (`nvdisasm -g -c KERNEL.cubin`).
+    pub disassembly: PathBuf,
+    /// Module steps a part keeps: 1 for `accel`, 2 for `accel::bvh`.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=8))]
+    pub depth: u32,
+    /// A line of totals above the table, led by this title.
+    #[arg(long)]
+    pub title: Option<String>,
+}
+
+/// `wavepath compare-seeds`.
+#[derive(Debug, clap::Args)]
+pub struct CompareSeedsArgs {
+    /// Renderer A's image of the first seed (linear: PFM or EXR).
+    pub a0: PathBuf,
+    /// Renderer A's image of the second seed.
+    pub a1: PathBuf,
+    /// Renderer B's image of the first seed.
+    pub b0: PathBuf,
+    /// Renderer B's image of the second seed.
+    pub b1: PathBuf,
 }
 
 /// `wavepath gen-mesh`.
@@ -590,6 +687,10 @@ pub struct RenderArgs {
     /// took the time and write a flame graph (SVG) to this file.
     #[arg(long)]
     pub profile: Option<PathBuf>,
+    /// Write the summary (what the summary line says: size, samples, rays,
+    /// seconds, device) as a JSON record to this file.
+    #[arg(long)]
+    pub summary_json: Option<PathBuf>,
     /// Hide the progress bar.
     #[arg(long)]
     pub quiet: bool,
@@ -781,6 +882,7 @@ impl RenderArgs {
             progress: !self.quiet,
             launch_log: self.launch_log.clone(),
             profile: self.profile.clone(),
+            summary_json: self.summary_json.clone(),
             devices: self.devices.clone(),
             stop: None,
         })

@@ -1,8 +1,10 @@
-//! `scripts/why_counters.py`, the sums behind docs/results.md "Why,
-//! counted": Nsight Compute's rows of a render per back end, summed per
-//! back end and per kernel, divided by the rays the render's summary line
-//! gives, beside the study's fastest row; figures worked by hand. Each test
-//! runs the script in a temporary folder laid out as the checkout.
+//! `wavepath counters`, the sums behind docs/results.md "Why, counted":
+//! Nsight Compute's rows of a render per back end, summed per back end and
+//! per kernel, divided by the rays the render's summary record gives,
+//! beside the study's fastest row; figures worked by hand. Each test runs
+//! the command in a temporary folder laid out as the checkout; and
+//! `scripts/why-counters`, which runs the planned renders under Nsight
+//! Compute, with a stand-in for it.
 
 mod util;
 
@@ -49,18 +51,30 @@ fn one_launch() -> String {
     launch(0, "megakernel_brute", [3000, 48000, 2000], 64, (40.0, 50.0))
 }
 
-/// The render's summary line: 10×10 at 4 spp is 400 samples, and the
-/// rates give 2.5 rays a sample: 1000 rays.
-const SUMMARY: &str = "scenes/box.toml: gpu-mega on a GPU (brute force), 10x10, 4 spp, depth 8: 0.001 s, 0.400 M samples/s, 1.000 M rays/s -> x.png\n";
+/// The render's summary record: 10×10 at 4 spp is 400 samples, of 2.5
+/// rays each: 1000 rays.
+const SUMMARY: &str = r#"{
+  "scene": "scenes/box.toml",
+  "backend": "gpu-mega",
+  "device": "a GPU",
+  "accel": "brute force",
+  "width": 10,
+  "height": 10,
+  "max_depth": 8,
+  "spp": 4,
+  "spp_done": 4,
+  "seconds": 0.001,
+  "samples": 400,
+  "rays": 1000,
+  "invalid_samples": 0,
+  "image": "x.png"
+}
+"#;
 
 /// A checkout with the study's rows and ncu's rows of both back ends.
 fn tree(mega_rows: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    fs::create_dir_all(root.join("scripts")).unwrap();
-    for script in ["scripts/why_counters.py", "scripts/input_file.py"] {
-        fs::copy(repo(script), root.join(script)).unwrap();
-    }
     fs::create_dir_all(root.join("results/exp")).unwrap();
     fs::write(
         root.join("results/exp/runs.csv"),
@@ -91,18 +105,22 @@ fn tree(mega_rows: &str) -> tempfile::TempDir {
     )
     .unwrap();
     for backend in ["gpu-mega", "gpu-wave"] {
-        fs::write(out.join(format!("s_box_{backend}.txt")), SUMMARY).unwrap();
+        fs::write(out.join(format!("s_box_{backend}.json")), SUMMARY).unwrap();
     }
     fs::write(root.join("profiles.txt"), "exp s scenes/box.toml 10x10 4\n").unwrap();
     dir
 }
 
-/// The script run in `root` with `args` (stopped after 20 s, so that a
-/// read that waits fails the test instead of hanging it).
-fn why_counters(root: &Path, args: [&str; 2]) -> Output {
+/// `wavepath counters` run in `root` with `args` and the profiles of
+/// `profiles.txt` (stopped after 20 s, so that a read that waits fails the
+/// test instead of hanging it).
+fn counters(root: &Path, args: &[&str]) -> Output {
     Command::new("timeout")
-        .args(["20", "python3", "scripts/why_counters.py"])
+        .arg("20")
+        .arg(env!("CARGO_BIN_EXE_wavepath"))
+        .arg("counters")
         .args(args)
+        .args(["--profiles", "profiles.txt"])
         .current_dir(root)
         .output()
         .unwrap()
@@ -110,7 +128,7 @@ fn why_counters(root: &Path, args: [&str; 2]) -> Output {
 
 /// Sums the profiles in `ncu/`.
 fn summarize(root: &Path) -> Output {
-    why_counters(root, ["ncu", "profiles.txt"])
+    counters(root, &["sum", "ncu"])
 }
 
 /// `file`'s rows as maps of column to value.
@@ -238,7 +256,7 @@ fn a_profile_without_a_metric_or_a_launch_is_refused_naming_its_file() {
 
 /// Sets the study's columns of the committed why.csv afresh.
 fn restudy(root: &Path) -> Output {
-    why_counters(root, ["--restudy", "profiles.txt"])
+    counters(root, &["restudy"])
 }
 
 #[test]
@@ -317,7 +335,7 @@ fn fifo(path: &Path) {
 #[test]
 fn every_bad_input_is_one_line_naming_the_file_and_what_was_expected() {
     const MEGA_CSV: &str = "ncu/exp/s_box_gpu-mega.csv";
-    const MEGA_TXT: &str = "ncu/exp/s_box_gpu-mega.txt";
+    const MEGA_JSON: &str = "ncu/exp/s_box_gpu-mega.json";
     type Change = Box<dyn Fn(&Path)>;
     let write = |file: &'static str, text: String| -> Change {
         Box::new(move |root: &Path| fs::write(root.join(file), &text).unwrap())
@@ -349,17 +367,17 @@ fn every_bad_input_is_one_line_naming_the_file_and_what_was_expected() {
         (
             "profiles in a FIFO",
             Box::new(|root: &Path| fifo(&root.join("profiles.txt"))),
-            vec!["profiles.txt: not a regular file"],
+            vec!["profiles.txt: is a FIFO, not a regular file"],
         ),
         (
             "a profile's rows missing",
             Box::new(move |root: &Path| fs::remove_file(root.join(MEGA_CSV)).unwrap()),
-            vec!["s_box_gpu-mega.csv: cannot be read"],
+            vec!["s_box_gpu-mega.csv: does not exist"],
         ),
         (
             "a profile's rows in a FIFO",
             Box::new(move |root: &Path| fifo(&root.join(MEGA_CSV))),
-            vec!["s_box_gpu-mega.csv: not a regular file"],
+            vec!["s_box_gpu-mega.csv: is a FIFO, not a regular file"],
         ),
         (
             "a figure that is not a number",
@@ -395,14 +413,29 @@ fn every_bad_input_is_one_line_naming_the_file_and_what_was_expected() {
             vec!["s_box_gpu-mega.csv: smsp__inst_executed.sum of megakernel_brute adds up to 0"],
         ),
         (
-            "a summary line of no samples",
-            edit(MEGA_TXT, "0.400 M samples/s", "0.000 M samples/s"),
-            vec!["s_box_gpu-mega.txt: the summary line's samples/s is 0"],
+            "a summary of no rays",
+            edit(MEGA_JSON, "\"rays\": 1000", "\"rays\": 0"),
+            vec!["s_box_gpu-mega.json: the summary's rays is 0"],
+        ),
+        (
+            "a summary of no samples",
+            edit(MEGA_JSON, "\"spp_done\": 4", "\"spp_done\": 0"),
+            vec!["s_box_gpu-mega.json: the summary's spp_done is 0"],
         ),
         (
             "an empty summary",
-            write(MEGA_TXT, String::new()),
-            vec!["s_box_gpu-mega.txt: no render summary line"],
+            write(MEGA_JSON, String::new()),
+            vec!["s_box_gpu-mega.json:1: EOF while parsing", "render --summary-json"],
+        ),
+        (
+            "a summary without its rays",
+            edit(MEGA_JSON, "  \"rays\": 1000,\n", ""),
+            vec!["s_box_gpu-mega.json:", "missing field `rays`"],
+        ),
+        (
+            "no summary",
+            Box::new(move |root: &Path| fs::remove_file(root.join(MEGA_JSON)).unwrap()),
+            vec!["s_box_gpu-mega.json: does not exist"],
         ),
         (
             "a study row of 0 spp",
@@ -426,7 +459,7 @@ fn every_bad_input_is_one_line_naming_the_file_and_what_was_expected() {
         (
             "study rows in a FIFO",
             Box::new(|root: &Path| fifo(&root.join("results/exp/runs.csv"))),
-            vec!["results/exp/runs.csv: not a regular file"],
+            vec!["results/exp/runs.csv: is a FIFO, not a regular file"],
         ),
     ];
     for (what, change, expected) in cases {
@@ -469,33 +502,35 @@ fn restudy_refuses_counters_it_cannot_read_in_one_line() {
     }
 }
 
-/// A stand-in for Nsight Compute: writes the log's header, and fails each
-/// render whose log file's name holds `FAKE_NCU_FAIL` (a render that
-/// fails), or writes no rows where it holds `FAKE_NCU_EMPTY` (one ncu
-/// could not count).
+/// A stand-in for Nsight Compute: writes the log's header and the
+/// render's summary record, and fails each render whose log file's name
+/// holds `FAKE_NCU_FAIL` (a render that fails, leaving neither), or
+/// writes no rows where it holds `FAKE_NCU_EMPTY` (one ncu could not
+/// count).
 const FAKE_NCU: &str = r#"#!/usr/bin/env bash
-while [[ $1 != --log-file ]]; do shift; done
-log=$2
+args=("$@")
+for ((i = 0; i < $#; i++)); do
+  case ${args[i]} in
+    --log-file) log=${args[i + 1]} ;;
+    --summary-json) summary=${args[i + 1]} ;;
+  esac
+done
 [[ -n ${FAKE_NCU_FAIL:-} && $log == *"$FAKE_NCU_FAIL"* ]] && exit 1
+echo '{}' >"$summary"
 [[ -n ${FAKE_NCU_EMPTY:-} && $log == *"$FAKE_NCU_EMPTY"* ]] && { echo "==ERROR== no permission" >"$log"; exit 0; }
 echo '"ID","Kernel Name","Metric Name","Metric Value"' >"$log"
 "#;
 
-/// Runs `scripts/why-counters run` with [`FAKE_NCU`] and a stand-in
-/// binary into a temporary folder, with `env` set.
+/// Runs `scripts/why-counters` with [`FAKE_NCU`] and the binary into a
+/// temporary folder, with `env` set.
 fn run_profiles(env: &[(&str, &str)]) -> Output {
     let dir = tempfile::tempdir().unwrap();
     let ncu = dir.path().join("ncu");
     fs::write(&ncu, FAKE_NCU).unwrap();
-    let bin = dir.path().join("wavepath");
-    fs::write(&bin, "#!/bin/sh\n").unwrap();
-    for file in [&ncu, &bin] {
-        use std::os::unix::fs::PermissionsExt;
-        fs::set_permissions(file, fs::Permissions::from_mode(0o755)).unwrap();
-    }
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(&ncu, fs::Permissions::from_mode(0o755)).unwrap();
     Command::new(repo("scripts/why-counters"))
-        .arg("run")
-        .arg(&bin)
+        .arg(env!("CARGO_BIN_EXE_wavepath"))
         .arg(dir.path().join("out"))
         .env("NCU", &ncu)
         .envs(env.iter().copied())
@@ -528,6 +563,42 @@ fn run_exits_1_naming_every_profiled_render_that_failed() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(1), "{what}: {err}");
         assert!(err.contains(says), "{what}: {err}");
-        assert!(err.contains("summarize needs every one"), "{what}: {err}");
+        assert!(err.contains("`counters sum` needs every one"), "{what}: {err}");
     }
+}
+
+#[test]
+fn the_plan_renders_each_profile_on_both_back_ends_with_its_fields_written_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let o = Command::new(env!("CARGO_BIN_EXE_wavepath"))
+        .args(["counters", "plan"])
+        .arg(&out)
+        .current_dir(repo(""))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let plan = String::from_utf8_lossy(&o.stdout);
+    let lines: Vec<&str> = plan.lines().collect();
+    assert_eq!(lines.len(), 14, "{plan}");
+    let o = out.display();
+    assert_eq!(
+        lines[5],
+        format!(
+            "{o}/mega_vs_wave/nee_cs500_gpu-wave.csv render scenes/cs500.toml --backend gpu-wave --size 1024x1024 \
+             --spp 4 --nee on --untimed-launches --quiet --summary-json {o}/mega_vs_wave/nee_cs500_gpu-wave.json \
+             --out {o}/image.png"
+        )
+    );
+    let scene = out.join("scenes/crossover_material_cost_materials1_octaves1.toml");
+    assert!(
+        lines[10].contains(&format!(" render {} ", scene.display())),
+        "{}",
+        lines[10]
+    );
+    let text = fs::read_to_string(&scene).unwrap();
+    assert!(
+        text.contains("materials = 1\n") && text.contains("octaves = 1\n"),
+        "{text}"
+    );
 }

@@ -24,17 +24,23 @@
 //! - `currency`: whether a folder's config, inputs and source are still
 //!   as they ran, for `report --currency`;
 //! - `scale_out`: the summary's section on experiments spread over GPUs
-//!   or MPI ranks, against one GPU.
+//!   or MPI ranks, against one GPU;
+//! - `counters`: Nsight Compute's counters of profiled renders summed per
+//!   back end and per kernel beside the studies (`wavepath counters`);
+//! - `path_parts`: a kernel's instructions by part of a path
+//!   (`wavepath profile-parts`).
 
 #![warn(missing_docs)]
 
 pub mod answer;
 mod builds;
+pub mod counters;
 pub mod currency;
 mod figures;
 pub use figures::Png;
 mod input;
 mod markdown;
+pub mod path_parts;
 pub mod peers;
 mod scale_out;
 mod scaling;

@@ -6,9 +6,12 @@
 
 mod bench;
 mod compare;
+mod compare_seeds;
+mod counters;
 mod experiment;
 mod gen_mesh;
 mod gpu_info;
+mod profile_parts;
 mod raycast;
 mod render;
 mod report;
@@ -61,6 +64,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Raycast(args) => raycast::run(&args),
         Command::GenMesh(args) => gen_mesh::run(&args),
         Command::Study(command) => study::run(&command),
+        Command::Counters(command) => counters::run(&command),
+        Command::ProfileParts(args) => profile_parts::run(&args),
+        Command::CompareSeeds(args) => compare_seeds::run(&args),
     };
     #[cfg(feature = "mpi")]
     let result = lab::cluster::failure::quiet(result);

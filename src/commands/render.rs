@@ -5,6 +5,7 @@ use super::{out, outln};
 use crate::cli::RenderArgs;
 use anyhow::{Context, anyhow};
 use renderer::io::atomic_file;
+use renderer::render::summary_record::SummaryRecord;
 use renderer::render::{RenderSummary, split};
 use renderer::system::cpu_profile::CpuProfiler;
 use renderer::system::interrupt;
@@ -25,16 +26,24 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
     #[cfg(feature = "mpi")]
     if let Some(cluster) = lab::cluster::Cluster::join()? {
         return match lab::cluster::render::run(&cluster, &request)? {
-            Some(summary) => finish(&summary, profiler),
+            Some(summary) => finish(&summary, args, profiler),
             None => Ok(exit_status()),
         };
     }
     let summary = renderer::render::run(&request)?;
-    finish(&summary, profiler)
+    finish(&summary, args, profiler)
 }
 
-/// Prints the summary (and the profile), and chooses the exit status.
-fn finish(summary: &RenderSummary, profiler: Option<(CpuProfiler, &Path)>) -> anyhow::Result<ExitCode> {
+/// Writes the summary record if asked for, prints the summary (and the
+/// profile), and chooses the exit status.
+fn finish(
+    summary: &RenderSummary,
+    args: &RenderArgs,
+    profiler: Option<(CpuProfiler, &Path)>,
+) -> anyhow::Result<ExitCode> {
+    if let Some(path) = &args.summary_json {
+        SummaryRecord::of(summary).write(path)?;
+    }
     print_summary(summary).with_context(|| {
         format!(
             "{} was written, but printing the summary to standard output failed",

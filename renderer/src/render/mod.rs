@@ -5,8 +5,10 @@ pub mod chunks;
 pub mod compare;
 pub mod ray_throughput;
 mod renderer;
+pub mod seed_compare;
 pub mod session;
 pub mod split;
+pub mod summary_record;
 pub mod tone;
 pub mod verify;
 
@@ -88,6 +90,9 @@ pub struct RenderRequest {
     /// The CPU profile's flame graph (`render --profile`), which the
     /// command writes after the render; checked here with the other outputs.
     pub profile: Option<PathBuf>,
+    /// The summary as a JSON record (`--summary-json`), which the command
+    /// writes after the render; checked here with the other outputs.
+    pub summary_json: Option<PathBuf>,
     /// The GPUs to render on (`--devices`); `None`: the back end's own
     /// choice (device 0 for a GPU back end).
     pub devices: Option<Devices>,
@@ -102,13 +107,14 @@ impl RenderRequest {
         self.out.clone().unwrap_or_else(|| default_output(&self.scene))
     }
 
-    /// Every file the render writes: the image, and the launch log and the
-    /// flame graph where asked for.
+    /// Every file the render writes: the image, and the launch log, the
+    /// flame graph and the summary record where asked for.
     pub fn outputs(&self) -> Vec<Output> {
         [
             Some(Output::new(self.image(), "the image")),
             self.launch_log.as_ref().map(|p| Output::new(p, "the launch log")),
             self.profile.as_ref().map(|p| Output::new(p, "the flame graph")),
+            self.summary_json.as_ref().map(|p| Output::new(p, "the summary record")),
         ]
         .into_iter()
         .flatten()

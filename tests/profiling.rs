@@ -1,24 +1,24 @@
-//! The study scripts without a test file of their own under good and bad
-//! input: `scripts/profile-parts` (where a kernel's instructions go, by
-//! part of a path) and `scripts/compare_images.py` (two renderers' images
-//! of two seeds each). Each sums or compares inputs worked by hand; a bad
-//! input (missing, a FIFO or a folder, not of the format, a figure it
-//! cannot read or divide by) exits 1 with one line naming the file and
-//! what was expected, never a traceback, and never blocks.
+//! The profiling commands under good and bad input: `wavepath
+//! profile-parts` (where a kernel's instructions go, by part of a path)
+//! and `wavepath compare-seeds` (two renderers' images of two seeds each).
+//! Each sums or compares inputs worked by hand; a bad input (missing, a
+//! FIFO or a folder, not of the format, a figure it cannot read or divide
+//! by) exits 1 with one line naming the file and what was expected, and
+//! never blocks.
 
 mod util;
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use util::repo;
 
-/// Runs the script `script` of the repository with `args`, stopped after
-/// 20 s so that a read that waits fails the test instead of hanging it.
-fn run(script: &str, args: &[&Path]) -> Output {
+/// Runs `wavepath COMMAND` with `args`, stopped after 20 s so that a read
+/// that waits fails the test instead of hanging it.
+fn run(command: &str, args: &[&Path]) -> Output {
     Command::new("timeout")
-        .args(["20", "python3"])
-        .arg(repo(script))
+        .arg("20")
+        .arg(env!("CARGO_BIN_EXE_wavepath"))
+        .arg(command)
         .args(args)
         .output()
         .unwrap()
@@ -45,7 +45,9 @@ fn fifo(path: &Path) {
 }
 
 /// A disassembly with line information: two instructions of the camera,
-/// one of a traversal, one of a helper (math/, no part of its own).
+/// one of a traversal, one of a helper (math/, no part of its own), then
+/// the wavefront's: one of a queue kernel, one of the queues, one of the
+/// prefix sum, and one of the core library (no part of its own).
 const DISASSEMBLY: &str = r#"        //## File "/w/device/src/camera.rs", line 10
         /*0000*/                   MOV R1, c[0x0][0x28] ;
         /*0010*/                   S2R R0, SR_TID.X ;
@@ -53,6 +55,14 @@ const DISASSEMBLY: &str = r#"        //## File "/w/device/src/camera.rs", line 1
         /*0020*/                   ISETP.GE.AND P0, PT, R0, 0x1, PT ;
         //## File "/w/device/src/math/vec.rs", line 3
         /*0030*/                   FADD R2, R2, R3 ;
+        //## File "/w/device/src/kernels/wave_kernels.rs", line 40
+        /*0040*/                   LDG.E R4, [R2.64] ;
+        //## File "/w/device/src/queue.rs", line 50
+        /*0050*/                   ATOMG.E.ADD R5, [R2.64], R6 ;
+        //## File "/w/device/src/kernels/scan.rs", line 60
+        /*0060*/                   SHFL.UP R7, R8, 0x1, RZ ;
+        //## File "/rustc/1a2b/library/core/src/ptr/mod.rs", line 70
+        /*0070*/                   STG.E [R2.64], R7 ;
 "#;
 
 /// Nsight Compute's per-instruction counters of the same code, its
@@ -61,7 +71,11 @@ const SASS: &str = "\"Address\",\"Source\",\"Instructions Executed\",\"Thread In
 \"0x7f0000\",\"MOV\",\"10\",\"320\"\n\
 \"0x7f0010\",\"S2R\",\"10\",\"160\"\n\
 \"0x7f0020\",\"ISETP\",\"20\",\"640\"\n\
-\"0x7f0030\",\"FADD\",\"5\",\"80\"\n";
+\"0x7f0030\",\"FADD\",\"5\",\"80\"\n\
+\"0x7f0040\",\"LDG\",\"40\",\"1280\"\n\
+\"0x7f0050\",\"ATOMG\",\"2\",\"8\"\n\
+\"0x7f0060\",\"SHFL\",\"4\",\"128\"\n\
+\"0x7f0070\",\"STG\",\"4\",\"64\"\n";
 
 /// A folder with `sass.csv` and `lines.txt` holding `sass` and
 /// `disassembly`.
@@ -74,19 +88,48 @@ fn profile(sass: &str, disassembly: &str) -> (tempfile::TempDir, PathBuf, PathBu
 }
 
 #[test]
-fn profile_parts_sums_each_part_with_helpers_given_to_the_part_before_them() {
+fn profile_parts_sums_each_module_with_helpers_given_to_the_part_before_them() {
     let (_dir, csv, lines) = profile(SASS, DISASSEMBLY);
-    let o = run("scripts/profile-parts", &[&csv, &lines]);
+    let o = run("profile-parts", &[&csv, &lines]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    // The camera: 20 warp instructions of 480 lanes; the traversal: its
-    // own 20 (640 lanes) and the helper's 5 (80 lanes) after it.
+    // Of 95 warp instructions: the queue kernel's 40 (1280 lanes); the
+    // traversal's own 20 (640 lanes) and the helper's 5 (80 lanes) after
+    // it; the camera's 20 (480 lanes); the prefix sum's 4 (128 lanes) and
+    // the core library's 4 (64 lanes) after it; the queues' 2 (8 lanes).
+    assert_eq!(
+        stdout(&o),
+        "| part of a path | warp instructions (M) | share | active lanes |\n\
+         |---|---|---|---|\n\
+         | kernels::wave_kernels | 0.0 | 42.1 % | 32.0 |\n\
+         | accel::bvh | 0.0 | 26.3 % | 28.8 |\n\
+         | camera | 0.0 | 21.1 % | 24.0 |\n\
+         | kernels::scan | 0.0 | 8.4 % | 24.0 |\n\
+         | queue | 0.0 | 2.1 % | 4.0 |\n"
+    );
+    // At depth 1 the kernels' modules are one part (48 warp instructions
+    // of 1472 lanes); the title line gives the totals, 2680 lanes over 95.
+    let (_dir, csv, lines) = profile(SASS, DISASSEMBLY);
+    let title = Path::new("--title=wave");
+    let o = run("profile-parts", &[&csv, &lines, Path::new("--depth=1"), title]);
     let table = stdout(&o);
     for row in [
-        "| traversal | 0.0 | 55.6 % | 28.8 |",
-        "| camera ray | 0.0 | 44.4 % | 24.0 |",
+        "**wave**: 0.000 G warp instructions, 28.2 active lanes of 32\n\n",
+        "| kernels | 0.0 | 50.5 % | 30.7 |\n",
+        "| accel | 0.0 | 26.3 % | 28.8 |\n",
     ] {
         assert!(table.contains(row), "{row}\n{table}");
     }
+    // An instruction the disassembly has no line for is counted to the
+    // part before it, and said.
+    let (_dir, csv, lines) = profile(&SASS.replace("0x7f0070", "0x7f0080"), DISASSEMBLY);
+    let o = run("profile-parts", &[&csv, &lines]);
+    assert!(
+        stdout(&o).contains("| kernels::scan | 0.0 | 8.4 % | 24.0 |"),
+        "{}",
+        stdout(&o)
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err, "(1 instructions had no line in the disassembly)\n");
 }
 
 #[test]
@@ -132,7 +175,7 @@ fn profile_parts_refuses_every_bad_input_in_one_line() {
     ];
     for (what, sass, disassembly, expected) in cases {
         let (_dir, csv, lines) = profile(&sass, disassembly);
-        refused(&run("scripts/profile-parts", &[&csv, &lines]), what, &expected);
+        refused(&run("profile-parts", &[&csv, &lines]), what, &expected);
     }
     for (what, file) in [
         ("counters in a FIFO", "sass.csv"),
@@ -143,15 +186,15 @@ fn profile_parts_refuses_every_bad_input_in_one_line() {
         fs::remove_file(&path).unwrap();
         fifo(&path);
         refused(
-            &run("scripts/profile-parts", &[&csv, &lines]),
+            &run("profile-parts", &[&csv, &lines]),
             what,
-            &[&format!("{file}: not a regular file")],
+            &[&format!("{file}: is a FIFO, not a regular file")],
         );
         fs::remove_file(&path).unwrap();
         refused(
-            &run("scripts/profile-parts", &[&csv, &lines]),
+            &run("profile-parts", &[&csv, &lines]),
             "a missing file",
-            &[&format!("{file}: cannot be read")],
+            &[&format!("{file}: does not exist")],
         );
     }
 }
@@ -179,7 +222,7 @@ fn compare(images: [Vec<u8>; 4]) -> Output {
         })
         .collect();
     let args: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
-    run("scripts/compare_images.py", &args)
+    run("compare-seeds", &args)
 }
 
 /// The table's row `name`, or a failure naming the table.
@@ -191,7 +234,7 @@ fn row(o: &Output, name: &str) -> String {
 }
 
 #[test]
-fn compare_images_sets_the_difference_against_the_noise_of_two_seeds() {
+fn compare_seeds_sets_the_difference_against_the_noise_of_two_seeds() {
     // A's seeds 0.5 and 0.75 (mean 0.625), B's 0.75 and 1 (0.875): 48
     // channels, each of variance (0.25 / 2)^2 per renderer, so a standard
     // error of sqrt(2 · 48 · 0.015625) / 48 = 0.02552: the difference of
@@ -208,7 +251,7 @@ fn compare_images_sets_the_difference_against_the_noise_of_two_seeds() {
 }
 
 #[test]
-fn compare_images_says_n_a_where_there_is_nothing_to_divide_by() {
+fn compare_seeds_says_n_a_where_there_is_nothing_to_divide_by() {
     for (what, images, name, says) in [
         ("black images", [0.0, 0.0, 0.0, 0.0], "whole image", "n/a"),
         (
@@ -231,7 +274,7 @@ fn compare_images_says_n_a_where_there_is_nothing_to_divide_by() {
 }
 
 #[test]
-fn compare_images_refuses_every_bad_image_in_one_line() {
+fn compare_seeds_refuses_every_bad_image_in_one_line() {
     let good = || pfm(4, 4, 0.5);
     let with = |edit: &dyn Fn(&mut Vec<u8>)| {
         let mut bytes = good();
@@ -249,18 +292,22 @@ fn compare_images_refuses_every_bad_image_in_one_line() {
         (
             "a size that is not two numbers",
             header("PF\n4 x\n-1.0\n"),
-            vec!["a0.pfm:2: `4 x` is not WIDTH HEIGHT"],
+            vec!["a0.pfm: not a colour PFM file: height `x`"],
         ),
-        ("a zero scale", header("PF\n4 4\n0\n"), vec!["a0.pfm:3: scale `0`"]),
+        (
+            "a zero scale",
+            header("PF\n4 4\n0\n"),
+            vec!["a0.pfm: not a colour PFM file: scale `0`"],
+        ),
         (
             "pixels cut short",
             with(&|b| b.truncate(b.len() - 4)),
-            vec!["a0.pfm: 188 bytes of pixels; expected 192"],
+            vec!["a0.pfm: not a colour PFM file: 188 bytes of pixels, expected 192"],
         ),
         (
             "bytes after the pixels",
             with(&|b| b.push(0)),
-            vec!["a0.pfm: 193 bytes of pixels; expected 192"],
+            vec!["a0.pfm: not a colour PFM file: 193 bytes of pixels, expected 192"],
         ),
         (
             "a pixel that is not finite",
@@ -268,12 +315,12 @@ fn compare_images_refuses_every_bad_image_in_one_line() {
                 let at = b.len() - 4;
                 b[at..].copy_from_slice(&f32::NAN.to_le_bytes());
             }),
-            vec!["a0.pfm: pixel (3, 0) is not finite"],
+            vec!["a0.pfm: pixel (3, 0), counted from the top left, is not finite"],
         ),
         (
-            "more pixels than it compares",
+            "a header of more pixels than the file holds",
             b"PF\n2048 1024\n-1.0\n".to_vec(),
-            vec!["a0.pfm:2: 2048x1024 is 2097152 pixels; at most 1048576"],
+            vec!["a0.pfm: not a colour PFM file: 0 bytes of pixels, expected 25165824 for 2048x1024"],
         ),
     ];
     for (what, a0, expected) in cases {
@@ -288,13 +335,13 @@ fn compare_images_refuses_every_bad_image_in_one_line() {
     let (a0, missing) = (dir.path().join("a0.pfm"), dir.path().join("missing.pfm"));
     fifo(&a0);
     refused(
-        &run("scripts/compare_images.py", &[&a0, &a0, &a0, &a0]),
+        &run("compare-seeds", &[&a0, &a0, &a0, &a0]),
         "an image in a FIFO",
-        &["a0.pfm: not a regular file"],
+        &["a0.pfm: is a FIFO, not a regular file"],
     );
     refused(
-        &run("scripts/compare_images.py", &[&missing, &missing, &missing, &missing]),
+        &run("compare-seeds", &[&missing, &missing, &missing, &missing]),
         "a missing image",
-        &["missing.pfm: cannot be read"],
+        &["missing.pfm: does not exist"],
     );
 }
