@@ -561,7 +561,13 @@ impl Runs<'_> {
             Some(team) => team.render(job.scene, job.params, spp),
             None => job
                 .renderer
-                .render_uploaded(job.scene, job.uploaded, job.params, spp, &|_| {})
+                .render_samples(
+                    job.scene,
+                    job.uploaded,
+                    job.params,
+                    SampleRange { begin: 0, end: spp },
+                    &|_| {},
+                )
                 .map(SplitOutput::alone),
         }
         .map_err(|e| self.render_error(job, e))
