@@ -24,6 +24,8 @@
 //! - `scenes`: scene fields replaced by path, scenes loaded once;
 //! - `records`: `runs.csv`, `kernels.csv` and `manifest.toml`;
 //! - `statistics`: medians and spreads of repeated measurements;
+//! - `worker_loop`: the one loop of every worker that makes
+//!   configurations (the host's, each GPU's), and how their runs ended;
 //! - `cluster` (with `--features mpi`): `render` and `experiment` over the
 //!   ranks of an MPI launch.
 
@@ -50,4 +52,5 @@ pub mod scenes;
 pub mod spread;
 pub mod statistics;
 pub mod team;
+pub(crate) mod worker_loop;
 pub(crate) mod writer;
