@@ -88,10 +88,10 @@ pub fn render(
         );
     }
     // Each chunk runs to its end: the split sees the stop between chunks.
-    let workers: Vec<Renderer> = renderers.iter().map(|r| r.clone().stopping_on(None)).collect();
-    let rule = workers.first().map(|r| r.options().split).unwrap_or_default();
-    workers::render_devices(&opening::device_names(&workers), samples, stop, progress, rule, |d| {
-        let renderer = &workers[d];
+    let devices: Vec<Renderer> = renderers.iter().map(|r| r.clone().stopping_on(None)).collect();
+    let rule = devices.first().map(|r| r.options().split).unwrap_or_default();
+    workers::render_devices(&opening::device_names(&devices), samples, stop, progress, rule, |d| {
+        let renderer = &devices[d];
         if let Some(gpu) = renderer.gpu() {
             gpu.bind_to_thread()?;
         }
