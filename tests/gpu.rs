@@ -720,31 +720,29 @@ fn a_render_split_over_gpus_is_the_one_gpu_render_bit_for_bit() {
         for kind in [BackendKind::GpuMega, BackendKind::GpuWave] {
             let (split_over, over) = split_renderers(kind, BackendOptions::default());
             let what = format!("{name} on {} over {over}", kind.label());
-            let one = split::render_on(&split_over[..1], &scene, (params, samples), None, &|_| {})
+            let one = split_over[0]
+                .render_samples(&scene, None, params, samples, &|_| {})
                 .unwrap_or_else(|e| panic!("{what}: one renders: {e:#}"));
             // As `render` splits (the scene uploaded on each device's
             // thread) and as an experiment's run of `gpus = 2` does (the
             // scene uploaded beforehand, on this thread).
-            let all = split::render_on(&split_over, &scene, (params, samples), None, &|_| {})
+            let all = split::render(&split_over, None, &scene, (params, samples), None, &|_| {})
                 .unwrap_or_else(|e| panic!("{what}: the split renders: {e:#}"));
             let uploads: Vec<DeviceScene> = split_over
                 .iter()
                 .map(|r| DeviceScene::upload(r.gpu().expect("a GPU renderer"), &scene).expect("the scene uploads"))
                 .collect();
-            let uploaded = split::render_uploaded(&split_over, &uploads, &scene, params, spp)
+            let uploaded = split::render(&split_over, Some(&uploads), &scene, (params, samples), None, &|_| {})
                 .unwrap_or_else(|e| panic!("{what}: the split of an uploaded scene renders: {e:#}"));
-            for (how, split) in [("render_on", &all), ("render_uploaded", &uploaded)] {
+            for (how, split) in [("uploaded on each thread", &all), ("uploaded beforehand", &uploaded)] {
                 assert_eq!(split.shares.len(), split_over.len(), "{what}, {how}");
                 assert_eq!(split.shares.iter().map(|s| s.spp).sum::<u32>(), spp, "{what}, {how}");
                 assert_eq!(
                     (split.output.spp, split.output.rays),
-                    (one.output.spp, one.output.rays),
+                    (one.spp, one.rays),
                     "{what}, {how}"
                 );
-                assert!(
-                    split.output.film == one.output.film,
-                    "{what}, {how}: the merged film differs"
-                );
+                assert!(split.output.film == one.film, "{what}, {how}: the merged film differs");
             }
             eprintln!("{what}: identical\n{}", split::describe(&all.shares, all.merge));
         }
@@ -790,16 +788,16 @@ fn stop_split_and_check(kind: BackendKind, rule: renderer::settings::devices::Sp
             STOP.store(true, Ordering::SeqCst);
         }
     };
-    let cut = split::render(&names, samples, Some(&STOP), &progress, rule, |d| {
+    let cut = split::render_devices(&names, samples, Some(&STOP), &progress, rule, |d| {
         let renderer = &split_over[d];
-        let session = (|| -> anyhow::Result<_> {
+        let sum = (|| -> anyhow::Result<_> {
             renderer.gpu().expect("a GPU renderer").bind_to_thread()?;
-            renderer.session(&scene, None, params, samples)
+            renderer.open_sum(&scene, None, params, samples)
         })();
         if rule == SplitRule::Every {
             ready.wait();
         }
-        session
+        sum
     })
     .unwrap_or_else(|e| panic!("{what}: {e:#}"));
     let kept = cut.output.spp;

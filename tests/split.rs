@@ -1,9 +1,9 @@
 //! A render split over several devices (`renderer::render::split`), with
-//! the devices emulated on the CPU: each a `cpu` or `cpu-wave` session on a
-//! thread of its own, taking chunks of samples from the shared cursor.
-//! However many devices, and however uneven their shares, the merged film
-//! and its counters equal the one-device render's bit for bit; a session
-//! that keeps its sum (and the wavefront its pool) across chunks renders
+//! the devices emulated on the CPU: each a `cpu` or `cpu-wave` back end's
+//! sum on a thread of its own, taking chunks of samples from the shared
+//! cursor. However many devices, and however uneven their shares, the
+//! merged film and its counters equal the one-device render's bit for bit;
+//! a device that keeps its sum (and the wavefront its pool) across chunks renders
 //! the film of one render; a slow device takes fewer samples; a device
 //! joins only when that pays, and a short render stays on one; the devices
 //! finish together; a stop keeps every finished chunk of every device, and
@@ -15,8 +15,8 @@ use device::integrator::SampleRange;
 use device::scene::{RenderParams, RenderView};
 use renderer::backend::{BackendKind, BackendOptions, Progress, RenderOutput};
 use renderer::prepared::PreparedScene;
-use renderer::render::session::Session;
-use renderer::render::split::{self, DeviceShare, DeviceSum, SplitOutput};
+use renderer::render::film_sum::DeviceFilmSum;
+use renderer::render::split::{self, DeviceShare, SplitDevice, SplitOutput};
 use renderer::render::{Overrides, Renderer, params_for};
 use renderer::settings::capacity::Capacity;
 use renderer::settings::devices::SplitRule;
@@ -57,28 +57,28 @@ fn small(name: &str, spp: u32, nee: NeeMode) -> (PreparedScene, RenderParams) {
 /// `per_sample` longer per sample; `after_chunk` runs after each; reading
 /// the sum back (or finishing it) takes `readback` longer.
 struct Paced<'a> {
-    session: Session<'a>,
+    sum: DeviceFilmSum<'a>,
     per_sample: Duration,
     readback: Duration,
     after_chunk: &'a (dyn Fn() + Sync),
 }
 
-impl DeviceSum for Paced<'_> {
+impl SplitDevice for Paced<'_> {
     fn render(&mut self, samples: SampleRange, progress: Progress) -> anyhow::Result<u32> {
         std::thread::sleep(self.per_sample * (samples.end - samples.begin));
-        let spp = self.session.render(samples, progress)?;
+        let spp = self.sum.render(samples, progress)?;
         (self.after_chunk)();
         Ok(spp)
     }
 
     fn read_back(&mut self) -> anyhow::Result<RenderOutput> {
         std::thread::sleep(self.readback);
-        self.session.read_back()
+        self.sum.read_back()
     }
 
     fn finish(self) -> anyhow::Result<RenderOutput> {
         std::thread::sleep(self.readback);
-        self.session.finish()
+        self.sum.finish()
     }
 }
 
@@ -102,10 +102,10 @@ fn split_render(
         .map(|d| Box::new(move || after_chunk(d)) as Box<dyn Fn() + Sync>)
         .collect();
     let samples = SampleRange { begin: 0, end: spp };
-    split::render(&names, samples, stop, &|_| {}, SplitRule::Paying, |d| {
+    split::render_devices(&names, samples, stop, &|_| {}, SplitRule::Paying, |d| {
         let (per_sample, readback) = pace(d);
         Ok(Paced {
-            session: renderer.session(scene, None, params, samples)?,
+            sum: renderer.open_sum(scene, None, params, samples)?,
             per_sample,
             readback,
             after_chunk: &*hooks[d],
@@ -139,7 +139,7 @@ fn total_spp(shares: &[DeviceShare]) -> u32 {
 }
 
 #[test]
-fn a_session_sums_its_chunks_into_the_film_of_one_render() {
+fn a_device_sum_adds_its_chunks_into_the_film_of_one_render() {
     for (kind, name, nee) in [
         (BackendKind::Cpu, "cornell_smallpt", NeeMode::On),
         (BackendKind::CpuWave, "cornell_diffuse", NeeMode::Off),
@@ -147,25 +147,22 @@ fn a_session_sums_its_chunks_into_the_film_of_one_render() {
     ] {
         let (scene, params) = small(name, 9, nee);
         let renderer = device(kind);
-        let mut session = renderer
-            .session(&scene, None, params, SampleRange { begin: 0, end: 9 })
-            .expect("the session opens");
+        let mut sum = renderer
+            .open_sum(&scene, None, params, SampleRange { begin: 0, end: 9 })
+            .expect("the sum opens");
         // The wavefront's pool (1024 slots) is refilled within each chunk,
         // and zeroed between them; its film and counters are kept.
         for (begin, end) in [(0, 3), (3, 4), (4, 9)] {
-            assert_eq!(
-                session.render(SampleRange { begin, end }, &|_| {}).unwrap(),
-                end - begin
-            );
+            assert_eq!(sum.render(SampleRange { begin, end }, &|_| {}).unwrap(), end - begin);
         }
-        let summed = session.read_back().unwrap();
+        let summed = sum.read_back().unwrap();
         assert_same_render(
             &summed,
             &alone(kind, &scene, params, 9),
             &format!("{name} on {}", kind.label()),
         );
         assert_eq!(
-            session.read_back().unwrap().film,
+            sum.read_back().unwrap().film,
             summed.film,
             "reading back leaves the sum as it was"
         );
@@ -283,11 +280,11 @@ fn split_late(
     let renderer = device(BackendKind::Cpu);
     let names: Vec<String> = (0..2).map(|d| format!("emulated device {d}")).collect();
     let samples = SampleRange { begin: 0, end: spp };
-    split::render(&names, samples, stop, &|_| {}, rule, |d| {
+    split::render_devices(&names, samples, stop, &|_| {}, rule, |d| {
         std::thread::sleep(Duration::from_millis(20 * d as u64));
         let (per_sample, readback) = pace(d);
         Ok(Paced {
-            session: renderer.session(scene, None, params, samples)?,
+            sum: renderer.open_sum(scene, None, params, samples)?,
             per_sample,
             readback,
             after_chunk: &|| {},
@@ -386,9 +383,9 @@ fn a_failing_device_ends_the_split_with_its_error() {
     let renderer = device(BackendKind::Cpu);
     let names = ["good".to_string(), "broken".to_string()];
     let samples = SampleRange { begin: 0, end: 8 };
-    let result = split::render(&names, samples, None, &|_| {}, SplitRule::Paying, |d| {
+    let result = split::render_devices(&names, samples, None, &|_| {}, SplitRule::Paying, |d| {
         anyhow::ensure!(d == 0, "the device fell off the bus");
-        renderer.session(&scene, None, params, samples)
+        renderer.open_sum(&scene, None, params, samples)
     });
     let e = format!("{:#}", result.expect_err("the broken device fails the split"));
     assert!(
@@ -422,10 +419,10 @@ fn each_device_says_where_its_time_went_besides_its_chunks() {
     let names: Vec<String> = (0..2).map(|d| format!("emulated device {d}")).collect();
     let samples = SampleRange { begin: 0, end: spp };
     // Device 1 takes 100 ms to set up, and device 0 renders meanwhile.
-    let out = split::render(&names, samples, None, &|_| {}, SplitRule::Paying, |d| {
+    let out = split::render_devices(&names, samples, None, &|_| {}, SplitRule::Paying, |d| {
         std::thread::sleep(Duration::from_millis(100 * d as u64));
         Ok(Paced {
-            session: renderer.session(&scene, None, params, samples)?,
+            sum: renderer.open_sum(&scene, None, params, samples)?,
             per_sample: Duration::from_millis(5),
             readback: Duration::from_millis(3),
             after_chunk: &|| {},

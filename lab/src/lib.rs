@@ -25,6 +25,8 @@
 //! - `records`: `runs.csv`, `kernels.csv` and `manifest.toml`;
 //! - `statistics`: medians and spreads of repeated measurements;
 //! - `study`: studies run on a GPU machine, and installed into results/;
+//! - `worker_loop`: the one loop of every worker that makes
+//!   configurations (the host's, each GPU's), and how their runs ended;
 //! - `cluster` (with `--features mpi`): `render` and `experiment` over the
 //!   ranks of an MPI launch.
 
@@ -52,4 +54,5 @@ pub mod spread;
 pub mod statistics;
 pub mod study;
 pub mod team;
+pub(crate) mod worker_loop;
 pub(crate) mod writer;

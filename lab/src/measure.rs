@@ -12,7 +12,8 @@ use super::progress::Progress;
 use super::records::Skipped;
 use super::rows::{Origin, Rendered, run_row};
 use super::scenes::SceneCache;
-use super::team::{self, Team};
+use super::team::{self, Step, Team};
+use super::worker_loop::{self, WorkerEnd};
 use super::writer::{Finished, RowWriter};
 use anyhow::Context;
 use device::film::FixedRgb;
@@ -28,7 +29,7 @@ use renderer::render::split::SplitOutput;
 use renderer::render::{Renderer, params_for};
 use renderer::settings::arithmetic::{Arithmetic, FAST_NOISE_FRACTION};
 use serde::{Deserialize, Serialize};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
 /// How the planned runs ended.
@@ -39,6 +40,27 @@ pub enum Ending {
     Stopped(String),
     /// This error ended them.
     Failed(anyhow::Error),
+}
+
+impl Ending {
+    /// How the runs of `plan` ended, made by workers that took their
+    /// configurations from `next` and ended as `ends` say
+    /// ([`worker_loop::make_each`]): failed with the first error of any;
+    /// stopped (`stopped`) in the study of the first configuration that a
+    /// stop left unfinished or untaken; otherwise complete.
+    pub fn of(plan: &[Step], next: &AtomicUsize, ends: impl IntoIterator<Item = WorkerEnd>, stopped: bool) -> Self {
+        let mut error = None;
+        let mut cut = next.load(Ordering::SeqCst).min(plan.len());
+        for end in ends {
+            error = error.or(end.error);
+            cut = end.cut.map_or(cut, |c| c.min(cut));
+        }
+        match error {
+            Some(e) => Ending::Failed(e),
+            None if stopped && cut < plan.len() => Ending::Stopped(plan[cut].0.name.clone()),
+            None => Ending::Complete,
+        }
+    }
 }
 
 /// What the runs leave besides their rows.
@@ -222,19 +244,17 @@ fn what(study: &Study, run: &PlannedRun) -> String {
 
 impl Runs<'_> {
     /// Makes every run of `plan` in order, until the end, a stop request or
-    /// an error.
+    /// an error: the one worker of [`worker_loop::make_each`].
     pub fn all(&self, plan: &[(&Study, &PlannedRun)]) -> (Ending, Tally) {
         let mut scenes = SceneCache::default();
         let mut tally = Tally::default();
-        for &(study, run) in plan {
-            if let Err(e) = self.one(study, run, &mut scenes, &mut tally) {
-                return (Ending::Failed(e), tally);
-            }
-            if self.stop_requested() {
-                return (Ending::Stopped(study.name.clone()), tally);
-            }
-        }
-        (Ending::Complete, tally)
+        let next = AtomicUsize::new(0);
+        let stop = || self.stop_requested();
+        let end = worker_loop::make_each(&next, plan.len(), stop, stop, |i| {
+            let (study, run) = plan[i];
+            self.one(study, run, &mut scenes, &mut tally)
+        });
+        (Ending::of(plan, &next, [end], self.stop_requested()), tally)
     }
 
     /// One configuration, made or skipped (the reason goes to `tally`);
@@ -561,7 +581,13 @@ impl Runs<'_> {
             Some(team) => team.render(job.scene, job.params, spp),
             None => job
                 .renderer
-                .render_uploaded(job.scene, job.uploaded, job.params, spp, &|_| {})
+                .render_samples(
+                    job.scene,
+                    job.uploaded,
+                    job.params,
+                    SampleRange { begin: 0, end: spp },
+                    &|_| {},
+                )
                 .map(SplitOutput::alone),
         }
         .map_err(|e| self.render_error(job, e))
@@ -574,5 +600,46 @@ impl Runs<'_> {
             Some(GpuError::Config { .. } | GpuError::OutOfMemory { .. }) => RunError::Skip(e.to_string()),
             _ => RunError::Abort(e.context(what(job.study, job.run))),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::parse;
+    use std::path::Path;
+
+    #[test]
+    fn the_ending_names_the_first_configuration_a_stop_left_and_the_first_error() {
+        let text = "[experiment]\nname = \"t\"\n\n[[study]]\nname = \"a\"\nscenes = [\"scenes/cornell_smallpt.toml\"]\n\
+                    backends = [\"cpu\"]\n\n[[study]]\nname = \"b\"\nscenes = [\"scenes/cornell_smallpt.toml\"]\n\
+                    backends = [\"cpu\", \"cpu-serial\"]\n";
+        let config = parse(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../x.toml")), text).unwrap();
+        let plan: Vec<_> = config.studies.iter().map(|s| (s, s.runs())).collect();
+        let (steps, _) = team::phases(&plan);
+        assert_eq!(steps.len(), 3);
+        let cut = |cut| WorkerEnd { error: None, cut };
+        let ending = |taken, ends: Vec<WorkerEnd>, stopped| Ending::of(&steps, &AtomicUsize::new(taken), ends, stopped);
+        let study = |e: Ending| match e {
+            Ending::Stopped(study) => study,
+            Ending::Complete => "complete".into(),
+            Ending::Failed(e) => format!("failed: {e}"),
+        };
+        // Every configuration taken and made: complete, stopped or not.
+        assert_eq!(study(ending(4, vec![cut(None), cut(None)], false)), "complete");
+        assert_eq!(study(ending(4, vec![cut(None)], true)), "complete");
+        // A stop during configuration 0 (study a) while another worker
+        // made configuration 1: the earliest cut names the study.
+        assert_eq!(study(ending(2, vec![cut(Some(1)), cut(Some(0))], true)), "a");
+        // A stop before configuration 1 was taken: study b is unfinished.
+        assert_eq!(study(ending(1, vec![cut(None)], true)), "b");
+        let failed = WorkerEnd {
+            error: Some(anyhow::anyhow!("the GPU fell off the bus")),
+            cut: None,
+        };
+        assert_eq!(
+            study(ending(2, vec![cut(Some(0)), failed], true)),
+            "failed: the GPU fell off the bus"
+        );
     }
 }

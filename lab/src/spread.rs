@@ -17,6 +17,8 @@ use super::measure::{Ending, Runs, Tally};
 use super::records::RunRow;
 use super::rows::Origin;
 use super::scenes::SceneCache;
+use super::team::Step;
+use super::worker_loop::{self, WorkerEnd};
 use renderer::backend::gpu::Gpu;
 use renderer::render::split::imbalance;
 use std::collections::BTreeMap;
@@ -36,7 +38,7 @@ pub fn all(runs: &Runs, plan: &[(&Study, &PlannedRun)], gpus: &[Gpu]) -> (Ending
     }
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
-    let workers: Vec<Worker> = std::thread::scope(|s| {
+    let workers: Vec<(WorkerEnd, Tally)> = std::thread::scope(|s| {
         let handles: Vec<_> = gpus
             .iter()
             .map(|gpu| {
@@ -56,60 +58,44 @@ pub fn all(runs: &Runs, plan: &[(&Study, &PlannedRun)], gpus: &[Gpu]) -> (Ending
             .map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
             .collect()
     });
-    let mut error = None;
-    let mut cut = next.load(Ordering::SeqCst).min(on_gpus.len());
-    for w in workers {
-        tally.merge(w.tally);
-        error = error.or(w.error);
-        cut = w.cut.map_or(cut, |c| c.min(cut));
+    let mut ends = Vec::new();
+    for (end, worker_tally) in workers {
+        tally.merge(worker_tally);
+        ends.push(end);
     }
-    let ending = match error {
-        Some(e) => Ending::Failed(e),
-        None if runs.stop_requested() && cut < on_gpus.len() => Ending::Stopped(on_gpus[cut].0.name.clone()),
-        None => Ending::Complete,
-    };
-    (ending, tally)
+    (Ending::of(&on_gpus, &next, ends, runs.stop_requested()), tally)
 }
 
-/// What one GPU's worker left.
-struct Worker {
-    tally: Tally,
-    /// The error that ended it.
-    error: Option<anyhow::Error>,
-    /// The configuration it was making when a stop request came (its
-    /// repetitions may be unfinished).
-    cut: Option<usize>,
-}
-
-/// One GPU's loop: the next configuration of `plan` not yet taken, until
-/// none is left, a stop is requested, or a worker fails.
-fn work(runs: &Runs, gpu: &Gpu, plan: &[(&Study, &PlannedRun)], (next, failed): (&AtomicUsize, &AtomicBool)) -> Worker {
-    let mut worker = Worker {
-        tally: Tally::default(),
-        error: None,
-        cut: None,
-    };
+/// One GPU's worker: bound to its GPU, the loop of
+/// [`worker_loop::make_each`] over `plan` with scenes of its own (they
+/// hold its GPU's uploads), until none is left, a stop is requested, or a
+/// worker fails. Returns how it ended and what its runs left.
+fn work(runs: &Runs, gpu: &Gpu, plan: &[Step], (next, failed): (&AtomicUsize, &AtomicBool)) -> (WorkerEnd, Tally) {
+    let mut tally = Tally::default();
     let mut scenes = SceneCache::default();
-    if let Err(e) = gpu.bind_to_thread() {
+    let end = match gpu.bind_to_thread() {
+        Err(e) => WorkerEnd {
+            error: Some(e.into()),
+            cut: None,
+        },
+        Ok(()) => {
+            let halted = || failed.load(Ordering::SeqCst) || runs.stop_requested();
+            worker_loop::make_each(
+                next,
+                plan.len(),
+                halted,
+                || runs.stop_requested(),
+                |i| {
+                    let (study, run) = plan[i];
+                    runs.one(study, run, &mut scenes, &mut tally)
+                },
+            )
+        }
+    };
+    if end.error.is_some() {
         failed.store(true, Ordering::SeqCst);
-        worker.error = Some(e.into());
-        return worker;
     }
-    while !(failed.load(Ordering::SeqCst) || runs.stop_requested()) {
-        let i = next.fetch_add(1, Ordering::SeqCst);
-        let Some(&(study, run)) = plan.get(i) else {
-            break;
-        };
-        if let Err(e) = runs.one(study, run, &mut scenes, &mut worker.tally) {
-            failed.store(true, Ordering::SeqCst);
-            worker.error = Some(e);
-            break;
-        }
-        if runs.stop_requested() {
-            worker.cut = Some(i);
-        }
-    }
-    worker
+    (end, tally)
 }
 
 /// What one worker (a GPU, or an MPI rank) made of an experiment's rows.

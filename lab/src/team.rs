@@ -12,6 +12,7 @@
 use super::config::{PlannedRun, Study};
 use super::params::RunSpec;
 use super::records::RunRow;
+use device::integrator::SampleRange;
 use device::scene::RenderParams;
 use renderer::backend::gpu::Gpu;
 use renderer::backend::gpu::buffers::DeviceScene;
@@ -106,7 +107,15 @@ impl<'s> Team<'s> {
 
     /// Renders `spp` samples per pixel of `scene` split over the team.
     pub fn render(&self, scene: &PreparedScene, params: RenderParams, spp: u32) -> anyhow::Result<SplitOutput> {
-        split::render_uploaded(&self.renderers, self.uploads, scene, params, spp)
+        let samples = SampleRange { begin: 0, end: spp };
+        split::render(
+            &self.renderers,
+            Some(self.uploads),
+            scene,
+            (params, samples),
+            None,
+            &|_| {},
+        )
     }
 }
 

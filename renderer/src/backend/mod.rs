@@ -13,9 +13,11 @@
 
 pub mod cpu;
 pub mod gpu;
+pub mod opened;
 pub mod sized_by;
 pub mod wave_driver;
 
+pub use opened::OpenedBackend;
 pub use sized_by::SizedBy;
 
 use crate::prepared::PreparedScene;

@@ -3,15 +3,17 @@
 
 pub mod chunks;
 pub mod compare;
+pub mod film_sum;
 pub mod ray_throughput;
+mod render_devices;
 mod renderer;
 pub mod seed_compare;
-pub mod session;
 pub mod split;
 pub mod summary_record;
 pub mod tone;
 pub mod verify;
 
+pub use render_devices::RenderDevices;
 pub use renderer::Renderer;
 
 use crate::accel::AccelChoice;
@@ -320,29 +322,29 @@ pub fn make(req: &RenderRequest, share: impl Fn(u32) -> SampleRange) -> anyhow::
     let scene = load_scene(&req.scene, &req.overrides)?;
     atomic_file::check_outputs(&req.outputs(), &scene.scene.files)?;
     let (params, spp) = params_for(&scene.scene, &req.overrides, req.view);
-    let (renderers, note) = match &req.devices {
+    let (devices, note) = match &req.devices {
         None => {
             let (renderer, note) =
                 Renderer::choose(req.backend, req.options).context("`--backend cpu` renders without a GPU")?;
-            (vec![renderer], note)
+            (RenderDevices::One(Box::new(renderer)), note)
         }
-        Some(devices) => (split::open(req.backend, req.options, devices)?, None),
+        Some(devices) => (RenderDevices::open(req.backend, req.options, devices)?, None),
     };
-    let kind = renderers[0].kind();
+    let kind = devices.kind();
     if req.backend == BackendChoice::Auto {
         let chose = note
             .clone()
             .unwrap_or_else(|| format!("--devices renders on {}", kind.label()));
         check_flags(&req.flags, &[kind]).map_err(|e| anyhow::anyhow!("--backend auto: {chose}: {e}"))?;
     }
-    check_memory(&params, split::host_films(renderers.len()))?;
-    if req.launch_log.is_some() && renderers.len() > 1 {
+    check_memory(&params, devices.host_films())?;
+    if req.launch_log.is_some() && devices.count() > 1 {
         anyhow::bail!("--launch-log records the launches of one GPU; render on one device (--devices N) to log them");
     }
     let samples = share(spp);
     let pixels = params.width as u64 * params.height as u64;
     let bar = progress_bar(pixels * samples.end.saturating_sub(samples.begin) as u64, req.progress)?;
-    let split = split::render_on(&renderers, &scene, (params, samples), req.stop, &|n| bar.inc(n))?;
+    let split = devices.render(&scene, (params, samples), req.stop, &|n| bar.inc(n))?;
     bar.finish_and_clear();
     Ok(Made {
         out,

@@ -1,56 +1,36 @@
-//! A back end ready to render ([`Renderer`]): the back end chosen, its
-//! options, and for a GPU back end the open GPU; it renders whole images
-//! or chunks of samples of one.
+//! A back end ready to render ([`Renderer`]): the back end opened (a GPU
+//! back end with its GPU, [`OpenedBackend`]) and its options; it renders
+//! whole images or chunks of samples of one, on its one device.
 
-use super::session::Session;
+use super::film_sum::DeviceFilmSum;
 use crate::backend::gpu::Gpu;
 use crate::backend::gpu::buffers::DeviceScene;
-use crate::backend::{BackendKind, BackendOptions, RenderJob, RenderOutput};
+use crate::backend::{BackendKind, BackendOptions, OpenedBackend, RenderJob, RenderOutput};
 use crate::prepared::PreparedScene;
 use crate::settings::backend::BackendChoice;
-use anyhow::Context;
 use device::integrator::SampleRange;
 use device::scene::RenderParams;
 use std::sync::atomic::AtomicBool;
 
-/// A back end ready to render: for GPU back ends, an open device with the
-/// module loaded (opened once, reused across renders).
+/// A back end ready to render on one device: for GPU back ends, an open
+/// device with the module loaded (opened once, reused across renders).
 #[derive(Clone)]
 pub struct Renderer {
-    kind: BackendKind,
+    backend: OpenedBackend,
     options: BackendOptions,
-    gpu: Option<Gpu>,
     stop: Option<&'static AtomicBool>,
 }
 
 impl Renderer {
     /// Prepares `kind`; for a GPU back end this opens device 0.
     pub fn new(kind: BackendKind, options: BackendOptions) -> anyhow::Result<Self> {
-        let gpu = if kind.is_gpu() {
-            Some(Gpu::open(0).with_context(|| format!("the {} back end needs a GPU", kind.label()))?)
-        } else {
-            None
-        };
-        Ok(Renderer {
-            kind,
-            options,
-            gpu,
-            stop: None,
-        })
+        Ok(Renderer::of(OpenedBackend::open(kind)?, options))
     }
 
     /// Prepares `kind` on a GPU opened earlier (shared by many renderers);
-    /// a GPU back end without one is an error.
+    /// a GPU back end without one is an error ([`OpenedBackend::on`]).
     pub fn on(kind: BackendKind, options: BackendOptions, gpu: Option<&Gpu>) -> anyhow::Result<Self> {
-        if kind.is_gpu() && gpu.is_none() {
-            anyhow::bail!("the {} back end needs a GPU", kind.label());
-        }
-        Ok(Renderer {
-            kind,
-            options,
-            gpu: gpu.filter(|_| kind.is_gpu()).cloned(),
-            stop: None,
-        })
+        Ok(Renderer::of(OpenedBackend::on(kind, gpu)?, options))
     }
 
     /// Resolves `choice`: `auto` takes the GPU megakernel when a GPU opens and
@@ -61,21 +41,22 @@ impl Renderer {
             BackendChoice::Auto => match Gpu::open(0) {
                 Ok(gpu) => {
                     let note = format!("using the gpu-mega back end on {}", gpu.info().describe());
-                    Ok((
-                        Renderer {
-                            kind: BackendKind::GpuMega,
-                            options,
-                            gpu: Some(gpu),
-                            stop: None,
-                        },
-                        Some(note),
-                    ))
+                    Ok((Renderer::of(OpenedBackend::GpuMega(gpu), options), Some(note)))
                 }
                 Err(e) => {
                     let note = format!("no usable GPU ({e}); rendering on the cpu back end");
-                    Ok((Renderer::new(BackendKind::Cpu, options)?, Some(note)))
+                    Ok((Renderer::of(OpenedBackend::Cpu, options), Some(note)))
                 }
             },
+        }
+    }
+
+    /// `backend` with `options`, never stopped early.
+    fn of(backend: OpenedBackend, options: BackendOptions) -> Self {
+        Renderer {
+            backend,
+            options,
+            stop: None,
         }
     }
 
@@ -90,17 +71,23 @@ impl Renderer {
         self.options
     }
 
+    /// The back end, opened.
+    pub fn backend(&self) -> &OpenedBackend {
+        &self.backend
+    }
+
     /// The back end this renderer runs.
     pub fn kind(&self) -> BackendKind {
-        self.kind
+        self.backend.kind()
     }
 
     /// The open GPU, for GPU back ends.
     pub fn gpu(&self) -> Option<&Gpu> {
-        self.gpu.as_ref()
+        self.backend.gpu()
     }
 
-    /// Renders `scene` with `params` and `spp`, reporting progress in pixel-samples.
+    /// Renders `scene` with `params` and `spp` samples per pixel, the
+    /// scene uploaded for this render, reporting progress in pixel-samples.
     pub fn render(
         &self,
         scene: &PreparedScene,
@@ -108,25 +95,14 @@ impl Renderer {
         spp: u32,
         progress: &(dyn Fn(u64) + Sync),
     ) -> anyhow::Result<RenderOutput> {
-        self.render_uploaded(scene, None, params, spp, progress)
+        self.render_samples(scene, None, params, SampleRange { begin: 0, end: spp }, progress)
     }
 
-    /// [`Renderer::render`] with the scene already in device memory (GPU
-    /// back ends; `None` uploads it for this render).
-    pub fn render_uploaded(
-        &self,
-        scene: &PreparedScene,
-        uploaded: Option<&DeviceScene>,
-        params: RenderParams,
-        spp: u32,
-        progress: &(dyn Fn(u64) + Sync),
-    ) -> anyhow::Result<RenderOutput> {
-        self.render_samples(scene, uploaded, params, SampleRange { begin: 0, end: spp }, progress)
-    }
-
-    /// Renders the sample indices `samples` of every pixel (one chunk of a
-    /// split render, [`super::split`]); the film holds those samples' sums, and
-    /// its `spp` counts them.
+    /// Renders the sample indices `samples` of every pixel (all of them,
+    /// `0..spp`, or a later part: an MPI rank's share, or the rest of a
+    /// kept render); the film holds those samples' sums, and its `spp`
+    /// counts them. A GPU back end reads the scene from `uploaded` where
+    /// it is in device memory already (`None` uploads it for this render).
     pub fn render_samples(
         &self,
         scene: &PreparedScene,
@@ -135,21 +111,22 @@ impl Renderer {
         samples: SampleRange,
         progress: &(dyn Fn(u64) + Sync),
     ) -> anyhow::Result<RenderOutput> {
-        let mut session = self.session(scene, uploaded, params, samples)?;
-        session.render(samples, progress)?;
-        session.finish()
+        let mut sum = self.open_sum(scene, uploaded, params, samples)?;
+        sum.render(samples, progress)?;
+        sum.finish()
     }
 
-    /// A session of renders of `scene` with `params`, each of one part of
-    /// the sample indices `samples`, summed where they run ([`Session`]);
-    /// the scene is uploaded to the GPU unless `uploaded` holds it there.
-    pub fn session<'a>(
+    /// A sum of renders of `scene` with `params`, each of one part of the
+    /// sample indices `samples`, kept where they run ([`DeviceFilmSum`]):
+    /// one device's part of a split render; the scene is uploaded to the
+    /// GPU unless `uploaded` holds it there.
+    pub fn open_sum<'a>(
         &'a self,
         scene: &'a PreparedScene,
         uploaded: Option<&'a DeviceScene>,
         params: RenderParams,
         samples: SampleRange,
-    ) -> anyhow::Result<Session<'a>> {
+    ) -> anyhow::Result<DeviceFilmSum<'a>> {
         let job = RenderJob {
             scene,
             params,
@@ -158,6 +135,6 @@ impl Renderer {
             uploaded,
             stop: self.stop,
         };
-        Session::open(self.kind, self.options, self.gpu.as_ref(), job)
+        DeviceFilmSum::open(&self.backend, self.options, job)
     }
 }

@@ -12,10 +12,10 @@
 use crate::backend::gpu::mega_launch::render_launches;
 use crate::backend::gpu::wave_launch::render_items;
 use crate::backend::wave_driver::emulated;
-use crate::backend::{BackendKind, BackendOptions, RenderJob};
+use crate::backend::{BackendKind, BackendOptions, OpenedBackend, RenderJob};
 use crate::prepared::PreparedScene;
 use crate::render::compare::{FastAgreement, film_hash};
-use crate::render::{Overrides, Renderer, check_memory, load_scene, params_for, split};
+use crate::render::{Overrides, RenderDevices, Renderer, check_memory, load_scene, params_for};
 use crate::settings::arithmetic::Arithmetic;
 use crate::settings::backend::BackendChoice;
 use crate::settings::devices::Devices;
@@ -219,7 +219,7 @@ pub fn verify(
 }
 
 /// [`verify`] with the back end on the GPUs `devices` names (the render
-/// split over them, [`split`]; `None`: the back end's own device).
+/// split over them, [`crate::render::split`]; `None`: the back end's own device).
 pub fn verify_on(
     scene_path: &Path,
     overrides: &Overrides,
@@ -229,8 +229,10 @@ pub fn verify_on(
     let scene = load_scene(scene_path, overrides)?;
     let (params, spp) = params_for(&scene.scene, overrides, RenderView::Radiance);
     let checked = match devices {
-        None => vec![Renderer::new(backend, options).context("verify compares a GPU back end with the CPU")?],
-        Some(devices) => split::open(BackendChoice::Exactly(backend), options, devices)?,
+        None => RenderDevices::One(Box::new(
+            Renderer::new(backend, options).context("verify compares a GPU back end with the CPU")?,
+        )),
+        Some(devices) => RenderDevices::open(BackendChoice::Exactly(backend), options, devices)?,
     };
     // The back end's films and the CPU's (two under the fast arithmetic:
     // the next seed's too, held alongside).
@@ -238,16 +240,11 @@ pub fn verify_on(
         Arithmetic::Exact => 1,
         Arithmetic::Fast => 2,
     };
-    check_memory(&params, split::host_films(checked.len()) + cpu_films)?;
+    check_memory(&params, checked.host_films() + cpu_films)?;
     let reference = Renderer::new(BackendKind::Cpu, options)?;
-    let gpu_out = split::render_on(
-        &checked,
-        &scene,
-        (params, SampleRange { begin: 0, end: spp }),
-        None,
-        &|_| {},
-    )?
-    .output;
+    let gpu_out = checked
+        .render(&scene, (params, SampleRange { begin: 0, end: spp }), None, &|_| {})?
+        .output;
     let cpu_out = reference.render(&scene, params, spp, &|_| {})?;
     let differing: Vec<usize> = (0..cpu_out.film.len())
         .filter(|&i| cpu_out.film[i] != gpu_out.film[i])
@@ -262,7 +259,7 @@ pub fn verify_on(
     let mismatch = match differing.first() {
         Some(&i) if fast.is_none() => {
             let (x, y) = (i as u32 % params.width, i as u32 / params.width);
-            let sample = first_differing_sample(&checked[0], &options, &scene, params, spp, x, y)?;
+            let sample = first_differing_sample(checked.first(), &options, &scene, params, spp, x, y)?;
             Some(Mismatch {
                 x,
                 y,
@@ -326,14 +323,12 @@ fn first_differing_sample(
             pixels: 1,
             first_sample: sample,
         };
-        let film = match (checked.kind(), checked.gpu()) {
-            (BackendKind::GpuMega, Some(gpu)) => {
-                render_launches(gpu, &job, &options.megakernel, &tile, &pass, &|_| {})?.film
-            }
-            (BackendKind::GpuWave, Some(gpu)) => render_items(gpu, &job, &options.wavefront, (one, 1), &|_| {})?.film,
-            (BackendKind::CpuWave, _) => emulated::render_items(&job, &options.wavefront, (one, 1), &|_| {})?.film,
+        let film = match checked.backend() {
+            OpenedBackend::GpuMega(gpu) => render_launches(gpu, &job, &options.megakernel, &tile, &pass, &|_| {})?.film,
+            OpenedBackend::GpuWave(gpu) => render_items(gpu, &job, &options.wavefront, (one, 1), &|_| {})?.film,
+            OpenedBackend::CpuWave => emulated::render_items(&job, &options.wavefront, (one, 1), &|_| {})?.film,
             // The CPU back ends are the reference's own code.
-            _ => return Ok(None),
+            OpenedBackend::Cpu | OpenedBackend::CpuSerial => return Ok(None),
         };
         let gpu_value = film[pixel as usize];
         // The same rule as `render_pixel`: each contribution in fixed

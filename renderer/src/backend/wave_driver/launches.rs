@@ -74,13 +74,13 @@ pub struct WaveMemory<B> {
     /// leftovers until they are zeroed again.
     used: bool,
     /// What the render loops run in it did, summed.
-    done: Done,
+    done: LoopTotals,
 }
 
 /// What the render loops run in a [`WaveMemory`] did (their films and
 /// counters are in its buffers).
 #[derive(Clone, Copy, Debug, Default)]
-struct Done {
+struct LoopTotals {
     /// From each loop's first launch to its schedule's end, summed.
     loop_time: Duration,
     /// Samples per pixel rendered.
@@ -136,7 +136,7 @@ impl<B> WaveMemory<B> {
                 LOG_ITERATIONS as usize * size_of::<IterationRecord>(),
             )?,
             used: false,
-            done: Done::default(),
+            done: LoopTotals::default(),
         })
     }
 
@@ -173,7 +173,7 @@ impl<B> WaveMemory<B> {
         let loop_start = Instant::now();
         let work_done = visit_accel(
             job.scene.accel.kind,
-            Run {
+            RenderLoop {
                 machine,
                 total_work,
                 args,
@@ -323,7 +323,7 @@ fn read_values<M: Machine, T: Plain>(machine: &mut M, buffer: &M::Buffer, count:
 }
 
 /// The render loop, once the acceleration structure's kernels are known.
-struct Run<'a, 'm, M: Machine> {
+struct RenderLoop<'a, 'm, M: Machine> {
     machine: &'m mut M,
     total_work: u64,
     args: WavefrontArgs,
@@ -335,7 +335,7 @@ struct Run<'a, 'm, M: Machine> {
     progress: Progress<'a>,
 }
 
-impl<M: Machine> AccelVisitor for Run<'_, '_, M> {
+impl<M: Machine> AccelVisitor for RenderLoop<'_, '_, M> {
     /// The work items rendered.
     type Output = Result<u64, M::Error>;
 

@@ -1,9 +1,9 @@
 //! One device's renders of one image, summed where they run
-//! ([`Session`]): the chunks a device renders in a split render
+//! ([`DeviceFilmSum`]): the chunks a device renders in a split render
 //! ([`super::split`]), or a whole render on its own.
 //!
 //! A GPU keeps the scene, the film, the counters and (for the wavefront)
-//! the path pool in its memory from the session's opening to its reading
+//! the path pool in its memory from the sum's opening to its reading
 //! back: each chunk adds its samples to the film there, and the film
 //! crosses to the host once, however many chunks the device rendered. The
 //! emulated wavefront (`cpu-wave`) keeps its memory the same way, so that
@@ -11,50 +11,46 @@
 //! film into a sum on the host.
 
 use crate::backend::cpu::{self, Threads};
-use crate::backend::gpu::Gpu;
 use crate::backend::gpu::mega_launch::MegaSession;
 use crate::backend::gpu::wave_launch::WaveSession;
 use crate::backend::wave_driver::emulated::EmulatedSession;
-use crate::backend::{BackendKind, BackendOptions, Progress, RenderJob, RenderOutput};
+use crate::backend::{BackendKind, BackendOptions, OpenedBackend, Progress, RenderJob, RenderOutput};
 use device::integrator::SampleRange;
 use device::scene::RenderView;
 
 /// A device's renders of one image so far, summed where they ran
-/// (opened by [`super::Renderer::session`]).
-pub struct Session<'a> {
+/// (opened by [`super::Renderer::open_sum`]).
+pub struct DeviceFilmSum<'a> {
     kind: BackendKind,
     options: BackendOptions,
     /// The image: the job of every render but for its samples.
     job: RenderJob<'a>,
-    sum: Sum<'a>,
+    storage: SumStorage<'a>,
 }
 
-/// Where a session's renders are summed.
-enum Sum<'a> {
-    /// In host memory: the CPU back ends' films, added (`None` before the
-    /// first render).
-    Host(Option<RenderOutput>),
+/// Where a device's renders are summed, and by which back end.
+enum SumStorage<'a> {
+    /// In host memory: the CPU back ends' films, each rendered on
+    /// `threads`, added (`None` before the first render).
+    Host {
+        threads: Threads,
+        sum: Option<RenderOutput>,
+    },
     /// In the emulated wavefront's memory.
     Emulated(EmulatedSession),
     /// In the GPU's memory, by the megakernel (boxed, as the wavefront's:
-    /// a session is opened once per device).
+    /// a sum is opened once per device).
     Mega(Box<MegaSession<'a>>),
     /// In the GPU's memory, by the wavefront.
     Wave(Box<WaveSession<'a>>),
 }
 
-impl<'a> Session<'a> {
-    /// Opens back end `kind` with `options` (on `gpu`, for a GPU back end)
-    /// for renders of `job`'s image, each of one part of `job`'s samples,
-    /// uploading the scene to the GPU unless the job's is there already;
-    /// the wavefront's pool is sized for all of the job's samples, as one
-    /// render of them would be.
-    pub fn open(
-        kind: BackendKind,
-        options: BackendOptions,
-        gpu: Option<&Gpu>,
-        job: RenderJob<'a>,
-    ) -> anyhow::Result<Self> {
+impl<'a> DeviceFilmSum<'a> {
+    /// Opens `backend` with `options` for renders of `job`'s image, each
+    /// of one part of `job`'s samples, uploading the scene to its GPU
+    /// unless the job's is there already; the wavefront's pool is sized for
+    /// all of the job's samples, as one render of them would be.
+    pub fn open(backend: &'a OpenedBackend, options: BackendOptions, job: RenderJob<'a>) -> anyhow::Result<Self> {
         let params = job.params;
         let wavefront_only = || {
             anyhow::ensure!(
@@ -63,50 +59,50 @@ impl<'a> Session<'a> {
             );
             Ok(())
         };
-        let sum = match (kind, gpu) {
-            (BackendKind::CpuSerial | BackendKind::Cpu, _) => Sum::Host(None),
-            (BackendKind::CpuWave, _) => {
+        let storage = match backend {
+            OpenedBackend::CpuSerial => SumStorage::Host {
+                threads: Threads::Serial,
+                sum: None,
+            },
+            OpenedBackend::Cpu => SumStorage::Host {
+                threads: Threads::Pool(options.threads),
+                sum: None,
+            },
+            OpenedBackend::CpuWave => {
                 wavefront_only()?;
-                Sum::Emulated(EmulatedSession::open(&job, &options.wavefront, job.work_items().1)?)
+                SumStorage::Emulated(EmulatedSession::open(&job, &options.wavefront, job.work_items().1)?)
             }
-            (BackendKind::GpuMega, Some(gpu)) => {
-                Sum::Mega(Box::new(MegaSession::open(gpu, &job, &options.megakernel)?))
+            OpenedBackend::GpuMega(gpu) => {
+                SumStorage::Mega(Box::new(MegaSession::open(gpu, &job, &options.megakernel)?))
             }
-            (BackendKind::GpuWave, Some(gpu)) => {
+            OpenedBackend::GpuWave(gpu) => {
                 wavefront_only()?;
-                Sum::Wave(Box::new(WaveSession::open(
+                SumStorage::Wave(Box::new(WaveSession::open(
                     gpu,
                     &job,
                     &options.wavefront,
                     job.work_items().1,
                 )?))
             }
-            (BackendKind::GpuMega | BackendKind::GpuWave, None) => {
-                anyhow::bail!("internal: a GPU back end without an open GPU")
-            }
         };
-        Ok(Session {
-            kind,
+        Ok(DeviceFilmSum {
+            kind: backend.kind(),
             options,
             job,
-            sum,
+            storage,
         })
     }
 
     /// Renders the sample indices `samples` of every pixel and adds them to
-    /// the session's sum. Returns the samples per pixel rendered: all of
+    /// the sum. Returns the samples per pixel rendered: all of
     /// them, or the whole samples finished when the renderer's stop flag
     /// ended the render early.
     pub fn render(&mut self, samples: SampleRange, progress: Progress) -> anyhow::Result<u32> {
         let job = RenderJob { samples, ..self.job };
         let options = self.options;
-        Ok(match &mut self.sum {
-            Sum::Host(sum) => {
-                let threads = match self.kind {
-                    BackendKind::CpuSerial => Threads::Serial,
-                    _ => Threads::Pool(options.threads),
-                };
-                let out = cpu::render(&job, threads, options.cpu_schedule, progress)?;
+        Ok(match &mut self.storage {
+            SumStorage::Host { threads, sum } => {
+                let out = cpu::render(&job, *threads, options.cpu_schedule, progress)?;
                 let spp = out.spp;
                 *sum = Some(match sum.take() {
                     Some(before) => added(before, out),
@@ -114,17 +110,17 @@ impl<'a> Session<'a> {
                 });
                 spp
             }
-            Sum::Emulated(session) => session.render(&job, job.work_items(), progress),
-            Sum::Mega(session) => session.render(&job, progress)?,
-            Sum::Wave(session) => session.render(&job, job.work_items(), progress)?,
+            SumStorage::Emulated(session) => session.render(&job, job.work_items(), progress),
+            SumStorage::Mega(session) => session.render(&job, progress)?,
+            SumStorage::Wave(session) => session.render(&job, job.work_items(), progress)?,
         })
     }
 
-    /// The sum of the renders, in host memory, the session done: what
-    /// [`Session::read_back`] gives, without a copy of a host sum's film.
+    /// The sum of the renders, in host memory, the device done: what
+    /// [`DeviceFilmSum::read_back`] gives, without a copy of a host sum's film.
     pub fn finish(mut self) -> anyhow::Result<RenderOutput> {
-        match &mut self.sum {
-            Sum::Host(sum) => Ok(sum.take().unwrap_or_else(|| self.nothing())),
+        match &mut self.storage {
+            SumStorage::Host { sum, .. } => Ok(sum.take().unwrap_or_else(|| self.nothing())),
             _ => self.read_back(),
         }
     }
@@ -134,9 +130,9 @@ impl<'a> Session<'a> {
     /// last render's).
     pub fn read_back(&mut self) -> anyhow::Result<RenderOutput> {
         let job = &self.job;
-        Ok(match &mut self.sum {
-            Sum::Host(sum) => sum.clone().unwrap_or_else(|| self.nothing()),
-            Sum::Emulated(session) => {
+        Ok(match &mut self.storage {
+            SumStorage::Host { sum, .. } => sum.clone().unwrap_or_else(|| self.nothing()),
+            SumStorage::Emulated(session) => {
                 let out = session.read_back(job);
                 RenderOutput {
                     spp: out.spp,
@@ -152,13 +148,13 @@ impl<'a> Session<'a> {
                     gpu: None,
                 }
             }
-            Sum::Mega(session) => session.read_back()?,
-            Sum::Wave(session) => session.read_back(job)?,
+            SumStorage::Mega(session) => session.read_back()?,
+            SumStorage::Wave(session) => session.read_back(job)?,
         })
     }
 }
 
-impl Session<'_> {
+impl DeviceFilmSum<'_> {
     /// The sum before any render.
     fn nothing(&self) -> RenderOutput {
         RenderOutput::nothing(self.job.pixel_count(), self.kind.label().to_string())
