@@ -3,7 +3,7 @@
 //! the run stops for any reason.
 
 use super::config::{Config, PlannedRun, Study};
-use super::measure::{Ending, Tally};
+use super::measure::{Ending, RunExtras};
 use super::records::{
     Manifest, ManifestBuild, ManifestDevice, ManifestExperiment, ManifestHost, ManifestRank, ManifestSession,
     ManifestStudy, RunRow,
@@ -112,7 +112,7 @@ pub fn finish(
     manifest: &mut Manifest,
     config: &Config,
     ending: &Ending,
-    tally: &Tally,
+    tally: &RunExtras,
     written: &WriterOutcome,
     resumed: &[RunRow],
 ) {

@@ -12,7 +12,7 @@ use super::progress::Progress;
 use super::records::Skipped;
 use super::rows::{Origin, Rendered, run_row};
 use super::scenes::SceneCache;
-use super::team::{self, Step, Team};
+use super::team::{self, PlanStep, Team};
 use super::worker_loop::{self, WorkerEnd};
 use super::writer::{Finished, RowWriter};
 use anyhow::Context;
@@ -48,7 +48,7 @@ impl Ending {
     /// ([`worker_loop::make_each`]): failed with the first error of any;
     /// stopped (`stopped`) in the study of the first configuration that a
     /// stop left unfinished or untaken; otherwise complete.
-    pub fn of(plan: &[Step], next: &AtomicUsize, ends: impl IntoIterator<Item = WorkerEnd>, stopped: bool) -> Self {
+    pub fn of(plan: &[PlanStep], next: &AtomicUsize, ends: impl IntoIterator<Item = WorkerEnd>, stopped: bool) -> Self {
         let mut error = None;
         let mut cut = next.load(Ordering::SeqCst).min(plan.len());
         for end in ends {
@@ -65,7 +65,7 @@ impl Ending {
 
 /// What the runs leave besides their rows.
 #[derive(Default)]
-pub struct Tally {
+pub struct RunExtras {
     /// The configurations not made, and why.
     pub skipped: Vec<Skipped>,
     /// Per study: the configurations checked against the CPU before they
@@ -82,19 +82,19 @@ pub struct Tally {
     pub profiles: Vec<(String, u32, GpuProfile)>,
 }
 
-impl Tally {
+impl RunExtras {
     /// What another process's runs left (an MPI rank's), without its
     /// profiles.
     pub fn of(skipped: Vec<Skipped>, parity: Vec<Parity>) -> Self {
-        Tally {
+        RunExtras {
             skipped,
             parity,
-            ..Tally::default()
+            ..RunExtras::default()
         }
     }
 
     /// Adds what another worker's runs left (`experiment --devices`).
-    pub fn merge(&mut self, other: Tally) {
+    pub fn merge(&mut self, other: RunExtras) {
         self.skipped.extend(other.skipped);
         self.profiles.extend(other.profiles);
         for p in other.parity {
@@ -245,9 +245,9 @@ fn what(study: &Study, run: &PlannedRun) -> String {
 impl Runs<'_> {
     /// Makes every run of `plan` in order, until the end, a stop request or
     /// an error: the one worker of [`worker_loop::make_each`].
-    pub fn all(&self, plan: &[(&Study, &PlannedRun)]) -> (Ending, Tally) {
+    pub fn all(&self, plan: &[(&Study, &PlannedRun)]) -> (Ending, RunExtras) {
         let mut scenes = SceneCache::default();
-        let mut tally = Tally::default();
+        let mut tally = RunExtras::default();
         let next = AtomicUsize::new(0);
         let stop = || self.stop_requested();
         let end = worker_loop::make_each(&next, plan.len(), stop, stop, |i| {
@@ -264,7 +264,7 @@ impl Runs<'_> {
         study: &Study,
         run: &PlannedRun,
         scenes: &mut SceneCache,
-        tally: &mut Tally,
+        tally: &mut RunExtras,
     ) -> anyhow::Result<()> {
         match self.configuration(study, run, scenes, tally) {
             Ok(()) => Ok(()),
@@ -293,7 +293,7 @@ impl Runs<'_> {
         study: &Study,
         run: &PlannedRun,
         scenes: &mut SceneCache,
-        tally: &mut Tally,
+        tally: &mut RunExtras,
     ) -> Result<(), RunError> {
         let reps = self.resumed.remaining(study, run);
         if reps.is_empty() {
@@ -355,7 +355,7 @@ impl Runs<'_> {
     /// compares the films, for every back end but the CPU's own (whose
     /// agreement the film check of the timed rows covers). A mismatch skips
     /// the configuration and fails the study.
-    fn parity(&self, job: &Job, tally: &mut Tally) -> Result<(), RunError> {
+    fn parity(&self, job: &Job, tally: &mut RunExtras) -> Result<(), RunError> {
         let kind = job.renderer.kind();
         if matches!(kind, BackendKind::Cpu | BackendKind::CpuSerial) {
             return Ok(());
@@ -430,7 +430,7 @@ impl Runs<'_> {
     /// Times the repetitions `reps` and hands each to the writer; returns
     /// their render times, ms. A CPU render a stop cuts short is kept
     /// ([`super::partial`]) instead of recorded, and a kept one is finished.
-    fn time(&self, job: &Job, reps: Vec<u32>, tally: &mut Tally) -> Result<Vec<f64>, RunError> {
+    fn time(&self, job: &Job, reps: Vec<u32>, tally: &mut RunExtras) -> Result<Vec<f64>, RunError> {
         let mut times = Vec::new();
         for repetition in reps {
             if self.stop_requested() {

@@ -184,7 +184,7 @@ pub fn run(config: &Config, opts: &RunOptions) -> anyhow::Result<Outcome> {
 }
 
 /// The studies to run, with their planned configurations.
-pub type Plan<'c> = Vec<(&'c Study, Vec<PlannedRun>)>;
+pub type StudiesPlanned<'c> = Vec<(&'c Study, Vec<PlannedRun>)>;
 
 /// Every check a run of `config` makes before its first render, changing
 /// nothing, in the order the run makes them: the study asked for exists,
@@ -198,7 +198,7 @@ pub fn check<'c>(
     config: &'c Config,
     opts: &RunOptions,
     meta: &Provenance,
-) -> anyhow::Result<(Plan<'c>, preflight::Checked)> {
+) -> anyhow::Result<(StudiesPlanned<'c>, preflight::Checked)> {
     let plan = plan(config, opts.only.as_deref())?;
     check_plan_flags(&plan, opts)?;
     gpu_ordinals(&plan, opts.devices.as_ref())?;
@@ -220,7 +220,7 @@ pub fn check<'c>(
 
 /// Refuses a flag of `opts` that every back end `plan` runs would ignore
 /// (MPI ranks plan and check through here too).
-pub fn check_plan_flags(plan: &Plan, opts: &RunOptions) -> anyhow::Result<()> {
+pub fn check_plan_flags(plan: &StudiesPlanned, opts: &RunOptions) -> anyhow::Result<()> {
     check_flags(&opts.flags, &planned_backends(plan)).map_err(anyhow::Error::msg)
 }
 

@@ -13,11 +13,11 @@
 //! the configurations were spread.
 
 use super::config::{PlannedRun, Study};
-use super::measure::{Ending, Runs, Tally};
+use super::measure::{Ending, RunExtras, Runs};
 use super::records::RunRow;
 use super::rows::Origin;
 use super::scenes::SceneCache;
-use super::team::Step;
+use super::team::PlanStep;
 use super::worker_loop::{self, WorkerEnd};
 use renderer::backend::gpu::Gpu;
 use renderer::render::split::imbalance;
@@ -30,7 +30,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 /// over `gpus`. A stop request
 /// ends every worker after the render it has in flight; the first error
 /// of any worker ends the others after theirs and is returned.
-pub fn all(runs: &Runs, plan: &[(&Study, &PlannedRun)], gpus: &[Gpu]) -> (Ending, Tally) {
+pub fn all(runs: &Runs, plan: &[(&Study, &PlannedRun)], gpus: &[Gpu]) -> (Ending, RunExtras) {
     let (on_gpus, on_host): (Vec<_>, Vec<_>) = plan.iter().partition(|(_, run)| run.spec.backend.is_gpu());
     let (ending, mut tally) = runs.all(&on_host);
     if !matches!(ending, Ending::Complete) {
@@ -38,7 +38,7 @@ pub fn all(runs: &Runs, plan: &[(&Study, &PlannedRun)], gpus: &[Gpu]) -> (Ending
     }
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
-    let workers: Vec<(WorkerEnd, Tally)> = std::thread::scope(|s| {
+    let workers: Vec<(WorkerEnd, RunExtras)> = std::thread::scope(|s| {
         let handles: Vec<_> = gpus
             .iter()
             .map(|gpu| {
@@ -70,8 +70,13 @@ pub fn all(runs: &Runs, plan: &[(&Study, &PlannedRun)], gpus: &[Gpu]) -> (Ending
 /// [`worker_loop::make_each`] over `plan` with scenes of its own (they
 /// hold its GPU's uploads), until none is left, a stop is requested, or a
 /// worker fails. Returns how it ended and what its runs left.
-fn work(runs: &Runs, gpu: &Gpu, plan: &[Step], (next, failed): (&AtomicUsize, &AtomicBool)) -> (WorkerEnd, Tally) {
-    let mut tally = Tally::default();
+fn work(
+    runs: &Runs,
+    gpu: &Gpu,
+    plan: &[PlanStep],
+    (next, failed): (&AtomicUsize, &AtomicBool),
+) -> (WorkerEnd, RunExtras) {
+    let mut tally = RunExtras::default();
     let mut scenes = SceneCache::default();
     let end = match gpu.bind_to_thread() {
         Err(e) => WorkerEnd {

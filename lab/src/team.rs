@@ -22,12 +22,12 @@ use renderer::render::split::{self, DeviceShare, ShareTimes, SplitOutput, imbala
 use std::time::Duration;
 
 /// A run and its study, as the runner makes it.
-pub type Step<'p> = (&'p Study, &'p PlannedRun);
+pub type PlanStep<'p> = (&'p Study, &'p PlannedRun);
 
 /// The runs of `plan` in two phases, each in plan order: first those of
 /// one GPU or of the host, then those of several GPUs (which must have
 /// their GPUs to themselves).
-pub fn phases<'p>(plan: &'p [(&'p Study, Vec<PlannedRun>)]) -> (Vec<Step<'p>>, Vec<Step<'p>>) {
+pub fn phases<'p>(plan: &'p [(&'p Study, Vec<PlannedRun>)]) -> (Vec<PlanStep<'p>>, Vec<PlanStep<'p>>) {
     plan.iter()
         .flat_map(|(study, runs)| runs.iter().map(move |run| (*study, run)))
         .partition(|(_, run)| run.spec.gpus <= 1)
@@ -170,7 +170,7 @@ mod tests {
         let c = config("[2, 1]");
         let plan: Vec<_> = c.studies.iter().map(|s| (s, s.runs())).collect();
         let (first, then) = phases(&plan);
-        let labels = |steps: &[Step]| {
+        let labels = |steps: &[PlanStep]| {
             steps
                 .iter()
                 .map(|(s, r)| format!("{} {}", s.name, r.label))

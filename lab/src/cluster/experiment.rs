@@ -28,7 +28,7 @@ use super::wire::{
 };
 use crate::config::{Config, PlannedRun, Study};
 use crate::manifest;
-use crate::measure::{Ending, Parity, Runs, Tally};
+use crate::measure::{Ending, Parity, RunExtras, Runs};
 use crate::output::{self, OutFiles, Resumed};
 use crate::preflight::{self, Checked};
 use crate::progress::Progress;
@@ -37,6 +37,7 @@ use crate::rows::Origin;
 use crate::runner::{self, Outcome, RunOptions};
 use crate::scenes::SceneCache;
 use crate::team;
+use crate::team::PlanStep;
 use crate::writer::{RowFiles, RowWriter, WriterOutcome};
 use anyhow::{anyhow, bail};
 use mpi::Tag;
@@ -94,7 +95,7 @@ pub fn run(
     };
     let (ending, tally) = match (result, tallies.and_then(|t| TallyText::merge(&t))) {
         (Err(e), tally) => (Ending::Failed(e), tally.unwrap_or_default()),
-        (Ok(()), Err(e)) => (Ending::Failed(e), Tally::default()),
+        (Ok(()), Err(e)) => (Ending::Failed(e), RunExtras::default()),
         (Ok(()), Ok(tally)) if stopped => (
             first_unfinished(&order, &known).map_or(Ending::Complete, Ending::Stopped),
             tally,
@@ -198,14 +199,14 @@ fn start(
 
 /// What a rank keeps over its configurations.
 #[derive(Default)]
-struct Own {
+struct RankState {
     scenes: SceneCache,
-    tally: Tally,
+    tally: RunExtras,
     /// The error that ended this rank's runs.
     failure: Option<anyhow::Error>,
 }
 
-impl Own {
+impl RankState {
     /// How this rank's runs went on: failed, stopped by `stop`, or on.
     fn halt(&self, stop: Option<&AtomicBool>) -> Halt {
         halt_of(self.failure.is_some(), stop)
@@ -221,30 +222,30 @@ fn halt_of(failed: bool, stop: Option<&AtomicBool>) -> Halt {
     }
 }
 
-/// What rank 0's worker thread leaves of its [`Own`] (its scenes stay
+/// What rank 0's worker thread leaves of its [`RankState`] (its scenes stay
 /// on the thread).
-struct Kept {
-    tally: Tally,
+struct WorkerLeftovers {
+    tally: RunExtras,
     failure: Option<anyhow::Error>,
 }
 
 /// The rows one configuration made.
 #[derive(Default)]
-struct Made {
+struct ConfigurationRows {
     rows: Vec<RunRow>,
     kernels: Vec<KernelRow>,
 }
 
 /// Rank 0's rows: every row so far (the resumed ones first), and the
 /// files they are appended to.
-struct Sink<'f> {
+struct RankZeroRows<'f> {
     known: Vec<RunRow>,
     files: Option<&'f mut RowFiles>,
 }
 
-impl Sink<'_> {
+impl RankZeroRows<'_> {
     /// Appends a configuration's rows, each repetition with its kernel rows.
-    fn add(&mut self, made: Made) -> anyhow::Result<()> {
+    fn add(&mut self, made: ConfigurationRows) -> anyhow::Result<()> {
         if let Some(files) = self.files.as_deref_mut() {
             for row in &made.rows {
                 let of_row = (made.kernels.iter())
@@ -286,21 +287,18 @@ impl Tags {
     }
 }
 
-/// One configuration of the plan: its study and its run.
-type Step<'c> = (&'c Study, &'c PlannedRun);
-
 /// One phase of the configurations (those of the CPU back ends, or those
 /// of the GPUs), as each rank plays it.
 struct Phase<'p, 'f> {
     /// Its messages' tags.
     tags: Tags,
     /// Its configurations, in plan order.
-    steps: &'p [&'p Step<'p>],
+    steps: &'p [&'p PlanStep<'p>],
     /// The ranks that make them.
     takers: &'p [usize],
     /// The rows so far: every rank's at rank 0; this rank's and the
     /// resumed ones elsewhere.
-    sink: &'p Mutex<Sink<'f>>,
+    sink: &'p Mutex<RankZeroRows<'f>>,
 }
 
 /// What each configuration a rank makes shares; everything here may be
@@ -325,11 +323,11 @@ impl Base<'_> {
     fn play(
         &self,
         cluster: &Cluster,
-        order: &[Step],
+        order: &[PlanStep],
         share_cores: bool,
         files: Option<&mut RowFiles>,
-    ) -> (Vec<RunRow>, Own, bool) {
-        let mut own = Own::default();
+    ) -> (Vec<RunRow>, RankState, bool) {
+        let mut own = RankState::default();
         // Every rank gathers the same bytes, so a garbled gather fails on
         // every rank alike, and every rank skips both phases.
         let locals: Vec<usize> = match all_gather_text(&cluster.world, &cluster.local_rank.to_string()) {
@@ -343,7 +341,7 @@ impl Base<'_> {
         let every: Vec<usize> = (0..cluster.size).collect();
         let on_cpus = dispatch::cpu_ranks(&locals, share_cores);
         let (on_gpus, on_host): (Vec<_>, Vec<_>) = order.iter().partition(|(_, run)| run.spec.backend.is_gpu());
-        let sink = Mutex::new(Sink {
+        let sink = Mutex::new(RankZeroRows {
             known: self.ready.resumed.rows.clone(),
             files,
         });
@@ -373,7 +371,7 @@ impl Base<'_> {
     /// when it is one of them, and adds every rank's rows to the sink.
     /// When every taker has been told there is nothing more, tells every
     /// rank how the phase ended, and returns that.
-    fn hand_out(&self, cluster: &Cluster, phase: &Phase, own: &mut Own) -> Halt {
+    fn hand_out(&self, cluster: &Cluster, phase: &Phase, own: &mut RankState) -> Halt {
         let cursor = Mutex::new(Cursor::new(phase.steps.len()));
         let mut waiting = phase.takers.iter().filter(|&&r| r != 0).count();
         let mut trouble: Option<anyhow::Error> = None;
@@ -390,7 +388,7 @@ impl Base<'_> {
                 };
                 let reported = text.and_then(|text| {
                     let report = Report::decode(&text)?;
-                    let made = Made {
+                    let made = ConfigurationRows {
                         rows: decode(&report.rows)?,
                         kernels: decode(&report.kernels)?,
                     };
@@ -432,8 +430,8 @@ impl Base<'_> {
     /// of its own: they hold the thread's GPU uploads): the next
     /// configuration from `cursor`, until none is left. Returns its tally
     /// and its error.
-    fn make_own(&self, phase: &Phase, cursor: &Mutex<Cursor>) -> Kept {
-        let mut own = Own::default();
+    fn make_own(&self, phase: &Phase, cursor: &Mutex<Cursor>) -> WorkerLeftovers {
+        let mut own = RankState::default();
         if let Some(gpu) = self.origin.gpu
             && let Err(e) = gpu.bind_to_thread()
         {
@@ -450,7 +448,7 @@ impl Base<'_> {
                 own.failure.get_or_insert(e);
             }
         }
-        Kept {
+        WorkerLeftovers {
             tally: own.tally,
             failure: own.failure,
         }
@@ -462,7 +460,7 @@ impl Base<'_> {
     /// phase ended. Whatever goes wrong here is kept in `own` and reported
     /// to rank 0 as a failure, and the rank goes on asking (rank 0 then
     /// answers that nothing is left), so that rank 0 never waits on it.
-    fn ask(&self, cluster: &Cluster, phase: &Phase, own: &mut Own) -> Halt {
+    fn ask(&self, cluster: &Cluster, phase: &Phase, own: &mut RankState) -> Halt {
         if phase.takers.contains(&self.rank) {
             let mut report = Report {
                 halt: own.halt(self.opts.stop),
@@ -518,12 +516,12 @@ impl Base<'_> {
     /// seeded with the rows `known` so far; its rows, those finished before
     /// an error too, name this rank and its host. An error is kept in
     /// `own`.
-    fn make(&self, (study, run): Step, known: &[RunRow], own: &mut Own) -> Made {
+    fn make(&self, (study, run): PlanStep, known: &[RunRow], own: &mut RankState) -> ConfigurationRows {
         let writer = match RowWriter::start(None, known) {
             Ok(writer) => writer,
             Err(e) => {
                 own.failure.get_or_insert(e);
-                return Made::default();
+                return ConfigurationRows::default();
             }
         };
         let runs = Runs {
@@ -546,7 +544,7 @@ impl Base<'_> {
                 r.host = self.host.to_string();
             }
             (
-                Made {
+                ConfigurationRows {
                     rows,
                     kernels: written.kernels,
                 },
@@ -562,7 +560,7 @@ impl Base<'_> {
             }
             Err(e) => {
                 own.failure.get_or_insert(result.err().unwrap_or(e));
-                Made::default()
+                ConfigurationRows::default()
             }
         }
     }
@@ -588,7 +586,7 @@ fn decode<T: DeserializeOwned>(text: &str) -> anyhow::Result<Vec<T>> {
 
 /// The study of the first configuration in plan order with repetitions
 /// still missing from `rows`, where a stop ended the runs.
-fn first_unfinished(order: &[Step], rows: &[RunRow]) -> Option<String> {
+fn first_unfinished(order: &[PlanStep], rows: &[RunRow]) -> Option<String> {
     let made = Resumed::from_rows(rows.to_vec());
     order
         .iter()
@@ -611,7 +609,7 @@ impl Message for TallyText {
 
 impl TallyText {
     /// `tally`'s skips and checks.
-    fn of(tally: &Tally) -> TallyText {
+    fn of(tally: &RunExtras) -> TallyText {
         TallyText {
             skipped: tally.skipped.clone(),
             parity: tally.parity.clone(),
@@ -619,11 +617,11 @@ impl TallyText {
     }
 
     /// Every rank's texts, merged as the workers of a split are.
-    fn merge(texts: &[String]) -> anyhow::Result<Tally> {
-        let mut tally = Tally::default();
+    fn merge(texts: &[String]) -> anyhow::Result<RunExtras> {
+        let mut tally = RunExtras::default();
         for text in texts {
             let t = TallyText::decode(text)?;
-            tally.merge(Tally::of(t.skipped, t.parity));
+            tally.merge(RunExtras::of(t.skipped, t.parity));
         }
         Ok(tally)
     }

@@ -17,7 +17,7 @@ use super::Cluster;
 use super::failure::agree;
 use super::film;
 use super::layout;
-use renderer::render::{self, Made, RenderRequest, RenderSummary};
+use renderer::render::{self, RenderRequest, RenderSummary, UnwrittenRender};
 
 /// Renders `request` over the ranks of `cluster`: its summary at rank 0
 /// (the image written), `None` at the others.
@@ -41,5 +41,5 @@ pub fn run(cluster: &Cluster, request: &RenderRequest) -> anyhow::Result<Option<
     if let Some(n) = &made.note {
         eprintln!("wavepath: {n}");
     }
-    render::write(&request, Made { split: merged, ..made }).map(Some)
+    render::write(&request, UnwrittenRender { split: merged, ..made }).map(Some)
 }

@@ -7,7 +7,7 @@
 //! takes it, so every distribution renders the same film. The samples run
 //! in passes over the image, so that Ctrl-C can stop at a whole sample.
 
-use super::{Progress, RenderJob, RenderOutput};
+use super::{ProgressCallback, RenderJob, RenderOutput};
 use crate::settings::cpu::CpuSchedule;
 use device::accel::Traversal;
 use device::film::FixedRgb;
@@ -41,14 +41,14 @@ impl Threads {
 
 /// Per-span tallies, summed over the image.
 #[derive(Clone, Copy, Default)]
-struct Tally {
+struct SpanCounts {
     rays: u64,
     invalid: u64,
 }
 
-impl Tally {
-    fn plus(self, o: Tally) -> Tally {
-        Tally {
+impl SpanCounts {
+    fn plus(self, o: SpanCounts) -> SpanCounts {
+        SpanCounts {
             rays: self.rays + o.rays,
             invalid: self.invalid + o.invalid,
         }
@@ -63,14 +63,14 @@ pub fn render(
     job: &RenderJob,
     threads: Threads,
     schedule: CpuSchedule,
-    progress: Progress,
+    progress: ProgressCallback,
 ) -> anyhow::Result<RenderOutput> {
     /// The render, for whichever structure the scene carries.
     struct WithTraversal<'j, 's> {
         job: &'j RenderJob<'s>,
         threads: Threads,
         schedule: CpuSchedule,
-        progress: Progress<'j>,
+        progress: ProgressCallback<'j>,
     }
     impl AccelVisitor for WithTraversal<'_, '_> {
         type Output = anyhow::Result<RenderOutput>;
@@ -105,7 +105,7 @@ fn render_with<T: Traversal, B: Bsdf>(
     job: &RenderJob,
     threads: Threads,
     schedule: CpuSchedule,
-    progress: Progress,
+    progress: ProgressCallback,
 ) -> anyhow::Result<RenderOutput> {
     let view = job.scene.view(job.camera, job.features());
     let width = job.params.width as usize;
@@ -116,7 +116,7 @@ fn render_with<T: Traversal, B: Bsdf>(
         Threads::Pool(_) => Some(rayon::ThreadPoolBuilder::new().num_threads(n).build()?),
     };
     let start = Instant::now();
-    let mut tally = Tally::default();
+    let mut tally = SpanCounts::default();
     let mut samples = SampleRange {
         begin: job.samples.begin,
         end: job.samples.end.min(job.samples.begin.saturating_add(1)),
@@ -124,7 +124,7 @@ fn render_with<T: Traversal, B: Bsdf>(
     while samples.begin < samples.end {
         let pass_start = Instant::now();
         let render_span = |(first, span): Span| {
-            let mut tally = Tally::default();
+            let mut tally = SpanCounts::default();
             for (i, out) in span.iter_mut().enumerate() {
                 let r = render_pixel::<T, B>(
                     &view,
@@ -135,7 +135,7 @@ fn render_with<T: Traversal, B: Bsdf>(
                     Unsynchronised,
                 );
                 out.add(r.sum);
-                tally = tally.plus(Tally {
+                tally = tally.plus(SpanCounts {
                     rays: r.rays as u64,
                     invalid: r.invalid_samples as u64,
                 });
@@ -177,20 +177,20 @@ fn run_pass(
     n: usize,
     schedule: CpuSchedule,
     pool: Option<&rayon::ThreadPool>,
-    render_span: &(impl Fn(Span) -> Tally + Sync),
-) -> Tally {
+    render_span: &(impl Fn(Span) -> SpanCounts + Sync),
+) -> SpanCounts {
     let Some(pool) = pool else {
         return film_rows(film, width)
             .into_iter()
             .map(render_span)
-            .fold(Tally::default(), Tally::plus);
+            .fold(SpanCounts::default(), SpanCounts::plus);
     };
     match schedule {
         CpuSchedule::DynamicRows => pool.install(|| {
             film_rows(film, width)
                 .into_par_iter()
                 .map(render_span)
-                .reduce(Tally::default, Tally::plus)
+                .reduce(SpanCounts::default, SpanCounts::plus)
         }),
         CpuSchedule::Collapsed => {
             let per_thread = film.len().div_ceil(n).max(1);
@@ -232,15 +232,22 @@ fn film_rows(film: &mut [FixedRgb], width: usize) -> Vec<Span<'_>> {
 
 /// Runs one scoped thread per list of spans (a static distribution: each
 /// thread renders exactly the spans it was given, in order).
-fn run_static(lists: Vec<Vec<Span>>, render_span: &(impl Fn(Span) -> Tally + Sync)) -> Tally {
+fn run_static(lists: Vec<Vec<Span>>, render_span: &(impl Fn(Span) -> SpanCounts + Sync)) -> SpanCounts {
     std::thread::scope(|s| {
         let handles: Vec<_> = lists
             .into_iter()
-            .map(|spans| s.spawn(move || spans.into_iter().map(render_span).fold(Tally::default(), Tally::plus)))
+            .map(|spans| {
+                s.spawn(move || {
+                    spans
+                        .into_iter()
+                        .map(render_span)
+                        .fold(SpanCounts::default(), SpanCounts::plus)
+                })
+            })
             .collect();
         handles
             .into_iter()
             .map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
-            .fold(Tally::default(), Tally::plus)
+            .fold(SpanCounts::default(), SpanCounts::plus)
     })
 }

@@ -176,4 +176,4 @@ impl RenderOutput {
 }
 
 /// Reports progress in samples (pixel-samples) completed.
-pub type Progress<'a> = &'a (dyn Fn(u64) + Sync);
+pub type ProgressCallback<'a> = &'a (dyn Fn(u64) + Sync);

@@ -14,7 +14,7 @@ use crate::backend::cpu::{self, Threads};
 use crate::backend::gpu::mega_launch::MegaSession;
 use crate::backend::gpu::wave_launch::WaveSession;
 use crate::backend::wave_driver::emulated::EmulatedSession;
-use crate::backend::{BackendKind, BackendOptions, OpenedBackend, Progress, RenderJob, RenderOutput};
+use crate::backend::{BackendKind, BackendOptions, OpenedBackend, ProgressCallback, RenderJob, RenderOutput};
 use device::integrator::SampleRange;
 use device::scene::RenderView;
 
@@ -97,7 +97,7 @@ impl<'a> DeviceFilmSum<'a> {
     /// the sum. Returns the samples per pixel rendered: all of
     /// them, or the whole samples finished when the renderer's stop flag
     /// ended the render early.
-    pub fn render(&mut self, samples: SampleRange, progress: Progress) -> anyhow::Result<u32> {
+    pub fn render(&mut self, samples: SampleRange, progress: ProgressCallback) -> anyhow::Result<u32> {
         let job = RenderJob { samples, ..self.job };
         let options = self.options;
         Ok(match &mut self.storage {

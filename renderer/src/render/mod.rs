@@ -282,7 +282,7 @@ pub fn check_memory(params: &RenderParams, films: u64) -> anyhow::Result<()> {
 
 /// A render made, its image not yet written: what [`make`] leaves for
 /// [`write()`] (under MPI, each rank's, whose films rank 0 adds up first).
-pub struct Made {
+pub struct UnwrittenRender {
     /// The image to write.
     pub out: PathBuf,
     /// The scene.
@@ -311,7 +311,7 @@ pub fn run(req: &RenderRequest) -> anyhow::Result<RenderSummary> {
 /// Renders the sample indices `share(spp)` of the request (every sample,
 /// or an MPI rank's share). Everything that can be checked is checked
 /// before the first sample: the output paths, the back end, the memory.
-pub fn make(req: &RenderRequest, share: impl Fn(u32) -> SampleRange) -> anyhow::Result<Made> {
+pub fn make(req: &RenderRequest, share: impl Fn(u32) -> SampleRange) -> anyhow::Result<UnwrittenRender> {
     // A flag the back end would ignore is refused before anything opens
     // (under `auto`, as soon as it has chosen, below).
     if let BackendChoice::Exactly(kind) = req.backend {
@@ -346,7 +346,7 @@ pub fn make(req: &RenderRequest, share: impl Fn(u32) -> SampleRange) -> anyhow::
     let bar = progress_bar(pixels * samples.end.saturating_sub(samples.begin) as u64, req.progress)?;
     let split = devices.render(&scene, (params, samples), req.stop, &|n| bar.inc(n))?;
     bar.finish_and_clear();
-    Ok(Made {
+    Ok(UnwrittenRender {
         out,
         scene,
         params,
@@ -359,8 +359,8 @@ pub fn make(req: &RenderRequest, share: impl Fn(u32) -> SampleRange) -> anyhow::
 
 /// Writes the image of `made`'s film (and its launch log, if asked for)
 /// through the atomic-write helpers, and summarises the render.
-pub fn write(req: &RenderRequest, made: Made) -> anyhow::Result<RenderSummary> {
-    let Made {
+pub fn write(req: &RenderRequest, made: UnwrittenRender) -> anyhow::Result<RenderSummary> {
+    let UnwrittenRender {
         out,
         scene,
         params,

@@ -11,7 +11,7 @@ use super::device::{Gpu, KernelInfo};
 use super::error::GpuError;
 use super::profile::{GpuProfile, LaunchRecord};
 use super::timeline::Timeline;
-use crate::backend::{Progress, RenderJob, RenderOutput, SizedBy};
+use crate::backend::{ProgressCallback, RenderJob, RenderOutput, SizedBy};
 use crate::settings::mega_config::MegakernelConfig;
 use cudarc::driver::LaunchConfig;
 use device::features::Features;
@@ -57,7 +57,7 @@ pub fn render(
     gpu: &Gpu,
     job: &RenderJob,
     config: &MegakernelConfig,
-    progress: Progress,
+    progress: ProgressCallback,
 ) -> Result<RenderOutput, GpuError> {
     let tiles = tiles(job.params.width, job.params.height, config.tile);
     render_launches(
@@ -79,7 +79,7 @@ pub fn render_launches(
     config: &MegakernelConfig,
     tiles: &[Tile],
     passes: &[SampleRange],
-    progress: Progress,
+    progress: ProgressCallback,
 ) -> Result<RenderOutput, GpuError> {
     let mut session = MegaSession::open(gpu, job, config)?;
     session.render_launches(job, tiles, passes, progress)?;
@@ -140,7 +140,7 @@ impl<'a> MegaSession<'a> {
     /// Renders `job`'s samples over the image (the image and scene the
     /// session was opened for) into the session's film, in tiles and
     /// passes. Returns the samples per pixel rendered.
-    pub fn render(&mut self, job: &RenderJob, progress: Progress) -> Result<u32, GpuError> {
+    pub fn render(&mut self, job: &RenderJob, progress: ProgressCallback) -> Result<u32, GpuError> {
         let tiles = tiles(job.params.width, job.params.height, self.config.tile);
         let passes = passes(job.samples, self.config.samples_per_launch);
         self.render_launches(job, &tiles, &passes, progress)
@@ -152,7 +152,7 @@ impl<'a> MegaSession<'a> {
         job: &RenderJob,
         tiles: &[Tile],
         passes: &[SampleRange],
-        progress: Progress,
+        progress: ProgressCallback,
     ) -> Result<u32, GpuError> {
         visit_accel(
             job.scene.accel.kind,
@@ -272,7 +272,7 @@ struct Passes<'a> {
     job: &'a RenderJob<'a>,
     tiles: &'a [Tile],
     passes: &'a [SampleRange],
-    progress: Progress<'a>,
+    progress: ProgressCallback<'a>,
 }
 
 impl Passes<'_> {

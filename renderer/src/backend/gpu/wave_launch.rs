@@ -11,7 +11,7 @@ use super::profile::{GpuProfile, LaunchRecord};
 use super::timeline::{Timeline, linear};
 use crate::backend::wave_driver::launches::WaveMemory;
 use crate::backend::wave_driver::{Grid, Machine, WavefrontError, resolve};
-use crate::backend::{Progress, RenderJob, RenderOutput, SizedBy};
+use crate::backend::{ProgressCallback, RenderJob, RenderOutput, SizedBy};
 use crate::settings::wave_config::WavefrontConfig;
 use device::kernel::{EntryPoint, Plain};
 use device::kernels::shade::kernel_of;
@@ -31,7 +31,7 @@ type ItemCount = fn(&IterationRecord) -> u64;
 pub struct GpuMachine<'g> {
     gpu: &'g Gpu,
     timeline: Timeline<'g>,
-    kept: &'g mut Kept,
+    kept: &'g mut LaunchCache,
     /// Per launch, in launch order: how its kernel counts its items.
     item_counts: Vec<ItemCount>,
     /// Per snapshot: the GPU's launch mark when its copy was queued.
@@ -42,17 +42,17 @@ pub struct GpuMachine<'g> {
 /// What a [`GpuMachine`] keeps from one render loop to the next (the
 /// chunks of a split render): the kernels it looked up, their resident
 /// grids and the pinned snapshots of the schedule.
-pub struct Kept {
+pub struct LaunchCache {
     kernels: Vec<KernelInfo>,
     /// Resident grids found so far, by kernel and block size.
     grids: Vec<((&'static str, u32), Grid)>,
     snapshots: Vec<PinnedCopy>,
 }
 
-impl Kept {
+impl LaunchCache {
     /// Nothing looked up yet, and the snapshots allocated on `gpu`.
     fn new(gpu: &Gpu) -> Result<Self, GpuError> {
-        Ok(Kept {
+        Ok(LaunchCache {
             kernels: Vec::new(),
             grids: Vec::new(),
             snapshots: (0..LAG)
@@ -65,7 +65,7 @@ impl Kept {
 impl<'g> GpuMachine<'g> {
     /// A machine on `gpu` with what earlier ones `kept`, timing each
     /// launch or not.
-    fn resume(gpu: &'g Gpu, kept: &'g mut Kept, time_launches: bool) -> Self {
+    fn resume(gpu: &'g Gpu, kept: &'g mut LaunchCache, time_launches: bool) -> Self {
         GpuMachine {
             gpu,
             timeline: Timeline::with_timing(gpu, time_launches),
@@ -173,7 +173,7 @@ pub fn render(
     gpu: &Gpu,
     job: &RenderJob,
     config: &WavefrontConfig,
-    progress: Progress,
+    progress: ProgressCallback,
 ) -> Result<RenderOutput, GpuError> {
     render_items(gpu, job, config, job.work_items(), progress)
 }
@@ -185,7 +185,7 @@ pub fn render_items(
     job: &RenderJob,
     config: &WavefrontConfig,
     work: (WorkItems, u64),
-    progress: Progress,
+    progress: ProgressCallback,
 ) -> Result<RenderOutput, GpuError> {
     let mut session = WaveSession::open(gpu, job, config, work.1)?;
     session.render(job, work, progress)?;
@@ -205,7 +205,7 @@ pub struct WaveSession<'a> {
     view: SceneView<'static>,
     memory: WaveMemory<DeviceBuffer<u8>>,
     /// The machine's lookups and snapshots between loops.
-    kept: Kept,
+    kept: LaunchCache,
     upload_ms: f64,
     /// The last loop's launches and how each counts its items.
     last: (Vec<LaunchRecord>, Vec<ItemCount>),
@@ -225,7 +225,7 @@ impl<'a> WaveSession<'a> {
             .with_arithmetic(config.arithmetic);
         let upload_start = Instant::now();
         let scene = DeviceScene::for_job(&gpu, job)?;
-        let mut kept = Kept::new(&gpu)?;
+        let mut kept = LaunchCache::new(&gpu)?;
         let memory = WaveMemory::alloc(&mut GpuMachine::resume(&gpu, &mut kept, false), job, resolved)?;
         gpu.synchronize("uploading the scene")?;
         let upload_ms = upload_start.elapsed().as_secs_f64() * 1e3;
@@ -247,7 +247,12 @@ impl<'a> WaveSession<'a> {
     /// Renders the work items `work` of `job` (the image and scene the
     /// session was opened for) and adds them to the session's film.
     /// Returns the samples per pixel rendered.
-    pub fn render(&mut self, job: &RenderJob, work: (WorkItems, u64), progress: Progress) -> Result<u32, GpuError> {
+    pub fn render(
+        &mut self,
+        job: &RenderJob,
+        work: (WorkItems, u64),
+        progress: ProgressCallback,
+    ) -> Result<u32, GpuError> {
         let mut machine = GpuMachine::resume(&self.gpu, &mut self.kept, self.config.time_launches);
         let spp = self
             .memory

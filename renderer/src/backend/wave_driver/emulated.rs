@@ -8,7 +8,7 @@
 
 use super::launches::{WaveMemory, WavefrontOutput};
 use super::{Grid, Machine, WavefrontError, resolve};
-use crate::backend::{Progress, RenderJob, SizedBy};
+use crate::backend::{ProgressCallback, RenderJob, SizedBy};
 use crate::settings::wave_config::WavefrontConfig;
 use device::features::Features;
 use device::kernel::{EntryPoint, Kernel, Plain, Thread};
@@ -125,7 +125,11 @@ impl Machine for Emulator {
 pub type EmulatorError = WavefrontError<Infallible>;
 
 /// Renders `job` with the wavefront emulated on the host.
-pub fn render(job: &RenderJob, config: &WavefrontConfig, progress: Progress) -> Result<WavefrontOutput, EmulatorError> {
+pub fn render(
+    job: &RenderJob,
+    config: &WavefrontConfig,
+    progress: ProgressCallback,
+) -> Result<WavefrontOutput, EmulatorError> {
     render_items(job, config, job.work_items(), progress)
 }
 
@@ -135,7 +139,7 @@ pub fn render_items(
     job: &RenderJob,
     config: &WavefrontConfig,
     work: (WorkItems, u64),
-    progress: Progress,
+    progress: ProgressCallback,
 ) -> Result<WavefrontOutput, EmulatorError> {
     let mut session = EmulatedSession::open(job, config, work.1)?;
     session.render(job, work, progress);
@@ -172,7 +176,7 @@ impl EmulatedSession {
     /// Renders the work items `work` of `job` (the image and scene the
     /// session was opened for) and adds them to the session's film.
     /// Returns the samples per pixel rendered.
-    pub fn render(&mut self, job: &RenderJob, work: (WorkItems, u64), progress: Progress) -> u32 {
+    pub fn render(&mut self, job: &RenderJob, work: (WorkItems, u64), progress: ProgressCallback) -> u32 {
         let view = job.scene.view(job.camera, self.features);
         // SAFETY: the scene outlives the render loop, which ends before
         // this returns.

@@ -3,7 +3,7 @@
 //! done, and the readback. It runs on any [`Machine`].
 
 use super::{Grid, Machine, Resolved};
-use crate::backend::{Progress, RenderJob, SizedBy};
+use crate::backend::{ProgressCallback, RenderJob, SizedBy};
 use crate::settings::capacity::state_bytes;
 use crate::settings::wave_config::WavefrontConfig;
 use device::film::FixedRgb;
@@ -158,7 +158,7 @@ impl<B> WaveMemory<B> {
         scene: SceneView<'static>,
         config: &WavefrontConfig,
         (items, total_work): (WorkItems, u64),
-        progress: Progress,
+        progress: ProgressCallback,
     ) -> Result<u32, M::Error> {
         debug_assert_eq!(self.shadows, job.traces_shadow_rays(), "memory for another render");
         if std::mem::replace(&mut self.used, true) {
@@ -332,7 +332,7 @@ struct RenderLoop<'a, 'm, M: Machine> {
     shadows: bool,
     control: &'a mut M::Buffer,
     stop: Option<&'a AtomicBool>,
-    progress: Progress<'a>,
+    progress: ProgressCallback<'a>,
 }
 
 impl<M: Machine> AccelVisitor for RenderLoop<'_, '_, M> {

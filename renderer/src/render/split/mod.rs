@@ -45,7 +45,7 @@ pub use output::{DeviceShare, ShareTimes, SplitOutput};
 pub use split_device::SplitDevice;
 pub use workers::render_devices;
 
-use crate::backend::Progress;
+use crate::backend::ProgressCallback;
 use crate::backend::gpu::buffers::DeviceScene;
 use crate::prepared::PreparedScene;
 use crate::render::Renderer;
@@ -77,7 +77,7 @@ pub fn render(
     scene: &PreparedScene,
     (params, samples): (RenderParams, SampleRange),
     stop: Option<&AtomicBool>,
-    progress: Progress,
+    progress: ProgressCallback,
 ) -> anyhow::Result<SplitOutput> {
     if let Some(uploads) = uploads {
         anyhow::ensure!(

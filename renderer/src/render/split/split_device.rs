@@ -2,7 +2,7 @@
 //! it renders chunks into a sum kept where it renders, and reads the sum
 //! back.
 
-use crate::backend::{Progress, RenderOutput};
+use crate::backend::{ProgressCallback, RenderOutput};
 use crate::render::film_sum::DeviceFilmSum;
 use device::integrator::SampleRange;
 
@@ -11,7 +11,7 @@ use device::integrator::SampleRange;
 pub trait SplitDevice {
     /// Renders the sample indices `samples` of every pixel, whole, into the
     /// sum; returns the samples per pixel rendered.
-    fn render(&mut self, samples: SampleRange, progress: Progress) -> anyhow::Result<u32>;
+    fn render(&mut self, samples: SampleRange, progress: ProgressCallback) -> anyhow::Result<u32>;
 
     /// The sum so far, in host memory.
     fn read_back(&mut self) -> anyhow::Result<RenderOutput>;
@@ -21,7 +21,7 @@ pub trait SplitDevice {
 }
 
 impl SplitDevice for DeviceFilmSum<'_> {
-    fn render(&mut self, samples: SampleRange, progress: Progress) -> anyhow::Result<u32> {
+    fn render(&mut self, samples: SampleRange, progress: ProgressCallback) -> anyhow::Result<u32> {
         DeviceFilmSum::render(self, samples, progress)
     }
 

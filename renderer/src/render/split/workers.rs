@@ -8,7 +8,7 @@ use super::description::devices_label;
 use super::join_rule::{self, JoinBoard, Joining};
 use super::output::{DeviceShare, ShareTimes, SplitOutput};
 use super::split_device::SplitDevice;
-use crate::backend::{Progress, RenderOutput};
+use crate::backend::{ProgressCallback, RenderOutput};
 use crate::render::chunks::{SampleCursor, chunk_samples};
 use crate::render::film_sum::added;
 use crate::settings::devices::SplitRule;
@@ -29,7 +29,7 @@ pub fn render_devices<S: SplitDevice>(
     names: &[String],
     samples: SampleRange,
     stop: Option<&AtomicBool>,
-    progress: Progress,
+    progress: ProgressCallback,
     rule: SplitRule,
     open: impl Fn(usize) -> anyhow::Result<S> + Sync,
 ) -> anyhow::Result<SplitOutput> {
@@ -122,7 +122,7 @@ struct SplitWorker<'a> {
     cursor: &'a SampleCursor,
     board: &'a JoinBoard,
     halt: &'a (dyn Fn() -> bool + Sync),
-    progress: Progress<'a>,
+    progress: ProgressCallback<'a>,
     rule: SplitRule,
 }
 
