@@ -13,7 +13,7 @@ mod util;
 
 use device::integrator::SampleRange;
 use device::scene::{RenderParams, RenderView};
-use renderer::backend::{BackendKind, BackendOptions, Progress, RenderOutput};
+use renderer::backend::{BackendKind, BackendOptions, ProgressCallback, RenderOutput};
 use renderer::prepared::PreparedScene;
 use renderer::render::film_sum::DeviceFilmSum;
 use renderer::render::split::{self, DeviceShare, SplitDevice, SplitOutput};
@@ -64,7 +64,7 @@ struct Paced<'a> {
 }
 
 impl SplitDevice for Paced<'_> {
-    fn render(&mut self, samples: SampleRange, progress: Progress) -> anyhow::Result<u32> {
+    fn render(&mut self, samples: SampleRange, progress: ProgressCallback) -> anyhow::Result<u32> {
         std::thread::sleep(self.per_sample * (samples.end - samples.begin));
         let spp = self.sum.render(samples, progress)?;
         (self.after_chunk)();

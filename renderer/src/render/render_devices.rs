@@ -3,7 +3,7 @@
 
 use super::Renderer;
 use super::split::{self, SplitOutput};
-use crate::backend::{BackendKind, BackendOptions, Progress, RenderOutput};
+use crate::backend::{BackendKind, BackendOptions, ProgressCallback, RenderOutput};
 use crate::prepared::PreparedScene;
 use crate::settings::backend::BackendChoice;
 use crate::settings::devices::Devices;
@@ -69,7 +69,7 @@ impl RenderDevices {
         scene: &PreparedScene,
         (params, samples): (RenderParams, SampleRange),
         stop: Option<&'static AtomicBool>,
-        progress: Progress,
+        progress: ProgressCallback,
     ) -> anyhow::Result<SplitOutput> {
         if samples.end <= samples.begin {
             let pixels = params.width as usize * params.height as usize;
