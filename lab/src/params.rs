@@ -58,9 +58,43 @@ pub struct SettingDecl {
     pub apply: fn(&mut RunSpec, Value),
     /// Its launch flag, if it has one.
     pub cli: CliForm,
+    /// How reports plot its values, where they are numbers on an axis.
+    pub axis: Option<Axis>,
     /// The flag as typed and the name of its value in the help
     /// ([`SettingDecl::flag`], [`SettingDecl::value_name`]), worked out once.
     cli_names: LazyLock<(String, String)>,
+}
+
+/// How reports plot a setting whose values are numbers: the speedup
+/// against it, or a heat map over it and another.
+pub struct Axis {
+    /// The columns of `runs.csv` whose first filled cell is the number
+    /// plotted (`2^K` reads as the power); none: the setting's own.
+    pub columns: &'static [&'static str],
+    /// The unit the axis names after the setting, e.g. `drain_below (paths)`.
+    pub unit: Option<&'static str>,
+    /// Whether the axis is logarithmic; it is then titled by its unit alone.
+    pub log: bool,
+}
+
+impl Axis {
+    /// A linear axis of the setting's own column, in `unit`.
+    const fn of(unit: &'static str) -> Axis {
+        Axis {
+            columns: &[],
+            unit: Some(unit),
+            log: false,
+        }
+    }
+
+    /// A linear axis without a unit, of `columns` (none: the setting's own).
+    const fn count(columns: &'static [&'static str]) -> Axis {
+        Axis {
+            columns,
+            unit: None,
+            log: false,
+        }
+    }
 }
 
 /// How a setting is given on the command line of `render` and `verify`.
@@ -173,6 +207,16 @@ impl SettingDecl {
         match self.cli {
             CliForm::None => None,
             _ => Some(self.cli_names.0.as_str()),
+        }
+    }
+
+    /// The columns of `runs.csv` that hold the number a report plots for
+    /// it, first the one to read (none where it has no [`Axis`]).
+    pub fn axis_columns(&self) -> &'static [&'static str] {
+        match &self.axis {
+            None => &[],
+            Some(Axis { columns: [], .. }) => self.columns,
+            Some(axis) => axis.columns,
         }
     }
 
@@ -582,16 +626,19 @@ fn flag(v: &toml::Value) -> Result<bool, String> {
 /// and lists every one in [`SETTINGS`] in table order. Its value's column
 /// in `runs.csv` is its name; `ID = "name" ["column", …], …` names the
 /// columns instead (`[]`: none). `flag FORM,` before the `apply` closure
-/// declares its launch flag ([`CliForm`]; none without).
+/// declares its launch flag ([`CliForm`]; none without), and `axis AXIS,`
+/// after it how reports plot it ([`Axis`]; not as a number without).
 macro_rules! settings {
     (@columns $name:literal) => { &[$name] };
     (@columns $name:literal [$($column:literal),*]) => { &[$($column),*] };
     (@cli) => { CliForm::None };
     (@cli $cli:expr) => { $cli };
+    (@axis) => { None };
+    (@axis $axis:expr) => { Some($axis) };
     ($(
         $(#[$doc:meta])*
         $id:ident = $name:literal $([$($column:literal),*])?, $kind:ident($parse:expr), for $scope:ident,
-            $(flag $cli:expr,)? |$run:ident, $v:ident| $apply:expr;
+            $(flag $cli:expr,)? $(axis $axis:expr,)? |$run:ident, $v:ident| $apply:expr;
     )*) => {
         $(
             $(#[$doc])*
@@ -608,6 +655,7 @@ macro_rules! settings {
                     }
                 },
                 cli: settings!(@cli $($cli)?),
+                axis: settings!(@axis $($axis)?),
                 cli_names: LazyLock::new(|| ($id.cli.flag_text($name), $name.to_uppercase())),
             };
         )*
@@ -622,7 +670,9 @@ settings! {
     SIZE = "size" [], Size(size), for Every, |r, v| r.overrides.size = Some(v);
     /// Samples per pixel (`report_spp` is the spp asked for, `spp` the
     /// spp rendered, at most `spp_cap`: both are values of it).
-    SPP = "spp" ["spp", "report_spp"], Count(count::<1, MAX_SPP>), for Every, |r, n| r.overrides.spp = Some(n);
+    SPP = "spp" ["spp", "report_spp"], Count(count::<1, MAX_SPP>), for Every,
+        axis Axis::count(&["report_spp"]),
+        |r, n| r.overrides.spp = Some(n);
     /// Maximum ray segments per path.
     DEPTH = "depth" ["max_depth"], Count(count::<1, MAX_DEPTH>), for Every, |r, n| r.overrides.max_depth = Some(n);
     /// RNG seed.
@@ -644,6 +694,7 @@ settings! {
     /// Megakernel samples per launch.
     SAMPLES_PER_LAUNCH = "samples_per_launch", Count(count::<1, { u32::MAX }>), for Megakernel,
         flag CliForm::valued("Samples per pixel per megakernel launch", || Value::Count(DEFAULT_SAMPLES_PER_LAUNCH)),
+        axis Axis::of("samples per pixel"),
         |r, n| r.options.megakernel.samples_per_launch = n;
     /// Megakernel tile, `"WxH"` or `"full"`.
     TILE = "tile", Tile(tile), for Megakernel,
@@ -663,6 +714,7 @@ settings! {
              (1: every iteration)",
             || Value::Fraction(DEFAULT_REFILL),
         ),
+        axis Axis::of("fraction of slots"),
         |r, f| r.options.wavefront.refill = Some(f);
     /// Wavefront compaction.
     COMPACTION = "compaction", Compaction(compaction), for Wavefront,
@@ -686,10 +738,18 @@ settings! {
              and queues (e.g. 512MiB, 2GiB), or `auto` (every path of the render at once, as far as memory allows)",
             || Value::Capacity(DEFAULT_CAPACITY),
         ),
+        // The slots in use where recorded (what `auto` resolved to), else
+        // the capacity asked for.
+        axis Axis {
+            columns: &["pool_capacity", "capacity"],
+            unit: Some("paths in flight"),
+            log: true,
+        },
         |r, c| r.options.wavefront.capacity = c;
     /// Wavefront threads per block.
     WAVE_BLOCK = "wave_block", Count(count::<1, { u32::MAX }>), for Wavefront,
         flag CliForm::valued("Wavefront: threads per block of the per-path kernels", || Value::Count(DEFAULT_WAVE_BLOCK)),
+        axis Axis::of("threads per block"),
         |r, n| r.options.wavefront.block = n;
     /// Wavefront tail-drain threshold (0: never).
     DRAIN_BELOW = "drain_below", Count(count::<0, { u32::MAX }>), for Wavefront,
@@ -698,6 +758,7 @@ settings! {
              and at most this many paths remain, finish them in one drain launch (0: never)",
             || Value::Count(DEFAULT_DRAIN_BELOW),
         ),
+        axis Axis::of("paths"),
         |r, n| r.options.wavefront.drain_below = n;
     /// CPU threads of the `cpu` back end (0: one per core; its column holds
     /// the threads that ran).
@@ -706,6 +767,7 @@ settings! {
             "CPU threads for the `cpu` back end (0: one per core; at most 1024)",
             || Value::Count(DEFAULT_THREADS as u32),
         ),
+        axis Axis::count(&["threads"]),
         |r, n| r.options.threads = n as usize;
     /// How `cpu` divides the image.
     CPU_SCHEDULE = "cpu_schedule", CpuSchedule(named), for Cpu,
@@ -766,6 +828,7 @@ settings! {
              not fit to local memory). Without it the megakernel keeps its tuned default cap and the wavefront is \
              not capped",
         ),
+        axis Axis::of("registers per thread"),
         |r, cap| {
         r.options.megakernel.max_registers = cap;
         r.options.wavefront.max_registers = cap;
@@ -776,7 +839,7 @@ settings! {
         |r, n| r.set_scene_field("render.roulette_start", toml::Value::Integer(n.into()));
     /// GPUs that render one image together, splitting its samples (GPU
     /// back ends; 1: the run's own GPU).
-    GPUS = "gpus", Count(count::<1, MAX_GPUS>), for Gpu, |r, n| r.gpus = n;
+    GPUS = "gpus", Count(count::<1, MAX_GPUS>), for Gpu, axis Axis::count(&[]), |r, n| r.gpus = n;
     /// With `gpus` above 1: every GPU renders a share of each image, even
     /// where joining would not pay for its film (false: only those that
     /// pay; docs/mpi.md, "Several GPUs").
@@ -839,6 +902,15 @@ mod tests {
                 named.push(column);
             }
         }
+        // A report reads a setting's number from columns of the file too.
+        for decl in SETTINGS {
+            for column in decl.axis_columns() {
+                assert!(header.iter().any(|c| c == column), "{} axis: `{column}`", decl.name);
+            }
+        }
+        assert_eq!(DRAIN_BELOW.axis_columns(), ["drain_below"]);
+        assert_eq!(CAPACITY.axis_columns(), ["pool_capacity", "capacity"]);
+        assert!(SEED.axis_columns().is_empty());
         // A setting whose name is a column holds its values there, unless
         // the entry says otherwise.
         assert_eq!(DRAIN_BELOW.columns, ["drain_below"]);
