@@ -750,6 +750,22 @@ mod tests {
     }
 
     #[test]
+    fn every_setting_with_a_launch_flag_has_it_on_render_and_verify() {
+        let declared: Vec<&str> = SETTINGS.iter().filter_map(|d| d.flag()).collect();
+        assert!(declared.contains(&"--drain-below") && declared.contains(&"--untimed-launches"));
+        for command in ["render", "verify"] {
+            let flags = flags_of(Cli::command().find_subcommand(command).unwrap());
+            for flag in &declared {
+                assert!(flags.iter().any(|f| f == flag), "{command} lacks {flag}");
+            }
+        }
+        assert_eq!(
+            flags_of(&LaunchArgs::augment_args(clap::Command::new("launch"))),
+            declared
+        );
+    }
+
+    #[test]
     fn launch_flags_read_their_values_as_a_config_does() {
         let line = concat!(
             "wavepath render s.toml --refill 1 --capacity 2^20 --untimed-launches --max-registers 64 ",

@@ -8,7 +8,9 @@
 //! [`renderer::settings`]; how it prints is its kind's ([`describe`]).
 //! An entry also declares its launch flag on the command line of `render`
 //! and `verify` ([`CliForm`]): the command line builds its arguments from
-//! the table and reads their values with the entries' own parsers.
+//! the table and reads their values with the entries' own parsers; and,
+//! for a number that figures plot, its axis ([`Axis`]): the columns a
+//! report reads the number from and the unit the axis names.
 //! docs/architecture.md, "Adding a setting", walks through a new one.
 //!
 //! Scene fields (`scene.PATH`) are the one open-ended kind of setting: any
