@@ -13,7 +13,7 @@ use device::scene::RenderView;
 use lab::bench::BenchPlan;
 use lab::params::{
     BLOCK, CAPACITY, COMPACTION, CliForm, DRAIN_BELOW, SAMPLES_PER_LAUNCH, SCHEDULE, SETTINGS, SPLIT_ALL, SettingDecl,
-    THREADS, TILE, Value, WAVE_BLOCK, options_with,
+    THREADS, TILE, Value, WAVE_BLOCK, options_with, with_default,
 };
 use renderer::accel::AccelChoice;
 use renderer::backend::BackendOptions;
@@ -371,13 +371,6 @@ impl clap::FromArgMatches for LaunchArgs {
         }
         Ok(())
     }
-}
-
-/// A help text ending in the default of its flag, as clap shows one: the
-/// default written from its constant, for the flags that are `None` unless
-/// given.
-fn with_default(help: &str, default: impl std::fmt::Display) -> String {
-    format!("{help} [default: {default}]")
 }
 
 /// The flag `flag` of `setting`: it concerns the back ends the setting does.

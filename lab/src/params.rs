@@ -174,10 +174,15 @@ impl CliForm {
                 help,
                 default: Some(default),
                 ..
-            } => format!("{help} [default: {}]", describe(&default())),
+            } => with_default(help, describe(&default())),
             CliForm::Switch { help, .. } => help.to_string(),
         }
     }
+}
+
+/// A help text ending in the default of its flag, as clap shows one.
+pub fn with_default(help: &str, default: impl std::fmt::Display) -> String {
+    format!("{help} [default: {default}]")
 }
 
 /// The names of `T`'s values with their help.
