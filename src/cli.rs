@@ -7,27 +7,24 @@
 //! set): the command refuses them where the back ends it runs would ignore
 //! them (`settings::scope::check_flags`).
 
+use clap::builder::TypedValueParser as _;
 use clap::{Parser, Subcommand, ValueEnum};
 use device::scene::RenderView;
 use lab::bench::BenchPlan;
 use lab::params::{
-    ARITHMETIC, BLOCK, CAPACITY, COMPACTION, COUNT_DIVERGENCE, CPU_SCHEDULE, DRAIN_BELOW, KERNELS, MATERIAL_SORT,
-    MAX_REGISTERS, REFILL, SAMPLES_PER_LAUNCH, SCHEDULE, SPLIT_ALL, SettingDecl, THREADS, TILE, TIME_LAUNCHES,
-    WAVE_BLOCK,
+    BLOCK, CAPACITY, COMPACTION, CliForm, DRAIN_BELOW, SAMPLES_PER_LAUNCH, SCHEDULE, SETTINGS, SPLIT_ALL, SettingDecl,
+    THREADS, TILE, Value, WAVE_BLOCK, options_with, with_default,
 };
 use renderer::accel::AccelChoice;
 use renderer::backend::BackendOptions;
 use renderer::io::image::{self, OutputFormat};
 use renderer::render::ray_throughput::RayKind;
 use renderer::render::{Overrides, RenderRequest};
-use renderer::settings::arithmetic::{Arithmetic, parse_arithmetic};
 use renderer::settings::backend::{BackendArg, BackendKind};
 use renderer::settings::capacity::{Capacity, parse_capacity};
-use renderer::settings::cpu::{CpuSchedule, DEFAULT_THREADS, parse_threads};
-use renderer::settings::devices::{Devices, SplitRule, parse_devices};
+use renderer::settings::cpu::{DEFAULT_THREADS, parse_threads};
+use renderer::settings::devices::{Devices, parse_devices};
 use renderer::settings::echo::shorten_for_error;
-use renderer::settings::kernels::KernelFeatures;
-use renderer::settings::mega_config::MegakernelConfig;
 use renderer::settings::mega_config::{DEFAULT_BLOCK, DEFAULT_SAMPLES_PER_LAUNCH};
 use renderer::settings::nee::NeeMode;
 use renderer::settings::repetitions::{BENCH_REPEAT, BENCH_WARMUP, MAX_REPEAT, MAX_WARMUP};
@@ -35,9 +32,8 @@ use renderer::settings::sampler::SamplerKind;
 use renderer::settings::scope::{BackendFlag, Scope};
 use renderer::settings::size::{MAX_DEPTH, MAX_SPP, parse_size, size_label};
 use renderer::settings::wave_config::{
-    CompactionArg, DEFAULT_CAPACITY, DEFAULT_COMPACTION, DEFAULT_DRAIN_BELOW, DEFAULT_MATERIAL_SORT, DEFAULT_REFILL,
-    DEFAULT_SCHEDULE, DEFAULT_WAVE_BLOCK, MaterialSortArg, WaveSchedule, WavefrontConfig, compaction_label,
-    material_sort_label, parse_fraction,
+    CompactionArg, DEFAULT_CAPACITY, DEFAULT_COMPACTION, DEFAULT_DRAIN_BELOW, DEFAULT_SCHEDULE, DEFAULT_WAVE_BLOCK,
+    WaveSchedule, compaction_label,
 };
 use std::path::PathBuf;
 
@@ -401,131 +397,77 @@ impl SceneArgs {
     }
 }
 
-/// Launch configuration of the back ends. Each flag is `None` (or false)
-/// unless given: the back ends' own defaults apply then, and a flag given
-/// to a back end that would ignore it is refused ([`LaunchArgs::given`]).
-#[derive(Debug, clap::Args)]
+/// Launch configuration of the back ends: the launch flags, one for each
+/// setting of [`SETTINGS`] that declares one ([`CliForm`]), built and read
+/// from the table. Each is unset unless given: the back ends' own defaults
+/// apply then, and a flag given to a back end that would ignore it is
+/// refused ([`LaunchArgs::given`]).
+#[derive(Debug, Default)]
 pub struct LaunchArgs {
-    /// Megakernel block shape ([`DEFAULT_BLOCK`] unless given).
-    #[arg(long, value_parser = parse_size, help = with_default(
-        "Megakernel block shape as XxY threads (at most 1024; best a multiple of 32)",
-        size_label(DEFAULT_BLOCK)
-    ))]
-    pub block: Option<(u32, u32)>,
-    /// Megakernel tile size in pixels (default: the whole image per launch).
-    #[arg(long, value_parser = parse_size)]
-    pub tile: Option<(u32, u32)>,
-    /// Samples per pixel per megakernel launch ([`DEFAULT_SAMPLES_PER_LAUNCH`]
-    /// unless given).
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..), help = with_default(
-        "Samples per pixel per megakernel launch",
-        DEFAULT_SAMPLES_PER_LAUNCH
-    ))]
-    pub samples_per_launch: Option<u32>,
-    /// CPU threads for the `cpu` back end ([`DEFAULT_THREADS`] unless given).
-    #[arg(long, value_parser = parse_threads, help = with_default(
-        "CPU threads for the `cpu` back end (0: one per core; at most 1024)",
-        DEFAULT_THREADS
-    ))]
-    pub threads: Option<usize>,
-    /// How the `cpu` back end divides the image (its default unless given).
-    #[arg(long, value_enum, help = with_default(
-        "How the `cpu` back end divides the image between its threads",
-        CpuSchedule::default().label()
-    ))]
-    pub cpu_schedule: Option<CpuSchedule>,
-    /// Count active lanes per warp at the material branch (a diagnosis run:
-    /// the counting atomics cost time).
-    #[arg(long)]
-    pub count_divergence: bool,
-    /// Cap every GPU kernel at this many registers per thread (16 to 255;
-    /// the driver's JIT spills what does not fit to local memory). Without
-    /// it the megakernel keeps its tuned default cap and the wavefront is
-    /// not capped.
-    #[arg(long)]
-    pub max_registers: Option<u32>,
-    /// Which features the kernels are bound to (exact unless given).
-    #[arg(long, help = with_default(
-        "Megakernel and wavefronts: the features the kernels hold: `exact` (what the render uses), `all`, or `exact+FEATURE+…`",
-        "exact"
-    ))]
-    pub kernels: Option<KernelFeatures>,
-    /// The GPU kernels' float arithmetic (exact unless given).
-    #[arg(long, value_parser = parse_arithmetic, help = with_default(
-        "GPU back ends: the kernels' float arithmetic: `exact` (IEEE-strict, the CPU's image bit for bit) or \
-         `fast` (the hardware's approximate division, square root and transcendental functions: the GPU back \
-         ends agree with each other bit for bit, and with the CPU within half the Monte Carlo noise)",
-        Arithmetic::Exact.name()
-    ))]
-    pub arithmetic: Option<Arithmetic>,
-    /// Wavefront: when new camera paths enter the pool ([`DEFAULT_SCHEDULE`]
-    /// unless given).
-    #[arg(long, value_enum, help = with_default(
-        "Wavefront: when new camera paths enter the pool",
-        DEFAULT_SCHEDULE.label()
-    ))]
-    pub schedule: Option<WaveSchedule>,
-    /// Wavefront, regenerate: the refill threshold ([`DEFAULT_REFILL`]
-    /// unless given).
-    #[arg(long, value_parser = parse_fraction, help = with_default(
-        "Wavefront, regenerate: refill the pool once at most this fraction of its slots hold paths (1: every iteration)",
-        DEFAULT_REFILL
-    ))]
-    pub refill: Option<f32>,
-    /// Wavefront: how survivors are gathered ([`DEFAULT_COMPACTION`] unless
-    /// given).
-    #[arg(long, value_enum, help = with_default(
-        "Wavefront: how survivors are gathered into the next ray queue",
-        compaction_label(DEFAULT_COMPACTION.mode())
-    ))]
-    pub compaction: Option<CompactionArg>,
-    /// Wavefront: whether the coated materials' queue is sorted by variant
-    /// ([`DEFAULT_MATERIAL_SORT`] unless given).
-    #[arg(long, value_enum, help = with_default(
-        "Wavefront: sort the coated materials' shading queue by noise basis before shading it (`variant`), \
-         so that each warp runs one program, or shade in queue order (`off`)",
-        material_sort_label(DEFAULT_MATERIAL_SORT.mode())
-    ))]
-    pub material_sort: Option<MaterialSortArg>,
-    /// Wavefront: paths in flight ([`DEFAULT_CAPACITY`] unless given).
-    #[arg(long, value_parser = parse_capacity, help = with_default(
-        "Wavefront: paths in flight: a power of two (e.g. 2097152 or 2^21), a memory budget for path state \
-         and queues (e.g. 512MiB, 2GiB), or `auto` (every path of the render at once, as far as memory allows)",
-        DEFAULT_CAPACITY.label()
-    ))]
-    pub capacity: Option<Capacity>,
-    /// Wavefront: do not time each launch with CUDA events (the events
-    /// cost GPU time between the many small launches; only the wall time
-    /// and no per-kernel profile are then measured).
-    #[arg(long)]
-    pub untimed_launches: bool,
-    /// Wavefront: threads per block of the per-path kernels
-    /// ([`DEFAULT_WAVE_BLOCK`] unless given).
-    #[arg(long, help = with_default(
-        "Wavefront: threads per block of the per-path kernels",
-        DEFAULT_WAVE_BLOCK
-    ))]
-    pub wave_block: Option<u32>,
-    /// Wavefront: the tail-drain threshold ([`DEFAULT_DRAIN_BELOW`] unless
-    /// given).
-    #[arg(long, help = with_default(
-        "Wavefront: when no new path joins (all samples issued, or a bounce-synchronous wave running down) \
-         and at most this many paths remain, finish them in one drain launch (0: never)",
-        DEFAULT_DRAIN_BELOW
-    ))]
-    pub drain_below: Option<u32>,
-    /// With `--devices`: every GPU renders a share, even where joining
-    /// would not pay for its film (by default a GPU ready after the first
-    /// joins only when it saves more time than its film costs).
-    #[arg(long)]
-    pub split_all: bool,
+    /// The settings given, in table order, with their values.
+    settings: Vec<(&'static SettingDecl, Value)>,
 }
 
-/// A help text ending in the default of its flag, as clap shows one: the
-/// default written from its constant, for the flags that are `None` unless
-/// given.
-fn with_default(help: &str, default: impl std::fmt::Display) -> String {
-    format!("{help} [default: {default}]")
+/// The settings of [`SETTINGS`] that have a launch flag.
+fn launch_settings() -> impl Iterator<Item = &'static SettingDecl> {
+    SETTINGS.iter().copied().filter(|d| !matches!(d.cli, CliForm::None))
+}
+
+/// The argument of `decl`'s launch flag, its id the setting's name.
+fn launch_arg(decl: &'static SettingDecl) -> clap::Arg {
+    // `launch_settings` leaves out the settings without a flag.
+    let long = decl.flag().map_or("", |f| f.trim_start_matches('-'));
+    let arg = clap::Arg::new(decl.name).long(long).help(decl.cli.help());
+    let parse = move |text: String| decl.parse_cli(&text);
+    match decl.cli {
+        CliForm::Switch { .. } => arg.action(clap::ArgAction::SetTrue),
+        CliForm::Valued {
+            choices: Some(choices), ..
+        } => arg
+            .value_name(decl.value_name())
+            .action(clap::ArgAction::Set)
+            .value_parser(clap::builder::PossibleValuesParser::new(choices()).try_map(parse)),
+        _ => arg
+            .value_name(decl.value_name())
+            .action(clap::ArgAction::Set)
+            .value_parser(clap::builder::StringValueParser::new().try_map(parse)),
+    }
+}
+
+impl clap::Args for LaunchArgs {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        cmd.args(launch_settings().map(launch_arg))
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
+}
+
+impl clap::FromArgMatches for LaunchArgs {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        let mut args = LaunchArgs::default();
+        args.update_from_arg_matches(matches)?;
+        Ok(args)
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        for decl in launch_settings() {
+            let value = match decl.cli {
+                CliForm::Switch { .. } if matches.get_flag(decl.name) => Some(
+                    decl.parse_cli("")
+                        .map_err(|e| clap::Error::raw(clap::error::ErrorKind::ValueValidation, e))?,
+                ),
+                CliForm::Switch { .. } => None,
+                _ => matches.get_one::<Value>(decl.name).cloned(),
+            };
+            if let Some(value) = value {
+                self.settings.retain(|(d, _)| *d != decl);
+                self.settings.push((decl, value));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The flag `flag` of `setting`: it concerns the back ends the setting does.
@@ -560,96 +502,27 @@ fn flags_given(flags: impl IntoIterator<Item = (bool, BackendFlag)>) -> Vec<Back
 }
 
 impl LaunchArgs {
+    /// Whether the flag of `setting` was given.
+    pub fn is_given(&self, setting: &SettingDecl) -> bool {
+        self.settings.iter().any(|(d, _)| *d == setting)
+    }
+
     /// The flags given, each with the back ends it concerns (the setting
     /// it sets declares them).
     pub fn given(&self) -> Vec<BackendFlag> {
-        // Every field by name: a flag added here must be declared below.
-        let LaunchArgs {
-            block,
-            tile,
-            samples_per_launch,
-            threads,
-            cpu_schedule,
-            count_divergence,
-            max_registers,
-            kernels,
-            arithmetic,
-            schedule,
-            refill,
-            compaction,
-            material_sort,
-            capacity,
-            untimed_launches,
-            wave_block,
-            drain_below,
-            split_all,
-        } = self;
-        flags_given([
-            (block.is_some(), flag_of("--block", &BLOCK)),
-            (tile.is_some(), flag_of("--tile", &TILE)),
-            (
-                samples_per_launch.is_some(),
-                flag_of("--samples-per-launch", &SAMPLES_PER_LAUNCH),
-            ),
-            (threads.is_some(), flag_of("--threads", &THREADS)),
-            (cpu_schedule.is_some(), flag_of("--cpu-schedule", &CPU_SCHEDULE)),
-            (*count_divergence, flag_of("--count-divergence", &COUNT_DIVERGENCE)),
-            (max_registers.is_some(), flag_of("--max-registers", &MAX_REGISTERS)),
-            (kernels.is_some(), flag_of("--kernels", &KERNELS)),
-            (arithmetic.is_some(), flag_of("--arithmetic", &ARITHMETIC)),
-            (schedule.is_some(), flag_of("--schedule", &SCHEDULE)),
-            (refill.is_some(), flag_of("--refill", &REFILL)),
-            (compaction.is_some(), flag_of("--compaction", &COMPACTION)),
-            (material_sort.is_some(), flag_of("--material-sort", &MATERIAL_SORT)),
-            (capacity.is_some(), flag_of("--capacity", &CAPACITY)),
-            (*untimed_launches, flag_of("--untimed-launches", &TIME_LAUNCHES)),
-            (wave_block.is_some(), flag_of("--wave-block", &WAVE_BLOCK)),
-            (drain_below.is_some(), flag_of("--drain-below", &DRAIN_BELOW)),
-            (*split_all, flag_of("--split-all", &SPLIT_ALL)),
-        ])
+        self.settings
+            .iter()
+            .filter_map(|(decl, _)| Some(flag_of(decl.flag()?, decl)))
+            .collect()
     }
 
     /// The back-end options these arguments set, over the back ends'
     /// defaults.
     pub fn options(&self) -> Result<BackendOptions, String> {
-        let defaults = BackendOptions::default();
-        let (mega, wave) = (defaults.megakernel, defaults.wavefront);
-        let megakernel = MegakernelConfig {
-            block: self.block.unwrap_or(mega.block),
-            tile: self.tile,
-            samples_per_launch: self.samples_per_launch.unwrap_or(mega.samples_per_launch),
-            count_divergence: self.count_divergence,
-            max_registers: self.max_registers.or(mega.max_registers),
-            kernels: self.kernels.unwrap_or(mega.kernels),
-            arithmetic: self.arithmetic.unwrap_or(mega.arithmetic),
-        };
-        megakernel.validate()?;
-        let wavefront = WavefrontConfig {
-            capacity: self.capacity.unwrap_or(wave.capacity),
-            schedule: self.schedule.unwrap_or(wave.schedule),
-            refill: self.refill.or(wave.refill),
-            compaction: self.compaction.map_or(wave.compaction, CompactionArg::mode),
-            material_sort: self.material_sort.map_or(wave.material_sort, MaterialSortArg::mode),
-            block: self.wave_block.unwrap_or(wave.block),
-            count_divergence: self.count_divergence,
-            time_launches: !self.untimed_launches,
-            max_registers: self.max_registers,
-            kernels: self.kernels.unwrap_or(wave.kernels),
-            arithmetic: self.arithmetic.unwrap_or(wave.arithmetic),
-            drain_below: self.drain_below.unwrap_or(wave.drain_below),
-        };
-        wavefront.validate()?;
-        Ok(BackendOptions {
-            threads: self.threads.unwrap_or(defaults.threads),
-            cpu_schedule: self.cpu_schedule.unwrap_or(defaults.cpu_schedule),
-            megakernel,
-            wavefront,
-            split: if self.split_all {
-                SplitRule::Every
-            } else {
-                SplitRule::Paying
-            },
-        })
+        let options = options_with(&self.settings);
+        options.megakernel.validate()?;
+        options.wavefront.validate()?;
+        Ok(options)
     }
 }
 
@@ -856,7 +729,7 @@ impl BenchArgs {
 /// Refuses `--split-all` without `--devices`: a render on one GPU has no
 /// split for it to change.
 fn check_split_all(launch: &LaunchArgs, devices: Option<&Devices>) -> Result<(), String> {
-    if launch.split_all && devices.is_none() {
+    if launch.is_given(&SPLIT_ALL) && devices.is_none() {
         return Err("--split-all applies to a render split over --devices; add --devices or leave it out".into());
     }
     Ok(())
@@ -921,6 +794,8 @@ impl VerifyArgs {
 mod tests {
     use super::*;
     use clap::{Args as _, CommandFactory as _};
+    use renderer::settings::mega_config::MegakernelConfig;
+    use renderer::settings::wave_config::WavefrontConfig;
 
     #[test]
     fn launch_arguments_are_validated() {
@@ -967,6 +842,53 @@ mod tests {
         let cli = Cli::try_parse_from(["wavepath", "render", "s.toml", "--backend", "cpu"]).unwrap();
         let Command::Render(args) = cli.command else { panic!() };
         assert_eq!(args.given(), []);
+    }
+
+    #[test]
+    fn every_setting_with_a_launch_flag_has_it_on_render_and_verify() {
+        let declared: Vec<&str> = SETTINGS.iter().filter_map(|d| d.flag()).collect();
+        assert!(declared.contains(&"--drain-below") && declared.contains(&"--untimed-launches"));
+        for command in ["render", "verify"] {
+            let flags = flags_of(Cli::command().find_subcommand(command).unwrap());
+            for flag in &declared {
+                assert!(flags.iter().any(|f| f == flag), "{command} lacks {flag}");
+            }
+        }
+        assert_eq!(
+            flags_of(&LaunchArgs::augment_args(clap::Command::new("launch"))),
+            declared
+        );
+    }
+
+    #[test]
+    fn launch_flags_read_their_values_as_a_config_does() {
+        let line = concat!(
+            "wavepath render s.toml --refill 1 --capacity 2^20 --untimed-launches --max-registers 64 ",
+            "--tile 16x8 --schedule regenerate --drain-below 0",
+        );
+        let cli = Cli::try_parse_from(line.split_whitespace()).unwrap();
+        let Command::Render(args) = cli.command else { panic!() };
+        let options = args.launch.options().unwrap();
+        let (mega, wave) = (&options.megakernel, &options.wavefront);
+        assert_eq!(wave.refill, Some(1.0));
+        assert_eq!(Ok(wave.capacity), parse_capacity("2^20"));
+        assert!(!wave.time_launches);
+        assert_eq!((mega.max_registers, wave.max_registers), (Some(64), Some(64)));
+        assert_eq!(mega.tile, Some((16, 8)));
+        assert_eq!(wave.schedule, WaveSchedule::Regenerate);
+        assert_eq!(wave.drain_below, 0);
+        // A bad value: clap names the flag, the setting's parser what it expected.
+        for (flag, value, expected) in [
+            ("--drain-below", "1.5", "expected a whole number, got the number 1.5"),
+            ("--refill", "2", "expected a fraction from 0 to 1, got 2"),
+            ("--wave-block", "0", "expected a whole number from 1 to"),
+            ("--schedule", "sideways", "[possible values: bounce-sync, regenerate]"),
+        ] {
+            let e = Cli::try_parse_from(["wavepath", "render", "s.toml", flag, value])
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(flag) && e.contains(expected), "{e}");
+        }
     }
 
     #[test]

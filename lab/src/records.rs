@@ -310,6 +310,18 @@ pub fn header<T: Serialize + Default>() -> anyhow::Result<Vec<String>> {
     Ok(names.iter().map(String::from).collect())
 }
 
+/// The cell of `row` in the column `column`, as the row's file holds it
+/// (empty where the row has no value there; `None`: no such column).
+pub fn cell<T: Serialize>(row: &T, column: &str) -> anyhow::Result<Option<String>> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    writer.serialize(row)?;
+    let bytes = writer.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut reader = csv::Reader::from_reader(bytes.as_slice());
+    let at = reader.headers()?.iter().position(|c| c == column);
+    let record = reader.records().next().transpose()?.unwrap_or_default();
+    Ok(at.and_then(|at| record.get(at)).map(String::from))
+}
+
 /// Why `record` (of a file whose header is `headers`) could not be read
 /// as a row, `e` being the reader's error: the column at fault, by name,
 /// its cell and what is wrong with it, e.g. ``column `registers`: `9x`

@@ -11,6 +11,7 @@ use super::written::number;
 use anyhow::{Context, anyhow};
 use indexmap::IndexMap;
 use lab::config::SeedTime;
+use lab::params::{Axis, SETTINGS};
 use lab::records::{KernelRow, Manifest};
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::coord::{CoordTranslate, Shift};
@@ -230,23 +231,31 @@ fn speedup_plot(study: &StudyData) -> Option<Plot> {
         format!("speedup over {baseline} (x)"),
         series,
     )?;
-    Some(Plot::Line(if param == "capacity" { chart.log_x() } else { chart }))
+    Some(Plot::Line(if axis_of(param).is_some_and(|a| a.log) {
+        chart.log_x()
+    } else {
+        chart
+    }))
 }
 
-/// Axis description of a swept parameter, with its unit where it has one.
+/// The axis a setting declares for its values, if `param` is a setting
+/// that has one.
+fn axis_of(param: &str) -> Option<&'static Axis> {
+    SETTINGS.iter().find(|d| d.name == param)?.axis.as_ref()
+}
+
+/// Axis description of a swept parameter, with its unit where it has one
+/// (a logarithmic axis: its unit alone).
 fn param_desc(param: &str) -> String {
-    let unit = match param {
-        "capacity" => return "paths in flight".into(),
-        "wave_block" => "threads per block",
-        "drain_below" => "paths",
-        "refill" => "fraction of slots",
-        "max_registers" => "registers per thread",
-        "samples_per_launch" => "samples per pixel",
-        "width" | "height" => "pixels",
-        "max_depth" => "bounces",
-        _ => return param.to_string(),
-    };
-    format!("{param} ({unit})")
+    match axis_of(param) {
+        Some(Axis {
+            unit: Some(unit),
+            log: true,
+            ..
+        }) => unit.to_string(),
+        Some(Axis { unit: Some(unit), .. }) => format!("{param} ({unit})"),
+        _ => param.to_string(),
+    }
 }
 
 /// Whether a swept parameter has a figure of its own.
@@ -1093,6 +1102,16 @@ mod tests {
     use super::*;
     use crate::stats::group_configs;
     use lab::records::{ManifestStudy, RunRow};
+
+    #[test]
+    fn an_axis_is_titled_by_the_unit_its_setting_declares() {
+        assert_eq!(param_desc("drain_below"), "drain_below (paths)");
+        assert_eq!(param_desc("wave_block"), "wave_block (threads per block)");
+        assert_eq!(param_desc("capacity"), "paths in flight");
+        assert!(axis_of("capacity").is_some_and(|a| a.log));
+        assert_eq!(param_desc("threads"), "threads");
+        assert_eq!(param_desc("scene.camera.fov"), "scene.camera.fov");
+    }
 
     /// A timed row of `backend` on `scene`, wavefront rows with `slots`
     /// paths in flight (asked for as `auto`).

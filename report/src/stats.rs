@@ -3,7 +3,8 @@
 
 use indexmap::IndexMap;
 use lab::config::SeedTime;
-use lab::records::{KernelRow, ManifestStudy, RunRow};
+use lab::params::SETTINGS;
+use lab::records::{KernelRow, ManifestStudy, RunRow, cell};
 pub use lab::statistics::{Spread, median, spread};
 
 /// One configuration: the rows of one (study, run), i.e. its repetitions.
@@ -79,32 +80,20 @@ impl ConfigRows {
     }
 
     /// The value of a swept parameter `name` (as the manifest names it) for
-    /// this configuration, where it is numeric. `capacity` is the pool's
-    /// slots in use where recorded (what `auto` resolved to), else the
-    /// capacity asked for.
+    /// this configuration, where it is numeric: a scene field's, or the
+    /// number in the first filled cell of the columns a setting's
+    /// [`Axis`](lab::params::Axis)
+    /// names (e.g. `capacity`: the pool's slots in use where recorded, what
+    /// `auto` resolved to, else the capacity asked for).
     pub fn param(&self, name: &str) -> Option<f64> {
-        let r = &self.row;
-        match name {
-            "threads" => r.threads.map(|t| t as f64),
-            "gpus" => r.gpus.map(f64::from),
-            "spp" => Some(f64::from(r.report_spp)),
-            "max_depth" => Some(f64::from(r.max_depth)),
-            "width" => Some(f64::from(r.width)),
-            "height" => Some(f64::from(r.height)),
-            "samples_per_launch" => r.samples_per_launch.map(f64::from),
-            "wave_block" => r.wave_block.map(f64::from),
-            "drain_below" => r.drain_below.map(f64::from),
-            "refill" => r.refill.map(f64::from),
-            "max_registers" => r.max_registers.map(f64::from),
-            "capacity" => r
-                .pool_capacity
-                .map(|slots| slots as f64)
-                .or_else(|| r.capacity.as_deref().and_then(parse_number)),
-            _ => name
-                .strip_prefix("scene.")
-                .and_then(|field| scene_override(&r.scene_overrides, field))
-                .and_then(parse_number),
+        if let Some(field) = name.strip_prefix("scene.") {
+            return scene_override(&self.row.scene_overrides, field).and_then(parse_number);
         }
+        let decl = SETTINGS.iter().find(|d| d.name == name)?;
+        decl.axis_columns().iter().find_map(|column| {
+            let text = cell(&self.row, column).ok()??;
+            parse_number(&text)
+        })
     }
 }
 
@@ -390,5 +379,15 @@ mod tests {
         assert_eq!(c.param("scene.generators[0].grid"), Some(44.0));
         assert_eq!(c.param("spp"), Some(4.0));
         assert_eq!(c.param("threads"), None);
+        let mut wave = row("s", 0, "gpu-wave", 1.0);
+        (wave.drain_below, wave.refill, wave.seed, wave.gpus) = (Some(300), Some(0.25), 7, Some(2));
+        let c = &group_configs(&[wave])[0];
+        assert_eq!(c.param("drain_below"), Some(300.0));
+        assert_eq!(c.param("refill"), Some(0.25));
+        assert_eq!(c.param("gpus"), Some(2.0));
+        // A setting without an axis is no number to plot, nor is a name
+        // that is no setting.
+        assert_eq!(c.param("seed"), None);
+        assert_eq!(c.param("drains"), None);
     }
 }
