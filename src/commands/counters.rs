@@ -4,7 +4,7 @@
 
 use super::outln;
 use crate::cli::{CountersCommand, CountersProfilesArgs};
-use report::counters::{self, Profile, Written};
+use report::counters::{self, CountersWritten, Profile};
 use std::process::ExitCode;
 
 /// Runs one `counters` subcommand.
@@ -46,7 +46,7 @@ fn profiles(args: &CountersProfilesArgs) -> anyhow::Result<Vec<Profile>> {
 }
 
 /// The table docs/results.md holds, row by row.
-fn print(written: &Written) -> anyhow::Result<()> {
+fn print(written: &CountersWritten) -> anyhow::Result<()> {
     for row in &written.table {
         outln!("{row}");
     }

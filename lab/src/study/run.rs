@@ -183,7 +183,7 @@ pub fn run(opts: &StudyRunOptions) -> anyhow::Result<()> {
     let next = AtomicUsize::new(0);
     let deadline = start + opts.budget;
     if opts.slots == 1 {
-        let slot = Slot {
+        let slot = StudySlot {
             out: opts.out.clone(),
             gpu: None,
             cpus: None,
@@ -210,7 +210,7 @@ pub fn run(opts: &StudyRunOptions) -> anyhow::Result<()> {
             .into_iter()
             .enumerate()
             .map(|(i, share)| {
-                let slot = Slot {
+                let slot = StudySlot {
                     out: opts.out.join(format!("slot{i}")),
                     gpu: Some(i),
                     cpus: Some(share),
@@ -240,13 +240,13 @@ fn comma_list<T: ToString>(items: &[T]) -> String {
 
 /// One slot: where its output goes, its GPU and its CPUs (`None`: the
 /// host's, all of them).
-struct Slot {
+struct StudySlot {
     out: PathBuf,
     gpu: Option<usize>,
     cpus: Option<Vec<usize>>,
 }
 
-impl Slot {
+impl StudySlot {
     /// Verifies, then runs each study not yet taken.
     fn run(
         &self,
@@ -328,7 +328,7 @@ impl Slot {
 
 /// A slot's studies as they run: the folders it made, which it alone packs.
 struct SlotRuns<'a> {
-    slot: &'a Slot,
+    slot: &'a StudySlot,
     opts: &'a StudyRunOptions,
     deadline: Instant,
     ran: Vec<String>,

@@ -22,4 +22,4 @@ mod study;
 pub mod why;
 
 pub use profiles::{METRICS, PlannedRender, Profile, failed_renders, plan, read_profiles};
-pub use why::{Written, restudy, sum};
+pub use why::{CountersWritten, restudy, sum};

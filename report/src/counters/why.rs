@@ -82,7 +82,7 @@ fn cell<'a>(row: &'a WhyRow, column: &str) -> &'a Cell {
 
 /// What `counters sum` or `counters restudy` wrote: docs/results.md's
 /// table rows of every experiment.
-pub struct Written {
+pub struct CountersWritten {
     /// The table's rows, one per back end of each profile.
     pub table: Vec<String>,
 }
@@ -93,7 +93,7 @@ pub struct Written {
 /// raw rows compressed (`ncu_<label>_<backend>.csv.xz`), why.csv and
 /// why_kernels.csv. Every input is read and summed before anything is
 /// written.
-pub fn sum(profiles: &[Profile], outdir: &Path, results: &Path) -> anyhow::Result<Written> {
+pub fn sum(profiles: &[Profile], outdir: &Path, results: &Path) -> anyhow::Result<CountersWritten> {
     let mut tables: IndexMap<&str, (Vec<WhyRow>, Vec<WhyRow>)> = IndexMap::new();
     let mut raw = Vec::new();
     let mut runs_of = HashMap::new();
@@ -128,7 +128,7 @@ pub fn sum(profiles: &[Profile], outdir: &Path, results: &Path) -> anyhow::Resul
         }
         table.extend(why.iter().map(|r| table_row(experiment, r)));
     }
-    Ok(Written { table })
+    Ok(CountersWritten { table })
 }
 
 /// Makes the folder `path` goes in.
@@ -259,7 +259,7 @@ fn read_why(path: &Path) -> anyhow::Result<Vec<WhyRow>> {
 /// Sets the `study_*` columns of every profiled experiment's committed
 /// why.csv under `results` afresh from its runs.csv, keeping the
 /// counters; every file is read before the first is written.
-pub fn restudy(profiles: &[Profile], results: &Path) -> anyhow::Result<Written> {
+pub fn restudy(profiles: &[Profile], results: &Path) -> anyhow::Result<CountersWritten> {
     let mut experiments: Vec<&str> = Vec::new();
     for p in profiles {
         if !experiments.contains(&p.experiment.as_str()) {
@@ -298,7 +298,7 @@ pub fn restudy(profiles: &[Profile], results: &Path) -> anyhow::Result<Written> 
         atomic_file::write(&path, csv_text(&WHY_COLUMNS, &rows)?.as_bytes())?;
         table.extend(rows.iter().map(|r| table_row(experiment, r)));
     }
-    Ok(Written { table })
+    Ok(CountersWritten { table })
 }
 
 /// The row of docs/results.md's "Why, counted" table for one why.csv row
