@@ -247,7 +247,7 @@ pub enum CountersCommand {
     Metrics,
     /// Check that every profiled render left its rows and summary; exit 1 listing those that did not.
     Check(CountersOutArgs),
-    /// Sum the profiled renders into RESULTS/<experiment>/counters/ and print the table.
+    /// Sum the profiled renders into RESULTS/EXPERIMENT/counters/ and print the table.
     Sum(CountersSumArgs),
     /// Set why.csv's study columns afresh from re-run studies' runs.csv and print the table.
     Restudy(CountersRestudyArgs),
@@ -280,7 +280,7 @@ pub struct CountersSumArgs {
     /// The profiles.
     #[command(flatten)]
     pub profiles: CountersProfilesArgs,
-    /// The results folder, with each study's <experiment>/runs.csv.
+    /// The results folder, with each study's EXPERIMENT/runs.csv.
     #[arg(long, default_value = "results")]
     pub results: PathBuf,
 }
@@ -291,7 +291,7 @@ pub struct CountersRestudyArgs {
     /// The profiles.
     #[command(flatten)]
     pub profiles: CountersProfilesArgs,
-    /// The results folder, with each study's <experiment>/runs.csv and counters/why.csv.
+    /// The results folder, with each study's EXPERIMENT/runs.csv and counters/why.csv.
     #[arg(long, default_value = "results")]
     pub results: PathBuf,
 }

@@ -5,7 +5,7 @@
 //!
 //! Each slot (one, or with `slots` above 1, GPU i alone and the i-th share
 //! of the host's CPUs for slot i) first verifies every scene on both GPU
-//! back ends against the CPU ([`super::verify`]): nothing is timed unless
+//! back ends against the CPU (`verify`): nothing is timed unless
 //! every image is identical. Then it takes the next study no slot has
 //! taken, runs it within what is left of the budget (a run cut short is
 //! stopped as Ctrl-C stops it, and a later call resumes every folder that
@@ -26,11 +26,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// The least budget a study run is given, in seconds: a study starts only
-/// with [`MIN_START`] of it left, after the scenes are verified.
+/// with 30 s of it left, after the scenes are verified.
 pub const MIN_BUDGET_S: u64 = 60;
 
-/// The budget unless one is given, in seconds: within a machine's
-/// ten-minute lease.
+/// The budget unless one is given, in seconds (nine minutes).
 pub const DEFAULT_BUDGET_S: u64 = 540;
 
 /// The most budget, in seconds: a day is more than any study takes.
