@@ -7,7 +7,7 @@
 use super::cells::{Cell, CsvRow, csv_rows, csv_text, number, read_text, whole};
 use super::ncu_log::{Average, Launch, Sum, Totals, read_ncu_log};
 use super::profiles::{BACKENDS, Profile};
-use super::study::{StudyKey, study_columns, study_runs};
+use super::study::{STUDY_COLUMNS, StudyKey, study_columns, study_runs};
 use anyhow::bail;
 use indexmap::IndexMap;
 use renderer::io::atomic_file;
@@ -15,9 +15,8 @@ use renderer::render::summary_record::SummaryRecord;
 use std::collections::HashMap;
 use std::path::Path;
 
-/// why.csv's columns: the counters, then the study's fastest row beside
-/// them.
-pub const WHY_COLUMNS: [&str; 25] = [
+/// why.csv's columns of the counters, before the study's.
+const COUNTER_COLUMNS: [&str; 19] = [
     "study",
     "scene",
     "overrides",
@@ -37,13 +36,26 @@ pub const WHY_COLUMNS: [&str; 25] = [
     "l2_bytes_per_ray",
     "local_accesses_per_ray",
     "kernel_ms",
-    "study_run",
-    "study_wall_ms",
-    "study_launches_per_sample",
-    "study_registers",
-    "study_occupancy",
-    "study_state_bytes",
 ];
+
+/// why.csv's columns: the counters', then the study's fastest
+/// configuration's ([`STUDY_COLUMNS`], declared where they are read).
+pub const WHY_COLUMNS: [&str; 25] = concat(COUNTER_COLUMNS, STUDY_COLUMNS);
+
+/// `a` then `b`, as one array (a constant's columns from two others).
+const fn concat<const A: usize, const B: usize, const N: usize>(
+    a: [&'static str; A],
+    b: [&'static str; B],
+) -> [&'static str; N] {
+    assert!(A + B == N, "the joined array's length is the sum of its parts'");
+    let mut out = [""; N];
+    let mut i = 0;
+    while i < N {
+        out[i] = if i < A { a[i] } else { b[i - A] };
+        i += 1;
+    }
+    out
+}
 
 /// why_kernels.csv's columns.
 pub const KERNEL_COLUMNS: [&str; 13] = [
