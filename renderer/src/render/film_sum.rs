@@ -132,22 +132,9 @@ impl<'a> DeviceFilmSum<'a> {
         let job = &self.job;
         Ok(match &mut self.storage {
             SumStorage::Host { sum, .. } => sum.clone().unwrap_or_else(|| self.nothing()),
-            SumStorage::Emulated(session) => {
-                let out = session.read_back(job);
-                RenderOutput {
-                    spp: out.spp,
-                    film: out.film,
-                    rays: out.rays,
-                    invalid_samples: out.invalid_samples,
-                    elapsed: out.loop_time,
-                    device: format!(
-                        "the host, emulating the wavefront ({}, {} paths in flight)",
-                        self.options.wavefront.label(),
-                        out.capacity
-                    ),
-                    gpu: None,
-                }
-            }
+            SumStorage::Emulated(session) => session
+                .read_back(job)
+                .into_render_output("the host, emulating the wavefront", &self.options.wavefront),
             SumStorage::Mega(session) => session.read_back()?,
             SumStorage::Wave(session) => session.read_back(job)?,
         })

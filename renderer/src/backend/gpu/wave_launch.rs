@@ -291,18 +291,8 @@ impl<'a> WaveSession<'a> {
             pool_capacity: out.capacity as usize,
         };
         Ok(RenderOutput {
-            spp: out.spp,
-            film: out.film,
-            rays: out.rays,
-            invalid_samples: out.invalid_samples,
-            elapsed: out.loop_time,
-            device: format!(
-                "{} ({}, {} paths in flight)",
-                gpu.info().name,
-                self.config.label(),
-                out.capacity
-            ),
             gpu: Some(profile),
+            ..out.into_render_output(&gpu.info().name, &self.config)
         })
     }
 }

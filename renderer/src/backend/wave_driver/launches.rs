@@ -3,7 +3,7 @@
 //! done, and the readback. It runs on any [`Machine`].
 
 use super::{Grid, Machine, Resolved};
-use crate::backend::{ProgressCallback, RenderJob, SizedBy};
+use crate::backend::{ProgressCallback, RenderJob, RenderOutput, SizedBy};
 use crate::settings::capacity::state_bytes;
 use crate::settings::wave_config::WavefrontConfig;
 use device::film::FixedRgb;
@@ -55,6 +55,23 @@ pub struct WavefrontOutput {
     /// Samples per pixel in the film: the jobs', or the whole sample
     /// rounds finished when a stop request ended a render early.
     pub spp: u32,
+}
+
+impl WavefrontOutput {
+    /// The render's output, rendered `on` (the GPU's name, or the host
+    /// emulating it) with `config`: the device named with the schedule and
+    /// the paths in flight, and no GPU profile.
+    pub fn into_render_output(self, on: &str, config: &WavefrontConfig) -> RenderOutput {
+        RenderOutput {
+            spp: self.spp,
+            film: self.film,
+            rays: self.rays,
+            invalid_samples: self.invalid_samples,
+            elapsed: self.loop_time,
+            device: format!("{on} ({}, {} paths in flight)", config.label(), self.capacity),
+            gpu: None,
+        }
+    }
 }
 
 /// The memory of a wavefront render, in buffers of type `B`: allocated
