@@ -39,7 +39,7 @@ const COUNTER_COLUMNS: [&str; 19] = [
 ];
 
 /// why.csv's columns: the counters', then the study's fastest
-/// configuration's ([`STUDY_COLUMNS`], declared where they are read).
+/// configuration's (declared where they are read, in the study module).
 pub const WHY_COLUMNS: [&str; 25] = concat(COUNTER_COLUMNS, STUDY_COLUMNS);
 
 /// `a` then `b`, as one array (a constant's columns from two others).
