@@ -1,7 +1,7 @@
 //! Replays the kept fuzz corpus (`fuzz/corpus/`) through the fuzz targets'
 //! own per-input functions, so CI checks on every run that no input the
-//! fuzzer has kept panics (scene files, OBJ files, experiment configs). A
-//! real fuzz pass is `scripts/fuzz`.
+//! fuzzer has kept panics (scene files, OBJ files, Mitsuba scenes, experiment
+//! configs). A real fuzz pass is `scripts/fuzz`.
 
 #[path = "../fuzz/src/lib.rs"]
 mod harness;
@@ -70,6 +70,18 @@ fn obj_import_corpus_never_panics() {
     );
     assert!(outcomes.iter().any(|&ok| ok), "no corpus OBJ imports");
     assert!(outcomes.iter().any(|&ok| !ok), "every corpus OBJ imports");
+}
+
+#[test]
+fn mitsuba_xml_corpus_never_panics() {
+    let outcomes = replay(&corpus("mitsuba_xml"), |data| {
+        harness::mitsuba_xml(data).map(|r| r.is_ok())
+    });
+    let ok = outcomes.iter().filter(|o| **o == Some(true)).count();
+    let err = outcomes.iter().filter(|o| **o == Some(false)).count();
+    eprintln!("{} Mitsuba inputs: {ok} are read, {err} are refused", outcomes.len());
+    assert!(ok >= 5, "only {ok} corpus Mitsuba scenes are read");
+    assert!(err >= 5, "only {err} corpus Mitsuba scenes are refused");
 }
 
 #[test]

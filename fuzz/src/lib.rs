@@ -9,6 +9,7 @@
 
 use lab::config::{self, Config, ConfigError, MAX_STUDY_RUNS};
 use renderer::prepared::PreparedScene;
+use renderer::scene::mitsuba::{self, MitsubaScene};
 use renderer::scene::{self, LoadedMesh, Scene, SceneError};
 use std::path::Path;
 
@@ -135,6 +136,34 @@ pub fn experiment_config(data: &[u8]) -> Option<Result<Config, ConfigError>> {
         Err(e) => {
             let message = e.to_string();
             assert!(message.starts_with(CONFIG_PATH), "{message}");
+        }
+    }
+    Some(result)
+}
+
+/// The Mitsuba reader target: `data` as the text of a Mitsuba scene file
+/// named `fuzz/scene.xml` (nothing is read from disk: the reader only names
+/// the files a scene refers to). `None` when the input is not UTF-8.
+pub fn mitsuba_xml(data: &[u8]) -> Option<Result<MitsubaScene, SceneError>> {
+    let text = std::str::from_utf8(data).ok()?;
+    let result = mitsuba::parse(Path::new("fuzz/scene.xml"), text);
+    match &result {
+        Ok(scene) => {
+            let sensor = &scene.sensor;
+            assert!(sensor.width >= 1 && sensor.height >= 1, "a film without pixels");
+            assert!(sensor.sample_count >= 1, "a sensor without samples");
+            assert!(
+                sensor.fov_degrees > 0.0 && sensor.fov_degrees < 180.0,
+                "a field of view out of range"
+            );
+            assert!(sensor.to_world.is_affine(), "a camera placed by a projection");
+            assert!(
+                scene.shapes.iter().all(|s| s.to_world.is_affine()),
+                "a shape placed by a projection"
+            );
+        }
+        Err(e) => {
+            let _ = e.to_string();
         }
     }
     Some(result)

@@ -18,6 +18,7 @@ mod lights;
 mod locate;
 mod mesh;
 pub mod meshgen;
+pub mod mitsuba;
 mod parse;
 mod schema;
 mod sections;
