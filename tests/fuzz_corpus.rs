@@ -40,13 +40,19 @@ fn replay<T>(files: &[PathBuf], mut f: impl FnMut(&[u8]) -> T) -> Vec<T> {
         .collect()
 }
 
+/// How many outcomes were read (`Some(true)`) and how many refused
+/// (`Some(false)`); the rest were skipped.
+fn read_and_refused(outcomes: &[Option<bool>]) -> (usize, usize) {
+    let count = |wanted| outcomes.iter().filter(|o| **o == Some(wanted)).count();
+    (count(true), count(false))
+}
+
 #[test]
 fn scene_loader_corpus_never_panics() {
     let outcomes = replay(&corpus("scene_loader"), |data| {
         harness::scene_loader(data).map(|r| r.is_ok())
     });
-    let ok = outcomes.iter().filter(|o| **o == Some(true)).count();
-    let err = outcomes.iter().filter(|o| **o == Some(false)).count();
+    let (ok, err) = read_and_refused(&outcomes);
     eprintln!(
         "{} scene inputs: {ok} load, {err} are refused, {} skipped",
         outcomes.len(),
@@ -77,8 +83,7 @@ fn mitsuba_xml_corpus_never_panics() {
     let outcomes = replay(&corpus("mitsuba_xml"), |data| {
         harness::mitsuba_xml(data).map(|r| r.is_ok())
     });
-    let ok = outcomes.iter().filter(|o| **o == Some(true)).count();
-    let err = outcomes.iter().filter(|o| **o == Some(false)).count();
+    let (ok, err) = read_and_refused(&outcomes);
     eprintln!("{} Mitsuba inputs: {ok} are read, {err} are refused", outcomes.len());
     assert!(ok >= 5, "only {ok} corpus Mitsuba scenes are read");
     assert!(err >= 5, "only {err} corpus Mitsuba scenes are refused");
@@ -107,8 +112,7 @@ fn experiment_config_corpus_never_panics() {
     let outcomes = replay(&corpus("experiment_config"), |data| {
         harness::experiment_config(data).map(|r| r.is_ok())
     });
-    let ok = outcomes.iter().filter(|o| **o == Some(true)).count();
-    let err = outcomes.iter().filter(|o| **o == Some(false)).count();
+    let (ok, err) = read_and_refused(&outcomes);
     eprintln!("{} config inputs: {ok} load, {err} are refused", outcomes.len());
     assert!(ok >= 5, "only {ok} corpus configs load");
     assert!(err >= 5, "only {err} corpus configs are refused");

@@ -12,6 +12,7 @@
 //! file (`toWorld` is `to_world`, `intIOR` is `int_ior`).
 
 use super::transform::Matrix4;
+use crate::settings::choice::prose_list;
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -277,7 +278,7 @@ impl<'x, 'i> Reader<'x, 'i> {
                 format!(
                     "has an attribute `{}` that wavepath does not read (expected {})",
                     a.name(),
-                    list(allowed)
+                    prose_list(&allowed.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>(), "or")
                 ),
             )),
             None => Ok(()),
@@ -545,15 +546,6 @@ fn triple(text: &str) -> Option<[f64; 3]> {
         [v] => Some([*v; 3]),
         [x, y, z] => Some([*x, *y, *z]),
         _ => None,
-    }
-}
-
-fn list(names: &[&str]) -> String {
-    let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
-    match quoted.as_slice() {
-        [] => "none".into(),
-        [one] => one.clone(),
-        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
     }
 }
 

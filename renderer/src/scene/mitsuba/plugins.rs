@@ -163,6 +163,15 @@ impl<'o> Params<'o> {
         Some((&p.value, p.line))
     }
 
+    /// The line of the property `name`, or the object's where it is not given.
+    fn line_of(&self, name: &str) -> usize {
+        self.object
+            .properties
+            .iter()
+            .find(|p| p.name == name)
+            .map_or(self.object.line, |p| p.line)
+    }
+
     fn wrong(&self, name: &str, value: &Value, line: usize, expected: &str) -> Fault {
         self.fault(line, name, format!("is {}; expected {expected}", value.kind()))
     }
@@ -182,8 +191,7 @@ impl<'o> Params<'o> {
         if v > 0.0 {
             Ok(v)
         } else {
-            let line = self.take(name).map_or(self.object.line, |(_, l)| l);
-            Err(self.fault(line, name, format!("is {v}; expected a number above 0")))
+            Err(self.fault(self.line_of(name), name, format!("is {v}; expected a number above 0")))
         }
     }
 
@@ -200,10 +208,7 @@ impl<'o> Params<'o> {
         let v = self.integer(name, default as i64)?;
         match u32::try_from(v) {
             Ok(n) if (1..=max).contains(&n) => Ok(n),
-            _ => {
-                let line = self.take(name).map_or(self.object.line, |(_, l)| l);
-                Err(self.fault(line, name, format!("is {v}; expected 1 to {max}")))
-            }
+            _ => Err(self.fault(self.line_of(name), name, format!("is {v}; expected 1 to {max}"))),
         }
     }
 
